@@ -1,0 +1,1 @@
+"""The ingest agent of Memory System: an MCP client of the memory server."""

@@ -1,0 +1,70 @@
+"""The ``memserver`` admin CLI: a thin layer over the library.
+
+Each area registers its subcommands from ``memserver/commands/<area>.py`` (a
+``register(subparsers)`` function setting ``func`` on its parser). Errors are
+translated here, once: a ``UserError`` prints one line and exits 2, any other
+memory system error exits 1; neither prints a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from memserver import __version__
+from memserver.errors import MemoryError_, UserError
+
+# Order is the order of `memserver --help`.
+COMMAND_MODULES = ("core", "store", "tokens", "serve", "search", "graph", "route", "up")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memserver",
+        description="Memory server and admin CLI for a schema-driven, time-aware company memory.",
+    )
+    parser.add_argument(
+        "--kb",
+        default=os.environ.get("MEMORY_KB", "."),
+        help="knowledge base directory (holds schema.yaml, source/, knowledge/); "
+        "default: $MEMORY_KB or the current directory",
+    )
+    parser.add_argument(
+        "--config",
+        default=os.environ.get("MEMORY_CONFIG"),
+        help="config.yaml (default: $MEMORY_CONFIG)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    parser.add_argument("--version", action="version", version=f"memserver {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"memserver.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        result: int = args.func(args)
+        return result
+    except UserError as exc:
+        print(f"memserver: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError_ as exc:
+        print(f"memserver: failed: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

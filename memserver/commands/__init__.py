@@ -1,0 +1,1 @@
+"""Subcommands of the ``memserver`` CLI, one module per area (see ``memserver.cli``)."""

@@ -1,0 +1,162 @@
+"""Errors raised by the memory server and its library.
+
+Every error carries what went wrong and how to fix it. They are translated once, at
+the edge: to ``ToolError`` for a model calling an MCP tool, to an OpenAI-style JSON
+error on HTTP, and to one line on stderr plus a non-zero exit in the CLI.
+
+Hierarchy::
+
+    MemoryError_                  base of everything below ("memory system error")
+    ├── UserError                 the caller can fix it; the CLI prints one line, no traceback
+    │   ├── ConfigError           a bad config.yaml key, env var, CA file, ...
+    │   ├── SchemaError           schema.yaml problems (all of them, in .problems)
+    │   ├── PageValidationError   a page that does not fit its folder (all problems)
+    │   ├── ManifestError         manifest.json corrupt or unreadable
+    │   ├── NotFoundError         no such page / source / token (or out of scope)
+    │   ├── VersionConflictError  a write based on a stale version
+    │   ├── ScopeError            the token may not do this
+    │   └── EmbeddingModelChanged the index was built with another embedding model
+    ├── StoreError                the database failed (start, connection, extension)
+    ├── EmbeddingError            an embedder failed (the write path degrades, see kb.py)
+    └── LLMError                  an OpenAI-compatible endpoint failed (names the endpoint)
+        └── BudgetExceeded        the per-run token budget is spent
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found while validating a schema or a page.
+
+    ``location`` is a path such as ``folders[2].fields[0].type`` or ``fields.role``;
+    ``line`` is the YAML/markdown line when known; ``fix`` says what to write instead.
+    """
+
+    location: str
+    message: str
+    fix: str = ""
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = self.location + (f" (line {self.line})" if self.line is not None else "")
+        text = f"{where}: {self.message}"
+        return f"{text}; {self.fix}" if self.fix else text
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "location": self.location,
+            "message": self.message,
+            "fix": self.fix,
+            "line": self.line,
+        }
+
+
+class MemoryError_(Exception):
+    """Base of all memory system errors: ``message`` plus an optional ``hint``."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class UserError(MemoryError_):
+    """A mistake the caller can fix; shown as one line, never a traceback."""
+
+
+class ConfigError(UserError):
+    """A bad configuration value; the message names the key or variable."""
+
+
+class _ProblemsError(UserError):
+    """An error that lists every problem at once, so the caller can fix all in one go."""
+
+    what = "problems"
+
+    def __init__(self, problems: Iterable[Problem], source: str = "") -> None:
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        self.source = source
+        head = f"{source}: " if source else ""
+        count = len(self.problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{head}{count} {self.what}{'s' if count != 1 else ''}:\n{lines}")
+
+    def problem_dicts(self) -> list[dict[str, object]]:
+        return [p.as_dict() for p in self.problems]
+
+
+class SchemaError(_ProblemsError):
+    """schema.yaml does not describe a valid knowledge base."""
+
+    what = "schema problem"
+
+
+class PageValidationError(_ProblemsError):
+    """A page does not fit its folder's fields and sections."""
+
+    what = "page problem"
+
+
+class ManifestError(UserError):
+    """manifest.json cannot be read; it is never overwritten silently."""
+
+
+class NotFoundError(UserError):
+    """No such page, source or token, or it is outside the caller's scope."""
+
+
+class VersionConflictError(UserError):
+    """A write based on a version that is no longer current."""
+
+    def __init__(self, page_id: str, base_version: int | None, current_version: int) -> None:
+        self.page_id = page_id
+        self.base_version = base_version
+        self.current_version = current_version
+        super().__init__(
+            f"version conflict on {page_id}: the write is based on version {base_version}, "
+            f"but the current version is {current_version}",
+            "re-read the page, merge your change into it, and put again with "
+            f"base_version={current_version}",
+        )
+
+
+class ScopeError(UserError):
+    """The token does not allow this call."""
+
+
+class EmbeddingModelChanged(UserError):
+    """The index was built with a different embedding model or dimension."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__(
+            f"embedding model changed from {old} to {new}",
+            "run `memserver reindex --force` to rebuild the index with the new model",
+        )
+
+
+class StoreError(MemoryError_):
+    """The database failed: could not start, connect, or lacks an extension."""
+
+
+class EmbeddingError(MemoryError_):
+    """An embedder failed to produce vectors."""
+
+
+class LLMError(MemoryError_):
+    """An OpenAI-compatible endpoint failed; the message names the endpoint."""
+
+
+class BudgetExceeded(LLMError):
+    """The run's token budget is spent; the run stops cleanly."""
+
+
+def format_problems(problems: Sequence[Problem]) -> str:
+    """Render problems as an indented list, one per line (for CLI and tool errors)."""
+    return "\n".join(f"  - {p}" for p in problems)
