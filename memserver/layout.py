@@ -1,0 +1,134 @@
+"""Where a knowledge base keeps its files, and the one place that refuses unsafe names.
+
+A knowledge base on disk::
+
+    <root>/schema.yaml              the shape of knowledge
+    <root>/source/**                raw input, any depth, never modified
+    <root>/knowledge/<folder>/<slug>.md   pages (the system of record)
+    <root>/manifest.json            the ingestion ledger
+    <root>/.memserver/              local state (embedded PostgreSQL, tokens, logs, locks)
+
+Every path built from a caller's string (a slug, a folder, a source path) goes through
+:func:`check_name` or :meth:`KBPaths.source_file`, so ``..``, absolute paths and symlinks
+that leave the knowledge base are refused in one place.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from memserver.errors import UserError
+
+# File names stay well under the usual 255-byte limit even in 2-byte Cyrillic.
+MAX_NAME_CHARS = 120
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a single file or folder name, or None when it can."""
+    if not name:
+        return "it is empty"
+    if "/" in name or "\\" in name:
+        return "it contains a path separator"
+    if ".." in name:
+        return "it contains '..'"
+    if name.startswith("."):
+        return "it starts with a dot"
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in name):
+        return "it contains control or invisible characters"
+    if name != name.strip():
+        return "it starts or ends with whitespace"
+    if len(name) > MAX_NAME_CHARS:
+        return f"it is longer than {MAX_NAME_CHARS} characters"
+    return None
+
+
+def check_name(name: str, what: str = "slug") -> str:
+    """Return ``name`` if it is a safe single path component, else raise UserError."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise UserError(
+            f"refused {what} {name!r}: {problem}",
+            f"a {what} is one file name: letters, digits and '-', no '/', '..' or leading dot",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class KBPaths:
+    """The paths of one knowledge base, all derived from its root directory."""
+
+    root: Path
+    schema: Path
+    source: Path
+    knowledge: Path
+    manifest: Path
+    state: Path
+
+    @classmethod
+    def of(cls, root: Path | str) -> KBPaths:
+        base = Path(root).expanduser().absolute()
+        return cls(
+            root=base,
+            schema=base / "schema.yaml",
+            source=base / "source",
+            knowledge=base / "knowledge",
+            manifest=base / "manifest.json",
+            state=base / ".memserver",
+        )
+
+    @property
+    def manifest_lock(self) -> Path:
+        """The lock file that serialises manifest writers (inside the git-ignored state dir)."""
+        return self.state / "manifest.lock"
+
+    def folder_dir(self, folder: str) -> Path:
+        return self.knowledge / check_name(folder, "folder")
+
+    def page_path(self, folder: str, slug: str) -> Path:
+        """``knowledge/<folder>/<slug>.md``; refuses traversal with a UserError."""
+        return self.folder_dir(folder) / f"{check_name(slug, 'slug')}.md"
+
+    def source_rel(self, path: str | Path) -> str:
+        """Normalise a caller's source path to a relative posix path under ``source/``.
+
+        Accepts ``a/b.md``, ``./a/b.md`` and, tolerantly, ``source/a/b.md``. Refuses
+        absolute paths, ``..`` and control characters (UserError).
+        """
+        text = str(path)
+        hint = "give a path relative to source/, such as notes/2026-09-08-kickoff.md"
+        if not text.strip():
+            raise UserError("refused source path '': it is empty", hint)
+        if any(unicodedata.category(ch) == "Cc" for ch in text):
+            raise UserError(f"refused source path {text!r}: it contains control characters", hint)
+        if "\\" in text:
+            raise UserError(f"refused source path {text!r}: use '/' as the separator", hint)
+        pure = PurePosixPath(text)
+        if pure.is_absolute():
+            raise UserError(f"refused source path {text!r}: it is absolute", hint)
+        if ".." in pure.parts:
+            raise UserError(f"refused source path {text!r}: it contains '..'", hint)
+        parts = pure.parts
+        # Agents often echo the path with its folder; strip it unless it really exists.
+        if len(parts) > 1 and parts[0] == "source" and not (self.source / pure).exists():
+            parts = parts[1:]
+        if not parts:
+            raise UserError(f"refused source path {text!r}: it names no file", hint)
+        return PurePosixPath(*parts).as_posix()
+
+    def source_file(self, path: str | Path) -> tuple[str, Path]:
+        """``(relative posix path, absolute file)`` for a source; refuses escapes.
+
+        A symlink inside ``source/`` that resolves outside it is refused too.
+        """
+        rel = self.source_rel(path)
+        full = self.source / rel
+        root = self.source.resolve()
+        resolved = full.resolve()
+        if resolved != root and not resolved.is_relative_to(root):
+            raise UserError(
+                f"refused source path {rel!r}: it resolves outside source/",
+                "sources must live inside the knowledge base's source/ folder",
+            )
+        return rel, full
