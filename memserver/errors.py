@@ -160,3 +160,7 @@ class BudgetExceeded(LLMError):
 def format_problems(problems: Sequence[Problem]) -> str:
     """Render problems as an indented list, one per line (for CLI and tool errors)."""
     return "\n".join(f"  - {p}" for p in problems)
+
+
+class LayaError(MemoryError_):
+    """The laya sidecar failed or refused a request; routing falls back to the next stage."""
