@@ -15,6 +15,7 @@ that leave the knowledge base are refused in one place.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -23,6 +24,7 @@ from memserver.errors import UserError
 
 # File names stay well under the usual 255-byte limit even in 2-byte Cyrillic.
 MAX_NAME_CHARS = 120
+SLUG_MAX_CHARS = 100
 
 
 def name_problem(name: str) -> str | None:
@@ -53,6 +55,32 @@ def check_name(name: str, what: str = "slug") -> str:
             f"a {what} is one file name: letters, digits and '-', no '/', '..' or leading dot",
         )
     return name
+
+
+def slugify(text: str) -> str:
+    """A readable file name: lower-case letters and digits of any script, joined by '-'.
+
+    ``"Бат-Эрдэнэ Ганбаатар"`` gives ``"бат-эрдэнэ-ганбаатар"``. Never contains '/',
+    '..', control characters or a leading dot; raises UserError when nothing is left.
+    """
+    norm = unicodedata.normalize("NFKC", str(text)).lower()
+    out: list[str] = []
+    for ch in norm:
+        kind = unicodedata.category(ch)[0]
+        # Letters and digits of every script; combining marks stay with their letter.
+        if kind in "LN" or (kind == "M" and out and out[-1] != "-"):
+            out.append(ch)
+        else:
+            out.append("-")
+    slug = re.sub(r"-{2,}", "-", "".join(out)).strip("-")
+    if len(slug) > SLUG_MAX_CHARS:
+        slug = slug[:SLUG_MAX_CHARS].rstrip("-")
+    if not slug:
+        raise UserError(
+            f"cannot make a file name from {text!r}: it has no letters or digits",
+            "give the page a title with letters or digits",
+        )
+    return check_name(slug, "slug")
 
 
 @dataclass(frozen=True)

@@ -349,13 +349,34 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _meta_problems(data: Any, lines: Mapping[Path_, int]) -> Iterator[Problem]:
-    for err in _validator().iter_errors(data):
-        yield from _translate(err, lines)
+def _meta_problems(data: Any, lines: _Marks) -> list[Problem]:
+    return json_problems(_validator(), data, lines=lines)
 
 
-def _translate(err: jsonschema.ValidationError, lines: Mapping[Path_, int]) -> Iterator[Problem]:
-    path: list[str | int] = list(err.absolute_path)
+def json_problems(
+    validator: jsonschema.protocols.Validator,
+    instance: Any,
+    prefix: Sequence[str | int] = (),
+    lines: Mapping[Path_, int] | None = None,
+    noun: str = "key",
+) -> list[Problem]:
+    """Every JSON Schema error of ``instance`` as a Problem with a location and a fix.
+
+    Shared by schema.yaml validation and page validation (compiled folder schemas).
+    ``prefix`` is put in front of each location (``fields`` gives ``fields.role``);
+    a schema node may carry ``x-hint`` (the fix) and ``x-message`` for pattern errors.
+    """
+    marks = lines if lines is not None else _Marks()
+    out: list[Problem] = []
+    for err in validator.iter_errors(instance):
+        out.extend(_translate(err, marks, list(prefix), noun))
+    return out
+
+
+def _translate(
+    err: jsonschema.ValidationError, lines: Mapping[Path_, int], prefix: list[str | int], noun: str
+) -> Iterator[Problem]:
+    path: list[str | int] = [*prefix, *err.absolute_path]
     kind = err.validator
     schema: Mapping[str, Any] = err.schema if isinstance(err.schema, Mapping) else {}
     if kind == "required":
@@ -364,22 +385,28 @@ def _translate(err: jsonschema.ValidationError, lines: Mapping[Path_, int]) -> I
             if isinstance(err.instance, dict) and key not in err.instance:
                 desc = props.get(key, {}).get("description", "")
                 fix = f"add `{key}:`" + (f" ({desc})" if desc else "")
-                yield _problem(lines, [*path, key], f"missing required key {key!r}", fix)
+                yield _problem(lines, [*path, key], f"missing required {noun} {key!r}", fix)
     elif kind == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
         for key in err.instance:
             if key not in allowed:
-                fix = f"{_suggest(str(key), allowed)}allowed keys: {', '.join(allowed)}"
-                yield _problem(lines, [*path, key], f"unknown key {key!r}", fix)
+                known = (
+                    f"allowed {noun}s: {', '.join(allowed)}" if allowed else f"this has no {noun}s"
+                )
+                fix = f"{_suggest(str(key), allowed)}{known}"
+                yield _problem(lines, [*path, key], f"unknown {noun} {key!r}", fix)
     elif kind == "type":
         wanted = (
             err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         )
         names = " or ".join(_JSON_TYPES.get(str(t), str(t)) for t in wanted)
         fix = f"write {names}"
-        raw = lines.raw.get(tuple(path)) if isinstance(lines, _Marks) else None
-        if "string" in wanted and isinstance(err.instance, bool | int | float) and raw:
-            fix += f' (quote it: "{raw}")'
+        if "string" in wanted and isinstance(err.instance, bool | int | float):
+            raw = lines.raw.get(tuple(path)) if isinstance(lines, _Marks) else None
+            shown = raw or (
+                str(err.instance).lower() if isinstance(err.instance, bool) else str(err.instance)
+            )
+            fix += f' (quote it: "{shown}")'
         elif "array" in wanted:
             fix += ", e.g. [a, b]"
         yield _problem(lines, path, f"expected {names}, got {_type_name(err.instance)}", fix)
@@ -389,7 +416,17 @@ def _translate(err: jsonschema.ValidationError, lines: Mapping[Path_, int]) -> I
         yield _problem(lines, path, f"{err.instance!r} is not allowed", fix)
     elif kind == "pattern":
         hint = schema.get("x-hint", f"match {err.validator_value}")
-        yield _problem(lines, path, f"{err.instance!r} is not a valid name", hint)
+        message = schema.get("x-message", "is not a valid name")
+        yield _problem(lines, path, f"{err.instance!r} {message}", hint)
+    elif kind == "format" and err.validator_value == "date":
+        yield _problem(
+            lines,
+            path,
+            f"{err.instance!r} is not a valid date",
+            "write YYYY-MM-DD, e.g. 2026-09-08",
+        )
+    elif kind == "uniqueItems":
+        yield _problem(lines, path, "the list repeats a value", "list each value once")
     elif kind == "minimum":
         yield _problem(
             lines,
