@@ -56,9 +56,11 @@ RELATIVE_DAYS: tuple[tuple[str, int], ...] = (
 PERIOD_RELATIONS: dict[str, int] = {"өнгөрсөн": -1, "энэ": 0, "ирэх": 1, "дараагийн": 1}
 PERIOD_UNITS = r"долоо\s+хоног|сар|жил|улирал"
 PERIOD = (
-    rf"(?P<rel>{'|'.join(PERIOD_RELATIONS)})\s+(?P<unit>{PERIOD_UNITS})[{LETTERS}]*"
-    rf"(?!\s+\d)"  # "энэ сарын 15" is a day, not this month
+    rf"(?P<rel>{'|'.join(PERIOD_RELATIONS)})\s+(?P<unit>{PERIOD_UNITS})[{LETTERS}]*+"
+    rf"(?!\s+\d)"  # "энэ сарын 15" is a day (RELATIVE_MONTH_DAY), not this month
 )
+# "энэ сарын 15" (the 15th of this month), "өнгөрсөн сарын 3-нд".
+RELATIVE_MONTH_DAY = rf"(?P<rel>{'|'.join(PERIOD_RELATIONS)})\s+сарын{DAY}"
 # One-word years: "ноднин" (last year), "уржнан" (the year before).
 YEAR_WORDS: tuple[tuple[str, int], ...] = (
     (rf"ноднин[{LETTERS}]*", -1),
