@@ -335,3 +335,14 @@ def test_cli_bad_now_exits_2_with_a_hint(
 ) -> None:
     assert main(["--kb", str(tmp_path), "timeparse", "--now", "next tuesday", "x"]) == 2
     assert "is not an ISO date or time" in capsys.readouterr().err
+
+
+def test_cli_warns_and_uses_utc_when_the_kb_schema_is_invalid(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "schema.yaml").write_text("timezone: Asia/Ulaanbaatar\n", encoding="utf-8")
+    argv = ["--kb", str(tmp_path), "timeparse", "--json", "--now", "2026-09-15T20:00:00Z", "today"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["timezone"] == "UTC"
+    assert "not a valid KB schema" in captured.err and "--tz" in captured.err
