@@ -1,9 +1,152 @@
-"""`memserver` subcommands for the core area (filled in by that area's work)."""
+"""`memserver schema-check`, `memserver scan` and `memserver page-check`."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from rich.table import Table
+
+from memserver.commands.output import console, print_json
+from memserver.errors import PageValidationError, Problem, SchemaError, UserError
+from memserver.layout import KBPaths
+from memserver.manifest import Manifest, Status
+from memserver.page import effective_date, page_slug, parse_page, render_page, validate_page
+from memserver.schema import load_schema
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this area's subcommands to the `memserver` parser."""
+    check = sub.add_parser(
+        "schema-check",
+        help="validate the knowledge base's schema.yaml (every problem at once)",
+        description="Validate schema.yaml against the meta-schema and the semantic rules; "
+        "prints every problem with its location, YAML line and fix.",
+    )
+    check.add_argument("--json", action="store_true", help="print JSON")
+    check.set_defaults(func=run_schema_check)
+
+    scan = sub.add_parser(
+        "scan",
+        help="hash source/ and update manifest.json (counts by status)",
+        description="Scan source/ at any depth, hash every file and reconcile manifest.json: "
+        "pending, updated, ingested, failed, removed.",
+    )
+    scan.add_argument("--json", action="store_true", help="print counts and every source as JSON")
+    scan.set_defaults(func=run_scan)
+
+    page = sub.add_parser(
+        "page-check",
+        help="validate a page file against its folder in the schema",
+        description="Parse a markdown page and validate it against its folder. The folder "
+        "comes from the path (knowledge/<folder>/<slug>.md) unless --folder is given.",
+    )
+    page.add_argument("file", help="the page's markdown file")
+    page.add_argument("--folder", help="the schema folder to validate against")
+    page.add_argument("--json", action="store_true", help="print JSON")
+    page.set_defaults(func=run_page_check)
+
+
+def run_schema_check(args: argparse.Namespace) -> int:
+    paths = KBPaths.of(args.kb)
+    try:
+        schema = load_schema(paths.schema)
+    except SchemaError as exc:
+        if not args.json:
+            raise
+        print_json({"ok": False, "file": str(paths.schema), "problems": exc.problem_dicts()})
+        return 2
+    if args.json:
+        print_json({"ok": True, "file": str(paths.schema), "schema": schema.to_dict()})
+    else:
+        names = ", ".join(schema.folder_names)
+        print(
+            f"{paths.schema}: OK, {len(schema.folders)} folders ({names}), timezone {schema.timezone}"
+        )
+    return 0
+
+
+def run_scan(args: argparse.Namespace) -> int:
+    result = Manifest(KBPaths.of(args.kb)).scan()
+    if args.json:
+        print_json(
+            {"counts": dict(result.counts), "sources": [e.to_dict() for e in result.entries]}
+        )
+        return 0
+    table = Table(title=f"{len(result.entries)} sources")
+    table.add_column("status")
+    table.add_column("count", justify="right")
+    for status, count in result.counts.items():
+        table.add_row(status, str(count))
+    console.print(table)
+    for entry in result.entries:
+        if entry.status is Status.FAILED:
+            console.print(
+                f"failed: {entry.path}: {entry.error}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+    return 0
+
+
+def _folder_of(file: Path, given: str | None) -> str:
+    if given:
+        return given
+    parent = file.absolute().parent
+    if parent.parent.name == "knowledge":
+        return parent.name
+    raise UserError(
+        f"cannot tell the folder of {file}: it is not under knowledge/<folder>/",
+        "pass --folder <name>",
+    )
+
+
+def run_page_check(args: argparse.Namespace) -> int:
+    file = Path(args.file)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{file} does not exist", "give the path of a markdown page") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {file}: {exc}", "pages are UTF-8 markdown files") from None
+    folder = load_schema(KBPaths.of(args.kb).schema).folder(_folder_of(file, args.folder))
+    try:
+        page = parse_page(text, source=str(file))
+    except PageValidationError as exc:
+        problems = list(exc.problems)
+    else:
+        problems = validate_page(page, folder)
+        if not problems and file.suffix == ".md" and page_slug(page, folder) != file.stem:
+            slug = page_slug(page, folder)
+            problems.append(
+                Problem(
+                    "file",
+                    f"the file name does not match the page's slug {slug!r}",
+                    f"rename it to {slug}.md",
+                )
+            )
+    if problems:
+        if args.json:
+            print_json(
+                {"ok": False, "file": str(file), "problems": [p.as_dict() for p in problems]}
+            )
+            return 2
+        raise PageValidationError(problems, str(file))
+    day = effective_date(page, folder, file.stem)
+    canonical = render_page(page, folder) == text.replace("\r\n", "\n")
+    if args.json:
+        print_json(
+            {
+                "ok": True,
+                "file": str(file),
+                "folder": folder.name,
+                "slug": file.stem,
+                "effective_date": day.isoformat() if day else None,
+                "canonical": canonical,
+            }
+        )
+    else:
+        note = "" if canonical else " (not in canonical form: the server would re-render it)"
+        print(f"{file}: OK, folder {folder.name}, effective date {day or 'none'}{note}")
+    return 0
