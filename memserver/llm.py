@@ -1,0 +1,660 @@
+"""The OpenAI-compatible LLM client shared by the server and both agents.
+
+Built on the ``openai`` package with an ``httpx2`` client from ``memserver.tls``, so any
+provider that speaks the OpenAI wire format works by base URL (OpenAI, vLLM, Ollama,
+LM Studio, OpenRouter, DeepSeek). What it adds on top:
+
+- ``<think>...</think>`` blocks of reasoning models are stripped from answers;
+- ``chat_json`` asks for JSON mode and, when a provider rejects ``response_format``,
+  falls back to plain JSON-in-text (the first JSON object in the answer);
+- bounded retries with exponential backoff on 429, 5xx, timeouts and refused
+  connections (``Retry-After`` honoured, capped);
+- errors name the integration and endpoint URL and say what to check;
+- a per-run ``TokenBudget``: a call that would start beyond the budget raises
+  ``BudgetExceeded`` instead of spending.
+
+``Reranker`` calls an optional ``POST {base_url}/rerank`` (Jina, Cohere, vLLM and TEI
+shapes) directly through ``httpx2``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import httpx2
+import openai
+
+from memserver import tls
+from memserver.config import EndpointSettings
+from memserver.errors import BudgetExceeded, ConfigError, LLMError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+_THINK_TAGS = ("think", "thinking")
+_THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.S | re.I)
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+
+
+# ---------------------------------------------------------------------------- budget
+
+
+class TokenBudget:
+    """Tokens spent by one run, and the limit it must stay under (None = unlimited).
+
+    Thread-safe; share one instance between every client of a run.
+    """
+
+    def __init__(self, max_tokens: int | None) -> None:
+        if max_tokens is not None and max_tokens <= 0:
+            raise ConfigError(f"budget.max_tokens must be positive, not {max_tokens}")
+        self.max_tokens = max_tokens
+        self.used = 0
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.max_tokens is None else max(0, self.max_tokens - self.used)
+
+    def check(self, estimate: int = 0) -> None:
+        """Raise BudgetExceeded if a call costing about ``estimate`` tokens would overspend."""
+        with self._lock:
+            if self.max_tokens is not None and self.used + estimate > self.max_tokens:
+                raise self._exceeded(estimate)
+
+    def charge(self, usage: Mapping[str, int] | Any, *, strict: bool = True) -> None:
+        """Add a call's usage (a mapping or an openai usage object).
+
+        With ``strict`` (the default) raise BudgetExceeded once the budget is overspent;
+        the LLM client passes ``strict=False`` so the answer already paid for is used
+        and the *next* call stops.
+        """
+        tokens = usage_tokens(usage)
+        with self._lock:
+            self.used += tokens
+            self.calls += 1
+            if strict and self.max_tokens is not None and self.used > self.max_tokens:
+                raise self._exceeded(0)
+
+    def _exceeded(self, estimate: int) -> BudgetExceeded:
+        extra = f" (the next call needs about {estimate})" if estimate else ""
+        return BudgetExceeded(
+            f"token budget spent: {self.used} of {self.max_tokens} tokens used in "
+            f"{self.calls} calls this run{extra}; stopping before spending more",
+            "raise budget.max_tokens in config.yaml (or MEMORY_BUDGET_TOKENS) and run "
+            "again; finished work is kept",
+        )
+
+
+def usage_tokens(usage: Mapping[str, int] | Any) -> int:
+    """Total tokens of a usage record (``total_tokens``, else prompt + completion)."""
+    if usage is None:
+        return 0
+    get: Callable[[str], Any] = (
+        usage.get if isinstance(usage, Mapping) else (lambda key: getattr(usage, key, None))
+    )
+    total = get("total_tokens")
+    if isinstance(total, int) and total > 0:
+        return total
+    return int(get("prompt_tokens") or 0) + int(get("completion_tokens") or 0)
+
+
+def estimate_tokens(value: Any) -> int:
+    """A rough token count (characters / 4) of messages or text, for budget checks."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return len(text) // 4 + 1
+
+
+# ---------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call requested by the model.
+
+    ``arguments`` is the parsed JSON object ({} when the model sent malformed JSON);
+    ``raw_arguments`` is the string as sent, so an agent can tell the model what was
+    wrong.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The OpenAI wire form, for the assistant message in the conversation."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.raw_arguments or "{}"},
+        }
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """A chat answer: text without ``<think>`` blocks, tool calls, and token usage."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Mapping[str, int] = field(default_factory=dict)
+    finish_reason: str = ""
+
+    def as_message(self) -> dict[str, Any]:
+        """The assistant message to append to the conversation before tool results."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [call.as_dict() for call in self.tool_calls]
+        return message
+
+
+# ---------------------------------------------------------------------------- text helpers
+
+
+def strip_think(text: str) -> str:
+    """Remove reasoning blocks: ``<think>...</think>``, an orphan ``...</think>`` prefix
+    (the opening tag was in the prompt template), and an unclosed trailing ``<think>``."""
+    text = _THINK_BLOCK.sub("", text)
+    for tag in _THINK_TAGS:
+        close = f"</{tag}>"
+        if close in text:
+            text = text.rsplit(close, 1)[1]
+        opened = text.find(f"<{tag}>")
+        if opened >= 0:
+            text = text[:opened]
+    return text.strip()
+
+
+def extract_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` (after stripping think blocks and code fences)."""
+    text = strip_think(text)
+    candidate = _FENCE.sub("", text.strip())
+    try:
+        value = json.loads(candidate)
+        if isinstance(value, dict):
+            return value
+    except ValueError:
+        pass
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start >= 0:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    return None
+
+
+def _parse_arguments(raw: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = extract_json_object(raw)
+    return value if isinstance(value, dict) else {}
+
+
+# ---------------------------------------------------------------------------- client
+
+
+class LLMClient:
+    """Chat completions against one OpenAI-compatible endpoint.
+
+    ``max_attempts`` (default: 1 + ``llm.max_retries``) bounds every call; waits grow
+    from ``backoff`` seconds, doubling, capped at ``max_backoff``. Tests pass small
+    values. Not tied to a thread; the underlying ``openai`` client is thread-safe.
+    """
+
+    def __init__(
+        self,
+        endpoint: EndpointSettings,
+        budget: TokenBudget | None = None,
+        *,
+        max_attempts: int | None = None,
+        backoff: float = 1.0,
+        max_backoff: float = 30.0,
+        http_client: httpx2.Client | None = None,
+    ) -> None:
+        if not endpoint.base_url or not endpoint.model:
+            raise ConfigError(
+                f"{endpoint.name}: base_url and model are required",
+                "set llm.base_url and llm.model in config.yaml, or LLM_BASE_URL and LLM_MODEL",
+            )
+        self.endpoint = endpoint
+        self.base_url: str = endpoint.base_url
+        self.model: str = endpoint.model
+        self.budget = budget if budget is not None else TokenBudget(None)
+        retries = endpoint.options.get("max_retries", 3)
+        self.max_attempts = max(1, max_attempts if max_attempts is not None else 1 + retries)
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self._http = http_client if http_client is not None else tls.http_client(endpoint)
+        self._client = openai.OpenAI(
+            base_url=self.base_url,
+            # Local providers need no key; a placeholder stops openai reading OPENAI_API_KEY.
+            api_key=endpoint.api_key or "no-key",
+            http_client=self._http,
+            max_retries=0,
+            timeout=endpoint.timeout,
+        )
+        self._json_mode: bool | None = None  # None: untried; False: the provider rejects it
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- chat
+
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float = 0,
+        *,
+        tool_choice: str | dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResult:
+        """One chat completion; tool calls parsed, ``<think>`` stripped, usage charged."""
+        kwargs: dict[str, Any] = {"temperature": temperature}
+        if tools:
+            kwargs["tools"] = tools
+            if tool_choice is not None:
+                kwargs["tool_choice"] = tool_choice
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        return self._complete(messages, kwargs)
+
+    def chat_json(self, messages: list[dict[str, Any]], temperature: float = 0) -> dict[str, Any]:
+        """A JSON object answer: JSON mode when the provider supports it, else JSON-in-text.
+
+        One repair round is spent when the answer holds no JSON object; LLMError after.
+        """
+        messages = _mention_json(messages)
+        result = self._json_completion(messages, temperature)
+        value = extract_json_object(result.content)
+        if value is None:
+            repair = [
+                *messages,
+                {"role": "assistant", "content": result.content},
+                {"role": "user", "content": "Reply with only one JSON object, nothing else."},
+            ]
+            value = extract_json_object(self._json_completion(repair, temperature).content)
+        if value is None:
+            raise LLMError(
+                f"{self.endpoint.name}: {self.base_url} (model {self.model}) answered without "
+                f"a JSON object: {result.content[:200]!r}",
+                "use a model that follows JSON instructions, or one that supports JSON mode",
+            )
+        return value
+
+    def _json_completion(self, messages: list[dict[str, Any]], temperature: float) -> ChatResult:
+        if self._json_mode is not False:
+            kwargs = {"temperature": temperature, "response_format": {"type": "json_object"}}
+            try:
+                result = self._complete(messages, kwargs)
+                self._json_mode = True
+                return result
+            except LLMError as exc:
+                status = getattr(exc.__cause__, "status_code", None)
+                if self._json_mode or status not in (400, 404, 415, 422, 501):
+                    raise
+                log.info(
+                    "%s: %s rejected JSON mode (HTTP %s); asking for JSON in text",
+                    self.endpoint.name,
+                    self.base_url,
+                    status,
+                )
+        result = self._complete(messages, {"temperature": temperature})
+        if self._json_mode is None:
+            # JSON mode failed but plain text worked: the provider lacks JSON mode.
+            self._json_mode = False
+        return result
+
+    def _complete(self, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> ChatResult:
+        self.budget.check(estimate_tokens(messages))
+        wire: Any = messages  # plain dicts; the SDK's TypedDicts add nothing here
+        response = self._call(
+            lambda: self._client.chat.completions.create(model=self.model, messages=wire, **kwargs)
+        )
+        if not response.choices:
+            raise LLMError(
+                f"{self.endpoint.name}: {self.base_url} (model {self.model}) returned no choices"
+            )
+        choice = response.choices[0]
+        message = choice.message
+        content = strip_think(message.content or "")
+        calls = []
+        for raw_call in message.tool_calls or ():
+            function = getattr(raw_call, "function", None)
+            if function is None:
+                continue
+            raw_args = function.arguments or ""
+            calls.append(
+                ToolCall(
+                    id=raw_call.id,
+                    name=function.name,
+                    arguments=_parse_arguments(raw_args),
+                    raw_arguments=raw_args,
+                )
+            )
+        usage = _usage_dict(response.usage, messages, message.content or "")
+        self.budget.charge(usage, strict=False)
+        return ChatResult(content, tuple(calls), usage, choice.finish_reason or "")
+
+    # -- streaming
+
+    def stream_chat(self, messages: list[dict[str, Any]], temperature: float = 0) -> Iterator[str]:
+        """Stream the answer's text as it arrives (``<think>`` blocks filtered out).
+
+        Retries happen only before the first chunk; usage is charged at the end (from
+        the provider's usage chunk, else estimated).
+        """
+        self.budget.check(estimate_tokens(messages))
+        wire: Any = messages
+        stream = self._call(
+            lambda: self._client.chat.completions.create(
+                model=self.model,
+                messages=wire,
+                temperature=temperature,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        )
+        think = _ThinkFilter()
+        produced: list[str] = []
+        usage: Any = None
+        try:
+            for chunk in stream:
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                for choice in chunk.choices:
+                    piece = choice.delta.content or ""
+                    produced.append(piece)
+                    text = think.feed(piece)
+                    if text:
+                        yield text
+            tail = think.flush()
+            if tail:
+                yield tail
+        except openai.APIError as exc:
+            raise self._error(exc) from exc
+        except httpx2.HTTPError as exc:
+            raise self._error(openai.APIConnectionError(request=exc.request)) from exc
+        finally:
+            stream.close()
+            self.budget.charge(_usage_dict(usage, messages, "".join(produced)), strict=False)
+
+    # -- retries and errors
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                return fn()
+            except openai.APIStatusError as exc:
+                if exc.status_code not in RETRY_STATUS or attempt == self.max_attempts:
+                    raise self._error(exc, attempt) from exc
+                wait = retry_after(exc.response) or self._backoff(attempt)
+            except openai.APIConnectionError as exc:
+                if attempt == self.max_attempts:
+                    raise self._error(exc, attempt) from exc
+                wait = self._backoff(attempt)
+            wait = min(wait, self.max_backoff)
+            log.info(
+                "%s: %s failed (attempt %d of %d); retrying in %.2fs",
+                self.endpoint.name,
+                self.base_url,
+                attempt,
+                self.max_attempts,
+                wait,
+            )
+            time.sleep(wait)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _backoff(self, attempt: int) -> float:
+        return float(self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4))
+
+    def _error(self, exc: openai.APIError, attempts: int = 1) -> LLMError:
+        name, where = self.endpoint.name, f"{self.base_url} (model {self.model})"
+        tried = f" after {attempts} attempts" if attempts > 1 else ""
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            detail = _error_detail(exc)
+            hint = {
+                401: f"check the API key (the variable named by {name}.api_key_env)",
+                403: f"check the API key's permissions for model {self.model}",
+                404: f"check {name}.base_url (it usually ends in /v1) and {name}.model",
+            }.get(status, "")
+            if not hint and status in RETRY_STATUS:
+                hint = "the provider is overloaded or failing; try again later"
+            error = LLMError(f"{name}: {where} answered HTTP {status}{tried}: {detail}", hint)
+        elif isinstance(exc, openai.APITimeoutError):
+            error = LLMError(
+                f"{name}: {where} timed out after {self.endpoint.timeout:g}s{tried}",
+                f"raise {name}.timeout, or use a faster model",
+            )
+        else:
+            cause = root_message(exc)
+            hint = "" if "TLS" in cause else f"check {name}.base_url and that the server is up"
+            error = LLMError(f"{name}: cannot reach {where}{tried}: {cause}", hint)
+        error.__cause__ = exc
+        return error
+
+
+class _ThinkFilter:
+    """Drops ``<think>...</think>`` from a stream of text pieces, tags split or not."""
+
+    OPEN, CLOSE = "<think>", "</think>"
+
+    def __init__(self) -> None:
+        self.buffer = ""
+        self.inside = False
+        self.started = False
+
+    def feed(self, piece: str) -> str:
+        self.buffer += piece
+        out: list[str] = []
+        while True:
+            if self.inside:
+                end = self.buffer.find(self.CLOSE)
+                if end < 0:
+                    self.buffer = self.buffer[-(len(self.CLOSE) - 1) :]
+                    break
+                self.buffer = self.buffer[end + len(self.CLOSE) :]
+                self.inside = False
+                continue
+            start = self.buffer.find(self.OPEN)
+            if start >= 0:
+                out.append(self.buffer[:start])
+                self.buffer = self.buffer[start + len(self.OPEN) :]
+                self.inside = True
+                continue
+            keep = _partial_suffix(self.buffer, self.OPEN)
+            out.append(self.buffer[: len(self.buffer) - keep])
+            self.buffer = self.buffer[len(self.buffer) - keep :]
+            break
+        return self._emit("".join(out))
+
+    def flush(self) -> str:
+        text, self.buffer = ("" if self.inside else self.buffer), ""
+        return self._emit(text)
+
+    def _emit(self, text: str) -> str:
+        if not self.started:
+            text = text.lstrip()
+            self.started = bool(text)
+        return text
+
+
+def _partial_suffix(text: str, tag: str) -> int:
+    """Length of the longest suffix of ``text`` that is a proper prefix of ``tag``."""
+    for size in range(min(len(tag) - 1, len(text)), 0, -1):
+        if text.endswith(tag[:size]):
+            return size
+    return 0
+
+
+def _mention_json(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # OpenAI refuses JSON mode unless a message says "json"; say it once if nobody did.
+    if any("json" in str(m.get("content", "")).lower() for m in messages):
+        return messages
+    return [{"role": "system", "content": "Answer with one JSON object."}, *messages]
+
+
+def _usage_dict(usage: Any, messages: Any, completion: str) -> dict[str, int]:
+    if usage is not None and usage_tokens(usage) > 0:
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        done = int(getattr(usage, "completion_tokens", 0) or 0)
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": done,
+            "total_tokens": usage_tokens(usage),
+        }
+    # Some providers omit usage; estimate so the budget still counts the call.
+    prompt, done = estimate_tokens(messages), estimate_tokens(completion)
+    return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
+
+
+def retry_after(response: httpx2.Response | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (seconds form), if any."""
+    if response is None:
+        return None
+    value = response.headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+def _error_detail(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            message = inner.get("message") or inner.get("detail")
+            if message:
+                return str(message)[:500]
+        elif inner:
+            return str(inner)[:500]
+    return exc.message[:500]
+
+
+def root_message(exc: BaseException) -> str:
+    """The most specific message in the exception chain (TLS errors name the integration)."""
+    messages: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(messages) < 10:
+        text = str(seen)
+        if text and text not in messages:
+            messages.append(text)
+        seen = seen.__cause__ or seen.__context__
+    named = [m for m in messages if "TLS certificate verification failed" in m]
+    if named:
+        return named[0]
+    return messages[-1] if messages else type(exc).__name__
+
+
+# ---------------------------------------------------------------------------- rerank
+
+
+class Reranker:
+    """An optional cross-encoder behind ``POST {base_url}/rerank``.
+
+    Sends the Jina/Cohere/vLLM shape ``{"model", "query", "documents"}``; a server that
+    answers 422 gets the TEI shape ``{"query", "texts"}`` instead (remembered). Reads
+    ``{"results": [{"index", "relevance_score"}]}`` or TEI's ``[{"index", "score"}]``.
+    Callers keep their own order when this raises LLMError.
+    """
+
+    def __init__(
+        self, endpoint: EndpointSettings, *, http_client: httpx2.Client | None = None
+    ) -> None:
+        if not endpoint.base_url:
+            raise ConfigError(f"{endpoint.name}: base_url is required", "set rerank.base_url")
+        self.endpoint = endpoint
+        self.url = f"{endpoint.base_url}/rerank"
+        headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
+        self._http = http_client if http_client is not None else tls.http_client(endpoint, headers)
+        self._tei = False
+
+    def close(self) -> None:
+        self._http.close()
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        """One relevance score per document, in the documents' order (higher = better)."""
+        if not documents:
+            return []
+        response = self._post(self._body(query, documents))
+        if response.status_code == 422 and not self._tei:
+            self._tei = True
+            response = self._post(self._body(query, documents))
+        if response.status_code >= 400:
+            raise LLMError(
+                f"{self.endpoint.name}: {self.url} answered HTTP {response.status_code}: "
+                f"{response.text[:300]}",
+                f"check {self.endpoint.name}.base_url and {self.endpoint.name}.model",
+            )
+        return self._scores(response, len(documents))
+
+    def _body(self, query: str, documents: Sequence[str]) -> dict[str, Any]:
+        if self._tei:
+            return {"query": query, "texts": list(documents)}
+        body: dict[str, Any] = {
+            "query": query,
+            "documents": list(documents),
+            "top_n": len(documents),
+        }
+        if self.endpoint.model:
+            body["model"] = self.endpoint.model
+        return body
+
+    def _post(self, body: dict[str, Any]) -> httpx2.Response:
+        try:
+            return self._http.post(self.url, json=body, timeout=self.endpoint.timeout)
+        except httpx2.TimeoutException as exc:
+            raise LLMError(
+                f"{self.endpoint.name}: {self.url} timed out after {self.endpoint.timeout:g}s",
+                f"raise {self.endpoint.name}.timeout or check the reranker's load",
+            ) from exc
+        except httpx2.HTTPError as exc:
+            raise LLMError(
+                f"{self.endpoint.name}: cannot reach {self.url}: {root_message(exc)}"
+            ) from exc
+
+    def _scores(self, response: httpx2.Response, count: int) -> list[float]:
+        try:
+            payload = response.json()
+            items = payload["results"] if isinstance(payload, dict) else payload
+            scores = [0.0] * count
+            for item in items:
+                index = int(item["index"])
+                value = item.get("relevance_score", item.get("score"))
+                if 0 <= index < count and value is not None:
+                    scores[index] = float(value)
+            return scores
+        except (ValueError, KeyError, TypeError) as exc:
+            raise LLMError(
+                f"{self.endpoint.name}: {self.url} answered in an unknown shape: "
+                f"{response.text[:200]}",
+                "use a Jina/Cohere/vLLM or TEI compatible /rerank endpoint",
+            ) from exc
