@@ -455,8 +455,11 @@ class LLMClient:
             )
         else:
             cause = root_message(exc)
-            hint = "" if "TLS" in cause else f"check {name}.base_url and that the server is up"
-            error = LLMError(f"{name}: cannot reach {where}{tried}: {cause}", hint)
+            if cause.startswith(f"{name}: TLS"):
+                error = LLMError(cause)  # already names the integration, URL and the fix
+            else:
+                hint = f"check {name}.base_url and that the server is up"
+                error = LLMError(f"{name}: cannot reach {where}{tried}: {cause}", hint)
         error.__cause__ = exc
         return error
 

@@ -124,12 +124,14 @@ def _is_tls_failure(exc: BaseException) -> bool:
     return "CERTIFICATE_VERIFY_FAILED" in text or "[SSL" in text
 
 
-def _named_error(endpoint: EndpointSettings, exc: httpx2.ConnectError) -> httpx2.ConnectError:
+def _named_error(
+    endpoint: EndpointSettings, exc: httpx2.ConnectError, request: httpx2.Request
+) -> httpx2.ConnectError:
     message = (
         f"{endpoint.name}: TLS certificate verification failed for "
         f"{endpoint.base_url or 'its endpoint'}: {exc}; {tls_hint(endpoint.name)}"
     )
-    return httpx2.ConnectError(message, request=exc.request)
+    return httpx2.ConnectError(message, request=request)
 
 
 class _NamedTransport(httpx2.HTTPTransport):
@@ -144,7 +146,7 @@ class _NamedTransport(httpx2.HTTPTransport):
             return super().handle_request(request)
         except httpx2.ConnectError as exc:
             if _is_tls_failure(exc):
-                raise _named_error(self._endpoint, exc) from exc
+                raise _named_error(self._endpoint, exc, request) from exc
             raise
 
 
@@ -160,5 +162,5 @@ class _NamedAsyncTransport(httpx2.AsyncHTTPTransport):
             return await super().handle_async_request(request)
         except httpx2.ConnectError as exc:
             if _is_tls_failure(exc):
-                raise _named_error(self._endpoint, exc) from exc
+                raise _named_error(self._endpoint, exc, request) from exc
             raise
