@@ -7,6 +7,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trustme
@@ -41,7 +42,11 @@ def https(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HTTPSServers]:
     ca.cert_pem.write_to_path(str(ca_file))
     other_ca.cert_pem.write_to_path(str(other_ca_file))
     llm, laya = LLMServer(), LayaServer()
-    tls_args = {"certfile": str(certfile), "keyfile": str(keyfile), "ca_file": str(ca_file)}
+    tls_args: dict[str, Any] = {
+        "certfile": str(certfile),
+        "keyfile": str(keyfile),
+        "ca_file": str(ca_file),
+    }
     with serve_app(llm.app(), **tls_args) as llm_url, serve_app(laya.app(), **tls_args) as laya_url:
         llm.url, laya.url = llm_url, laya_url
         yield HTTPSServers(llm, laya, ca_file, other_ca_file)
