@@ -72,7 +72,7 @@ DATE_FIELDS = ("date", "event_date", "published")
 _HEADING = re.compile(r"^##(?:[ \t]|$)")
 _ESCAPED_HEADING = re.compile(r"^\\+##(?:[ \t]|$)")
 _TIMELINE_LINE = re.compile(
-    r"^- \*\*(\d{4}-\d{2}-\d{2})\*\* \|[ ]?(.*?)(?: \[source: ([^\]\n]+)\])?$"
+    r"^- \*\*(\d{4}-\d{2}-\d{2})\*\* \|[ ]??(.*?)(?: \[source: ([^\]\n]+)\])?$"
 )
 _SOURCE_SUFFIX = re.compile(r"\[source: [^\]\n]+\]$")
 
