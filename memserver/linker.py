@@ -1,0 +1,484 @@
+"""Self-wiring: a page's typed edges, computed without any LLM call.
+
+Where edges come from (``extract_links``, pure)
+    * ``link``/``links`` fields: the field's ``verb`` (else its name) to the field's folder;
+    * the folder's ``link_verbs`` patterns in section and timeline prose: "reports to
+      Alice Chen" gives ``reports_to`` -> people "Alice Chen". The target is the wikilink
+      or markdown link right after the pattern, else the run of capitalised words there.
+      (A name is never looked up in the database here: what a page links to must not
+      depend on which pages happen to exist yet.)
+    * ``[[wikilinks]]`` (``[[people/alice-chen]]``, ``[[Alice Chen]]``,
+      ``[[alice-chen|Alice]]``) and markdown links to pages
+      (``[Alice](../people/alice-chen.md)``), both with the verb ``mentions``.
+
+How a reference finds its page (``write_links`` / ``wire_pending`` / ``unwire``)
+    Names are compared in one form only, ``db.normalize_name`` (NFKC, case-folded,
+    punctuation collapsed), so "Bob Martinez", "bob-martinez" and "BOB_martinez" are the
+    same name. A page answers to its title, its slug and its aliases. A reference may
+    name a folder (``links.to_folder``: the field's folder, the verb's ``to``, the folder
+    in a wikilink path); then only pages of that folder match. Title and slug matches
+    win over alias matches; when two pages match equally (two people called "Alex"),
+    the edge stays unresolved (``to_id`` NULL) instead of guessing. A reference to the
+    page itself is dropped.
+
+    Resolution depends only on the set of pages, never on the order they were written:
+    an edge to a page that does not exist yet is stored with ``to_id`` NULL, and every
+    write of a page re-resolves the edges whose name it answers to (``wire_pending``),
+    so writing the meeting before or after its attendees gives identical edges.
+
+Call order inside the write transaction (``kb.put_page`` / reindex), after the page's
+``pages`` row and ``page_aliases`` are stored::
+
+    previous = page_names(conn, page_id)            # before the update, if it existed
+    ... upsert pages row, replace page_aliases ...
+    write_links(conn, page_id, folder, extract_links(page, spec, schema))
+    wire_pending(conn, page_id, folder, page.title, slug, page.aliases, previous)
+
+or simply ``link_page(conn, page_id, page, spec, schema, slug, previous)``. Before a page
+is deleted, call ``unwire(conn, page_id)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import psycopg
+
+from memserver.db import normalize_name
+from memserver.errors import UserError
+from memserver.layout import slugify
+from memserver.page import Page
+from memserver.schema import FolderSpec, Schema
+
+ORIGINS = ("field", "prose", "wikilink", "mdlink")
+MENTIONS = "mentions"
+# How many capitalised words after a link-verb pattern make a name ("Maria de la Cruz"
+# has connectors; we stop at the first lower-case word instead of guessing).
+_MAX_NAME_WORDS = 5
+
+_WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
+_MDLINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+_WORD = re.compile(r"[^\W_](?:[\w'’-]*[^\W_])?")
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LinkRef:
+    """One outgoing reference of a page, before it is matched to a page id."""
+
+    verb: str
+    target_ref: str  # the name or slug as written (no folder prefix, no ".md")
+    to_folder: str | None  # the folder it must be in, when the reference says so
+    origin: str  # "field" | "prose" | "wikilink" | "mdlink"
+
+    @property
+    def norm(self) -> str:
+        return normalize_name(self.target_ref)
+
+
+@dataclass(frozen=True)
+class StoredLink:
+    """An edge as stored: ``to_id`` is None while no single page answers to the name."""
+
+    verb: str
+    to_ref: str
+    to_folder: str | None
+    to_id: str | None
+    origin: str
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def _split_target(raw: str, folders: Collection[str]) -> tuple[str | None, str]:
+    """``"people/alice-chen.md"`` -> ``("people", "alice-chen")``; no known folder -> None."""
+    text = raw.strip().removeprefix("knowledge/")
+    if text.lower().endswith(".md"):
+        text = text[:-3]
+    head, sep, tail = text.partition("/")
+    if sep and head in folders and tail and "/" not in tail:
+        return head, tail.strip()
+    return None, text.strip()
+
+
+def _field_values(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if v is not None and str(v).strip()]
+    return [str(value)] if str(value).strip() else []
+
+
+def _clean_value(value: str) -> str:
+    """A link field value as models write it: ``[[Alice Chen|Alice]]`` -> ``Alice Chen``."""
+    text = value.strip()
+    if match := _WIKILINK.fullmatch(text):
+        return match.group(1).strip()
+    if match := _MDLINK.fullmatch(text):
+        return match.group(2).strip()
+    return text
+
+
+def _wikilink_ref(match: re.Match[str], verb: str, folders: Collection[str]) -> LinkRef | None:
+    folder, name = _split_target(match.group(1), folders)
+    return LinkRef(verb, name, folder, "wikilink") if name else None
+
+
+def _mdlink_ref(target: str, verb: str, current: str, folders: Collection[str]) -> LinkRef | None:
+    """A markdown link target naming a page: ``../people/alice-chen.md``, ``people/x``,
+    ``alice-chen.md`` (same folder). URLs, anchors and other files are not pages."""
+    if _URL_SCHEME.match(target) or target.startswith(("#", "//")):
+        return None
+    path = unquote(target.split("#", 1)[0].split("?", 1)[0])
+    parts = [p for p in path.split("/") if p not in ("", ".", "..")]
+    if parts and parts[0] == "knowledge":
+        parts = parts[1:]
+    if not parts:
+        return None
+    last = parts[-1]
+    is_md = last.lower().endswith(".md")
+    if is_md:
+        last = last[:-3]
+    elif "." in last:  # another kind of file (image, pdf, ...)
+        return None
+    if len(parts) >= 2 and parts[-2] in folders:
+        folder: str | None = parts[-2]
+    elif len(parts) == 1 and is_md:
+        folder = current
+    else:
+        return None
+    return LinkRef(verb, last.strip(), folder, "mdlink") if last.strip() else None
+
+
+def _capitalised_name(text: str) -> str | None:
+    """The run of capitalised words at the start of ``text`` ("Alice Chen, VP" -> "Alice Chen")."""
+    words: list[str] = []
+    pos = 0
+    while len(words) < _MAX_NAME_WORDS:
+        gap = pos
+        while gap < len(text) and text[gap] in " \t":
+            gap += 1
+        if words and gap == pos:  # words must be separated by a space
+            break
+        match = _WORD.match(text, gap)
+        if match is None or not match.group(0)[0].isupper():
+            break
+        word = match.group(0)
+        stripped = _POSSESSIVE.sub("", word)
+        words.append(stripped)
+        pos = match.end()
+        if stripped != word:  # "Alice's team": the name ends at the possessive
+            break
+    return " ".join(words) or None
+
+
+def _pattern(phrase: str) -> re.Pattern[str]:
+    words = [re.escape(w) for w in phrase.split()]
+    return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
+
+
+def _prose_refs(text: str, folder: FolderSpec, folders: Collection[str]) -> Iterator[LinkRef]:
+    for link_verb in folder.link_verbs:
+        for phrase in link_verb.patterns:
+            if not phrase.strip():
+                continue
+            for hit in _pattern(phrase).finditer(text):
+                rest = text[hit.end() :]
+                after = rest.lstrip(" \t:")
+                if wiki := _WIKILINK.match(after):
+                    wfolder, name = _split_target(wiki.group(1), folders)
+                    if name:
+                        yield LinkRef(link_verb.verb, name, wfolder or link_verb.to, "prose")
+                    continue
+                if md := _MDLINK.match(after):
+                    ref = _mdlink_ref(md.group(2), link_verb.verb, folder.name, folders)
+                    if ref is not None:
+                        yield LinkRef(ref.verb, ref.target_ref, ref.to_folder, "prose")
+                    continue
+                if person := _capitalised_name(after):
+                    yield LinkRef(link_verb.verb, person, link_verb.to, "prose")
+
+
+def _link_refs(text: str, current: str, folders: Collection[str]) -> Iterator[LinkRef]:
+    for wiki in _WIKILINK.finditer(text):
+        if ref := _wikilink_ref(wiki, MENTIONS, folders):
+            yield ref
+    for md in _MDLINK.finditer(text):
+        if ref := _mdlink_ref(md.group(2), MENTIONS, current, folders):
+            yield ref
+
+
+def _prose(page: Page) -> list[str]:
+    return [*page.sections.values(), *(entry.text for entry in page.timeline)]
+
+
+def extract_links(page: Page, folder: FolderSpec, schema: Schema) -> list[LinkRef]:
+    """Every outgoing reference of ``page`` (fields, link-verb prose, wikilinks, md links).
+
+    Deterministic, no I/O. One reference per (verb, normalised name, origin), in the
+    order found; references whose name has no letters or digits are dropped.
+    """
+    folders = schema.folder_names
+    refs: list[LinkRef] = []
+    for spec in folder.fields:
+        if not spec.is_link:
+            continue
+        for value in _field_values(page.fields.get(spec.name)):
+            target_folder, name = _split_target(_clean_value(value), folders)
+            refs.append(
+                LinkRef(spec.verb or spec.name, name, target_folder or spec.folder, "field")
+            )
+    texts = _prose(page)
+    for text in texts:
+        refs.extend(_prose_refs(text, folder, folders))
+    for text in texts:
+        refs.extend(_link_refs(text, folder.name, folders))
+    seen: set[tuple[str, str, str]] = set()
+    out: list[LinkRef] = []
+    for ref in refs:
+        key = (ref.verb, ref.norm, ref.origin)
+        if ref.norm and key not in seen:
+            seen.add(key)
+            out.append(ref)
+    return out
+
+
+# --------------------------------------------------------------------------- matching
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A page and the names it answers to (normalised)."""
+
+    id: str
+    folder: str
+    primary: frozenset[str]  # title and slug
+    aliases: frozenset[str]
+
+
+def page_name_set(title: str, slug: str, aliases: Iterable[str] = ()) -> frozenset[str]:
+    """Every normalised name a page answers to (title, slug, aliases)."""
+    names = {normalize_name(title), normalize_name(slug), *(normalize_name(a) for a in aliases)}
+    names.discard("")
+    return frozenset(names)
+
+
+def _slug_guess(norm: str) -> str | None:
+    try:
+        return slugify(norm)
+    except UserError:
+        return None
+
+
+def _lookup(conn: psycopg.Connection[Any], norms: Collection[str]) -> dict[str, _Named]:
+    """Every page answering to one of ``norms`` (plus some near misses; callers check).
+
+    Indexed: slug equality (pages_slug), alias equality (page_aliases_norm), lower-case
+    title equality (pages_lower_title) and trigram similarity (pages_title_trgm), which
+    catches titles that differ from the name only in punctuation.
+    """
+    names = sorted({n for n in norms if n})
+    if not names:
+        return {}
+    slugs = sorted({s for s in map(_slug_guess, names) if s})
+    rows = conn.execute(
+        "SELECT p.id, p.folder, p.title, p.slug FROM pages p WHERE p.slug = ANY(%(slugs)s)"
+        " UNION SELECT p.id, p.folder, p.title, p.slug FROM pages p"
+        "  WHERE lower(p.title) = ANY(%(names)s)"
+        " UNION SELECT p.id, p.folder, p.title, p.slug"
+        "  FROM page_aliases a JOIN pages p ON p.id = a.page_id"
+        "  WHERE a.alias_norm = ANY(%(names)s)"
+        " UNION SELECT p.id, p.folder, p.title, p.slug"
+        "  FROM unnest(%(names)s::text[]) AS q(name)"
+        "  CROSS JOIN LATERAL (SELECT id, folder, title, slug FROM pages"
+        "   WHERE title %% q.name) AS p",
+        {"slugs": slugs, "names": names},
+    ).fetchall()
+    if not rows:
+        return {}
+    ids = [r[0] for r in rows]
+    aliases: dict[str, set[str]] = {}
+    for page_id, alias_norm in conn.execute(
+        "SELECT page_id, alias_norm FROM page_aliases WHERE page_id = ANY(%s)", (ids,)
+    ).fetchall():
+        aliases.setdefault(page_id, set()).add(alias_norm)
+    out: dict[str, _Named] = {}
+    for page_id, folder, title, slug in rows:
+        primary = page_name_set(title, slug)
+        out[page_id] = _Named(page_id, folder, primary, frozenset(aliases.get(page_id, ())))
+    return out
+
+
+_SELF = "\x00self"
+
+
+def _choose(pages: Iterable[_Named], norm: str, to_folder: str | None, from_id: str) -> str | None:
+    """The one page a reference means; ``_SELF`` for the page itself; None if unsure."""
+    fitting = [p for p in pages if to_folder is None or p.folder == to_folder]
+    primary = sorted(p.id for p in fitting if norm in p.primary)
+    alias = sorted(p.id for p in fitting if norm in p.aliases and norm not in p.primary)
+    if from_id in primary or from_id in alias:
+        return _SELF
+    for tier in (primary, alias):
+        if len(tier) == 1:
+            return tier[0]
+        if len(tier) > 1:
+            return None  # ambiguous: never guessed
+    return None
+
+
+# --------------------------------------------------------------------------- SQL part
+
+
+def write_links(
+    conn: psycopg.Connection[Any], page_id: str, folder: str, refs: Sequence[LinkRef]
+) -> list[StoredLink]:
+    """Replace every outgoing edge of ``page_id`` with ``refs``, each matched to a page.
+
+    Runs in the caller's transaction. Unmatched (or ambiguous) references are kept with
+    ``to_id`` None; references to the page itself are dropped. Returns what was stored.
+    """
+    unique: dict[tuple[str, str, str], LinkRef] = {}
+    for ref in refs:
+        if ref.origin not in ORIGINS:
+            raise ValueError(f"unknown link origin {ref.origin!r}")
+        if ref.norm:
+            unique.setdefault((ref.verb, ref.norm, ref.origin), ref)
+    pages = _lookup(conn, {ref.norm for ref in unique.values()})
+    stored: list[StoredLink] = []
+    for ref in unique.values():
+        target = _choose(pages.values(), ref.norm, ref.to_folder, page_id)
+        if target == _SELF:
+            continue
+        stored.append(StoredLink(ref.verb, ref.target_ref, ref.to_folder, target, ref.origin))
+    conn.execute("DELETE FROM links WHERE from_id = %s", (page_id,))
+    if stored:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO links (from_id, from_folder, verb, to_id, to_ref, to_ref_norm,"
+                " to_folder, origin) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (
+                        page_id,
+                        folder,
+                        s.verb,
+                        s.to_id,
+                        s.to_ref,
+                        normalize_name(s.to_ref),
+                        s.to_folder,
+                        s.origin,
+                    )
+                    for s in stored
+                ],
+            )
+    return stored
+
+
+def page_names(conn: psycopg.Connection[Any], page_id: str) -> frozenset[str]:
+    """The normalised names ``page_id`` answers to now (empty if it does not exist)."""
+    row = conn.execute("SELECT title, slug FROM pages WHERE id = %s", (page_id,)).fetchone()
+    if row is None:
+        return frozenset()
+    aliases = conn.execute(
+        "SELECT alias_norm FROM page_aliases WHERE page_id = %s", (page_id,)
+    ).fetchall()
+    return page_name_set(row[0], row[1]) | {a for (a,) in aliases if a}
+
+
+def _rewire(
+    conn: psycopg.Connection[Any], page_id: str, names: Collection[str], *, gone: bool
+) -> int:
+    """Re-match every edge that names one of ``names`` or points at ``page_id``.
+
+    ``gone``: treat ``page_id`` as deleted. Returns how many edges changed.
+    """
+    wired = conn.execute(
+        "SELECT DISTINCT to_ref_norm FROM links WHERE to_id = %s", (page_id,)
+    ).fetchall()
+    norms = set(names) | {n for (n,) in wired}
+    norms.discard("")
+    if not norms:
+        return 0
+    pages = _lookup(conn, norms)
+    if gone:
+        pages.pop(page_id, None)
+    # Edges that name these pages: unresolved ones (partial index links_unresolved) and
+    # resolved ones, found through the pages they point at (links_to).
+    rows = conn.execute(
+        "SELECT id, from_id, to_ref_norm, to_folder, to_id FROM links"
+        " WHERE to_id IS NULL AND to_ref_norm = ANY(%(norms)s)"
+        " UNION ALL SELECT id, from_id, to_ref_norm, to_folder, to_id FROM links"
+        " WHERE to_id = ANY(%(ids)s) AND to_ref_norm = ANY(%(norms)s)",
+        {"norms": sorted(norms), "ids": sorted({*pages, page_id})},
+    ).fetchall()
+    updates: list[tuple[str | None, int]] = []
+    deletes: list[tuple[int]] = []
+    for link_id, from_id, norm, to_folder, to_id in rows:
+        target = _choose(pages.values(), norm, to_folder, from_id)
+        if target == _SELF:
+            deletes.append((link_id,))
+        elif target != to_id:
+            updates.append((target, link_id))
+    with conn.cursor() as cur:
+        if updates:
+            cur.executemany("UPDATE links SET to_id = %s WHERE id = %s", updates)
+        if deletes:
+            cur.executemany("DELETE FROM links WHERE id = %s", deletes)
+    return len(updates) + len(deletes)
+
+
+def wire_pending(
+    conn: psycopg.Connection[Any],
+    page_id: str,
+    folder: str,
+    title: str,
+    slug: str,
+    aliases: Iterable[str] = (),
+    previous: Collection[str] = (),
+) -> int:
+    """Re-match the edges the newly written ``page_id`` may be the target of.
+
+    Call after the page's row and aliases are stored. ``previous``: the names it
+    answered to before this write (``page_names`` before the update), so edges that
+    a removed alias made ambiguous are re-matched too. Returns how many edges changed.
+    """
+    del folder  # the stored row carries it; kept in the signature for callers' clarity
+    names = page_name_set(title, slug, aliases) | set(previous)
+    return _rewire(conn, page_id, names, gone=False)
+
+
+def unwire(conn: psycopg.Connection[Any], page_id: str) -> int:
+    """Before deleting ``page_id`` (or renaming it to a new id): re-match the edges that
+    pointed at it or named it, as if it were gone. Its own outgoing edges are left to
+    the cascade. Returns how many edges changed."""
+    return _rewire(conn, page_id, page_names(conn, page_id), gone=True)
+
+
+def link_page(
+    conn: psycopg.Connection[Any],
+    page_id: str,
+    page: Page,
+    folder: FolderSpec,
+    schema: Schema,
+    slug: str,
+    previous: Collection[str] = (),
+) -> list[StoredLink]:
+    """``write_links`` + ``wire_pending`` for one written page (see the module docstring)."""
+    stored = write_links(conn, page_id, folder.name, extract_links(page, folder, schema))
+    wire_pending(conn, page_id, folder.name, page.title, slug, page.aliases, previous)
+    return stored
+
+
+def folder_link_verbs(schema: Schema) -> Mapping[str, tuple[str, ...]]:
+    """Verbs each folder's pages can carry (fields and link_verbs), for tool descriptions."""
+    out: dict[str, tuple[str, ...]] = {}
+    for spec in schema.folders:
+        verbs = [f.verb or f.name for f in spec.fields if f.is_link]
+        verbs += [v.verb for v in spec.link_verbs]
+        out[spec.name] = tuple(dict.fromkeys([*verbs, MENTIONS]))
+    return out
