@@ -217,7 +217,7 @@ def _embedding(
         problems.add("embedding.provider", f"{provider!r} is not one of {EMBEDDING_PROVIDERS}")
     dims = _positive_int(block, "dims", "embedding", problems)
     batch = _positive_int(block, "batch_size", "embedding", problems)
-    options = {"provider": provider, "dims": dims or 384, "batch_size": batch or 64}
+    options = {"provider": provider, "dims": dims, "batch_size": batch or 64}
     base_url, api_key = endpoint.base_url, endpoint.api_key
     if provider == "openai":
         # An OpenAI-compatible embedder usually lives next to the chat model.
