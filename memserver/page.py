@@ -43,7 +43,8 @@ import yaml
 from memserver.errors import PageValidationError, Problem, UserError
 from memserver.frontmatter import as_date, date_in_name, dump_yaml, frontmatter_end, load_yaml
 from memserver.layout import slugify
-from memserver.schema import RESERVED_SECTIONS, FieldSpec, FolderSpec, json_problems
+from memserver.problems import json_problems
+from memserver.schema import RESERVED_SECTIONS, FieldSpec, FolderSpec
 
 __all__ = [
     "Chunk",

@@ -13,12 +13,11 @@ the YAML line, and what to write instead.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 import string
 import zoneinfo
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -29,6 +28,14 @@ import yaml
 
 from memserver.errors import NotFoundError, Problem, SchemaError
 from memserver.layout import name_problem
+from memserver.problems import (
+    Path_,
+    YamlMarks,
+    index_lines,
+    json_problems,
+    problem,
+    suggest,
+)
 
 FIELD_TYPES = ("string", "text", "date", "number", "bool", "enum", "list", "link", "links")
 LINK_TYPES = ("link", "links")
@@ -38,16 +45,6 @@ RESERVED_FIELDS = ("title", "type", "aliases", "sources")
 RESERVED_SECTIONS = ("Timeline", "Open Questions")
 # Token scopes besides folder names (see tokens); a folder may not be called this.
 RESERVED_FOLDERS = ("source",)
-
-Path_ = tuple[str | int, ...]
-
-
-class _Marks(dict[Path_, int]):
-    """Line (1-based) of every key and item, plus the raw text of every scalar."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.raw: dict[Path_, str] = {}
 
 
 @dataclass(frozen=True)
@@ -235,10 +232,10 @@ def parse_schema(text: str, source: str = "schema.yaml") -> Schema:
         ) from None
     finally:
         loader.dispose()
-    lines = _Marks()
+    lines = YamlMarks()
     problems: list[Problem] = []
     if node is not None:
-        _index_lines(node, (), lines, problems)
+        index_lines(node, (), lines, problems)
     if not isinstance(data, dict):
         problems.append(
             Problem("schema.yaml", "must be a mapping with a folders: list", "see example_kb/", 1)
@@ -252,62 +249,11 @@ def parse_schema(text: str, source: str = "schema.yaml") -> Schema:
     return _build(data)
 
 
-# --- line numbers -------------------------------------------------------------------
+# --- pass 1: JSON Schema -------------------------------------------------------------
 
 
-def _index_lines(node: yaml.Node, path: Path_, lines: _Marks, problems: list[Problem]) -> None:
-    """Record the 1-based line of every key and item; flag duplicate keys (YAML keeps the last)."""
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.ScalarNode):
-        lines.raw[path] = str(node.value)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            child = (*path, key)
-            if key in seen:
-                problems.append(
-                    Problem(
-                        _location(child),
-                        f"key {key!r} appears twice (YAML silently keeps only the last)",
-                        "remove or rename one of them",
-                        key_node.start_mark.line + 1,
-                    )
-                )
-            seen.add(key)
-            lines[child] = key_node.start_mark.line + 1
-            _index_lines(value_node, child, lines, problems)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _index_lines(item, (*path, index), lines, problems)
-
-
-def _line(lines: Mapping[Path_, int], path: Sequence[str | int]) -> int | None:
-    probe = tuple(path)
-    while probe not in lines and probe:
-        probe = probe[:-1]
-    return lines.get(probe)
-
-
-def _location(path: Sequence[str | int]) -> str:
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "schema.yaml"
-
-
-def _problem(
-    lines: Mapping[Path_, int], path: Sequence[str | int], message: str, fix: str = ""
-) -> Problem:
-    return Problem(_location(path), message, fix, _line(lines, path))
-
-
-def _suggest(word: str, options: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}? " if close else ""
+def _meta_problems(data: Any, lines: YamlMarks) -> list[Problem]:
+    return json_problems(_validator(), data, lines=lines)
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:
@@ -318,137 +264,6 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
             seen.add((p.location, p.message))
             out.append(p)
     return out
-
-
-# --- pass 1: JSON Schema -------------------------------------------------------------
-
-_JSON_TYPES = {
-    "string": "a string",
-    "number": "a number",
-    "integer": "a whole number",
-    "boolean": "true or false",
-    "array": "a list",
-    "object": "a mapping",
-    "null": "nothing",
-}
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, int | float):
-        return f"the number {value}"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
-
-
-def _meta_problems(data: Any, lines: _Marks) -> list[Problem]:
-    return json_problems(_validator(), data, lines=lines)
-
-
-def json_problems(
-    validator: jsonschema.protocols.Validator,
-    instance: Any,
-    prefix: Sequence[str | int] = (),
-    lines: Mapping[Path_, int] | None = None,
-    noun: str = "key",
-) -> list[Problem]:
-    """Every JSON Schema error of ``instance`` as a Problem with a location and a fix.
-
-    Shared by schema.yaml validation and page validation (compiled folder schemas).
-    ``prefix`` is put in front of each location (``fields`` gives ``fields.role``);
-    a schema node may carry ``x-hint`` (the fix) and ``x-message`` for pattern errors.
-    """
-    marks = lines if lines is not None else _Marks()
-    out: list[Problem] = []
-    for err in validator.iter_errors(instance):
-        out.extend(_translate(err, marks, list(prefix), noun))
-    return out
-
-
-def _translate(
-    err: jsonschema.ValidationError, lines: Mapping[Path_, int], prefix: list[str | int], noun: str
-) -> Iterator[Problem]:
-    path: list[str | int] = [*prefix, *err.absolute_path]
-    kind = err.validator
-    schema: Mapping[str, Any] = err.schema if isinstance(err.schema, Mapping) else {}
-    if kind == "required":
-        props = schema.get("properties", {})
-        for key in err.validator_value:
-            if isinstance(err.instance, dict) and key not in err.instance:
-                desc = props.get(key, {}).get("description", "")
-                fix = f"add `{key}:`" + (f" ({desc})" if desc else "")
-                yield _problem(lines, [*path, key], f"missing required {noun} {key!r}", fix)
-    elif kind == "additionalProperties":
-        allowed = sorted(schema.get("properties", {}))
-        for key in err.instance:
-            if key not in allowed:
-                known = (
-                    f"allowed {noun}s: {', '.join(allowed)}" if allowed else f"this has no {noun}s"
-                )
-                fix = f"{_suggest(str(key), allowed)}{known}"
-                yield _problem(lines, [*path, key], f"unknown {noun} {key!r}", fix)
-    elif kind == "type":
-        wanted = (
-            err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
-        )
-        names = " or ".join(_JSON_TYPES.get(str(t), str(t)) for t in wanted)
-        fix = f"write {names}"
-        if "string" in wanted and isinstance(err.instance, bool | int | float):
-            raw = lines.raw.get(tuple(path)) if isinstance(lines, _Marks) else None
-            shown = raw or (
-                str(err.instance).lower() if isinstance(err.instance, bool) else str(err.instance)
-            )
-            fix += f' (quote it: "{shown}")'
-        elif "array" in wanted:
-            fix += ", e.g. [a, b]"
-        yield _problem(lines, path, f"expected {names}, got {_type_name(err.instance)}", fix)
-    elif kind == "enum":
-        options = [str(v) for v in err.validator_value]
-        fix = f"{_suggest(str(err.instance), options)}use one of: {', '.join(options)}"
-        yield _problem(lines, path, f"{err.instance!r} is not allowed", fix)
-    elif kind == "pattern":
-        hint = schema.get("x-hint", f"match {err.validator_value}")
-        message = schema.get("x-message", "is not a valid name")
-        yield _problem(lines, path, f"{err.instance!r} {message}", hint)
-    elif kind == "format" and err.validator_value == "date":
-        yield _problem(
-            lines,
-            path,
-            f"{err.instance!r} is not a valid date",
-            "write YYYY-MM-DD, e.g. 2026-09-08",
-        )
-    elif kind == "uniqueItems":
-        yield _problem(lines, path, "the list repeats a value", "list each value once")
-    elif kind == "minimum":
-        yield _problem(
-            lines,
-            path,
-            f"{err.instance} is below {err.validator_value}",
-            f"use a number >= {err.validator_value}",
-        )
-    elif kind == "exclusiveMinimum":
-        yield _problem(
-            lines,
-            path,
-            f"{err.instance} must be greater than {err.validator_value}",
-            f"use a number > {err.validator_value}, e.g. 1.0",
-        )
-    elif kind == "minItems":
-        yield _problem(
-            lines, path, "the list is empty", f"give at least {err.validator_value} item(s)"
-        )
-    elif kind == "minLength":
-        yield _problem(lines, path, "the text is empty", "write a non-empty value")
-    else:
-        yield _problem(lines, path, err.message)
 
 
 # --- pass 2: what JSON Schema cannot check ------------------------------------------------
@@ -474,7 +289,7 @@ def _semantic_problems(data: dict[str, Any], lines: Mapping[Path_, int]) -> Iter
             continue
         at: list[str | int] = ["folders", index, "name"]
         if name in first:
-            yield _problem(
+            yield problem(
                 lines,
                 at,
                 f"folder name {name!r} is already used by folders[{first[name]}]",
@@ -483,7 +298,7 @@ def _semantic_problems(data: dict[str, Any], lines: Mapping[Path_, int]) -> Iter
         else:
             first[name] = index
         if name in RESERVED_FOLDERS:
-            yield _problem(
+            yield problem(
                 lines,
                 at,
                 f"folder name {name!r} is reserved (token scope for raw sources)",
@@ -497,8 +312,8 @@ def _check_timezone(tz: str, lines: Mapping[Path_, int]) -> Iterator[Problem]:
     try:
         zoneinfo.ZoneInfo(tz)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        hint = _suggest(tz, sorted(zoneinfo.available_timezones()))
-        yield _problem(
+        hint = suggest(tz, sorted(zoneinfo.available_timezones()))
+        yield problem(
             lines,
             ["timezone"],
             f"unknown time zone {tz!r}",
@@ -517,14 +332,14 @@ def _check_folder(
         at: list[str | int] = [*base, "fields", j]
         if isinstance(name, str):
             if name in declared:
-                yield _problem(
+                yield problem(
                     lines,
                     [*at, "name"],
                     f"field {name!r} is declared twice",
                     "remove or rename one",
                 )
             elif name in RESERVED_FIELDS:
-                yield _problem(
+                yield problem(
                     lines,
                     [*at, "name"],
                     f"field name {name!r} is reserved (every page has it)",
@@ -536,14 +351,14 @@ def _check_folder(
     if isinstance(date_field, str):
         declared_type = declared.get(date_field)
         if declared_type is not None and declared_type not in ("date", ""):
-            yield _problem(
+            yield problem(
                 lines,
                 [*base, "date_field"],
                 f"date_field {date_field!r} names {_article(declared_type)} field, not a date field",
                 f"set that field's type to date, or point date_field at a date field ({_names_of(declared, 'date')})",
             )
         elif declared_type is None and name_problem(date_field) is not None:
-            yield _problem(
+            yield problem(
                 lines,
                 [*base, "date_field"],
                 f"{date_field!r} is not a valid field name",
@@ -561,21 +376,21 @@ def _check_folder(
             if not isinstance(heading, str):
                 continue
             if heading.strip() in RESERVED_SECTIONS:
-                yield _problem(
+                yield problem(
                     lines,
                     [*base, "sections", j],
                     f"section {heading!r} is built into every page",
                     "remove it; use timeline: true/false for the timeline",
                 )
             if heading.strip() != heading:
-                yield _problem(
+                yield problem(
                     lines,
                     [*base, "sections", j],
                     f"section {heading!r} has surrounding spaces",
                     "trim it",
                 )
             if heading in seen:
-                yield _problem(
+                yield problem(
                     lines,
                     [*base, "sections", j],
                     f"section {heading!r} is listed twice",
@@ -585,11 +400,11 @@ def _check_folder(
     for j, verb in _dicts(folder.get("link_verbs")):
         target = verb.get("to")
         if isinstance(target, str) and target not in folder_names:
-            yield _problem(
+            yield problem(
                 lines,
                 [*base, "link_verbs", j, "to"],
                 f"link verb points to unknown folder {target!r}",
-                f"{_suggest(target, folder_names)}use one of: {', '.join(folder_names)}",
+                f"{suggest(target, folder_names)}use one of: {', '.join(folder_names)}",
             )
 
 
@@ -609,29 +424,29 @@ def _check_field(
     if ftype == "enum":
         values = spec.get("values")
         if not values:
-            yield _problem(
+            yield problem(
                 lines,
                 [*at, "values"] if "values" in spec else at,
                 "an enum field needs its allowed values",
                 "add values: [first, second]",
             )
         elif isinstance(values, list) and len(set(map(str, values))) != len(values):
-            yield _problem(lines, [*at, "values"], "enum values repeat", "list each value once")
+            yield problem(lines, [*at, "values"], "enum values repeat", "list each value once")
     if ftype in LINK_TYPES:
         target = spec.get("folder")
         if target is None:
-            yield _problem(
+            yield problem(
                 lines,
                 at,
                 f"a {ftype} field needs the folder it points to",
                 f"add folder: <one of {', '.join(folder_names)}>",
             )
         elif isinstance(target, str) and target not in folder_names:
-            yield _problem(
+            yield problem(
                 lines,
                 [*at, "folder"],
                 f"{ftype} field points to unknown folder {target!r}",
-                f"{_suggest(target, folder_names)}use one of: {', '.join(folder_names)}",
+                f"{suggest(target, folder_names)}use one of: {', '.join(folder_names)}",
             )
 
 
@@ -645,13 +460,13 @@ def _check_slug(
     try:
         placeholders = slug_placeholders(slug)
     except ValueError as exc:
-        yield _problem(
+        yield problem(
             lines, at, f"slug template {slug!r} is malformed: {exc}", 'write e.g. "{date}-{title}"'
         )
         return
     allowed = ["title", *declared]
     if not placeholders:
-        yield _problem(
+        yield problem(
             lines,
             at,
             f"slug {slug!r} has no placeholder, so every page would get the same file name",
@@ -659,22 +474,22 @@ def _check_slug(
         )
     for name in placeholders:
         if name == "date" and not isinstance(date_field, str) and "date" not in declared:
-            yield _problem(
+            yield problem(
                 lines,
                 at,
                 "slug uses {date} but the folder has no date_field",
                 "add date_field: date (a date field), or remove {date} from the slug",
             )
         elif name != "date" and name not in allowed:
-            yield _problem(
+            yield problem(
                 lines,
                 at,
                 f"slug placeholder {{{name}}} is not a field of this folder",
-                f"{_suggest(name, allowed)}use {{title}}, {{date}} or a field: {', '.join(declared) or 'none declared'}",
+                f"{suggest(name, allowed)}use {{title}}, {{date}} or a field: {', '.join(declared) or 'none declared'}",
             )
     literal = re.sub(r"\{[^{}]*\}", "", slug)
     if "/" in literal or "\\" in literal or ".." in literal or slug.startswith("."):
-        yield _problem(
+        yield problem(
             lines,
             at,
             f"slug {slug!r} would leave the folder",
