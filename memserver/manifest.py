@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -103,13 +104,18 @@ class ScanResult:
 
 @dataclass(frozen=True)
 class _Observed:
-    """What a file holds right now."""
+    """What a file holds right now (its date is only worked out when it is needed)."""
 
+    rel: str
     hash: str
     size: int
-    doc_date: datetime.date
+    mtime: float
     text: str | None
     error: str | None
+
+    @functools.cached_property
+    def doc_date(self) -> datetime.date:
+        return _doc_date(self.rel, self.text, self.mtime)
 
 
 def _now() -> str:
@@ -136,23 +142,22 @@ def _doc_date(rel: str, text: str | None, mtime: float) -> datetime.date:
 
 def _observe(rel: str, full: Path, root: Path) -> _Observed:
     """Hash and decode one file; anything unreadable becomes an error, never an exception."""
+    now = time.time()
     try:
         resolved = full.resolve(strict=True)
     except (OSError, RuntimeError):
-        return _Observed("", 0, datetime.date.today(), None, "broken symlink; fix or delete it")
+        return _Observed(rel, "", 0, now, None, "broken symlink; fix or delete it")
     if not resolved.is_relative_to(root):
-        return _Observed(
-            "", 0, datetime.date.today(), None, "symlink points outside source/; copy the file in"
-        )
+        return _Observed(rel, "", 0, now, None, "symlink points outside source/; copy the file in")
     try:
-        info = full.stat()
+        mtime = full.stat().st_mtime
         data = full.read_bytes()
     except OSError as exc:
-        return _Observed("", 0, datetime.date.today(), None, f"cannot read the file: {exc}")
+        return _Observed(rel, "", 0, now, None, f"cannot read the file: {exc}")
     digest, size = _sha256(data), len(data)
     if b"\x00" in data:
         error = "binary file (contains NUL bytes); only UTF-8 text can be ingested"
-        return _Observed(digest, size, _doc_date(rel, None, info.st_mtime), None, error)
+        return _Observed(rel, digest, size, mtime, None, error)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -160,8 +165,8 @@ def _observe(rel: str, full: Path, root: Path) -> _Observed:
             f"not UTF-8 text (invalid byte at offset {exc.start}); "
             "convert it, e.g. iconv -f CP1251 -t UTF-8"
         )
-        return _Observed(digest, size, _doc_date(rel, None, info.st_mtime), None, error)
-    return _Observed(digest, size, _doc_date(rel, text, info.st_mtime), text, None)
+        return _Observed(rel, digest, size, mtime, None, error)
+    return _Observed(rel, digest, size, mtime, text, None)
 
 
 def _requeued(entry: SourceEntry) -> Status:
