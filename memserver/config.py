@@ -217,7 +217,7 @@ def _embedding(
         problems.add("embedding.provider", f"{provider!r} is not one of {EMBEDDING_PROVIDERS}")
     dims = _positive_int(block, "dims", "embedding", problems)
     batch = _positive_int(block, "batch_size", "embedding", problems)
-    options = {"provider": provider, "dims": dims, "batch_size": batch or 64}
+    options = {**endpoint.options, "provider": provider, "dims": dims, "batch_size": batch or 64}
     base_url, api_key = endpoint.base_url, endpoint.api_key
     if provider == "openai":
         # An OpenAI-compatible embedder usually lives next to the chat model.
@@ -272,11 +272,11 @@ def _endpoint(
     base_url = _opt_str(block, "base_url", prefix, problems)
     if base_url is not None and not _is_http_url(base_url):
         problems.add(f"{prefix}base_url", f"{base_url!r} is not an http(s) URL")
-    key_env = _opt_str(block, "api_key_env", prefix, problems)
-    api_key = env.get(key_env or _DEFAULT_KEY_ENV[name]) or None
-    if key_env and api_key is None and base_url:
-        problems.add(f"{prefix}api_key_env", f"names {key_env}, which is not set")
-    options: dict[str, Any] = {}
+    # A missing key is not an error here: local providers need none, and a provider
+    # that does answers 401, which the client reports naming this variable.
+    key_env = _opt_str(block, "api_key_env", prefix, problems) or _DEFAULT_KEY_ENV[name]
+    api_key = env.get(key_env) or None
+    options: dict[str, Any] = {"api_key_env": key_env}
     if name == "laya":
         options["threshold"] = _fraction(block, "threshold", prefix, 0.5, problems)
         options["min_confidence"] = _fraction(block, "min_confidence", prefix, None, problems)

@@ -441,7 +441,8 @@ class LLMClient:
             status = exc.status_code
             detail = _error_detail(exc)
             hint = {
-                401: f"check the API key (the variable named by {name}.api_key_env)",
+                401: "check the API key in $"
+                + str(self.endpoint.options.get("api_key_env", f"{name}.api_key_env")),
                 403: f"check the API key's permissions for model {self.model}",
                 404: f"check {name}.base_url (it usually ends in /v1) and {name}.model",
             }.get(status, "")
