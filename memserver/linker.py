@@ -95,7 +95,7 @@ class StoredLink:
 # --------------------------------------------------------------------------- extraction
 
 
-def _split_target(raw: str, folders: Collection[str]) -> tuple[str | None, str]:
+def split_target(raw: str, folders: Collection[str]) -> tuple[str | None, str]:
     """``"people/alice-chen.md"`` -> ``("people", "alice-chen")``; no known folder -> None."""
     text = raw.strip().removeprefix("knowledge/")
     if text.lower().endswith(".md"):
@@ -114,7 +114,7 @@ def _field_values(value: Any) -> list[str]:
     return [str(value)] if str(value).strip() else []
 
 
-def _clean_value(value: str) -> str:
+def clean_ref(value: str) -> str:
     """A link field value as models write it: ``[[Alice Chen|Alice]]`` -> ``Alice Chen``."""
     text = value.strip()
     if match := _WIKILINK.fullmatch(text):
@@ -125,7 +125,7 @@ def _clean_value(value: str) -> str:
 
 
 def _wikilink_ref(match: re.Match[str], verb: str, folders: Collection[str]) -> LinkRef | None:
-    folder, name = _split_target(match.group(1), folders)
+    folder, name = split_target(match.group(1), folders)
     return LinkRef(verb, name, folder, "wikilink") if name else None
 
 
@@ -191,7 +191,7 @@ def _prose_refs(text: str, folder: FolderSpec, folders: Collection[str]) -> Iter
                 rest = text[hit.end() :]
                 after = rest.lstrip(" \t:")
                 if wiki := _WIKILINK.match(after):
-                    wfolder, name = _split_target(wiki.group(1), folders)
+                    wfolder, name = split_target(wiki.group(1), folders)
                     if name:
                         yield LinkRef(link_verb.verb, name, wfolder or link_verb.to, "prose")
                     continue
@@ -229,7 +229,7 @@ def extract_links(page: Page, folder: FolderSpec, schema: Schema) -> list[LinkRe
         if not spec.is_link:
             continue
         for value in _field_values(page.fields.get(spec.name)):
-            target_folder, name = _split_target(_clean_value(value), folders)
+            target_folder, name = split_target(clean_ref(value), folders)
             refs.append(
                 LinkRef(spec.verb or spec.name, name, target_folder or spec.folder, "field")
             )

@@ -10,8 +10,17 @@ import datetime as dt
 from typing import Any
 
 from memserver.db import Database, normalize_name
+from memserver.embed import Embedder
 from memserver.linker import link_page, page_names, unwire
-from memserver.page import Page, TimelineEntry, content_hash, effective_date, page_slug, render_page
+from memserver.page import (
+    Page,
+    TimelineEntry,
+    chunk_page,
+    content_hash,
+    effective_date,
+    page_slug,
+    render_page,
+)
 from memserver.schema import Schema, parse_schema
 
 SCHEMA = parse_schema(
@@ -121,8 +130,28 @@ class PageWriter:
                     " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
                     (page_id, folder, alias, normalize_name(alias)),
                 )
+            conn.execute("DELETE FROM chunks WHERE page_id = %s", (page_id,))
+            day = effective_date(page, spec, slug)
+            for chunk in chunk_page(page):
+                conn.execute(
+                    "INSERT INTO chunks (page_id, folder, ordinal, section, text, effective_date)"
+                    " VALUES (%s, %s, %s, %s, %s, %s)",
+                    (page_id, folder, chunk.ordinal, chunk.section, chunk.text, chunk.date or day),
+                )
             link_page(conn, page_id, page, spec, self.schema, slug, previous)
         return page_id
+
+    def embed(self, embedder: Embedder) -> None:
+        """Embed every stale chunk (what reindex does)."""
+        self.db.ensure_embedding(embedder.name, embedder.dims)
+        with self.db.transaction() as conn:
+            rows = conn.execute("SELECT id, text FROM chunks WHERE stale").fetchall()
+            vectors = embedder.embed_passages([text for _, text in rows])
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "UPDATE chunks SET embedding = %s, stale = false WHERE id = %s",
+                    [(v, i) for (i, _), v in zip(rows, vectors, strict=True)],
+                )
 
     def delete(self, page_id: str) -> None:
         with self.db.transaction() as conn:

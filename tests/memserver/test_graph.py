@@ -1,0 +1,143 @@
+"""Reading the graph: neighbours (direction, verbs, depth, scope) and entity pages."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from memserver.db import Database
+from memserver.errors import NotFoundError, UserError
+from memserver.graph import Edge, entity_pages, neighbors
+from tests.memserver.graph_pages import PageWriter, company, meeting, person
+
+
+@pytest.fixture
+def world(database: Database) -> PageWriter:
+    w = PageWriter(database)
+    w.put("companies", company("Globex"))
+    w.put("people", person("Alice Chen", company="Globex"))
+    w.put("people", person("Bob Martinez", reports_to="Alice Chen", summary="Works at Globex."))
+    w.put("people", person("Carol Diaz", summary="Carol reports to Alice Chen."))
+    w.put("meetings", meeting("Kickoff", "2026-09-08", ("Alice Chen", "Bob Martinez")))
+    w.put("meetings", meeting("Review", "2026-09-20", ("Alice Chen",), summary="[[Globex]]"))
+    w.put("meetings", meeting("Standup", "2026-09-25", ("Bob Martinez", "Nobody Known")))
+    return w
+
+
+def _triples(edges: list[Edge]) -> set[tuple[str, str, str, int]]:
+    return {(e.from_id, e.verb, e.to_id, e.depth) for e in edges}
+
+
+def test_outgoing_edges_of_a_page(world: PageWriter) -> None:
+    edges = neighbors(world.db, "people/bob-martinez", None, direction="out")
+    assert _triples(edges) == {
+        ("people/bob-martinez", "reports_to", "people/alice-chen", 1),
+        ("people/bob-martinez", "works_at", "companies/globex", 1),
+    }
+    assert {e.to_title for e in edges} == {"Alice Chen", "Globex"}
+
+
+def test_incoming_edges_with_a_verb_filter(world: PageWriter) -> None:
+    edges = neighbors(world.db, "people/alice-chen", None, verbs=["reports_to"], direction="in")
+    assert _triples(edges) == {
+        ("people/bob-martinez", "reports_to", "people/alice-chen", 1),
+        ("people/carol-diaz", "reports_to", "people/alice-chen", 1),
+    }
+
+
+def test_both_directions_and_unresolved_edges_left_out(world: PageWriter) -> None:
+    edges = neighbors(world.db, "meetings/2026-09-25-standup", None)
+    assert _triples(edges) == {
+        ("meetings/2026-09-25-standup", "attended", "people/bob-martinez", 1),
+    }
+
+
+def test_one_edge_written_two_ways_is_listed_once_with_its_origins(world: PageWriter) -> None:
+    world.put("people", person("Dan Wu", reports_to="Alice Chen", summary="Reports to Alice Chen."))
+    edges = neighbors(world.db, "people/dan-wu", None, direction="out")
+    assert [(e.verb, e.to_id, e.origins) for e in edges] == [
+        ("reports_to", "people/alice-chen", ("field", "prose"))
+    ]
+
+
+def test_depth_two_follows_the_neighbours(world: PageWriter) -> None:
+    edges = neighbors(world.db, "people/carol-diaz", None, direction="out", depth=2)
+    assert _triples(edges) == {
+        ("people/carol-diaz", "reports_to", "people/alice-chen", 1),
+        ("people/alice-chen", "works_at", "companies/globex", 2),
+    }
+    both = neighbors(world.db, "people/carol-diaz", None, depth=2)
+    assert ("meetings/2026-09-08-kickoff", "attended", "people/alice-chen", 2) in _triples(both)
+    assert all(e.depth == 1 for e in both if "people/carol-diaz" in (e.from_id, e.to_id))
+
+
+def test_an_edge_appears_only_when_both_ends_are_in_scope(world: PageWriter) -> None:
+    edges = neighbors(world.db, "people/alice-chen", {"people"})
+    assert {e.from_id.split("/")[0] for e in edges} == {"people"}
+    assert {e.to_id.split("/")[0] for e in edges} == {"people"}
+    assert len(edges) == 2  # Bob and Carol report to her; meetings and Globex are hidden
+    deep = neighbors(world.db, "people/carol-diaz", {"people"}, depth=2)
+    assert all(not e.to_id.startswith(("companies/", "meetings/")) for e in deep)
+    assert all(not e.from_id.startswith(("companies/", "meetings/")) for e in deep)
+
+
+def test_a_start_page_out_of_scope_is_reported_like_a_missing_one(world: PageWriter) -> None:
+    with pytest.raises(NotFoundError) as hidden:
+        neighbors(world.db, "companies/globex", {"people"})
+    with pytest.raises(NotFoundError) as missing:
+        neighbors(world.db, "companies/nothing", {"people"})
+    assert str(hidden.value).replace("globex", "X") == str(missing.value).replace("nothing", "X")
+
+
+def test_bad_direction_and_depth_are_user_errors(world: PageWriter) -> None:
+    with pytest.raises(UserError, match="direction"):
+        neighbors(world.db, "people/alice-chen", None, direction="sideways")
+    with pytest.raises(UserError, match="depth"):
+        neighbors(world.db, "people/alice-chen", None, depth=3)
+
+
+def test_neighbors_accepts_a_connection(world: PageWriter) -> None:
+    with world.db.connection() as conn:
+        edges = neighbors(conn, "companies/globex", None, direction="in")
+    assert {e.from_id for e in edges} == {
+        "people/alice-chen",
+        "people/bob-martinez",
+        "meetings/2026-09-20-review",
+    }
+
+
+def test_entity_pages_lists_the_meetings_with_a_person_newest_first(world: PageWriter) -> None:
+    alice = entity_pages(world.db, "people/alice-chen", "meetings")
+    assert alice == ["meetings/2026-09-20-review", "meetings/2026-09-08-kickoff"]
+    # The newer standup without Alice never competes.
+    assert "meetings/2026-09-25-standup" not in alice
+    bob = entity_pages(world.db, "people/bob-martinez", "meetings", newest_first=False)
+    assert bob == ["meetings/2026-09-08-kickoff", "meetings/2026-09-25-standup"]
+
+
+def test_entity_pages_with_verbs_direction_and_window(world: PageWriter) -> None:
+    reports = entity_pages(
+        world.db, "people/alice-chen", "people", verbs=["reports_to"], direction="in"
+    )
+    assert reports == ["people/bob-martinez", "people/carol-diaz"]
+    assert entity_pages(world.db, "people/bob-martinez", "people", direction="in") == []
+    window = entity_pages(
+        world.db,
+        "people/alice-chen",
+        "meetings",
+        start=dt.date(2026, 9, 1),
+        end=dt.date(2026, 9, 10),
+    )
+    assert window == ["meetings/2026-09-08-kickoff"]
+    assert entity_pages(world.db, "people/alice-chen", "meetings", limit=1) == [
+        "meetings/2026-09-20-review"
+    ]
+
+
+def test_entity_pages_respects_scope(world: PageWriter) -> None:
+    assert entity_pages(world.db, "people/alice-chen", "meetings", folders={"people"}) == []
+    assert entity_pages(world.db, "people/alice-chen", "meetings", folders={"meetings"}) == []
+    assert entity_pages(
+        world.db, "people/alice-chen", "meetings", folders={"meetings", "people"}
+    ) == ["meetings/2026-09-20-review", "meetings/2026-09-08-kickoff"]
