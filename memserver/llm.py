@@ -10,8 +10,8 @@ LM Studio, OpenRouter, DeepSeek). What it adds on top:
 - bounded retries with exponential backoff on 429, 5xx, timeouts and refused
   connections (``Retry-After`` honoured, capped);
 - errors name the integration and endpoint URL and say what to check;
-- a per-run ``TokenBudget``: a call that would start beyond the budget raises
-  ``BudgetExceeded`` instead of spending.
+- a per-run ``TokenBudget`` (``memserver.budget``, re-exported here): a call that
+  would start beyond the budget raises ``BudgetExceeded`` instead of spending.
 
 ``Reranker`` calls an optional ``POST {base_url}/rerank`` (Jina, Cohere, vLLM and TEI
 shapes) directly through ``httpx2``.
@@ -23,7 +23,6 @@ import json
 import logging
 import random
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,8 +32,23 @@ import httpx2
 import openai
 
 from memserver import tls
+from memserver.budget import TokenBudget, estimate_tokens, usage_tokens
 from memserver.config import EndpointSettings
-from memserver.errors import BudgetExceeded, ConfigError, LLMError
+from memserver.errors import ConfigError, LLMError
+
+__all__ = [
+    "ChatResult",
+    "LLMClient",
+    "Reranker",
+    "TokenBudget",
+    "ToolCall",
+    "estimate_tokens",
+    "extract_json_object",
+    "retry_after",
+    "root_message",
+    "strip_think",
+    "usage_tokens",
+]
 
 log = logging.getLogger(__name__)
 
@@ -44,76 +58,6 @@ RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 _THINK_TAGS = ("think", "thinking")
 _THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.S | re.I)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-
-
-# ---------------------------------------------------------------------------- budget
-
-
-class TokenBudget:
-    """Tokens spent by one run, and the limit it must stay under (None = unlimited).
-
-    Thread-safe; share one instance between every client of a run.
-    """
-
-    def __init__(self, max_tokens: int | None) -> None:
-        if max_tokens is not None and max_tokens <= 0:
-            raise ConfigError(f"budget.max_tokens must be positive, not {max_tokens}")
-        self.max_tokens = max_tokens
-        self.used = 0
-        self.calls = 0
-        self._lock = threading.Lock()
-
-    @property
-    def remaining(self) -> int | None:
-        return None if self.max_tokens is None else max(0, self.max_tokens - self.used)
-
-    def check(self, estimate: int = 0) -> None:
-        """Raise BudgetExceeded if a call costing about ``estimate`` tokens would overspend."""
-        with self._lock:
-            if self.max_tokens is not None and self.used + estimate > self.max_tokens:
-                raise self._exceeded(estimate)
-
-    def charge(self, usage: Mapping[str, int] | Any, *, strict: bool = True) -> None:
-        """Add a call's usage (a mapping or an openai usage object).
-
-        With ``strict`` (the default) raise BudgetExceeded once the budget is overspent;
-        the LLM client passes ``strict=False`` so the answer already paid for is used
-        and the *next* call stops.
-        """
-        tokens = usage_tokens(usage)
-        with self._lock:
-            self.used += tokens
-            self.calls += 1
-            if strict and self.max_tokens is not None and self.used > self.max_tokens:
-                raise self._exceeded(0)
-
-    def _exceeded(self, estimate: int) -> BudgetExceeded:
-        extra = f" (the next call needs about {estimate})" if estimate else ""
-        return BudgetExceeded(
-            f"token budget spent: {self.used} of {self.max_tokens} tokens used in "
-            f"{self.calls} calls this run{extra}; stopping before spending more",
-            "raise budget.max_tokens in config.yaml (or MEMORY_BUDGET_TOKENS) and run "
-            "again; finished work is kept",
-        )
-
-
-def usage_tokens(usage: Mapping[str, int] | Any) -> int:
-    """Total tokens of a usage record (``total_tokens``, else prompt + completion)."""
-    if usage is None:
-        return 0
-    get: Callable[[str], Any] = (
-        usage.get if isinstance(usage, Mapping) else (lambda key: getattr(usage, key, None))
-    )
-    total = get("total_tokens")
-    if isinstance(total, int) and total > 0:
-        return total
-    return int(get("prompt_tokens") or 0) + int(get("completion_tokens") or 0)
-
-
-def estimate_tokens(value: Any) -> int:
-    """A rough token count (characters / 4) of messages or text, for budget checks."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return len(text) // 4 + 1
 
 
 # ---------------------------------------------------------------------------- results
