@@ -164,3 +164,16 @@ def format_problems(problems: Sequence[Problem]) -> str:
 
 class LayaError(MemoryError_):
     """The laya sidecar failed or refused a request; routing falls back to the next stage."""
+
+
+class ToolCallError(MemoryError_):
+    """An MCP tool call came back as an error; ``tool`` names it, the text is the server's."""
+
+    def __init__(self, tool: str, message: str) -> None:
+        super().__init__(f"{tool} failed: {message}")
+        self.tool = tool
+        self.server_message = message
+
+
+class ServerAuthError(UserError):
+    """The memory server refused the token (HTTP 401): unknown, expired or revoked."""

@@ -6,4 +6,9 @@
   fake laya sidecar, over real HTTP on loopback.
 """
 
-pytest_plugins = ["tests.fixtures.kb", "tests.fixtures.db", "tests.fixtures.llm_server"]
+pytest_plugins = [
+    "tests.fixtures.kb",
+    "tests.fixtures.db",
+    "tests.fixtures.llm_server",
+    "tests.fixtures.server",
+]

@@ -1,9 +1,104 @@
-"""`memserver` subcommands for the serve area (filled in by that area's work)."""
+"""`memserver serve`: the MCP memory server over Streamable HTTP or stdio."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+from typing import TYPE_CHECKING
+
+import anyio
+
+from memserver.errors import UserError
+from memserver.layout import KBPaths
+
+if TYPE_CHECKING:
+    from memserver.kb import KnowledgeBase
+    from memserver.tools.base import Services
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ADDR = "127.0.0.1:8787"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add this area's subcommands to the `memserver` parser."""
+    """Add `serve` to the `memserver` parser."""
+    parser = sub.add_parser(
+        "serve",
+        help="serve the knowledge base over MCP (Streamable HTTP at /mcp, or stdio)",
+        description="Serve MCP tools over Streamable HTTP (bearer tokens; /mcp and /healthz) "
+        "or, with --stdio, over stdin/stdout as the token in MEMORY_TOKEN (or --trusted).",
+    )
+    parser.add_argument(
+        "--addr", default=DEFAULT_ADDR, help=f"HOST:PORT to listen on (default {DEFAULT_ADDR})"
+    )
+    parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
+    parser.add_argument(
+        "--trusted",
+        action="store_true",
+        help="with --stdio: full access without a token (local admin use only)",
+    )
+    parser.set_defaults(func=run_serve)
+
+
+def parse_addr(addr: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``[::1]:PORT`` -> (host, port)."""
+    host, sep, port_text = addr.rpartition(":")
+    if not sep or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise UserError(f"cannot read the address {addr!r}", "write HOST:PORT, e.g. 127.0.0.1:8787")
+    return (host.strip("[]") or "127.0.0.1"), int(port_text)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from memserver.audit import AuditLog
+    from memserver.mcp_server import build_server, serve_http, serve_stdio
+    from memserver.scope import Scope
+    from memserver.tokens import TokenStore
+
+    paths = KBPaths.of(args.kb)
+    if not paths.schema.is_file():
+        raise UserError(
+            f"no schema.yaml in {paths.root}", "pass --kb with a knowledge base directory"
+        )
+    services = make_services(paths, args.config)
+    services.schema()  # fail fast on a broken schema
+    tokens = TokenStore(paths.state)
+    audit = AuditLog(paths.state)
+    if args.stdio:
+        if args.trusted:
+            scope = Scope.trusted()
+        else:
+            secret = os.environ.get("MEMORY_TOKEN", "")
+            token = tokens.verify(secret) if secret else None
+            if token is None:
+                raise UserError(
+                    "MEMORY_TOKEN is missing, unknown, expired or revoked",
+                    "set MEMORY_TOKEN to a token from `memserver token create`, "
+                    "or use --trusted for local admin use",
+                )
+            scope = Scope.of_token(token)
+        server = build_server(services, audit=audit, fixed_scope=scope)
+        anyio.run(serve_stdio, server)
+        return 0
+    if args.trusted:
+        raise UserError("--trusted only works with --stdio", "HTTP always needs bearer tokens")
+    host, port = parse_addr(args.addr)
+    server = build_server(services, tokens=tokens, audit=audit, public_url=f"http://{args.addr}")
+    logger.warning("serving %s on http://%s:%d/mcp", paths.root, host, port)
+    serve_http(server, host, port)
+    return 0
+
+
+def make_services(paths: KBPaths, config: str | None) -> Services:
+    """Services whose knowledge base opens on first use with the configured settings."""
+    from memserver.config import load_settings
+    from memserver.tools.base import Services
+
+    settings = load_settings(config)
+
+    def open_kb() -> KnowledgeBase:
+        from memserver.kb import KnowledgeBase
+
+        return KnowledgeBase.open(paths.root, settings)
+
+    return Services(paths=paths, kb_opener=open_kb)
