@@ -116,3 +116,56 @@ def test_scope_of_token_separates_source_and_folders(tmp_path: Path) -> None:
     with pytest.raises(ScopeError, match="source"):
         Scope.of_token(store.create("r", "people", write=True).token).require_pipeline()
     assert writer.filter_folders(["people", "meetings", "source"]) == ["meetings"]
+
+
+def _kb(tmp_path: Path) -> Path:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    example = Path(__file__).resolve().parents[2] / "example_kb" / "schema.yaml"
+    (kb / "schema.yaml").write_text(example.read_text())
+    return kb
+
+
+def test_cli_create_prints_the_secret_once_and_list_never_shows_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memserver import cli
+
+    kb = str(_kb(tmp_path))
+    assert (
+        cli.main(["--kb", kb, "token", "create", "--name", "ingest", "--folders", "*", "--write"])
+        == 0
+    )
+    out = capsys.readouterr()
+    secret = out.out.strip()
+    assert secret.startswith("ms_") and "\n" not in secret
+    assert "shown only once" in out.err
+    args = ["token", "create", "--name", "reader", "--folders", "people,source"]
+    assert cli.main(["--kb", kb, *args, "--expires", "30d", "--json"]) == 0
+    created = json.loads(capsys.readouterr().out)
+    assert set(created) == {"name", "secret", "folders", "write", "expires"}
+    assert created["folders"] == ["people", "source"] and created["write"] is False
+    assert cli.main(["--kb", kb, "token", "list", "--json"]) == 0
+    listed = capsys.readouterr().out
+    assert secret not in listed and created["secret"] not in listed
+    rows = {t["name"]: t for t in json.loads(listed)["tokens"]}
+    assert rows["ingest"]["write"] is True and rows["reader"]["expires"] is not None
+    assert rows["reader"]["last_used"] is None and rows["reader"]["status"] == "active"
+
+
+def test_cli_revoke_and_mistakes_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memserver import cli
+
+    kb = str(_kb(tmp_path))
+    assert cli.main(["--kb", kb, "token", "create", "--name", "bot", "--folders", "people"]) == 0
+    assert cli.main(["--kb", kb, "token", "revoke", "--name", "bot"]) == 0
+    capsys.readouterr()
+    assert cli.main(["--kb", kb, "token", "list"]) == 0
+    assert "revoked" in capsys.readouterr().out
+    assert cli.main(["--kb", kb, "token", "create", "--name", "x", "--folders", "planets"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "planets" in err and "people" in err
+    assert cli.main(["--kb", kb, "token", "revoke", "--name", "ghost"]) == 2
+    assert cli.main(["--kb", kb, "audit", "--since", "yesterday-ish"]) == 2
