@@ -105,7 +105,8 @@ class MemoryServer(MCPServer[Any]):
         fixed_scope: Scope | None = None,
         public_url: str | None = None,
     ) -> None:
-        """``fixed_scope`` for stdio; otherwise ``tokens`` and ``public_url`` (HTTP auth)."""
+        """HTTP: ``tokens`` and ``public_url`` (bearer auth). Stdio: ``fixed_scope``, plus
+        ``tokens`` when the scope is a token's, so that revoking it also stops the session."""
         if fixed_scope is None and tokens is None:
             raise ValueError("a MemoryServer needs either a fixed scope (stdio) or a token store")
         auth = None
@@ -178,12 +179,16 @@ class MemoryServer(MCPServer[Any]):
     def caller_scope(self) -> Scope:
         """The scope of the current request (stdio: fixed; HTTP: the bearer token)."""
         if self.fixed_scope is not None:
-            return self.fixed_scope
-        access = get_access_token()
-        if access is None or self.tokens is None:
-            raise ScopeError("no token on this request", "send Authorization: Bearer <token>")
+            if self.tokens is None:  # trusted
+                return self.fixed_scope
+            name = self.fixed_scope.token_name
+        else:
+            access = get_access_token()
+            if access is None or self.tokens is None:
+                raise ScopeError("no token on this request", "send Authorization: Bearer <token>")
+            name = access.client_id
         # Looked up fresh (cached by file stamp): a token revoked mid-session stops here.
-        record = self.tokens.get(access.client_id)
+        record = self.tokens.get(name)
         if not record.is_active():
             raise ScopeError(f"token {record.name!r} is {record.status()}", "ask for a new token")
         return Scope.of_token(record)

@@ -77,7 +77,8 @@ def run_serve(args: argparse.Namespace) -> int:
                     "or use --trusted for local admin use",
                 )
             scope = Scope.of_token(token)
-        server = build_server(services, audit=audit, fixed_scope=scope)
+        recheck = None if args.trusted else tokens
+        server = build_server(services, tokens=recheck, audit=audit, fixed_scope=scope)
         anyio.run(serve_stdio, server)
         return 0
     if args.trusted:

@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from memserver.audit import AuditLog
+from memserver.errors import ToolCallError
 from memserver.layout import KBPaths
 from memserver.mcp_client import MemoryClient, open_stdio, server_command
 from memserver.tokens import TokenStore
@@ -47,6 +48,21 @@ def test_stdio_token_sees_its_scope_and_is_audited(kb_dir: Path) -> None:
     assert [f["name"] for f in schema["folders"]] == ["people"]
     (entry,) = AuditLog(KBPaths.of(kb_dir).state).query()
     assert (entry.token, entry.tool, entry.outcome) == ("stdio-reader", "kb_schema", "ok")
+
+
+def test_stdio_session_stops_working_when_its_token_is_revoked(kb_dir: Path) -> None:
+    store = TokenStore(KBPaths.of(kb_dir).state)
+    secret = store.create("stdio-revoked", "*").secret
+
+    async def body(memory: MemoryClient) -> tuple[list[str], str]:
+        await memory.call("kb_schema")
+        store.revoke("stdio-revoked")
+        with pytest.raises(ToolCallError) as info:
+            await memory.call("kb_schema")
+        return await memory.tool_names(), info.value.server_message
+
+    names, message = run_stdio(kb_dir, body, token=secret)
+    assert names == [] and "revoked" in message
 
 
 def test_stdio_trusted_has_every_tool_and_runs_the_pipeline(kb_dir: Path) -> None:
