@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -223,3 +224,137 @@ def test_source_read_of_a_missing_or_escaping_path_is_a_clear_error(
     missing, escaping = run(mcp_server, secret, body)
     assert "no/such-file.md" in missing
     assert "schema.yaml" not in escaping or "refused" in escaping
+
+
+def _person(tag: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "title": f"Pat Example {tag}",
+        "fields": {"role": "Analyst", "location": "Ulaanbaatar"},
+        "aliases": [f"Pat {tag}"],
+        "sections": {"Summary": f"Pat {tag} analyses routes."},
+        "timeline": [{"date": "2026-09-01", "text": "Joined Acme.", "source": "hr.md"}],
+        **extra,
+    }
+
+
+def test_put_then_get_by_any_spelling_of_the_id(mcp_server: RunningServer) -> None:
+    _, secret = mcp_server.token("people", write=True)
+    tag = uuid.uuid4().hex[:8]
+
+    async def body(memory: MemoryClient) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        # the page arrives as a JSON string, as some clients send objects
+        put = await memory.call(
+            "kb_put_page", {"folder": "people", "page": json.dumps(_person(tag))}
+        )
+        folder, slug = put["id"].split("/")
+        spellings = [
+            {"id": put["id"]},
+            {"page_id": put["id"]},
+            {"path": f"knowledge/{put['id']}.md"},
+            {"folder": folder, "slug": slug},
+            {"id": slug, "folder": folder},
+        ]
+        return put, [await memory.call("kb_get_page", args) for args in spellings]
+
+    put, pages = run(mcp_server, secret, body)
+    assert put["created"] is True and put["version"] == 1 and put["id"].startswith("people/")
+    assert all(p["id"] == put["id"] and p["version"] == 1 for p in pages)
+    page = pages[0]
+    assert page["title"] == f"Pat Example {tag}" and page["fields"]["role"] == "Analyst"
+    assert page["timeline"] == [{"date": "2026-09-01", "text": "Joined Acme.", "source": "hr.md"}]
+    assert f"Pat {tag} analyses routes." in page["markdown"]
+
+
+def test_put_reports_every_problem_at_once(mcp_server: RunningServer) -> None:
+    _, secret = mcp_server.token("meetings", write=True)
+    page = {
+        "title": "Broken sync",
+        "fields": {"kind": "party", "attendees": "not-a-list-of-links", "colour": "red"},
+        "sections": {"Summery": "typo heading"},
+        "timeline": [{"date": "last tuesday", "text": "x"}],
+    }
+
+    async def body(memory: MemoryClient) -> str:
+        with pytest.raises(ToolCallError) as info:
+            await memory.call("kb_put_page", {"folder": "meetings", "page": page})
+        return info.value.server_message
+
+    message = run(mcp_server, secret, body)
+    for expected in ("date", "kind", "last tuesday", "Summery", "Fix every problem"):
+        assert expected in message
+    assert message.count("\n  - ") >= 4
+
+
+def test_guarded_writes_refuse_stale_versions(mcp_server: RunningServer) -> None:
+    _, secret = mcp_server.token("people", write=True)
+    tag = uuid.uuid4().hex[:8]
+
+    async def body(memory: MemoryClient) -> tuple[Any, ...]:
+        first = await memory.call("kb_put_page", {"folder": "people", "page": _person(tag)})
+        target = {"id": first["id"]}
+        again = await memory.call_result("kb_put_page", {**target, "page": _person(tag)})
+        changed = _person(tag, fields={"role": "Lead Analyst"})
+        second = await memory.call(
+            "kb_put_page", {**target, "page": changed, "expected_version": first["version"]}
+        )
+        stale = await memory.call_result(
+            "kb_put_page", {**target, "page": changed, "base_version": first["version"]}
+        )
+        history = await memory.call("kb_history", {**target, "version": 1})
+        return first, again, second, stale, history
+
+    first, again, second, stale, history = run(mcp_server, secret, body)
+    assert first["version"] == 1
+    assert again.is_error and "base_version" in again.content[0].text
+    assert second["version"] == 2 and second["created"] is False
+    assert stale.is_error and "base_version=2" in stale.content[0].text
+    assert [v["version"] for v in history["versions"]] == [2, 1]
+    assert "Analyst" in history["markdown"] and "Lead Analyst" not in history["markdown"]
+
+
+def test_markdown_put_and_paginated_listing(mcp_server: RunningServer) -> None:
+    _, secret = mcp_server.token("projects", write=True)
+    tag = uuid.uuid4().hex[:8]
+    markdowns = [
+        f"---\ntitle: Route Project {tag} {n}\ntype: project\nstatus: active\n---\n\n"
+        f"## Summary\nProject number {n}.\n"
+        for n in range(3)
+    ]
+
+    async def body(memory: MemoryClient) -> tuple[list[str], list[dict[str, Any]]]:
+        ids = [
+            (await memory.call("kb_put_page", {"folder": "projects", "markdown": md}))["id"]
+            for md in markdowns
+        ]
+        pages: list[dict[str, Any]] = []
+        offset: int | None = 0
+        while offset is not None:
+            listing = await memory.call(
+                "kb_list_pages", {"folder": "projects", "limit": 2, "offset": offset}
+            )
+            pages += listing["pages"]
+            offset = listing["next_offset"]
+        return ids, pages
+
+    ids, pages = run(mcp_server, secret, body)
+    listed = [p["id"] for p in pages]
+    assert set(ids) <= set(listed) and len(listed) == len(set(listed))
+    assert all(i.startswith("projects/") for i in listed)
+
+
+def test_out_of_scope_folders_are_refused_for_listing_and_writing(
+    mcp_server: RunningServer,
+) -> None:
+    _, secret = mcp_server.token("people", write=True)
+
+    async def body(memory: MemoryClient) -> tuple[str, str]:
+        listing = await memory.call_result("kb_list_pages", {"folder": "decisions"})
+        put = await memory.call_result(
+            "kb_put_page", {"folder": "decisions", "page": {"title": "Sneaky"}}
+        )
+        assert listing.is_error and put.is_error
+        return listing.content[0].text, put.content[0].text  # type: ignore[union-attr]
+
+    listing, put = run(mcp_server, secret, body)
+    assert "your folders are: people" in listing
+    assert "may not write to folder 'decisions'" in put
