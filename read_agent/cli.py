@@ -1,0 +1,277 @@
+"""``read-agent``: cited, dated answers from the knowledge base.
+
+::
+
+    read-agent ask [--json] [--now ISO] QUESTION
+    read-agent chat                       # /reset, /sources, /quit; reads stdin lines
+    read-agent serve [--addr :8788]       # POST /ask, /v1/chat/completions, /v1/models
+
+The memory server is reached with MEMORY_URL + MEMORY_TOKEN (or the config ``mcp``
+block), or with ``--kb DIR``, which spawns a local stdio server. The model comes from
+LLM_BASE_URL/LLM_MODEL/LLM_API_KEY or the config ``llm`` block; without one (or with
+``--no-llm``) answers are extractive digests of the search results.
+
+Errors are translated here: a user mistake prints one line and exits 2, any other
+memory system error exits 1; neither prints a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+import anyio
+
+from memserver import __version__
+from memserver.commands.output import print_json
+from memserver.config import Settings, load_settings
+from memserver.errors import MemoryError_, UserError
+from read_agent.agent import DEFAULT_MAX_STEPS, Answer, Turn
+from read_agent.citations import Source
+from read_agent.connection import AgentPool, env_api_key, make_llm, memory_target, unwrap
+from read_agent.http import parse_now
+
+DEFAULT_ADDR = ":8788"
+CHAT_HELP = "/reset forgets the conversation, /sources lists the last answer's pages, /quit ends"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="read-agent",
+        description="Answer questions from a Memory System knowledge base, with dates and "
+        "[folder/slug] citations.",
+    )
+    parser.add_argument(
+        "--config",
+        default=os.environ.get("MEMORY_CONFIG"),
+        help="config.yaml (default: $MEMORY_CONFIG)",
+    )
+    parser.add_argument(
+        "--kb",
+        default=None,
+        help="serve this knowledge base locally over stdio (as MEMORY_TOKEN, else trusted) "
+        "instead of connecting to MEMORY_URL",
+    )
+    parser.add_argument(
+        "--no-llm",
+        action="store_true",
+        help="answer without a language model (extractive digest of the search results)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=DEFAULT_MAX_STEPS,
+        help=f"most model turns that may call tools per question (default {DEFAULT_MAX_STEPS})",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    parser.add_argument("--version", action="version", version=f"read-agent {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    ask = sub.add_parser("ask", help="answer one question")
+    ask.add_argument("question", nargs="+", help="the question")
+    ask.add_argument("--json", action="store_true", help="print the answer as one JSON object")
+    ask.add_argument("--now", default=None, help="reference time for relative dates (ISO)")
+    ask.set_defaults(func=run_ask)
+
+    chat = sub.add_parser("chat", help="a conversation in the terminal (reads stdin lines)")
+    chat.add_argument("--now", default=None, help="reference time for relative dates (ISO)")
+    chat.set_defaults(func=run_chat)
+
+    serve = sub.add_parser(
+        "serve", help="serve POST /ask and an OpenAI-compatible /v1/chat/completions"
+    )
+    serve.add_argument(
+        "--addr", default=DEFAULT_ADDR, help=f"HOST:PORT or :PORT (default {DEFAULT_ADDR})"
+    )
+    serve.add_argument(
+        "--api-key-env",
+        default="READ_AGENT_API_KEY",
+        help="environment variable holding the API key clients must send as a Bearer token "
+        "(default READ_AGENT_API_KEY; unset = no key)",
+    )
+    serve.add_argument(
+        "--model-id", default="memory", help="model id listed by /v1/models (default memory)"
+    )
+    serve.set_defaults(func=run_serve)
+    return parser
+
+
+def make_pool(args: argparse.Namespace) -> AgentPool:
+    settings: Settings = load_settings(args.config)
+    if args.max_steps < 1:
+        raise UserError(f"--max-steps must be at least 1, not {args.max_steps}")
+    return AgentPool(
+        memory_target(settings, args.kb, args.config),
+        make_llm(settings, enabled=not args.no_llm),
+        max_steps=args.max_steps,
+        budget_tokens=settings.budget_tokens,
+    )
+
+
+# -- ask ---------------------------------------------------------------------------------------
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    pool = make_pool(args)
+    question = " ".join(args.question).strip()
+    if not question:
+        raise UserError("the question is empty", 'write it after ask: read-agent ask "..."')
+    now = parse_now(args.now, "--now")
+
+    async def main() -> Answer:
+        await pool.start()
+        try:
+            async with pool.agent() as agent:
+                return await agent.ask(question, now=now)
+        finally:
+            await pool.stop()
+
+    answer = anyio.run(main)
+    if args.json:
+        print_json(answer.as_dict())
+    else:
+        print_answer(answer, sys.stdout)
+    return 0
+
+
+def print_answer(answer: Answer, out: TextIO) -> None:
+    out.write(answer.text.rstrip() + "\n")
+    if answer.citations:
+        out.write("\nSources:\n")
+        print_sources(answer.citations, out)
+    if answer.removed_citations:
+        removed = ", ".join(answer.removed_citations)
+        print(f"read-agent: removed citations no tool returned: {removed}", file=sys.stderr)
+    if answer.degraded:
+        print(f"read-agent: degraded: {', '.join(answer.degraded)}", file=sys.stderr)
+    out.flush()
+
+
+def print_sources(sources: Sequence[Source], out: TextIO) -> None:
+    for source in sources:
+        date = f" ({source.date})" if source.date else ""
+        out.write(f"  [{source.id}] {source.title or source.id}{date}\n")
+
+
+# -- chat --------------------------------------------------------------------------------------
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    pool = make_pool(args)
+    now = parse_now(args.now, "--now")
+    stdin, stdout = sys.stdin, sys.stdout
+    interactive = stdin.isatty()
+
+    async def main() -> None:
+        await pool.start()
+        try:
+            async with pool.agent() as agent:
+                history: list[Turn] = []
+                known: dict[str, Source] = {}
+                last: Answer | None = None
+                if interactive:
+                    stdout.write(f"Ask the knowledge base. {CHAT_HELP}.\n")
+                while True:
+                    if interactive:
+                        stdout.write("> ")
+                        stdout.flush()
+                    line = await anyio.to_thread.run_sync(stdin.readline)
+                    if not line:
+                        break
+                    text = line.strip()
+                    if not text:
+                        continue
+                    if text in ("/quit", "/exit", "/q"):
+                        break
+                    if text == "/reset":
+                        history, known, last = [], {}, None
+                        stdout.write("(conversation reset)\n")
+                    elif text == "/sources":
+                        if last is None or not last.citations:
+                            stdout.write("(no sources yet)\n")
+                        else:
+                            print_sources(last.citations, stdout)
+                    elif text in ("/help", "/?"):
+                        stdout.write(CHAT_HELP + "\n")
+                    elif text.startswith("/"):
+                        stdout.write(f"unknown command {text}; {CHAT_HELP}\n")
+                    else:
+                        last = await agent.ask(text, history=history, now=now, known=known)
+                        history += [Turn("user", text), Turn("assistant", last.text)]
+                        known.update({c.id: c for c in last.citations})
+                        print_answer(last, stdout)
+                    stdout.write("\n")
+                    stdout.flush()
+        finally:
+            await pool.stop()
+
+    anyio.run(main)
+    return 0
+
+
+# -- serve -------------------------------------------------------------------------------------
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from memserver.commands.serve import parse_addr
+    from read_agent.http import create_app
+
+    pool = make_pool(args)
+    host, port = parse_addr(args.addr)
+    app = create_app(pool, api_key=env_api_key(args.api_key_env), model_id=args.model_id)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
+    )
+    logging.getLogger(__name__).warning(
+        "read agent on http://%s:%d (memory: %s)", host, port, pool.target.description
+    )
+    # uvicorn re-raises the signal that stopped it; a no-op handler makes that exit 0.
+    stops = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda signum, frame: None) for sig in stops}
+    try:
+        server = uvicorn.Server(config)
+        server.run()
+        if not server.started:
+            raise UserError(
+                f"the read agent could not start on {args.addr}",
+                "see the log above: the memory server may have refused the token, or the "
+                "port is taken",
+            )
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        try:
+            result: int = args.func(args)
+            return result
+        except BaseExceptionGroup as group:
+            raise unwrap(group) from group
+    except UserError as exc:
+        print(f"read-agent: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError_ as exc:
+        print(f"read-agent: failed: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,360 @@
+"""The read agent over HTTP: ``POST /ask`` and an OpenAI-compatible chat endpoint.
+
+Routes (``create_app``):
+
+- ``POST /ask`` ``{"question", "now"?}`` -> the answer JSON (as ``read-agent ask --json``);
+- ``POST /v1/chat/completions`` with ``stream: false`` (a ``chat.completion``) or
+  ``stream: true`` (``chat.completion.chunk`` server-sent events ending with
+  ``data: [DONE]``); any ``model`` name is accepted;
+- ``GET /v1/models`` (one model, ``memory``) and ``GET /healthz``.
+
+Client-supplied ``system``, ``developer`` and ``tool`` messages (and assistant tool
+calls) are dropped before the model sees the conversation: the agent's own system
+prompt is the only one. Earlier user and assistant turns are kept. Errors are
+OpenAI-shaped: ``{"error": {"message", "type", "code", "param"}}``. With an API key
+set, every route but ``/healthz`` needs ``Authorization: Bearer <key>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hmac
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from memserver import __version__
+from memserver.errors import MemoryError_, ServerAuthError, ToolCallError, UserError
+from read_agent.agent import Answer, Turn
+from read_agent.connection import AgentPool
+from read_agent.errors import AuthenticationError, BadRequestError, MemoryUnavailableError
+
+logger = logging.getLogger(__name__)
+
+MODEL_ID = "memory"
+MAX_HISTORY_TURNS = 20
+MAX_QUESTION_CHARS = 8_000
+STREAM_PIECE_CHARS = 24
+DROPPED_ROLES = frozenset({"system", "developer", "tool", "function"})
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What the agent takes from a chat completion request."""
+
+    question: str
+    history: tuple[Turn, ...]
+    model: str
+    stream: bool
+    include_usage: bool
+    now: dt.datetime | None
+
+
+# -- request parsing -------------------------------------------------------------------------
+
+
+def parse_now(value: Any, param: str = "now") -> dt.datetime | None:
+    """An ISO date or date-time (``2026-11-20``, ``2026-11-20T12:00:00+08:00``), or None."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise BadRequestError(f"{param} must be an ISO date-time string", param=param)
+    try:
+        return dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise BadRequestError(
+            f"{param} {value!r} is not an ISO date-time",
+            "write it like 2026-11-20T12:00:00+08:00",
+            param=param,
+        ) from None
+
+
+def message_text(content: Any, where: str) -> str:
+    """The text of a message: a string, or the ``text`` parts of a content list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping) and part.get("type") in ("text", "input_text"):
+                parts.append(str(part.get("text") or ""))
+        return "\n".join(p for p in parts if p)
+    raise BadRequestError(f"{where}.content must be a string or a list of parts", param=where)
+
+
+def parse_chat_request(body: Any) -> ChatRequest:
+    """Validate a chat completion body; drop system/tool messages; split off the question."""
+    if not isinstance(body, Mapping):
+        raise BadRequestError("the request body must be a JSON object")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequestError("messages must be a non-empty list", param="messages")
+    turns: list[Turn] = []
+    for index, message in enumerate(messages):
+        where = f"messages[{index}]"
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise BadRequestError(f"{where} must be an object with a role", param=where)
+        role = message["role"]
+        if role in DROPPED_ROLES:
+            continue  # only the agent's own system prompt reaches the model
+        if role not in ("user", "assistant"):
+            raise BadRequestError(f"{where}.role {role!r} is not supported", param=where)
+        text = message_text(message.get("content"), where).strip()
+        if text:
+            turns.append(Turn(role, text))
+    if not turns or turns[-1].role != "user":
+        raise BadRequestError("the conversation must end with a user message", param="messages")
+    question = turns[-1].content
+    if len(question) > MAX_QUESTION_CHARS:
+        raise BadRequestError(
+            f"the question is longer than {MAX_QUESTION_CHARS} characters", param="messages"
+        )
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequestError("stream must be true or false", param="stream")
+    options = body.get("stream_options") or {}
+    model = body.get("model") or MODEL_ID
+    return ChatRequest(
+        question=question,
+        history=tuple(turns[:-1][-MAX_HISTORY_TURNS:]),
+        model=str(model),
+        stream=stream,
+        include_usage=bool(isinstance(options, Mapping) and options.get("include_usage")),
+        now=parse_now(body.get("now")),
+    )
+
+
+# -- responses -------------------------------------------------------------------------------
+
+
+def error_body(
+    message: str, type_: str, code: str | None = None, param: str | None = None
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "code": code, "param": param}}
+
+
+def error_response(exc: BaseException) -> JSONResponse:
+    """An OpenAI-shaped error for anything raised while handling a request."""
+    if isinstance(exc, BadRequestError):
+        body, status = error_body(str(exc), "invalid_request_error", None, exc.param), 400
+    elif isinstance(exc, AuthenticationError):
+        body, status = error_body(str(exc), "invalid_request_error", "invalid_api_key"), 401
+    elif isinstance(exc, ServerAuthError):
+        body, status = error_body(str(exc), "api_error", "memory_server_auth"), 502
+    elif isinstance(exc, ToolCallError):
+        body, status = error_body(str(exc), "api_error", "memory_server_error"), 502
+    elif isinstance(exc, MemoryUnavailableError):
+        body, status = error_body(str(exc), "api_error", "memory_unavailable"), 503
+    elif isinstance(exc, UserError):
+        body, status = error_body(str(exc), "invalid_request_error"), 400
+    elif isinstance(exc, MemoryError_):
+        body, status = error_body(str(exc), "api_error", "memory_server_error"), 502
+    else:
+        body, status = error_body("internal error in the read agent", "server_error"), 500
+    return JSONResponse(body, status_code=status)
+
+
+def completion_content(answer: Answer) -> str:
+    """The answer text with a sources list (titles and dates) for chat UIs."""
+    if not answer.citations:
+        return answer.text
+    lines = [
+        f"- [{c.id}] {c.title or c.id}" + (f" ({c.date})" if c.date else "")
+        for c in answer.citations
+    ]
+    return answer.text + "\n\nSources:\n" + "\n".join(lines)
+
+
+def _usage(answer: Answer) -> dict[str, int]:
+    prompt = int(answer.usage.get("prompt_tokens", 0))
+    done = int(answer.usage.get("completion_tokens", 0))
+    return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
+
+
+def _memory_extension(answer: Answer) -> dict[str, Any]:
+    data = answer.as_dict()
+    data.pop("answer")
+    data.pop("question")
+    return data
+
+
+def completion(answer: Answer, model: str) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": completion_content(answer)},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": _usage(answer),
+        "memory": _memory_extension(answer),
+    }
+
+
+def _pieces(text: str, size: int = STREAM_PIECE_CHARS) -> Iterator[str]:
+    """Pieces of about ``size`` characters, cut after whitespace where possible."""
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            space = text.rfind(" ", start + 1, end + 1)
+            if space > start:
+                end = space + 1
+        yield text[start:end]
+        start = end
+
+
+def completion_chunks(answer: Answer, request: ChatRequest) -> Iterator[bytes]:
+    """The answer as ``chat.completion.chunk`` events, ending with ``data: [DONE]``."""
+    ident, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
+
+    def event(choices: list[dict[str, Any]], **extra: Any) -> bytes:
+        payload = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": request.model,
+            "choices": choices,
+            **extra,
+        }
+        return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode()
+
+    def delta(value: dict[str, Any], finish: str | None = None) -> bytes:
+        return event([{"index": 0, "delta": value, "finish_reason": finish}])
+
+    yield delta({"role": "assistant", "content": ""})
+    for piece in _pieces(completion_content(answer)):
+        yield delta({"content": piece})
+    yield event(
+        [{"index": 0, "delta": {}, "finish_reason": "stop"}], memory=_memory_extension(answer)
+    )
+    if request.include_usage:
+        yield event([], usage=_usage(answer))
+    yield b"data: [DONE]\n\n"
+
+
+# -- the app ---------------------------------------------------------------------------------
+
+
+def create_app(
+    pool: AgentPool, *, api_key: str | None = None, model_id: str = MODEL_ID
+) -> Starlette:
+    """The Starlette app serving ``pool``'s agents (see the module docstring)."""
+
+    def check_key(request: Request) -> None:
+        if api_key is None:
+            return
+        header = request.headers.get("authorization", "")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            given.strip().encode(), api_key.encode()
+        ):
+            raise AuthenticationError(
+                "missing or wrong API key for the read agent",
+                "send Authorization: Bearer <key> (the key in READ_AGENT_API_KEY)",
+            )
+
+    async def json_body(request: Request) -> Any:
+        try:
+            return await request.json()
+        except ValueError:
+            raise BadRequestError("the request body is not valid JSON") from None
+
+    async def answer(
+        question: str, history: tuple[Turn, ...] = (), now: dt.datetime | None = None
+    ) -> Answer:
+        async with pool.agent() as agent:
+            return await agent.ask(question, history=history, now=now)
+
+    async def ask(request: Request) -> Response:
+        check_key(request)
+        body = await json_body(request)
+        if not isinstance(body, Mapping):
+            raise BadRequestError("the request body must be a JSON object")
+        question = body.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise BadRequestError("question must be a non-empty string", param="question")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise BadRequestError(
+                f"question is longer than {MAX_QUESTION_CHARS} characters", param="question"
+            )
+        result = await answer(question.strip(), now=parse_now(body.get("now")))
+        return JSONResponse(result.as_dict())
+
+    async def chat_completions(request: Request) -> Response:
+        check_key(request)
+        chat = parse_chat_request(await json_body(request))
+        result = await answer(chat.question, chat.history, chat.now)
+        if not chat.stream:
+            return JSONResponse(completion(result, chat.model))
+        return StreamingResponse(
+            iter(list(completion_chunks(result, chat))),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    async def models(request: Request) -> Response:
+        check_key(request)
+        entry = {"id": model_id, "object": "model", "created": 0, "owned_by": "memory-system"}
+        return JSONResponse({"object": "list", "data": [entry]})
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "status": "ok",
+                "version": __version__,
+                "llm": pool.llm is not None,
+                "memory": pool.target.description,
+            }
+        )
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, HTTPException):
+            code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code)
+            body = error_body(str(exc.detail), "invalid_request_error", code)
+            return JSONResponse(body, status_code=exc.status_code)
+        if not isinstance(exc, MemoryError_):
+            logger.error("request %s failed", request.url.path, exc_info=exc)
+        return error_response(exc)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await pool.start()
+        try:
+            yield
+        finally:
+            await pool.stop()
+
+    return Starlette(
+        routes=[
+            Route("/ask", ask, methods=["POST"]),
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/models", models, methods=["GET"]),
+            Route("/healthz", healthz, methods=["GET"]),
+        ],
+        # MemoryError_ is handled inside the app; only unexpected errors reach Exception.
+        exception_handlers={HTTPException: on_error, MemoryError_: on_error, Exception: on_error},
+        lifespan=lifespan,
+    )
