@@ -1,0 +1,632 @@
+"""Retrieval arms: one function per way of finding pages, each filtered to the caller's
+folders *in SQL* (``folder = ANY(%(folders)s)``), so an out-of-scope page never leaves
+the database. Every arm returns :class:`memserver.fusion.Hit` rows, one per page, best
+first; ``memserver.search`` fuses them.
+
+==============  ===============================================================
+arm             what it finds
+==============  ===============================================================
+keyword         chunks matching the question's words (FTS, ``simple`` config,
+                ``websearch_to_tsquery``; any word matches, all words rank double;
+                Mongolian stems as prefixes); best chunk per page
+vector          nearest chunks by cosine (HNSW, iterative scan; exact scan for a
+                short window); best chunk per page
+title           pages whose title, slug or alias is a run of the question's words
+                (exact), else similar titles (pg_trgm)
+timeline        timeline entries dated inside the window, pointing at their page
+dated           pages whose effective date is inside the window (or, for
+                "latest X" with nothing else asked, a folder's newest/oldest pages)
+graph           pages wired to a named entity by typed edges (``graph.entity_pages``)
+graph_augment   neighbours of the best results (tokenmax)
+source_*        raw source chunks (keyword / vector), one hit per source file,
+                id ``source/<path>``; only with ``include_sources``
+==============  ===============================================================
+
+A window ``[start, end)`` is applied in SQL where the arm has dates: a chunk's
+``effective_date`` is its own date (timeline chunk) or its page's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from memserver import graph as graphs
+from memserver.db import Database, vector_scan
+from memserver.fusion import Hit, TimelineLine
+from memserver.intent import Intent, Relation
+from memserver.layout import slugify
+from memserver.schema import Schema
+
+Conn = psycopg.Connection[Any]
+
+POOL = 50  # candidates per arm (gbrain: >= 50)
+SHORT_WINDOW_DAYS = 93  # windows up to this long use an exact vector scan
+FUZZY_MAX_WORDS = 6
+FUZZY_MIN = 0.35
+
+
+# --------------------------------------------------------------------------- text query
+
+
+@dataclass(frozen=True)
+class TextQuery:
+    """What the keyword arms search: any of the words (ranked), all of them (bonus)."""
+
+    any_text: str  # websearch syntax: w1 or w2 or "INV-2026-044"
+    all_text: str  # websearch syntax: w1 w2 "INV-2026-044"
+    prefixes: tuple[str, ...]  # Mongolian stems, matched as prefixes
+
+    @classmethod
+    def of(cls, intent: Intent) -> TextQuery:
+        quoted = [f'"{ident}"' for ident in intent.identifiers]
+        parts = [*intent.terms, *quoted]
+        prefixes = tuple(p for p in intent.prefixes if p.isalnum())
+        return cls(" or ".join(parts), " ".join(parts), prefixes)
+
+    @property
+    def empty(self) -> bool:
+        return not self.any_text and not self.prefixes
+
+    def any_sql(self) -> str:
+        """SQL for the ``any`` tsquery (uses %(kw_any)s and %(kw_prefix)s)."""
+        pieces = []
+        if self.any_text:
+            pieces.append("websearch_to_tsquery('simple', %(kw_any)s)")
+        if self.prefixes:
+            pieces.append("to_tsquery('simple', %(kw_prefix)s)")
+        return " || ".join(pieces) or "''::tsquery"
+
+    def all_sql(self) -> str:
+        if self.any_text:
+            return "websearch_to_tsquery('simple', %(kw_all)s)"
+        return "to_tsquery('simple', %(kw_prefix)s)"
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "kw_any": self.any_text,
+            "kw_all": self.all_text,
+            "kw_prefix": " | ".join(f"{p}:*" for p in self.prefixes),
+        }
+
+
+def window_sql(start: dt.date | None, end: dt.date | None, column: str) -> str:
+    return (
+        f" AND (%(start)s::date IS NULL OR {column} >= %(start)s)"
+        f" AND (%(end)s::date IS NULL OR {column} < %(end)s)"
+    )
+
+
+def _best_per_key(rows: Sequence[tuple[Any, ...]], limit: int) -> list[tuple[Any, ...]]:
+    """Rows are (key, ...) best first; keep the first row of each key."""
+    seen: set[Any] = set()
+    out = []
+    for row in rows:
+        if row[0] in seen:
+            continue
+        seen.add(row[0])
+        out.append(row)
+        if len(out) >= limit:
+            break
+    return out
+
+
+# --------------------------------------------------------------------------- keyword
+
+
+def keyword(
+    conn: Conn,
+    query: TextQuery,
+    folders: Sequence[str],
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Chunks matching any query word, ranked by ts_rank_cd (x2 when all words match)."""
+    if query.empty or not folders:
+        return []
+    sql = (
+        f"WITH q AS (SELECT {query.any_sql()} AS anyq, {query.all_sql()} AS allq)"
+        " SELECT c.page_id, c.folder, c.text, c.effective_date,"
+        "  ts_rank_cd(c.tsv, q.anyq, 1) * CASE WHEN c.tsv @@ q.allq THEN 2 ELSE 1 END AS r,"
+        "  c.tsv @@ q.allq AS all_terms"
+        " FROM chunks c, q WHERE c.tsv @@ q.anyq AND c.folder = ANY(%(folders)s)"
+        + window_sql(start, end, "c.effective_date")
+        + " ORDER BY r DESC, c.page_id, c.ordinal LIMIT %(pool)s"
+    )
+    params = {
+        **query.params(),
+        "folders": list(folders),
+        "start": start,
+        "end": end,
+        "pool": limit * 4,
+    }
+    rows = conn.execute(sql, params).fetchall()
+    return [
+        Hit(pid, folder, float(r), text, day, "all_terms" if all_terms else "some_terms")
+        for pid, folder, text, day, r, all_terms in _best_per_key(rows, limit)
+    ]
+
+
+# --------------------------------------------------------------------------- vector
+
+
+def vector(
+    conn: Conn,
+    db: Database,
+    query_vector: np.ndarray,
+    folders: Sequence[str],
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Nearest chunks by cosine, best chunk per page.
+
+    The HNSW index is scanned iteratively so the folder and date filters cannot starve
+    the LIMIT; a window of at most ``SHORT_WINDOW_DAYS`` is scanned exactly instead
+    (few rows, and exact beats an index scan that must skip most of the graph).
+    """
+    if not folders:
+        return []
+    pool = limit * 3
+    distance = db.distance_sql()
+    short = start is not None and end is not None and (end - start).days <= SHORT_WINDOW_DAYS
+    order = f"({distance}) + 0" if short else distance  # "+ 0" keeps the index out
+    sql = (
+        "WITH c AS MATERIALIZED ("
+        f" SELECT page_id, folder, text, effective_date, {distance} AS d FROM chunks"
+        " WHERE embedding IS NOT NULL AND folder = ANY(%(folders)s)"
+        + window_sql(start, end, "effective_date")
+        + f" ORDER BY {order} LIMIT %(pool)s)"
+        " SELECT page_id, folder, text, effective_date, d FROM c ORDER BY d, page_id"
+    )
+    params = {"q": query_vector, "folders": list(folders), "start": start, "end": end, "pool": pool}
+    with vector_scan(conn, ef_search=max(100, pool), max_scan_tuples=40_000):
+        rows = conn.execute(sql, params).fetchall()
+    return [
+        Hit(pid, folder, 1.0 - float(d), text, day)
+        for pid, folder, text, day, d in _best_per_key(rows, limit)
+    ]
+
+
+# --------------------------------------------------------------------------- title
+
+
+_EXACT = """
+SELECT p.id, p.folder, m.kind, m.gram, p.effective_date FROM (
+    SELECT id, 'title' AS kind, lower(title) AS gram FROM pages WHERE lower(title) = ANY(%(grams)s)
+    UNION ALL
+    SELECT id, 'slug', slug FROM pages WHERE slug = ANY(%(slugs)s)
+    UNION ALL
+    SELECT page_id, 'alias', alias_norm FROM page_aliases WHERE alias_norm = ANY(%(grams)s)
+) m JOIN pages p ON p.id = m.id
+WHERE p.folder = ANY(%(folders)s)
+"""
+
+_FUZZY = """
+SELECT p.id, p.folder, greatest(similarity(p.title, %(q)s), coalesce(a.sim, 0)) AS sim,
+       p.effective_date
+FROM pages p
+LEFT JOIN LATERAL (
+    SELECT max(similarity(alias_norm, %(q)s)) AS sim FROM page_aliases WHERE page_id = p.id
+) a ON true
+WHERE p.id IN (
+    SELECT id FROM pages WHERE title %% %(q)s
+    UNION SELECT page_id FROM page_aliases WHERE alias_norm %% %(q)s
+) AND p.folder = ANY(%(folders)s)
+ORDER BY sim DESC, p.id LIMIT %(limit)s
+"""
+
+
+def title(
+    conn: Conn,
+    intent: Intent,
+    folders: Sequence[str],
+    *,
+    fuzzy: bool = True,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Pages named by a run of the question's words (exact), else by a similar name.
+
+    Exact hits score ``0.5 + 0.5 x (words covered / words asked)``; naming the whole
+    question scores 1.0 with detail ``exact_title``/``exact_alias``/``exact_slug``
+    (pinned by the search). Fuzzy hits (pg_trgm similarity of the question with a title
+    or alias, short questions only) score their similarity.
+    """
+    if not folders or not intent.words:
+        return []
+    grams = list(intent.ngrams)
+    slugs: list[str] = []
+    for gram in grams:
+        try:
+            slugs.append(slugify(gram))
+        except Exception:  # a gram slugify refuses (nothing sluggable) names no page
+            continue
+    total = len(intent.words)
+    full = " ".join(intent.words)
+    rows = conn.execute(
+        _EXACT, {"grams": grams, "slugs": sorted(set(slugs)), "folders": list(folders)}
+    ).fetchall()
+    best: dict[str, Hit] = {}
+    for pid, folder, kind, gram, day in rows:
+        gram_words = len(gram.replace("-", " ").split())
+        whole = gram == full or (kind == "slug" and gram == slugify(full))
+        score = 1.0 if whole else 0.5 + 0.5 * min(1.0, gram_words / total)
+        detail = f"exact_{kind}" if whole else f"{kind}_in_question"
+        hit = Hit(pid, folder, score, None, day, detail, gram)
+        if pid not in best or score > best[pid].score:
+            best[pid] = hit
+    hits = sorted(best.values(), key=lambda h: (-h.score, h.id))
+    if fuzzy and not any(h.score >= 1.0 for h in hits) and total <= FUZZY_MAX_WORDS:
+        rows = conn.execute(
+            _FUZZY, {"q": full, "folders": list(folders), "limit": limit}
+        ).fetchall()
+        for pid, folder, sim, day in rows:
+            if pid not in best and sim >= FUZZY_MIN:
+                hits.append(Hit(pid, folder, float(sim) * 0.5, None, day, "fuzzy_title", full))
+    return hits[:limit]
+
+
+# --------------------------------------------------------------------------- timeline
+
+
+def timeline(
+    conn: Conn,
+    query: TextQuery,
+    folders: Sequence[str],
+    start: dt.date | None,
+    end: dt.date | None,
+    *,
+    newest: bool = True,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Timeline entries inside the window, entries naming the question's words first."""
+    if not folders or (start is None and end is None):
+        return []
+    if query.empty:
+        match, rank = "false", "0"
+    else:
+        q = query.any_sql()
+        match = f"(t.tsv || p.title_tsv) @@ ({q})"
+        rank = f"ts_rank_cd(t.tsv || p.title_tsv, {q}, 1)"
+    direction = "DESC" if newest else "ASC"
+    sql = (
+        f"SELECT t.page_id, t.folder, t.date, t.text, {match} AS m, {rank} AS r"
+        " FROM timeline_entries t JOIN pages p ON p.id = t.page_id"
+        " WHERE t.folder = ANY(%(folders)s)"
+        + window_sql(start, end, "t.date")
+        + f" ORDER BY m DESC, r DESC, t.date {direction}, t.page_id LIMIT %(pool)s"
+    )
+    params = {**query.params(), "folders": list(folders), "start": start, "end": end}
+    rows = conn.execute(sql, {**params, "pool": limit * 4}).fetchall()
+    return [
+        Hit(pid, folder, float(r) + (1.0 if m else 0.0), f"{day.isoformat()}: {text}", day)
+        for pid, folder, day, text, m, r in _best_per_key(rows, limit)
+    ]
+
+
+def timeline_lines(
+    conn: Conn,
+    ids: Sequence[str],
+    query: TextQuery,
+    start: dt.date | None,
+    end: dt.date | None,
+    per_page: int = 3,
+) -> dict[str, list[TimelineLine]]:
+    """Timeline lines to attach to results: inside the window, else naming the words."""
+    if not ids:
+        return {}
+    if start is not None or end is not None:
+        where = window_sql(start, end, "date")
+        rank = "0"
+    elif not query.empty:
+        where = f" AND tsv @@ ({query.any_sql()})"
+        rank = f"ts_rank_cd(tsv, {query.any_sql()}, 1)"
+    else:
+        return {}
+    sql = (
+        "SELECT page_id, date, text FROM ("
+        f" SELECT page_id, date, text, row_number() OVER"
+        f"  (PARTITION BY page_id ORDER BY {rank} DESC, date DESC, ordinal) AS n"
+        f" FROM timeline_entries WHERE page_id = ANY(%(ids)s){where}) s"
+        " WHERE n <= %(per)s ORDER BY page_id, date DESC"
+    )
+    params = {**query.params(), "ids": list(ids), "start": start, "end": end, "per": per_page}
+    out: dict[str, list[TimelineLine]] = {}
+    for pid, day, text in conn.execute(sql, params).fetchall():
+        out.setdefault(pid, []).append(TimelineLine(day, text))
+    return out
+
+
+# --------------------------------------------------------------------------- dated
+
+
+def dated(
+    conn: Conn,
+    folders: Sequence[str],
+    start: dt.date | None,
+    end: dt.date | None,
+    *,
+    newest: bool = True,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Pages by effective date inside ``[start, end)`` (either end open), newest first."""
+    if not folders:
+        return []
+    direction = "DESC" if newest else "ASC"
+    sql = (
+        "SELECT id, folder, effective_date FROM pages"
+        " WHERE folder = ANY(%(folders)s) AND effective_date IS NOT NULL"
+        + window_sql(start, end, "effective_date")
+        + f" ORDER BY effective_date {direction}, id LIMIT %(limit)s"
+    )
+    rows = conn.execute(
+        sql, {"folders": list(folders), "start": start, "end": end, "limit": limit}
+    ).fetchall()
+    n = len(rows)
+    return [
+        Hit(pid, folder, 1.0 - i / (n + 1), None, day) for i, (pid, folder, day) in enumerate(rows)
+    ]
+
+
+# --------------------------------------------------------------------------- graph
+
+
+def folder_verbs(schema: Schema, a: str, b: str) -> list[str]:
+    """Typed verbs declared between folders ``a`` and ``b`` (either way)."""
+    verbs: set[str] = set()
+    for src, dst in ((a, b), (b, a)):
+        try:
+            spec = schema.folder(src)
+        except Exception:  # an unknown folder declares no verbs
+            continue
+        for f in spec.fields:
+            if f.type in ("link", "links") and f.folder == dst:
+                verbs.add(f.verb or f.name)
+        verbs.update(lv.verb for lv in spec.link_verbs if lv.to == dst)
+    return sorted(verbs)
+
+
+@dataclass(frozen=True)
+class GraphPlan:
+    """Which edges to follow from which entity, into which folder."""
+
+    entity: str  # page id
+    into: str  # folder
+    verbs: tuple[str, ...] | None
+    direction: str
+    label: str
+
+
+def plan_graph(
+    entities: Sequence[Hit],
+    intent: Intent,
+    schema: Schema,
+    folders: Collection[str],
+) -> list[GraphPlan]:
+    """Graph paths the question asks for, from the entities it names.
+
+    * a relation ("who reports to X", "projects owned by X") whose ends fit the entity's
+      folder: that verb, inward when the entity is the edge's target;
+    * else a folder the question names ("latest meeting with X"): every typed verb
+      between the two folders (falling back to any edge when none is declared).
+    """
+    plans: list[GraphPlan] = []
+    relation = intent.relation
+    for ent in entities:
+        ent_folder = ent.folder
+        if relation is not None and ent_folder in (relation.from_folder, relation.to_folder):
+            plans.append(_relation_plan(ent, relation, intent))
+            continue
+        for target in intent.folders:
+            if target == ent_folder or target not in folders:
+                continue
+            verbs = folder_verbs(schema, target, ent_folder)
+            plans.append(
+                GraphPlan(ent.id, target, tuple(verbs) or None, "both", "+".join(verbs) or "linked")
+            )
+    return plans
+
+
+def _relation_plan(ent: Hit, relation: Relation, intent: Intent) -> GraphPlan:
+    if relation.from_folder == relation.to_folder:
+        # Same folder both ends: the word order decides ("who reports to X" = inward).
+        position = _entity_position(ent, intent)
+        inward = position is None or position >= relation.end
+    else:
+        inward = ent.folder == relation.to_folder
+    into = relation.from_folder if inward else relation.to_folder
+    return GraphPlan(ent.id, into, (relation.verb,), "in" if inward else "out", relation.verb)
+
+
+def _entity_position(ent: Hit, intent: Intent) -> int | None:
+    """Where in the question the entity's matched name starts (word index)."""
+    gram = (ent.name or "").split()
+    if not gram:
+        return None
+    words = list(intent.words)
+    for i in range(len(words) - len(gram) + 1):
+        if all(words[i + j].startswith(g) for j, g in enumerate(gram)):
+            return i
+    return None
+
+
+def graph(
+    conn: Conn,
+    plans: Sequence[GraphPlan],
+    folders: Collection[str],
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    newest: bool = True,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Pages reached by the planned paths, ordered by date (newest first by default)."""
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    for plan in plans:
+        ids = graphs.entity_pages(
+            conn,
+            plan.entity,
+            plan.into,
+            list(plan.verbs) if plan.verbs else None,
+            folders,
+            direction=plan.direction,
+            start=start,
+            end=end,
+            newest_first=newest,
+            limit=limit,
+        )
+        if not ids and plan.verbs and plan.direction == "both":
+            ids = graphs.entity_pages(
+                conn, plan.entity, plan.into, None, folders, start=start, end=end,
+                newest_first=newest, limit=limit,
+            )  # fmt: skip
+        for pid in ids:
+            if pid not in seen:
+                seen.add(pid)
+                hits.append(Hit(pid, plan.into, 1.0 / (len(hits) + 1), None, None, plan.label))
+    return hits[:limit]
+
+
+def graph_augment(
+    conn: Conn, seeds: Sequence[str], folders: Collection[str], limit: int = POOL
+) -> list[Hit]:
+    """Depth-1 neighbours of the best results (tokenmax), both ends in scope."""
+    hits: list[Hit] = []
+    seen = set(seeds)
+    for seed in seeds:
+        for edge in graphs.neighbors(conn, seed, folders, depth=1):
+            other = edge.to_id if edge.from_id == seed else edge.from_id
+            if other in seen:
+                continue
+            seen.add(other)
+            hits.append(Hit(other, other.partition("/")[0], 0.0, None, None, edge.verb))
+            if len(hits) >= limit:
+                return hits
+    return hits
+
+
+# --------------------------------------------------------------------------- sources
+
+
+SOURCE_PREFIX = "source/"
+
+
+def source_keyword(
+    conn: Conn,
+    query: TextQuery,
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Raw source chunks matching the words, best chunk per source file."""
+    if query.empty:
+        return []
+    sql = (
+        f"WITH q AS (SELECT {query.any_sql()} AS anyq, {query.all_sql()} AS allq)"
+        " SELECT s.path, s.text, s.doc_date,"
+        "  ts_rank_cd(s.tsv, q.anyq, 1) * CASE WHEN s.tsv @@ q.allq THEN 2 ELSE 1 END AS r,"
+        "  s.tsv @@ q.allq"
+        " FROM source_chunks s, q WHERE s.tsv @@ q.anyq"
+        + window_sql(start, end, "s.doc_date")
+        + " ORDER BY r DESC, s.path, s.ordinal LIMIT %(pool)s"
+    )
+    rows = conn.execute(
+        sql, {**query.params(), "start": start, "end": end, "pool": limit * 4}
+    ).fetchall()
+    return [
+        Hit(SOURCE_PREFIX + path, "source", float(r), text, day, "all_terms" if a else "some_terms")
+        for path, text, day, r, a in _best_per_key(rows, limit)
+    ]
+
+
+def source_vector(
+    conn: Conn,
+    db: Database,
+    query_vector: np.ndarray,
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Nearest raw source chunks, best chunk per source file."""
+    distance = db.distance_sql()
+    sql = (
+        "WITH c AS MATERIALIZED ("
+        f" SELECT path, text, doc_date, {distance} AS d FROM source_chunks"
+        " WHERE embedding IS NOT NULL"
+        + window_sql(start, end, "doc_date")
+        + f" ORDER BY {distance}"
+        " LIMIT %(pool)s) SELECT path, text, doc_date, d FROM c ORDER BY d, path"
+    )
+    params = {"q": query_vector, "start": start, "end": end, "pool": limit * 3}
+    with vector_scan(conn, ef_search=max(100, limit * 3), max_scan_tuples=40_000):
+        rows = conn.execute(sql, params).fetchall()
+    return [
+        Hit(SOURCE_PREFIX + path, "source", 1.0 - float(d), text, day)
+        for path, text, day, d in _best_per_key(rows, limit)
+    ]
+
+
+# --------------------------------------------------------------------------- details
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    title: str
+    folder: str
+    date: dt.date | None
+    window_match: bool
+
+
+def page_info(
+    conn: Conn, ids: Sequence[str], start: dt.date | None, end: dt.date | None
+) -> dict[str, PageInfo]:
+    """Title, folder, effective date of pages, and whether a timeline entry is in the window."""
+    page_ids = [i for i in ids if not i.startswith(SOURCE_PREFIX)]
+    out: dict[str, PageInfo] = {}
+    if page_ids:
+        has_window = start is not None or end is not None
+        match = (
+            "EXISTS (SELECT 1 FROM timeline_entries t WHERE t.page_id = p.id"
+            + window_sql(start, end, "t.date")
+            + ")"
+            if has_window
+            else "false"
+        )
+        rows = conn.execute(
+            f"SELECT p.id, p.title, p.folder, p.effective_date, {match} FROM pages p"
+            " WHERE p.id = ANY(%(ids)s)",
+            {"ids": page_ids, "start": start, "end": end},
+        ).fetchall()
+        out.update({pid: PageInfo(t, f, d, bool(m)) for pid, t, f, d, m in rows})
+    paths = [i.removeprefix(SOURCE_PREFIX) for i in ids if i.startswith(SOURCE_PREFIX)]
+    if paths:
+        rows = conn.execute(
+            "SELECT path, coalesce(title, path), doc_date FROM source_docs WHERE path = ANY(%s)",
+            (paths,),
+        ).fetchall()
+        out.update({SOURCE_PREFIX + p: PageInfo(t, "source", d, False) for p, t, d in rows})
+    return out
+
+
+def lead_snippets(conn: Conn, ids: Sequence[str]) -> dict[str, str]:
+    """A page's first two chunks (its fields and the start of its first section)."""
+    page_ids = [i for i in ids if not i.startswith(SOURCE_PREFIX)]
+    if not page_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT page_id, string_agg(text, E'\\n' ORDER BY ordinal) FROM chunks"
+        " WHERE page_id = ANY(%s) AND ordinal < 2 GROUP BY page_id",
+        (page_ids,),
+    ).fetchall()
+    return {pid: text for pid, text in rows}

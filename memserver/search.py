@@ -1,0 +1,701 @@
+"""Time-aware hybrid search: the pipeline behind ``kb_query``, ``kb_latest`` and
+``memserver search``.
+
+For one question (and an explicit reference time ``now``):
+
+1. **time**: ``timeparse.parse_time`` gives the window ``[start, end)``, the ordering
+   (latest/first) and soft recency, and the question without those words;
+2. **intent**: ``memserver.intent.analyze`` finds the topical words, identifiers, the
+   folders the question names and a typed relation ("reports to");
+3. **routing** (``kb_query`` with a token of many folders): the router narrows the
+   folders searched; when that finds nothing, the whole scope is searched again;
+4. **arms** (``memserver.arms``), each filtered to the caller's folders in SQL:
+   keyword, vector, title/alias, timeline (with a window), dated pages (with a
+   window, or "latest X" with nothing else asked), graph (entities named in the
+   question followed along typed edges), raw sources (``include_sources``); tokenmax
+   adds LLM query variants and depth-1 graph neighbours;
+5. **fusion and shaping** (``memserver.fusion``): RRF k=60 with per-intent arm weights,
+   folder priors, recency decay, the window filter, date ordering for latest/first,
+   optional cross-encoder rerank, exact-name pinning, evidence labels, autocut, and the
+   mode's result count and token budget.
+
+Every response says how the time was read and what was ``degraded``
+(``embedding_fallback_hash``, ``vector_arm_failed``, ``reranker_unavailable`` ...).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from memserver import arms
+from memserver import fusion as fz
+from memserver.db import Database
+from memserver.embed import Embedder
+from memserver.errors import NotFoundError, UserError
+from memserver.fusion import Candidate, Hit
+from memserver.intent import Intent, analyze
+from memserver.llm import LLMClient, Reranker
+from memserver.resolve import resolve
+from memserver.route import Router
+from memserver.schema import Schema
+from memserver.timeparse import NEWEST, OLDEST, TimeQuery, Window, parse_time, reference_time
+
+log = logging.getLogger(__name__)
+
+SOURCE_FOLDER = "source"
+ROUTE_MIN_FOLDERS = 4  # route only when the caller can read at least this many folders
+RERANK_TOP = 30
+MAX_ENTITIES = 3
+EXPANSION_MIN_WORDS = 3
+EXPANSION_WEIGHT = 0.5
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    limit: int
+    budget: int | None  # tokens (chars / 4); None = unlimited
+    rerank: bool
+    expansion: bool
+    graph_always: bool  # graph arm for any named entity (else only relational / ordered)
+    augment_depth: int
+    snippet_chars: int | None
+    autocut: bool
+
+
+MODES: Mapping[str, Mode] = {
+    "conservative": Mode("conservative", 10, 4_000, False, False, False, 0, 320, True),
+    "balanced": Mode("balanced", 20, 12_000, True, False, True, 0, 700, True),
+    "tokenmax": Mode("tokenmax", 50, None, True, True, True, 1, None, False),
+}
+DEFAULT_MODE = "balanced"
+
+BASE_WEIGHTS: Mapping[str, float] = {
+    "keyword": 1.0,
+    "vector": 1.0,
+    "title": 1.2,
+    "timeline": 1.0,
+    "dated": 0.6,
+    "graph": 1.5,
+    "graph_augment": 0.3,
+    "source_keyword": 1.0,
+    "source_vector": 1.0,
+}
+
+
+def check_mode(mode: str | None) -> Mode:
+    name = (mode or DEFAULT_MODE).strip().lower()
+    if name not in MODES:
+        raise UserError(f"unknown search mode {mode!r}", f"use one of: {', '.join(MODES)}")
+    return MODES[name]
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search. ``scope`` is the caller's folders (None = all, trusted); ``folders``
+    narrows within it (a folder outside the scope is a NotFoundError, like a missing
+    one). ``source_access`` says whether the caller may read raw sources."""
+
+    question: str
+    scope: Collection[str] | None = None
+    folders: Sequence[str] | None = None
+    mode: str = DEFAULT_MODE
+    limit: int | None = None
+    include_sources: bool = False
+    source_access: bool = True
+    now: dt.datetime | None = None
+    route: bool = False
+    order: str | None = None  # force latest/first (kb_latest)
+    arms: Collection[str] | None = None  # only these arms (evaluation: keyword-only ...)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    id: str
+    title: str
+    folder: str
+    date: str | None
+    score: float
+    snippet: str
+    ranks: Mapping[str, int]
+    labels: tuple[str, ...]
+    timeline: tuple[fz.TimelineLine, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "folder": self.folder,
+            "date": self.date,
+            "score": self.score,
+            "snippet": self.snippet,
+            "ranks": dict(self.ranks),
+            "labels": list(self.labels),
+            "timeline": [line.to_dict() for line in self.timeline],
+        }
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    question: str
+    query: str
+    mode: str
+    now: str
+    time: Mapping[str, Any]
+    results: tuple[SearchResult, ...]
+    degraded: tuple[str, ...]
+    folders: tuple[str, ...]
+    routing: Mapping[str, Any] | None = None
+    tokens: int = 0
+    took_ms: float = 0.0
+    arms: Mapping[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "query": self.query,
+            "mode": self.mode,
+            "now": self.now,
+            "time": dict(self.time),
+            "folders": list(self.folders),
+            "routing": dict(self.routing) if self.routing is not None else None,
+            "degraded": list(self.degraded),
+            "results": [r.to_dict() for r in self.results],
+            "tokens": self.tokens,
+            "arms": dict(self.arms),
+            "took_ms": round(self.took_ms, 1),
+        }
+
+
+def window_dates(window: Window | None) -> tuple[dt.date | None, dt.date | None]:
+    """A window as dates ``[start, end)`` (open ends as None)."""
+    if window is None:
+        return None, None
+    start = None if window.open_start else window.start.date()
+    end = None if window.open_end else window.end.date()
+    if end is not None and (window.end.time() != dt.time()):
+        end = end + dt.timedelta(days=1)  # a window ending inside a day includes that day
+    return start, end
+
+
+@dataclass
+class _Run:
+    """What one pass over a set of folders produced."""
+
+    cands: list[Candidate]
+    arms: dict[str, list[Hit]]
+    relevant: set[str]
+    exact: set[str]
+
+
+class Searcher:
+    """Searches one index. Build it once and reuse it (it caches small things)."""
+
+    def __init__(
+        self,
+        db: Database,
+        schema: Schema | Any,
+        embedder: Embedder | None,
+        *,
+        reranker: Reranker | None = None,
+        llm: LLMClient | None = None,
+        router: Router | None = None,
+    ) -> None:
+        self.db = db
+        self._schema = schema
+        self.embedder = embedder
+        self.reranker = reranker
+        self.llm = llm
+        self.router = router
+        self._vector_ready = False
+
+    @classmethod
+    def for_kb(cls, kb: Any, settings: Any = None, *, route: bool = True) -> Searcher:
+        """A searcher over a ``KnowledgeBase`` with the configured reranker, LLM and router."""
+        reranker = Reranker(settings.rerank) if settings is not None and settings.rerank else None
+        llm = (
+            LLMClient(settings.llm, max_attempts=2)
+            if settings is not None and settings.llm
+            else None
+        )
+        router = None
+        if route:
+            embed = kb.embedder.embed_passages if kb.embedder is not None else None
+            if settings is not None:
+                router = Router.from_settings(kb.schema, settings, embed=embed)
+            else:
+                router = Router(kb.schema, embed=embed)
+        return cls(kb.db, lambda: kb.schema, kb.embedder, reranker=reranker, llm=llm, router=router)
+
+    def close(self) -> None:
+        for client in (self.reranker, self.llm, self.router):
+            if client is not None:
+                client.close()
+
+    @property
+    def schema(self) -> Schema:
+        value = self._schema() if callable(self._schema) else self._schema
+        assert isinstance(value, Schema)
+        return value
+
+    # ---------------------------------------------------------------- scope
+
+    def scope_folders(self, req: SearchRequest) -> list[str]:
+        """The schema folders this request searches (scope, then ``folders``)."""
+        names = [f for f in self.schema.folder_names if req.scope is None or f in req.scope]
+        if req.folders:
+            wanted = [f.strip() for f in req.folders if f and f.strip()]
+            wanted = [f for f in wanted if f != SOURCE_FOLDER]
+            missing = [f for f in wanted if f not in names]
+            if missing:
+                raise NotFoundError(
+                    f"no folder {missing[0]!r} in your scope",
+                    f"your folders are: {', '.join(names) or 'none'}",
+                )
+            if wanted:
+                names = [f for f in names if f in wanted]
+        return names
+
+    # ---------------------------------------------------------------- search
+
+    def search(self, req: SearchRequest) -> SearchResponse:
+        began = time.perf_counter()
+        mode = check_mode(req.mode)
+        schema = self.schema
+        now = reference_time(req.now, schema.tz)
+        tq = parse_time(req.question or "", now=now, tz=schema.tz)
+        if req.order is not None:
+            tq = replace(tq, order=req.order)
+        scope = self.scope_folders(req)
+        degraded: list[str] = []
+        sources = req.include_sources and req.source_access
+        if req.include_sources and not req.source_access:
+            degraded.append("sources_not_in_scope")
+        intent = analyze(tq.query, schema, scope)
+        routing: dict[str, Any] | None = None
+        searched = scope
+        if req.route and self.router is not None and len(scope) >= ROUTE_MIN_FOLDERS:
+            routed = self.router.route(tq.query or req.question, scope)
+            degraded.extend(f"routing_{d}" for d in routed.degraded)
+            routing = {"stage": routed.stage, "folders": list(routed.names), "retried": False}
+            if routed.folders:
+                keep = set(routed.names) | set(intent.folders)
+                if intent.relation is not None:
+                    keep |= {intent.relation.from_folder, intent.relation.to_folder}
+                searched = [f for f in scope if f in keep]
+        with self.db.connection() as conn:
+            run = self._run(conn, req, mode, tq, intent, searched, scope, sources, degraded)
+            if not run.cands and searched != scope:
+                assert routing is not None
+                routing["retried"] = True
+                run = self._run(conn, req, mode, tq, intent, scope, scope, sources, degraded)
+            results, tokens = self._shape(conn, run, mode, req, tq, intent, now.date(), degraded)
+        return SearchResponse(
+            question=req.question,
+            query=tq.query,
+            mode=mode.name,
+            now=now.isoformat(),
+            time=tq.as_dict(),
+            results=tuple(results),
+            degraded=tuple(dict.fromkeys(degraded)),
+            folders=tuple(searched) + ((SOURCE_FOLDER,) if sources else ()),
+            routing=routing,
+            tokens=tokens,
+            took_ms=(time.perf_counter() - began) * 1000,
+            arms={name: len(hits) for name, hits in run.arms.items()},
+        )
+
+    # ---------------------------------------------------------------- arms
+
+    def _query_vector(self, text: str, degraded: list[str]) -> np.ndarray | None:
+        if self.embedder is None or not text.strip():
+            return None
+        if not self._vector_ready:
+            info = self.db.embedding_info()
+            if info is None:
+                return None  # nothing embedded yet: nothing to compare with
+            if info != (self.embedder.name, self.embedder.dims):
+                degraded.append("vector_arm_failed")
+                log.warning(
+                    "vector arm off: index has %s, embedder is %s", info, self.embedder.name
+                )
+                return None
+            self.db.ensure_embedding(self.embedder.name, self.embedder.dims)
+            self._vector_ready = True
+        try:
+            vector = self.embedder.embed_query(text)
+        except Exception as exc:  # any embedder failure: keyword arms still answer
+            log.warning("query embedding failed: %s", exc)
+            degraded.append("vector_arm_failed")
+            return None
+        degraded.extend(self.embedder.degraded)
+        return vector
+
+    def _run(
+        self,
+        conn: Any,
+        req: SearchRequest,
+        mode: Mode,
+        tq: TimeQuery,
+        intent: Intent,
+        folders: list[str],
+        scope: list[str],
+        sources: bool,
+        degraded: list[str],
+    ) -> _Run:
+        start, end = window_dates(tq.window)
+        newest = tq.order != OLDEST
+        allowed = set(req.arms) if req.arms is not None else None
+
+        def on(name: str) -> bool:
+            return allowed is None or name in allowed
+
+        text = arms.TextQuery.of(intent)
+        found: dict[str, list[Hit]] = {}
+        if on("keyword"):
+            found["keyword"] = arms.keyword(conn, text, folders, start=start, end=end)
+        names = arms.title(conn, intent, scope) if (on("title") or on("graph")) else []
+        if on("title"):
+            found["title"] = [h for h in names if h.folder in folders]
+        exact = {h.id for h in found.get("title", []) if h.score >= 1.0}
+        if tq.window is not None and on("timeline"):
+            found["timeline"] = arms.timeline(conn, text, folders, start, end, newest=newest)
+        if on("dated"):
+            listing = tq.order is not None and not intent.has_topic
+            if tq.window is not None or listing:
+                targets = [f for f in intent.folders if f in folders] or folders
+                found["dated"] = arms.dated(conn, targets, start, end, newest=newest)
+        if on("graph"):
+            relational = intent.relation is not None or tq.order is not None
+            if relational or mode.graph_always:
+                entities = self._entities(conn, names, tq, intent, scope)
+                plans = arms.plan_graph(entities, intent, self.schema, folders)
+                if plans:
+                    found["graph"] = arms.graph(
+                        conn, plans, scope, start=start, end=end, newest=newest
+                    )
+        want_vector = on("vector") or (sources and on("source_vector"))
+        vector = self._query_vector(tq.query or req.question, degraded) if want_vector else None
+        if vector is not None and on("vector"):
+            try:
+                found["vector"] = arms.vector(conn, self.db, vector, folders, start=start, end=end)
+            except Exception as exc:
+                log.warning("vector arm failed: %s", exc)
+                degraded.append("vector_arm_failed")
+                conn.rollback()
+        if sources:
+            if on("source_keyword"):
+                found["source_keyword"] = arms.source_keyword(conn, text, start=start, end=end)
+            if vector is not None and on("source_vector"):
+                found["source_vector"] = arms.source_vector(
+                    conn, self.db, vector, start=start, end=end
+                )
+        if mode.expansion and self.llm is not None and allowed is None:
+            self._expand(conn, req, tq, folders, start, end, found, degraded)
+        weights = self._weights(intent, tq, found)
+        cands = fz.fuse(found, weights)
+        if mode.augment_depth > 0 and cands and allowed is None:
+            seeds = [c.id for c in cands[:5] if not c.id.startswith(arms.SOURCE_PREFIX)]
+            found["graph_augment"] = [
+                h for h in arms.graph_augment(conn, seeds, scope) if h.folder in folders
+            ]
+            cands = fz.fuse(found, weights)
+        relevant = self._relevant(cands, found, intent, tq)
+        return _Run(cands, found, relevant, exact)
+
+    def _entities(
+        self, conn: Any, names: list[Hit], tq: TimeQuery, intent: Intent, scope: list[str]
+    ) -> list[Hit]:
+        """Pages the question names: exact title/alias runs, else resolved names."""
+        named = [h for h in names if h.detail and not h.detail.startswith("fuzzy")]
+        named = [h for h in named if h.folder not in intent.folders or intent.relation]
+        # A longer name wins over the names inside it ("Bob Martinez" over "Bob").
+        named.sort(key=lambda h: (-len((h.name or "").split()), -h.score, h.id))
+        out: list[Hit] = []
+        covered: list[str] = []
+        for hit in named:
+            name = hit.name or ""
+            if any(name != c and f" {name} " in f" {c} " for c in covered):
+                continue
+            covered.append(name)
+            out.append(hit)
+            if len(out) >= MAX_ENTITIES:
+                break
+        if out or not intent.terms:
+            return out
+        guess = " ".join(intent.terms)
+        try:
+            found = resolve(self.db, None, guess, scope, schema=self.schema, limit=MAX_ENTITIES)
+        except UserError:
+            return []
+        return [
+            Hit(c.id, c.folder, c.score, None, c.effective_date, c.why, guess)
+            for c in found.candidates
+            if c.why != "semantic" and c.score >= 0.5 and c.folder not in intent.folders
+        ][:1]
+
+    def _expand(
+        self,
+        conn: Any,
+        req: SearchRequest,
+        tq: TimeQuery,
+        folders: list[str],
+        start: dt.date | None,
+        end: dt.date | None,
+        found: dict[str, list[Hit]],
+        degraded: list[str],
+    ) -> None:
+        """tokenmax: up to two LLM rewrites of the question, searched as extra arms."""
+        base = tq.query or req.question
+        if len(base.split()) < EXPANSION_MIN_WORDS or self.llm is None:
+            return
+        try:
+            answer = self.llm.chat_json(
+                [
+                    {
+                        "role": "system",
+                        "content": "Rewrite a search question for a company knowledge base "
+                        "into at most two alternative phrasings with different words "
+                        '(synonyms, expanded names). Answer {"variants": ["...", "..."]}.',
+                    },
+                    {"role": "user", "content": base},
+                ]
+            )
+            variants = [str(v) for v in answer.get("variants", []) if str(v).strip()][:2]
+        except Exception as exc:  # expansion is optional: the plain question still runs
+            log.warning("query expansion failed: %s", exc)
+            degraded.append("expansion_unavailable")
+            return
+        for i, variant in enumerate(variants, 1):
+            intent = analyze(variant, self.schema, folders)
+            text = arms.TextQuery.of(intent)
+            found[f"keyword_x{i}"] = arms.keyword(conn, text, folders, start=start, end=end)
+            vector = self._query_vector(variant, degraded)
+            if vector is not None:
+                found[f"vector_x{i}"] = arms.vector(
+                    conn, self.db, vector, folders, start=start, end=end
+                )
+
+    def _weights(
+        self, intent: Intent, tq: TimeQuery, found: Mapping[str, list[Hit]]
+    ) -> dict[str, float]:
+        weights = dict(BASE_WEIGHTS)
+        for name in found:
+            if name.startswith(("keyword_x", "vector_x")):
+                weights[name] = EXPANSION_WEIGHT
+        if intent.kind == "identifier":
+            weights["keyword"] = 2.0
+            weights["source_keyword"] = 2.0
+        elif intent.kind == "entity":
+            weights["title"] = 2.0
+        elif intent.kind == "relational":
+            weights["graph"] = 2.5
+        if tq.window is not None:
+            weights["timeline"] = 1.5
+            weights["dated"] = 1.0
+        return weights
+
+    @staticmethod
+    def _relevant(
+        cands: list[Candidate], found: Mapping[str, list[Hit]], intent: Intent, tq: TimeQuery
+    ) -> set[str]:
+        """The pages a latest/first question orders by date."""
+        if tq.order is None:
+            return set()
+        graph_ids = {h.id for h in found.get("graph", [])}
+        if graph_ids:
+            return graph_ids
+        targets = set(intent.folders)
+
+        def topical(c: Candidate) -> bool:
+            if c.details.get("keyword") == "all_terms" or "title" in c.ranks:
+                return True
+            if c.ranks.get("vector", 99) <= 3 or c.ranks.get("timeline", 99) <= 5:
+                return True
+            return not intent.has_topic and "dated" in c.ranks
+
+        return {c.id for c in cands if (not targets or c.folder in targets) and topical(c)}
+
+    # ---------------------------------------------------------------- shaping
+
+    def _shape(
+        self,
+        conn: Any,
+        run: _Run,
+        mode: Mode,
+        req: SearchRequest,
+        tq: TimeQuery,
+        intent: Intent,
+        today: dt.date,
+        degraded: list[str],
+    ) -> tuple[list[SearchResult], int]:
+        schema = self.schema
+        start, end = window_dates(tq.window)
+        cands = run.cands
+        info = arms.page_info(conn, [c.id for c in cands], start, end)
+        cands = [c for c in cands if c.id in info]  # deleted meanwhile
+        for cand in cands:
+            meta = info[cand.id]
+            cand.title, cand.folder, cand.date = meta.title, meta.folder, meta.date
+            cand.window_match = meta.window_match
+        boosts = {f.name: f.source_boost for f in schema.folders}
+        cands = fz.apply_boosts(cands, boosts, intent.folders)
+        if tq.soft_recency:
+            halflife = {f.name: f.recency_halflife_days for f in schema.folders}
+            cands = fz.apply_recency(cands, halflife, today)
+        if tq.window is not None:
+            cands = fz.filter_window(cands, start, end)
+        if mode.rerank and self.reranker is not None and cands:
+            cands = self._rerank(cands, tq.query or req.question, degraded)
+        if tq.order is not None:
+            cands = fz.order_by_date(cands, run.relevant, newest=tq.order == NEWEST)
+        cands = fz.pin_exact(cands, run.exact)
+        if mode.autocut and tq.order is None:
+            cands = fz.autocut(cands)
+        limit = max(1, min(int(req.limit), 100)) if req.limit else mode.limit
+        cands = cands[:limit]
+        ids = [c.id for c in cands]
+        lines = arms.timeline_lines(conn, ids, arms.TextQuery.of(intent), start, end)
+        leads = arms.lead_snippets(conn, [c.id for c in cands if not c.snippet])
+        terms = [*intent.terms, *(i.lower() for i in intent.identifiers)]
+        results = []
+        for cand in cands:
+            cand.timeline = lines.get(cand.id, [])
+            fz.label(cand, ("keyword", "source_keyword"))
+            snippet = cand.snippet or leads.get(cand.id, "")
+            results.append(
+                SearchResult(
+                    id=cand.id,
+                    title=cand.title,
+                    folder=cand.folder,
+                    date=cand.date.isoformat() if cand.date else None,
+                    score=round(cand.score, 4),
+                    snippet=fz.trim_snippet(snippet, mode.snippet_chars, terms),
+                    ranks=dict(cand.ranks),
+                    labels=tuple(cand.labels),
+                    timeline=tuple(cand.timeline),
+                )
+            )
+
+        def size(r: SearchResult) -> int:
+            return fz.text_tokens(r.title, r.snippet, *(t.text for t in r.timeline)) + 8
+
+        kept, tokens = fz.budget_cut(results, size, mode.budget)
+        return kept, tokens
+
+    def _rerank(self, cands: list[Candidate], query: str, degraded: list[str]) -> list[Candidate]:
+        """Cross-encoder order for the top results; on failure the order is kept."""
+        assert self.reranker is not None
+        top, rest = cands[:RERANK_TOP], cands[RERANK_TOP:]
+        docs = [f"{c.title}\n{c.snippet or ''}"[:2000] for c in top]
+        try:
+            scores = self.reranker.rerank(query, docs)
+        except Exception as exc:
+            log.warning("reranker failed, keeping the fused order: %s", exc)
+            degraded.append("reranker_unavailable")
+            return cands
+        order = sorted(range(len(top)), key=lambda i: (-scores[i], i))
+        reranked = [top[i] for i in order]
+        for cand, score in zip(reranked, sorted(scores, reverse=True), strict=True):
+            cand.ranks["rerank"] = reranked.index(cand) + 1
+            cand.arm_scores["rerank"] = score
+        return reranked + rest
+
+    # ---------------------------------------------------------------- timeline
+
+    def timeline(
+        self,
+        *,
+        window: str | None = None,
+        page: str | None = None,
+        scope: Collection[str] | None = None,
+        folders: Sequence[str] | None = None,
+        now: dt.datetime | None = None,
+        limit: int = 100,
+    ) -> dict[str, Any]:
+        """What happened in a window ("last week", "2026-09", "from X to Y"), or one page's
+        dated history (``page`` = "folder/slug"), newest first.
+
+        Events are timeline entries and pages dated inside the window (a meeting is an
+        event on its date). With both, the page's entries inside the window.
+        """
+        schema = self.schema
+        ref = reference_time(now, schema.tz)
+        req = SearchRequest(question="", scope=scope, folders=folders, now=now)
+        names = self.scope_folders(req)
+        tq: TimeQuery | None = None
+        if window and window.strip():
+            tq = parse_time(window, now=ref, tz=schema.tz)
+            if tq.window is None:
+                raise UserError(
+                    f"cannot read a time window in {window!r}",
+                    "write e.g. 'last week', 'in March', '2026-09', 'from 2026-09-01 to "
+                    "2026-09-15', 'yesterday'",
+                )
+        if tq is None and not page:
+            raise UserError(
+                "give a window or a page id", "e.g. window='last week' or page='people/bob'"
+            )
+        start, end = window_dates(tq.window if tq else None)
+        limit = max(1, min(int(limit), 500))
+        params: dict[str, Any] = {"folders": names, "start": start, "end": end, "lim": limit + 1}
+        win_t = arms.window_sql(start, end, "t.date")
+        win_p = arms.window_sql(start, end, "p.effective_date")
+        with self.db.connection() as conn:
+            if page:
+                page_id = page.strip().strip("[]").removeprefix("knowledge/").removesuffix(".md")
+                row = conn.execute(
+                    "SELECT folder, title FROM pages WHERE id = %s", (page_id,)
+                ).fetchone()
+                if row is None or row[0] not in names:
+                    raise NotFoundError(
+                        f"no page {page_id!r}",
+                        "check the id with kb_query or kb_list_pages; ids look like 'folder/slug'",
+                    )
+                params["page"] = page_id
+                rows = conn.execute(
+                    "SELECT t.date, p.id, p.title, p.folder, t.text, t.source, 'timeline'"
+                    " FROM timeline_entries t JOIN pages p ON p.id = t.page_id"
+                    " WHERE t.page_id = %(page)s" + win_t + " ORDER BY t.date DESC, t.ordinal"
+                    " LIMIT %(lim)s",
+                    params,
+                ).fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT * FROM ("
+                    " SELECT t.date, p.id, p.title, p.folder, t.text, t.source, 'timeline' AS kind"
+                    " FROM timeline_entries t JOIN pages p ON p.id = t.page_id"
+                    " WHERE t.folder = ANY(%(folders)s)" + win_t + " UNION ALL"
+                    " SELECT p.effective_date, p.id, p.title, p.folder, p.title, NULL, 'page'"
+                    " FROM pages p WHERE p.folder = ANY(%(folders)s)"
+                    " AND p.effective_date IS NOT NULL" + win_p + ") e"
+                    " ORDER BY date DESC, id, kind LIMIT %(lim)s",
+                    params,
+                ).fetchall()
+        events = [
+            {
+                "date": day.isoformat(),
+                "id": pid,
+                "title": title,
+                "folder": folder,
+                "text": text,
+                "source": source,
+                "kind": kind,
+            }
+            for day, pid, title, folder, text, source, kind in rows[:limit]
+        ]
+        return {
+            "window": tq.window.as_dict() if tq and tq.window else None,
+            "phrase": tq.phrase if tq else None,
+            "page": page or None,
+            "now": ref.isoformat(),
+            "events": events,
+            "truncated": len(rows) > limit,
+        }
