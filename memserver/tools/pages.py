@@ -441,6 +441,7 @@ def register(server: MemoryServer) -> None:
             "body": "markdown",
             "md": "markdown",
             "data": "page",
+            "conflict": "conflicts",
             "structured": "page",
             "version": "base_version",
             "current_version": "base_version",
@@ -464,6 +465,13 @@ def register(server: MemoryServer) -> None:
                 description="The version you read (kb_get_page). Omit only to create a new page."
             ),
         ] = None,
+        conflicts: Annotated[
+            list[dict[str, Any]] | None,
+            Field(
+                description="Facts that changed or that sources disagree on: {field, "
+                "old_value, new_value, old_source, new_source, status: superseded|unresolved}."
+            ),
+        ] = None,
     ) -> PutView:
         """Create or update a page: validate it against its folder, render it, store and index it.
 
@@ -475,8 +483,10 @@ def register(server: MemoryServer) -> None:
         created, and it is refused if it already exists. A stale base_version is refused
         with the current version: re-read, merge, retry. If the page does not fit the
         schema, EVERY problem is listed at once: fix them all and send again.
-        Returns the id, the new version, whether it was created, and `degraded` reasons
-        (e.g. stored without embeddings).
+        Record in `conflicts` each fact a newer source replaced (status "superseded") or
+        that two sources disagree on (status "unresolved"; also list it under
+        open_questions). Returns the id, the new version, whether it was created, and
+        `degraded` reasons (e.g. stored without embeddings).
         """
         call = current()
         schema = call.services.schema()
@@ -520,6 +530,7 @@ def register(server: MemoryServer) -> None:
             base_version,
             written_by=call.scope.token_name,
             slug=target_slug,
+            conflicts=conflicts or (),
         )
         return {
             "id": result.id,
