@@ -113,6 +113,7 @@ class SearchRequest:
     now: dt.datetime | None = None
     route: bool = False
     order: str | None = None  # force latest/first (kb_latest)
+    focus: str | None = None  # return only this folder's pages; names resolve in all (kb_latest)
     arms: Collection[str] | None = None  # only these arms (evaluation: keyword-only ...)
 
 
@@ -274,6 +275,11 @@ class Searcher:
         if req.order is not None:
             tq = replace(tq, order=req.order)
         scope = self.scope_folders(req)
+        if req.focus is not None and req.focus not in scope:
+            raise NotFoundError(
+                f"no folder {req.focus!r} in your scope",
+                f"your folders are: {', '.join(scope) or 'none'}",
+            )
         degraded: list[str] = []
         sources = req.include_sources and req.source_access
         if req.include_sources and not req.source_access:
@@ -281,7 +287,15 @@ class Searcher:
         intent = analyze(tq.query, schema, scope)
         routing: dict[str, Any] | None = None
         searched = scope
-        if req.route and self.router is not None and len(scope) >= ROUTE_MIN_FOLDERS:
+        if req.focus is not None:
+            searched = [req.focus]
+            intent = replace(intent, folders=(req.focus,))
+        elif (
+            req.route
+            and self.router is not None
+            and len(scope) >= ROUTE_MIN_FOLDERS
+            and intent.has_topic  # "what happened last week" is about every folder
+        ):
             routed = self.router.route(tq.query or req.question, scope)
             degraded.extend(f"routing_{d}" for d in routed.degraded)
             routing = {"stage": routed.stage, "folders": list(routed.names), "retried": False}
@@ -292,8 +306,7 @@ class Searcher:
                 searched = [f for f in scope if f in keep]
         with self.db.connection() as conn:
             run = self._run(conn, req, mode, tq, intent, searched, scope, sources, degraded)
-            if not run.cands and searched != scope:
-                assert routing is not None
+            if not run.cands and routing is not None and searched != scope:
                 routing["retried"] = True
                 run = self._run(conn, req, mode, tq, intent, scope, scope, sources, degraded)
             results, tokens = self._shape(conn, run, mode, req, tq, intent, now.date(), degraded)

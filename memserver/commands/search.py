@@ -1,4 +1,4 @@
-"""`memserver` subcommands for the search area: `timeparse`."""
+"""`memserver` subcommands for the search area: `timeparse` and `search`."""
 
 from __future__ import annotations
 
@@ -31,6 +31,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("text", nargs="+", metavar="TEXT", help="the question")
     parser.set_defaults(func=_timeparse)
+
+    search = sub.add_parser(
+        "search",
+        help="search the knowledge base (time-aware hybrid retrieval)",
+        description="Run a question through the search pipeline as kb_query does, with "
+        "admin scope (all folders). Prints the parsed time, what was degraded and the "
+        "ranked results with the rank each retrieval arm gave them.",
+    )
+    search.add_argument("--json", action="store_true", help="print one JSON object")
+    search.add_argument("--now", help="reference time, ISO 8601 (default: the current time)")
+    search.add_argument(
+        "--mode", default="balanced", choices=("conservative", "balanced", "tokenmax")
+    )
+    search.add_argument("--folders", help="only these folders, comma-separated")
+    search.add_argument("--limit", type=int, help="at most this many results")
+    search.add_argument(
+        "--include-sources", action="store_true", help="also search raw source notes"
+    )
+    search.add_argument(
+        "--no-route", action="store_true", help="do not narrow folders with the router"
+    )
+    search.add_argument("query", nargs="+", metavar="QUERY", help="the question")
+    search.set_defaults(func=_search)
 
 
 def parse_now(value: str | None) -> datetime | None:
@@ -90,4 +113,59 @@ def _timeparse(args: argparse.Namespace) -> int:
     )
     for label, value in rows:
         console.print(f"[bold]{label:<8}[/] {escape(value)}", highlight=False)
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    from memserver.config import load_settings
+    from memserver.kb import KnowledgeBase
+    from memserver.search import Searcher, SearchRequest
+
+    if args.limit is not None and not 1 <= args.limit <= 100:
+        raise UserError(f"--limit {args.limit} is out of range", "use 1 to 100")
+    settings = load_settings(args.config)
+    now = parse_now(args.now)
+    folders = [f.strip() for f in args.folders.split(",") if f.strip()] if args.folders else None
+    with KnowledgeBase.open(args.kb, settings) as kb:
+        searcher = Searcher.for_kb(kb, settings, route=not args.no_route)
+        try:
+            response = searcher.search(
+                SearchRequest(
+                    question=" ".join(args.query),
+                    folders=folders,
+                    mode=args.mode,
+                    limit=args.limit,
+                    include_sources=args.include_sources,
+                    now=now,
+                    route=not args.no_route,
+                )
+            )
+        finally:
+            searcher.close()
+    data = response.to_dict()
+    if args.json:
+        print_json(data)
+        return 0
+    window = data["time"]["window"]
+    shown = f"[{window['start']}, {window['end']})" if window else "none"
+    console.print(
+        f"[bold]query[/] {escape(data['query'])!r}  [bold]window[/] {escape(shown)}  "
+        f"[bold]order[/] {data['time']['order'] or 'none'}  [bold]mode[/] {data['mode']}  "
+        f"{data['took_ms']:.0f} ms",
+        highlight=False,
+    )
+    if data["degraded"]:
+        console.print(f"[yellow]degraded[/] {', '.join(data['degraded'])}", highlight=False)
+    if not data["results"]:
+        console.print("no results")
+    for i, result in enumerate(data["results"], 1):
+        ranks = " ".join(f"{arm}:{rank}" for arm, rank in result["ranks"].items())
+        console.print(
+            f"{i:>2}. [bold]{escape(result['id'])}[/] {result['date'] or '-'} "
+            f"score {result['score']:.3f}  [dim]{escape(ranks)}  "
+            f"{escape(' '.join(result['labels']))}[/]",
+            highlight=False,
+        )
+        snippet = " ".join(result["snippet"].split())[:160]
+        console.print(f"    {escape(snippet)}", highlight=False)
     return 0

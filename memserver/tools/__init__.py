@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 TOOL_MODULES: tuple[str, ...] = (
     "pipeline",  # source_pending, source_read, source_mark
     "pages",  # kb_schema, kb_get_page, kb_list_pages, kb_history, kb_put_page
+    "route",  # kb_route
+    "search",  # kb_query, kb_timeline, kb_latest
 )
 
 
