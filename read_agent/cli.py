@@ -105,12 +105,15 @@ def make_pool(args: argparse.Namespace) -> AgentPool:
     settings: Settings = load_settings(args.config)
     if args.max_steps < 1:
         raise UserError(f"--max-steps must be at least 1, not {args.max_steps}")
-    return AgentPool(
-        memory_target(settings, args.kb, args.config),
+    target = memory_target(settings, args.kb, args.config)
+    pool = AgentPool(
+        target,
         make_llm(settings, enabled=not args.no_llm),
         max_steps=args.max_steps,
         budget_tokens=settings.budget_tokens,
     )
+    args.pool = pool  # closed by main()
+    return pool
 
 
 # -- ask ---------------------------------------------------------------------------------------
@@ -263,6 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return result
         except BaseExceptionGroup as group:
             raise unwrap(group) from group
+        finally:
+            pool: AgentPool | None = getattr(args, "pool", None)
+            if pool is not None:
+                pool.close()
     except UserError as exc:
         print(f"read-agent: error: {exc}", file=sys.stderr)
         return 2

@@ -125,6 +125,11 @@ class AgentPool:
                 async with self.target.connect() as memory:
                     await memory.list_tools()
 
+    def close(self) -> None:
+        """Close the model client (after ``stop``; the pool is not used again)."""
+        if self.llm is not None:
+            self.llm.close()
+
     async def stop(self) -> None:
         if self._stack is not None:
             stack, self._stack, self._shared = self._stack, None, None
