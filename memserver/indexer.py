@@ -1,0 +1,295 @@
+"""A page's index rows (pages, aliases, chunks, timeline entries, links), shared by
+``KnowledgeBase.put_page`` and ``reindex``.
+
+Two phases, so the slow part never runs inside a transaction:
+
+1. ``prepare_page`` (pure) turns a page into the rows it needs and the texts to embed;
+   ``embed_texts`` embeds a batch of texts (deduplicated, ``EMBED_BATCH`` a call),
+   outside any transaction.
+2. ``write_pages`` stores the rows of one or more prepared pages in the caller's
+   transaction, with the vectors found for their texts. A text without a vector (the
+   embedder was down) is stored with ``embedding`` NULL and ``stale`` true, still
+   keyword-searchable; ``embed_stale`` fills those in later (``reindex``).
+
+A timeline entry is embedded with the same text as its timeline chunk
+(``timeline_text``), so the two rows share one vector and one embedding call.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.types.json import Jsonb
+
+from memserver import linker
+from memserver.db import normalize_name
+from memserver.embed import Embedder
+from memserver.page import (
+    TIMELINE,
+    Chunk,
+    Page,
+    TimelineEntry,
+    chunk_page,
+    content_hash,
+    effective_date,
+)
+from memserver.schema import FolderSpec, Schema
+
+EMBED_BATCH = 64  # texts per embedder call
+# Advisory lock space of pages: (PAGE_LOCK_SPACE, hashtext(page id)), taken by every
+# writer of a page (put_page, reindex).
+PAGE_LOCK_SPACE = 0x6D73
+Conn = psycopg.Connection[Any]
+Vectors = Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class PreparedPage:
+    """Everything the index stores for one page, computed without I/O."""
+
+    id: str
+    folder: FolderSpec
+    slug: str
+    page: Page
+    markdown: str
+    content_hash: str
+    effective_date: datetime.date | None
+    chunks: tuple[Chunk, ...]
+
+    @property
+    def timeline_texts(self) -> list[str]:
+        return [timeline_text(self.page.title, entry) for entry in self.page.timeline]
+
+    def texts(self) -> list[str]:
+        """The texts to embed for this page (chunks, then timeline entries)."""
+        return [c.text for c in self.chunks] + self.timeline_texts
+
+
+def timeline_text(title: str, entry: TimelineEntry) -> str:
+    """What a timeline entry is embedded as: its chunk's text (see ``page.chunk_page``)."""
+    source = f" [source: {entry.source}]" if entry.source else ""
+    return f"{title} — {TIMELINE}\n{entry.date.isoformat()}: {entry.text}{source}"
+
+
+def prepare_page(
+    page_id: str, folder: FolderSpec, slug: str, page: Page, markdown: str
+) -> PreparedPage:
+    """The rows of a (validated) page whose file holds ``markdown``."""
+    return PreparedPage(
+        id=page_id,
+        folder=folder,
+        slug=slug,
+        page=page,
+        markdown=markdown,
+        content_hash=content_hash(markdown),
+        effective_date=effective_date(page, folder, slug),
+        chunks=tuple(chunk_page(page)),
+    )
+
+
+def embed_texts(
+    embedder: Embedder, texts: Iterable[str], batch_size: int = EMBED_BATCH
+) -> dict[str, np.ndarray]:
+    """Vectors for ``texts`` (each distinct text embedded once); EmbeddingError passes up."""
+    unique = list(dict.fromkeys(texts))
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, len(unique), batch_size):
+        batch = unique[start : start + batch_size]
+        vectors = embedder.embed_passages(batch)
+        out.update(zip(batch, vectors, strict=True))
+    return out
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_pages(
+    conn: Conn,
+    pages: Sequence[tuple[PreparedPage, int]],
+    vectors: Vectors | None,
+    schema: Schema,
+) -> None:
+    """Store ``(prepared page, version)`` pairs in the caller's transaction.
+
+    Replaces each page's row, aliases, chunks, timeline entries and outgoing links, then
+    re-matches the links that name it (``linker``). Rows go in with one multi-row
+    statement per table for the whole batch.
+    """
+    if not pages:
+        return
+    ids = [p.id for p, _ in pages]
+    existing = {pid for (pid,) in conn.execute("SELECT id FROM pages WHERE id = ANY(%s)", (ids,))}
+    previous = {pid: linker.page_names(conn, pid) for pid in ids if pid in existing}
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO pages (id, folder, slug, title, type, fields, effective_date, version,"
+            " content_hash, body) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, type = EXCLUDED.type,"
+            " fields = EXCLUDED.fields, effective_date = EXCLUDED.effective_date,"
+            " version = EXCLUDED.version, content_hash = EXCLUDED.content_hash,"
+            " body = EXCLUDED.body, updated_at = now()",
+            [
+                (
+                    p.id,
+                    p.folder.name,
+                    p.slug,
+                    p.page.title,
+                    p.page.type,
+                    Jsonb(dict(p.page.fields)),
+                    p.effective_date,
+                    version,
+                    p.content_hash,
+                    p.markdown,
+                )
+                for p, version in pages
+            ],
+        )
+        if existing:
+            for table in ("page_aliases", "chunks", "timeline_entries"):
+                key = "page_id"
+                cur.execute(f"DELETE FROM {table} WHERE {key} = ANY(%s)", (sorted(existing),))
+        _insert_aliases(cur, [p for p, _ in pages])
+        _insert_chunks(cur, [p for p, _ in pages], vectors)
+        _insert_timeline(cur, [p for p, _ in pages], vectors)
+    for p, _ in pages:
+        refs = linker.extract_links(p.page, p.folder, schema)
+        linker.write_links(conn, p.id, p.folder.name, refs)
+    for p, _ in pages:
+        linker.wire_pending(
+            conn, p.id, p.folder.name, p.page.title, p.slug, p.page.aliases, previous.get(p.id, ())
+        )
+
+
+def _vector(vectors: Vectors | None, text: str) -> tuple[np.ndarray | None, bool]:
+    found = vectors.get(text) if vectors is not None else None
+    return found, found is None
+
+
+def _insert_aliases(cur: psycopg.Cursor[Any], pages: Sequence[PreparedPage]) -> None:
+    rows = []
+    for p in pages:
+        seen: set[str] = set()
+        for alias in p.page.aliases:
+            norm = normalize_name(alias)
+            if norm and norm not in seen:
+                seen.add(norm)
+                rows.append((p.id, p.folder.name, alias, norm))
+    if rows:
+        cur.executemany(
+            "INSERT INTO page_aliases (page_id, folder, alias, alias_norm) VALUES (%s, %s, %s, %s)",
+            rows,
+        )
+
+
+def _insert_chunks(
+    cur: psycopg.Cursor[Any], pages: Sequence[PreparedPage], vectors: Vectors | None
+) -> None:
+    rows = []
+    for p in pages:
+        for chunk in p.chunks:
+            vector, stale = _vector(vectors, chunk.text)
+            day = chunk.date or p.effective_date
+            rows.append(
+                (p.id, p.folder.name, chunk.ordinal, chunk.section, chunk.text, vector, stale, day)
+            )
+    if rows:
+        cur.executemany(
+            "INSERT INTO chunks (page_id, folder, ordinal, section, text, embedding, stale,"
+            " effective_date) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            rows,
+        )
+
+
+def _insert_timeline(
+    cur: psycopg.Cursor[Any], pages: Sequence[PreparedPage], vectors: Vectors | None
+) -> None:
+    rows = []
+    for p in pages:
+        for ordinal, (entry, text) in enumerate(
+            zip(p.page.timeline, p.timeline_texts, strict=True)
+        ):
+            vector, stale = _vector(vectors, text)
+            rows.append(
+                (p.id, p.folder.name, ordinal, entry.date, entry.text, entry.source, vector, stale)
+            )
+    if rows:
+        cur.executemany(
+            "INSERT INTO timeline_entries (page_id, folder, ordinal, date, text, source,"
+            " embedding, stale) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            rows,
+        )
+
+
+def delete_pages(conn: Conn, page_ids: Iterable[str]) -> int:
+    """Remove pages from the index (their history in page_versions stays); re-matches the
+    links that pointed at them first. Returns how many rows were deleted."""
+    ids = sorted(set(page_ids))
+    for page_id in ids:
+        linker.unwire(conn, page_id)
+    if not ids:
+        return 0
+    return conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (ids,)).rowcount
+
+
+# --------------------------------------------------------------------------- stale rows
+
+# table -> the query giving (id, text to embed) of its stale rows
+_STALE: Mapping[str, str] = {
+    "chunks": "SELECT id, text FROM chunks WHERE stale ORDER BY id",
+    "timeline_entries": (
+        "SELECT t.id, p.title, t.date, t.text, t.source FROM timeline_entries t"
+        " JOIN pages p ON p.id = t.page_id WHERE t.stale ORDER BY t.id"
+    ),
+    "source_chunks": "SELECT id, text FROM source_chunks WHERE stale ORDER BY id",
+}
+
+
+def stale_counts(conn: Conn) -> dict[str, int]:
+    """How many rows of each vector table wait for an embedding."""
+    return {
+        table: int(conn.execute(f"SELECT count(*) FROM {table} WHERE stale").fetchone()[0])  # type: ignore[index]
+        for table in _STALE
+    }
+
+
+def embed_stale(
+    connect: Callable[[], Any],
+    embedder: Embedder,
+    batch_size: int = EMBED_BATCH,
+    on_batch: Callable[[int], None] | None = None,
+) -> int:
+    """Embed every stale row of the vector tables; returns how many were filled in.
+
+    ``connect()`` gives a transaction context (``db.transaction``); each batch commits on
+    its own, so an outage part-way keeps what was done. A row whose text changed
+    meanwhile is left alone (the UPDATE matches the text it embedded).
+    """
+    done = 0
+    for table, query in _STALE.items():
+        with connect() as conn:
+            rows = conn.execute(query).fetchall()
+        items: list[tuple[int, str, str]] = []
+        for row in rows:
+            if table == "timeline_entries":
+                row_id, title, day, text, source = row
+                key = timeline_text(title, TimelineEntry(day, text, source))
+                items.append((row_id, text, key))
+            else:
+                items.append((row[0], row[1], row[1]))
+        for start in range(0, len(items), batch_size):
+            batch = items[start : start + batch_size]
+            vectors = embed_texts(embedder, [key for _, _, key in batch], batch_size)
+            with connect() as conn, conn.cursor() as cur:
+                cur.executemany(
+                    f"UPDATE {table} SET embedding = %s, stale = false WHERE id = %s AND text = %s",
+                    [(vectors[key], row_id, text) for row_id, text, key in batch],
+                )
+            done += len(batch)
+            if on_batch is not None:
+                on_batch(len(batch))
+    return done
