@@ -40,6 +40,7 @@ is deleted, call ``unwire(conn, page_id)``.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -252,13 +253,19 @@ def extract_links(page: Page, folder: FolderSpec, schema: Schema) -> list[LinkRe
 
 
 @dataclass(frozen=True)
-class _Named:
-    """A page and the names it answers to (normalised)."""
+class NamedPage:
+    """A page and the normalised names it answers to."""
 
     id: str
     folder: str
-    primary: frozenset[str]  # title and slug
+    title: str
+    slug: str
+    effective_date: dt.date | None
+    primary: frozenset[str]  # from the title and the slug
     aliases: frozenset[str]
+
+    def answers_to(self, norm: str) -> bool:
+        return norm in self.primary or norm in self.aliases
 
 
 def page_name_set(title: str, slug: str, aliases: Iterable[str] = ()) -> frozenset[str]:
@@ -275,49 +282,61 @@ def _slug_guess(norm: str) -> str | None:
         return None
 
 
-def _lookup(conn: psycopg.Connection[Any], norms: Collection[str]) -> dict[str, _Named]:
-    """Every page answering to one of ``norms`` (plus some near misses; callers check).
+def title_pattern(norm: str) -> str:
+    """An ILIKE pattern every title whose normalised form is ``norm`` matches
+    (``"globex kickoff"`` -> ``"%globex%kickoff%"``); the trigram index serves it."""
+    return "%" + "%".join(norm.split()) + "%"
 
-    Indexed: slug equality (pages_slug), alias equality (page_aliases_norm), lower-case
-    title equality (pages_lower_title) and trigram similarity (pages_title_trgm), which
-    catches titles that differ from the name only in punctuation.
+
+def find_named(conn: psycopg.Connection[Any], norms: Collection[str]) -> dict[str, NamedPage]:
+    """Every page answering to one of ``norms`` (normalised names), in any folder.
+
+    Also returns near misses (a title containing the words); check with
+    ``NamedPage.answers_to``. Indexed: slug equality (pages_slug), alias equality
+    (page_aliases_norm) and the title pattern (pages_title_trgm), which finds titles
+    that differ from the name in case or punctuation only. The linker and the resolver
+    both find pages through here, so they always agree on what a name means.
     """
     names = sorted({n for n in norms if n})
     if not names:
         return {}
     slugs = sorted({s for s in map(_slug_guess, names) if s})
+    # A pattern without a three-letter word has no trigram to search the index with
+    # (it would scan every title); such short names match lower-case titles exactly.
+    long = [n for n in names if any(len(w) >= 3 for w in n.split())]
+    short = [n for n in names if n not in long]
     rows = conn.execute(
-        "SELECT p.id, p.folder, p.title, p.slug FROM pages p WHERE p.slug = ANY(%(slugs)s)"
-        " UNION SELECT p.id, p.folder, p.title, p.slug FROM pages p"
-        "  WHERE lower(p.title) = ANY(%(names)s)"
-        " UNION SELECT p.id, p.folder, p.title, p.slug"
-        "  FROM page_aliases a JOIN pages p ON p.id = a.page_id"
-        "  WHERE a.alias_norm = ANY(%(names)s)"
-        " UNION SELECT p.id, p.folder, p.title, p.slug"
-        "  FROM unnest(%(names)s::text[]) AS q(name)"
-        "  CROSS JOIN LATERAL (SELECT id, folder, title, slug FROM pages"
-        "   WHERE title %% q.name) AS p",
-        {"slugs": slugs, "names": names},
+        "WITH hit AS ("
+        "  SELECT id FROM pages WHERE slug = ANY(%(slugs)s)"
+        "  UNION SELECT id FROM pages WHERE lower(title) = ANY(%(short)s)"
+        "  UNION SELECT page_id FROM page_aliases WHERE alias_norm = ANY(%(names)s)"
+        "  UNION SELECT p.id FROM unnest(%(patterns)s::text[]) AS q(pattern)"
+        "   CROSS JOIN LATERAL (SELECT id FROM pages WHERE title ILIKE q.pattern) AS p)"
+        " SELECT p.id, p.folder, p.title, p.slug, p.effective_date,"
+        "  coalesce((SELECT array_agg(a.alias_norm) FROM page_aliases a"
+        "            WHERE a.page_id = p.id), '{}')"
+        " FROM hit JOIN pages p ON p.id = hit.id",
+        {
+            "slugs": slugs,
+            "names": names,
+            "short": short,
+            "patterns": [title_pattern(n) for n in long],
+        },
     ).fetchall()
-    if not rows:
-        return {}
-    ids = [r[0] for r in rows]
-    aliases: dict[str, set[str]] = {}
-    for page_id, alias_norm in conn.execute(
-        "SELECT page_id, alias_norm FROM page_aliases WHERE page_id = ANY(%s)", (ids,)
-    ).fetchall():
-        aliases.setdefault(page_id, set()).add(alias_norm)
-    out: dict[str, _Named] = {}
-    for page_id, folder, title, slug in rows:
-        primary = page_name_set(title, slug)
-        out[page_id] = _Named(page_id, folder, primary, frozenset(aliases.get(page_id, ())))
-    return out
+    return {
+        page_id: NamedPage(
+            page_id, folder, title, slug, day, page_name_set(title, slug), frozenset(aliases)
+        )
+        for page_id, folder, title, slug, day, aliases in rows
+    }
 
 
 _SELF = "\x00self"
 
 
-def _choose(pages: Iterable[_Named], norm: str, to_folder: str | None, from_id: str) -> str | None:
+def _choose(
+    pages: Iterable[NamedPage], norm: str, to_folder: str | None, from_id: str
+) -> str | None:
     """The one page a reference means; ``_SELF`` for the page itself; None if unsure."""
     fitting = [p for p in pages if to_folder is None or p.folder == to_folder]
     primary = sorted(p.id for p in fitting if norm in p.primary)
@@ -349,7 +368,7 @@ def write_links(
             raise ValueError(f"unknown link origin {ref.origin!r}")
         if ref.norm:
             unique.setdefault((ref.verb, ref.norm, ref.origin), ref)
-    pages = _lookup(conn, {ref.norm for ref in unique.values()})
+    pages = find_named(conn, {ref.norm for ref in unique.values()})
     stored: list[StoredLink] = []
     for ref in unique.values():
         target = _choose(pages.values(), ref.norm, ref.to_folder, page_id)
@@ -404,7 +423,7 @@ def _rewire(
     norms.discard("")
     if not norms:
         return 0
-    pages = _lookup(conn, norms)
+    pages = find_named(conn, norms)
     if gone:
         pages.pop(page_id, None)
     # Edges that name these pages: unresolved ones (partial index links_unresolved) and
