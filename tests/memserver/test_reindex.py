@@ -1,0 +1,246 @@
+"""Reindex: the index rebuilt from knowledge/ and source/, idempotent, never half a page."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from memserver.embed import HashEmbedder
+from memserver.kb import KnowledgeBase
+from memserver.layout import KBPaths
+from memserver.page import Page, TimelineEntry, page_slug, render_page
+
+
+@pytest.fixture
+def kb(example_kb: KBPaths, database_url: str) -> Iterator[KnowledgeBase]:
+    base = KnowledgeBase.open(example_kb.root, embedder=HashEmbedder(), database_url=database_url)
+    try:
+        yield base
+    finally:
+        base.close()
+
+
+PAGES = {
+    "people": [
+        Page(
+            "Alice Chen",
+            "person",
+            fields={"role": "CTO", "company": "Acme Logistics"},
+            aliases=("Alice",),
+            sections={"Summary": "Alice runs engineering and reports to Maria Lopez."},
+            timeline=(TimelineEntry("2026-03-01", "Became CTO.", "team/roster.md"),),
+        ),
+        Page(
+            "Maria Lopez",
+            "person",
+            fields={"role": "CEO", "company": "Acme Logistics"},
+            sections={"Summary": "Maria founded Acme."},
+        ),
+    ],
+    "companies": [
+        Page(
+            "Acme Logistics",
+            "company",
+            fields={"status": "partner", "contract_value": 0},
+            sections={"Summary": "Our own company."},
+            timeline=(TimelineEntry("2020-05-01", "Founded."),),
+        )
+    ],
+    "meetings": [
+        Page(
+            "Kickoff",
+            "meeting",
+            fields={"date": "2026-09-08", "attendees": ["Alice Chen", "Maria Lopez"]},
+            sections={"Summary": "Kickoff with [[people/alice-chen]]."},
+        )
+    ],
+}
+
+
+def write(kb: KnowledgeBase, folder: str, page: Page) -> str:
+    spec = kb.schema.folder(folder)
+    slug = page_slug(page, spec)
+    path = kb.paths.page_path(folder, slug)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_page(page, spec), encoding="utf-8")
+    return f"{folder}/{slug}"
+
+
+def write_all(kb: KnowledgeBase) -> list[str]:
+    return [write(kb, folder, page) for folder, pages in PAGES.items() for page in pages]
+
+
+TABLES = {
+    "pages": "id, folder, slug, title, type, fields, effective_date, version, content_hash,"
+    " body, created_at, updated_at",
+    "page_versions": "page_id, version, markdown, content_hash, written_by, note, created_at",
+    "page_aliases": "page_id, folder, alias, alias_norm",
+    "chunks": "id, page_id, folder, ordinal, section, text, embedding::text, stale, effective_date",
+    "timeline_entries": "id, page_id, folder, ordinal, date, text, source, embedding::text, stale",
+    "links": "id, from_id, from_folder, verb, to_id, to_ref, to_ref_norm, to_folder, origin",
+    "source_docs": "path, hash, doc_date, status, size, title, indexed_at, updated_at",
+    "source_chunks": "id, path, ordinal, text, embedding::text, stale, doc_date",
+}
+GENERATED = ("id", "created_at", "updated_at", "indexed_at")
+
+
+def snapshot(kb: KnowledgeBase, *, content_only: bool = False) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the index tables (without identity ids and times if content_only)."""
+    out = {}
+    with kb.db.connection() as conn:
+        for table, columns in TABLES.items():
+            names = [c.strip() for c in columns.split(",")]
+            if content_only:
+                names = [n for n in names if n not in GENERATED]
+            select = ", ".join(names)
+            out[table] = conn.execute(f"SELECT {select} FROM {table} ORDER BY {select}").fetchall()
+    return out
+
+
+def test_reindex_builds_the_index_from_files_and_sources(kb: KnowledgeBase) -> None:
+    ids = write_all(kb)
+    seen: list[tuple[int, int]] = []
+    report = kb.reindex(on_progress=lambda done, total: seen.append((done, total)))
+    assert (report.indexed, report.unchanged, report.removed, report.failed) == (4, 0, 0, ())
+    assert report.sources_indexed == 28 and report.sources_unreadable == ()
+    assert seen[-1][0] == seen[-1][1] == 4 + 28
+    for page_id in ids:
+        stored = kb.get_page(page_id)
+        assert stored.version == 1
+        assert stored.markdown == kb.paths.page_path(*page_id.split("/")).read_text("utf-8")
+    with kb.db.connection() as conn:
+        rows = conn.execute("SELECT from_id, to_ref, to_id FROM links").fetchall()
+    links = {(f, r): t for f, r, t in rows}
+    assert links[("meetings/2026-09-08-kickoff", "Maria Lopez")] == "people/maria-lopez"
+    assert links[("people/alice-chen", "Maria Lopez")] == "people/maria-lopez"  # prose verb
+    assert kb.history("people/alice-chen")[0].written_by == "reindex"
+
+
+def test_reindex_twice_leaves_identical_rows(kb: KnowledgeBase) -> None:
+    write_all(kb)
+    kb.reindex()
+    first = snapshot(kb)
+    again = kb.reindex()
+    assert (again.indexed, again.unchanged, again.sources_indexed, again.embedded) == (0, 4, 0, 0)
+    assert snapshot(kb) == first
+    content = snapshot(kb, content_only=True)
+    forced = kb.reindex(force=True)
+    assert forced.indexed == 4 and forced.sources_indexed == 28
+    assert snapshot(kb, content_only=True) == content
+
+
+def test_pages_written_by_put_are_unchanged_for_reindex(kb: KnowledgeBase) -> None:
+    for folder, pages in PAGES.items():
+        for page in pages:
+            kb.put_page(folder, page, None)
+    before = snapshot(kb)
+    report = kb.reindex()
+    assert (report.indexed, report.unchanged) == (0, 4)
+    assert {k: v for k, v in snapshot(kb).items() if not k.startswith("source")} == {
+        k: v for k, v in before.items() if not k.startswith("source")
+    }
+
+
+def test_edited_file_gets_a_new_version_and_deleted_file_leaves_the_index(
+    kb: KnowledgeBase,
+) -> None:
+    write_all(kb)
+    kb.reindex()
+    edited = Page(
+        "Maria Lopez",
+        "person",
+        fields={"role": "Chair", "company": "Acme Logistics"},
+        sections={"Summary": "Maria chairs the board."},
+    )
+    write(kb, "people", edited)
+    kb.paths.page_path("companies", "acme-logistics").unlink()
+    report = kb.reindex()
+    assert (report.indexed, report.unchanged, report.removed) == (1, 2, 1)
+    assert kb.get_page("people/maria-lopez").page == edited
+    assert [v.version for v in kb.history("people/maria-lopez")] == [2, 1]
+    with pytest.raises(Exception, match="no page"):
+        kb.get_page("companies/acme-logistics")
+    # its history stays, and edges to it are unresolved again
+    assert [v.version for v in kb.history("companies/acme-logistics")] == [1]
+    with kb.db.connection() as conn:
+        (to_id,) = conn.execute(
+            "SELECT to_id FROM links WHERE from_id = 'people/alice-chen' AND verb = 'works_at'"
+            " AND origin = 'field'"
+        ).fetchone()
+    assert to_id is None
+    write(kb, "companies", PAGES["companies"][0])  # back again: same content, same version
+    assert kb.reindex().indexed == 1
+    assert kb.get_page("companies/acme-logistics").version == 1
+
+
+def test_invalid_pages_are_reported_with_every_problem_and_not_indexed(kb: KnowledgeBase) -> None:
+    write_all(kb)
+    kb.reindex()
+    path = kb.paths.page_path("people", "alice-chen")
+    good = path.read_text("utf-8")
+    path.write_text(
+        good.replace("type: person", "type: robot").replace("## Summary", "## Gossip"), "utf-8"
+    )
+    broken = kb.paths.page_path("people", "no-frontmatter")
+    broken.write_text("just text\n", "utf-8")
+    stray = kb.paths.knowledge / "recipes" / "soup.md"
+    stray.parent.mkdir()
+    stray.write_text(good, "utf-8")
+    report = kb.reindex()
+    failed = {f.path: f.problems for f in report.failed}
+    assert set(failed) == {
+        "knowledge/people/alice-chen.md",
+        "knowledge/people/no-frontmatter.md",
+        "knowledge/recipes/soup.md",
+    }
+    assert {p.location for p in failed["knowledge/people/alice-chen.md"]} >= {
+        "type",
+        "sections.Gossip",
+    }
+    assert "not in schema.yaml" in str(failed["knowledge/recipes/soup.md"][0])
+    # the last good version of alice stays indexed whole; nothing of the bad one got in
+    stored = kb.get_page("people/alice-chen")
+    assert stored.markdown == good and stored.page.type == "person"
+    with kb.db.connection() as conn:
+        gossip = conn.execute("SELECT count(*) FROM chunks WHERE section = 'Gossip'").fetchone()
+    assert gossip == (0,)
+    assert (report.indexed, report.unchanged) == (0, 3)
+
+
+def test_sources_are_redacted_and_only_changed_ones_reindexed(kb: KnowledgeBase) -> None:
+    kb.reindex()
+    with kb.db.connection() as conn:
+        texts = [t for (t,) in conn.execute("SELECT text FROM source_chunks").fetchall()]
+        private = conn.execute(
+            "SELECT count(*) FROM source_chunks WHERE path = %s AND text LIKE %s",
+            ("one-on-ones/2026-09-29-maria-alex-1on1.md", "%[redacted]%"),
+        ).fetchone()
+    assert texts and not any("<private" in t.lower() for t in texts)
+    assert private is not None and private[0] >= 1
+    source = kb.paths.source / "slack" / "general" / "2026-10-08.md"
+    source.write_text(source.read_text("utf-8") + "\nAlso: the offsite moved to Erdenet.\n")
+    (kb.paths.source / "slack" / "finance" / "2026-10-01.md").unlink()
+    report = kb.reindex()
+    assert (report.sources_indexed, report.sources_unchanged, report.sources_removed) == (1, 26, 1)
+    with kb.db.connection() as conn:
+        hits = conn.execute(
+            "SELECT DISTINCT path FROM source_chunks"
+            " WHERE tsv @@ plainto_tsquery('simple', 'offsite erdenet')"
+        ).fetchall()
+        gone = conn.execute(
+            "SELECT count(*) FROM source_docs WHERE path = 'slack/finance/2026-10-01.md'"
+        ).fetchone()
+    assert hits == [("slack/general/2026-10-08.md",)]
+    assert gone == (0,)
+
+
+def test_binary_sources_are_reported_not_indexed(kb: KnowledgeBase) -> None:
+    (kb.paths.source / "scan.pdf").write_bytes(b"%PDF-1.4\x00\x01binary")
+    report = kb.reindex()
+    assert report.sources_unreadable == (("scan.pdf", "source scan.pdf is binary"),)
+    with kb.db.connection() as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM source_docs WHERE path = 'scan.pdf'"
+        ).fetchone() == (0,)
