@@ -1,0 +1,609 @@
+"""The ingest loop: every pending source into schema-shaped pages, over MCP only.
+
+For each source, oldest document first (``source_pending``)::
+
+    source_read -> redact check -> kb_route (a hint) -> extract (LLM, or rules without
+    one) -> stub pages for link targets -> kb_resolve every entity -> resolve events on
+    their date -> link values rewritten to the resolved titles -> a dated timeline entry
+    on every entity an event links to (attendees, company ...) -> write entity pages,
+    then event pages (kb_get_page -> merge -> kb_put_page with base_version; a schema
+    rejection gets one repair round, a version conflict a re-read and a new merge) ->
+    source_mark (ingested with the pages and the hash read, or failed with the reason).
+
+A failure of one source (an unusable model answer, a page the server keeps refusing)
+marks it failed and the run goes on; a spent token budget or a refused token stops the
+run. Every write is a merge into the page as stored, so killing the agent at any point
+and running it again finishes the work without duplicates: timeline entries already
+present are not added again and unchanged pages are not written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ingest_agent.errors import SourceFailed
+from ingest_agent.extract_rules import RulesExtractor, transliterated_alias
+from ingest_agent.memory import Memory, Resolved, is_validation, is_version_conflict
+from ingest_agent.merge import Conflict, MergeResult, Order, merge_page
+from ingest_agent.model import (
+    Draft,
+    Extraction,
+    Source,
+    SourceOutcome,
+    is_dated,
+    link_fields,
+    link_names,
+)
+from ingest_agent.text import has_cyrillic, norm, transliterate
+from memserver.commands.output import progress
+from memserver.errors import (
+    BudgetExceeded,
+    LLMError,
+    MemoryError_,
+    Problem,
+    ToolCallError,
+    UserError,
+)
+from memserver.llm import TokenBudget
+from memserver.page import Page, TimelineEntry, as_date, page_slug, validate_page
+from memserver.redact import has_private, redact_private
+from memserver.schema import FolderSpec, Schema
+
+if TYPE_CHECKING:
+    from ingest_agent.extract_llm import LLMExtractor
+
+log = logging.getLogger(__name__)
+
+WRITE_ATTEMPTS = 4  # a version conflict re-reads and merges again, this many times at most
+MAX_LOOKUPS = 120  # names per source the rules extractor looks up
+FUZZY_ACCEPT = 0.85  # a single fuzzy candidate this close is the same entity
+TRANSLITERATED_ACCEPT = 0.5  # ... and this close, when found through the other script
+LOCAL_TRANSLITERATED_ACCEPT = 0.8  # difflib ratio for names seen in this run
+AMBIGUOUS = "ambiguous"
+_PROBLEM_LINE = re.compile(r"^\s*-\s+([\w.\[\]-]+)(?: \(line \d+\))?: (.*)$", re.MULTILINE)
+
+# Called with each page as it would be written (``--dry-run`` prints them).
+PageHook = Callable[[str, Page, FolderSpec], None]
+
+
+@dataclass
+class RunSummary:
+    """One pass: an outcome per source, totals, and why it stopped early (if it did)."""
+
+    sources: list[SourceOutcome] = field(default_factory=list)
+    stopped: str | None = None
+    seconds: float = 0.0
+    tool_calls: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+
+    def count(self, status: str) -> int:
+        return sum(1 for s in self.sources if s.status == status)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ingested": self.count("ingested"),
+            "failed": self.count("failed"),
+            "dry_run": self.count("dry-run"),
+            "stopped": self.stopped,
+            "seconds": round(self.seconds, 3),
+            "tool_calls": self.tool_calls,
+            "llm_calls": self.llm_calls,
+            "tokens": self.tokens,
+            "sources": [s.as_dict() for s in self.sources],
+        }
+
+
+@dataclass
+class _Work:
+    """A draft on its way to the store: where it resolved and what it links to."""
+
+    draft: Draft
+    page_id: str | None = None  # None: a new page, the server picks the slug
+    dropped: bool = False
+
+
+class IngestAgent:
+    """Runs passes over the pending sources of one memory server (see the module docstring)."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        schema: Schema,
+        *,
+        llm: LLMExtractor | None = None,
+        budget: TokenBudget | None = None,
+        dry_run: bool = False,
+        on_page: PageHook | None = None,
+    ) -> None:
+        self.memory = memory
+        self.schema = schema
+        self.llm = llm
+        self.rules = RulesExtractor(schema)
+        self.budget = budget if budget is not None else TokenBudget(None)
+        self.dry_run = dry_run
+        self.on_page = on_page
+        self._known: dict[str, tuple[str, str]] = {}
+
+    @property
+    def extractor_name(self) -> str:
+        return "llm" if self.llm is not None else "rules"
+
+    # -- runs ------------------------------------------------------------------------
+
+    async def run(
+        self, only: Sequence[str] | None = None, *, show_progress: bool = True
+    ) -> RunSummary:
+        """Ingest ``only`` these sources, or every pending one, oldest document first."""
+        started = time.perf_counter()
+        calls_before = self.memory.calls
+        summary = RunSummary()
+        paths = list(only) if only is not None else [s["path"] for s in await self.memory.pending()]
+        items = progress(paths, len(paths), "ingest") if show_progress else iter(paths)
+        for path in items:
+            try:
+                outcome = await self.ingest(path)
+            except BudgetExceeded as exc:
+                summary.stopped = str(exc)
+                break
+            summary.sources.append(outcome)
+            summary.llm_calls += outcome.llm_calls
+            summary.tokens += outcome.tokens
+        summary.tool_calls = self.memory.calls - calls_before
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    async def ingest(self, path: str) -> SourceOutcome:
+        """One source, start to finish; failures are recorded, never raised (but the budget)."""
+        started = time.perf_counter()
+        outcome = SourceOutcome(path, "failed", extractor=self.extractor_name)
+        calls, tokens = self.budget.calls, self.budget.used
+        try:
+            source = await self.memory.read(path)
+            outcome.path = source.path
+            source = self._redacted(source)
+            hint = await self.memory.route(source.content)
+            extraction = await self._extract(source, hint)
+            outcome.extractor = extraction.extractor
+            await self._apply(source, extraction, outcome)
+            if self.dry_run:
+                outcome.status = "dry-run"
+            else:
+                await self.memory.mark_ingested(
+                    source.path, source.hash, outcome.pages, extraction.extractor
+                )
+                outcome.status = "ingested"
+        except BudgetExceeded:
+            raise
+        except (SourceFailed, LLMError, UserError, ToolCallError) as exc:
+            reason = exc.reason if isinstance(exc, SourceFailed) else str(exc)
+            log.warning("ingest %s failed: %s", path, reason)
+            outcome.status, outcome.error = "failed", reason
+            if not self.dry_run:
+                await self._mark_failed(outcome.path, reason)
+        finally:
+            outcome.llm_calls = self.budget.calls - calls
+            outcome.tokens = self.budget.used - tokens
+            outcome.seconds = time.perf_counter() - started
+        return outcome
+
+    async def _mark_failed(self, path: str, reason: str) -> None:
+        try:
+            await self.memory.mark_failed(path, reason)
+        except ToolCallError as exc:  # e.g. the file is gone; the run still goes on
+            log.warning("could not mark %s failed: %s", path, exc)
+
+    @staticmethod
+    def _redacted(source: Source) -> Source:
+        """Private spans never reach a model: checked again here, whatever the server did."""
+        if has_private(source.content):
+            return replace(source, content=redact_private(source.content))
+        return source
+
+    # -- extraction ------------------------------------------------------------------------
+
+    async def _extract(self, source: Source, hint: Sequence[str]) -> Extraction:
+        if self.llm is not None:
+            titles = await self._entity_titles()
+            llm = self.llm
+            return await anyio.to_thread.run_sync(lambda: llm.extract(source, hint, titles))
+        known = await self._lookup(self.rules.mentions(source))
+        return self.rules.extract(source, hint, known)
+
+    def _entity_folders(self) -> list[str]:
+        return [f.name for f in self.schema.folders if not is_dated(f)]
+
+    async def _entity_titles(self) -> list[str]:
+        """Titles of existing entity pages, so the model reuses names."""
+        return sorted({title for _, _, title in await self.memory.titles(self._entity_folders())})
+
+    async def _lookup(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """norm(name) -> (folder, title) for names of existing entity pages (titles, aliases)."""
+        entity = set(self._entity_folders())
+        for _, folder, title in await self.memory.titles(entity):
+            self._known.setdefault(norm(title), (folder, title))
+        for name in names[:MAX_LOOKUPS]:
+            key = norm(name)
+            if key in self._known or len(key) < 3:
+                continue
+            verdict, candidates, ambiguous = await self.memory.resolve(name)
+            if verdict == "exists" and not ambiguous and candidates:
+                best = candidates[0]
+                if best["folder"] in entity:
+                    self._known[key] = (best["folder"], best["title"])
+        return dict(self._known)
+
+    # -- applying an extraction ----------------------------------------------------------------
+
+    async def _apply(self, source: Source, extraction: Extraction, outcome: SourceOutcome) -> None:
+        works = self._combine(extraction.drafts)
+        self._add_stubs(works)
+        names: dict[tuple[str, str], str | None] = {}
+        entities = [w for w in works if not is_dated(self._folder(w))]
+        events = [w for w in works if is_dated(self._folder(w))]
+        for work in entities:
+            await self._resolve_entity(work, names)
+        entities = self._dedupe(entities)
+        for work in events:
+            await self._resolve_event(work)
+        for work in [*entities, *events]:
+            work.draft = replace(work.draft, page=self._linked(work.draft, names))
+        self._event_entries(source, entities, events)
+        for work in [*entities, *events]:
+            if work.dropped:
+                continue
+            page_id, changed, conflicts = await self._write(source, work)
+            work.page_id = page_id
+            outcome.pages.append(page_id)
+            if changed:
+                outcome.changed.append(page_id)
+            outcome.conflicts += [c.as_dict() for c in conflicts]
+            if not is_dated(self._folder(work)):
+                self._known[norm(work.draft.title)] = (work.draft.folder, work.draft.title)
+
+    def _folder(self, work: _Work) -> FolderSpec:
+        return self.schema.folder(work.draft.folder)
+
+    def _combine(self, drafts: Sequence[Draft]) -> list[_Work]:
+        """One work item per page: drafts of the same page from this source are combined."""
+        out: dict[tuple[str, str, str | None], _Work] = {}
+        for draft in drafts:
+            spec = self.schema.folder(draft.folder)
+            day = draft.page.fields.get(spec.date_field) if spec.date_field else None
+            key = (draft.folder, norm(draft.title), str(day) if day else None)
+            if key in out:
+                out[key].draft = Draft(draft.folder, combine_pages(out[key].draft.page, draft.page))
+            else:
+                out[key] = _Work(draft)
+        return list(out.values())
+
+    def _add_stubs(self, works: list[_Work]) -> None:
+        """A page for every link target in an entity folder, so links always land."""
+        present = {
+            (w.draft.folder, norm(name))
+            for w in works
+            for name in (w.draft.title, *w.draft.page.aliases)
+        }
+        for work in list(works):
+            spec = self._folder(work)
+            for name, target, _ in link_fields(spec):
+                target_spec = self.schema.folder(target)
+                if is_dated(target_spec):
+                    continue
+                for value in link_names(work.draft.page.fields.get(name)):
+                    if (target, norm(value)) in present:
+                        continue
+                    present.add((target, norm(value)))
+                    works.append(_Work(Draft(target, Page(title=value, type=target_spec.type))))
+
+    async def _resolve_entity(self, work: _Work, names: dict[tuple[str, str], str | None]) -> None:
+        draft = work.draft
+        spec = self._folder(work)
+        found = await self._find(draft.title, draft.page.aliases, spec.name)
+        keys = {norm(n) for n in (draft.title, *draft.page.aliases)}
+        if isinstance(found, str):  # ambiguous: two pages fit equally well
+            work.dropped = True
+            for key in keys:
+                names[(spec.name, key)] = None
+            return
+        page = draft.page
+        if found is not None:
+            work.page_id = found.id
+            title = found.title
+            if norm(title) != norm(draft.title):
+                page = replace(page, title=title, aliases=(*page.aliases, draft.title))
+        else:
+            title = draft.title
+            latin = transliterated_alias(title)
+            if latin is not None:
+                page = replace(page, aliases=(*page.aliases, latin))
+        work.draft = replace(draft, page=page)
+        for key in keys:
+            names[(spec.name, key)] = title
+
+    async def _find(self, title: str, aliases: Sequence[str], folder: str) -> Resolved | str | None:
+        """The existing page a name is, None for a new page, "ambiguous" when unclear."""
+        for name in (title, *aliases):
+            hit = self.memory.local(name, folder)
+            if hit is not None:
+                return hit
+        verdict, candidates, ambiguous = await self.memory.resolve(title, folder)
+        if ambiguous:
+            return AMBIGUOUS
+        if candidates:
+            best = candidates[0]
+            strong = verdict == "exists"
+            close = best.get("why") == "fuzzy_title" and float(best.get("score", 0)) >= FUZZY_ACCEPT
+            if strong or close:
+                return Resolved(best["id"], best["title"], folder, str(best.get("why")))
+        for alias in aliases:
+            verdict, candidates, ambiguous = await self.memory.resolve(alias, folder)
+            if verdict == "exists" and candidates and not ambiguous:
+                return Resolved(candidates[0]["id"], candidates[0]["title"], folder, "alias")
+        if has_cyrillic(title):
+            latin = transliterate(title) or title
+            hit = self.memory.local(latin, folder) or self.memory.similar(
+                latin, folder, LOCAL_TRANSLITERATED_ACCEPT
+            )
+            if hit is not None:
+                return hit
+            verdict, candidates, ambiguous = await self.memory.resolve(latin, folder)
+            if candidates and not ambiguous:
+                best = candidates[0]
+                if verdict == "exists" or (
+                    best.get("why") == "fuzzy_title"
+                    and float(best.get("score", 0)) >= TRANSLITERATED_ACCEPT
+                ):
+                    return Resolved(best["id"], best["title"], folder, "transliterated")
+        return None
+
+    def _dedupe(self, works: list[_Work]) -> list[_Work]:
+        """Drafts that resolved to the same page become one."""
+        out: dict[str, _Work] = {}
+        rest: list[_Work] = []
+        for work in works:
+            if work.page_id is None or work.dropped:
+                rest.append(work)
+            elif work.page_id in out:
+                first = out[work.page_id]
+                first.draft = Draft(
+                    first.draft.folder, combine_pages(first.draft.page, work.draft.page)
+                )
+            else:
+                out[work.page_id] = work
+        return [*out.values(), *rest]
+
+    async def _resolve_event(self, work: _Work) -> None:
+        spec = self._folder(work)
+        page = work.draft.page
+        day = as_date(page.fields.get(spec.date_field)) if spec.date_field else None
+        hit = self.memory.local(page.title, spec.name, day)
+        if hit is not None:
+            work.page_id = hit.id
+            return
+        verdict, candidates, ambiguous = await self.memory.resolve(page.title, spec.name, day)
+        if verdict == "exists" and candidates and not ambiguous:
+            work.page_id = candidates[0]["id"]
+            return
+        try:
+            work.page_id = f"{spec.name}/{page_slug(page, spec)}"
+        except UserError:
+            work.page_id = None  # no usable date: validation will say so
+
+    def _linked(self, draft: Draft, names: dict[tuple[str, str], str | None]) -> Page:
+        """Link field values as the titles they resolved to (unresolvable ones left out)."""
+        spec = self.schema.folder(draft.folder)
+        fields = dict(draft.page.fields)
+        for name, target, many in link_fields(spec):
+            values = link_names(fields.get(name))
+            if not values:
+                continue
+            mapped: list[str] = []
+            for value in values:
+                title = names.get((target, norm(value)), value)
+                if title is not None and norm(title) not in {norm(m) for m in mapped}:
+                    mapped.append(title)
+            if not mapped:
+                fields.pop(name, None)
+            else:
+                fields[name] = mapped if many else mapped[0]
+        return replace(draft.page, fields=fields)
+
+    def _event_entries(self, source: Source, entities: list[_Work], events: list[_Work]) -> None:
+        """A meeting (any event) adds a dated entry to each entity page it links to."""
+        by_key = {
+            (w.draft.folder, norm(n)): w
+            for w in entities
+            if not w.dropped
+            for n in (w.draft.title, *w.draft.page.aliases)
+        }
+        for event in events:
+            spec = self._folder(event)
+            page = event.draft.page
+            day = as_date(page.fields.get(spec.date_field)) if spec.date_field else None
+            if day is None or event.dropped:
+                continue
+            ref = f" ({event.page_id})" if event.page_id else ""
+            for name, target, _ in link_fields(spec):
+                target_spec = self.schema.folder(target)
+                if is_dated(target_spec) or not target_spec.timeline:
+                    continue
+                field_spec = spec.field(name)
+                verb = field_spec.verb if field_spec is not None else None
+                lead = f"Attended {spec.type}" if verb == "attended" else spec.type.capitalize()
+                text = f"{lead} “{page.title}”{ref}"
+                for value in link_names(page.fields.get(name)):
+                    work = by_key.get((target, norm(value)))
+                    if work is not None:
+                        entry = TimelineEntry(day, text, source.path)
+                        timeline = (*work.draft.page.timeline, entry)
+                        work.draft = replace(
+                            work.draft, page=replace(work.draft.page, timeline=timeline)
+                        )
+
+    # -- writing -------------------------------------------------------------------------
+
+    async def _write(self, source: Source, work: _Work) -> tuple[str, bool, tuple[Conflict, ...]]:
+        """Merge into the stored page and put it (see the module docstring); (id, changed, conflicts)."""
+        spec = self._folder(work)
+        draft = work.draft
+        page_id = work.page_id
+        repaired = False
+        for _ in range(WRITE_ATTEMPTS):
+            stored = await self.memory.get(page_id) if page_id else None
+            others = (
+                await self.memory.doc_dates(s for s in stored.page.sources if s != source.path)
+                if stored
+                else {}
+            )
+            target = page_id or _draft_id(draft.page, spec)
+            result = await self._merge(
+                stored.page if stored else None, draft.page, spec, target, source, others
+            )
+            if stored is not None and not result.changed:
+                return stored.id, False, ()
+            page = result.page
+            problems = [str(p) for p in validate_page(page, spec)]
+            if problems:
+                if repaired:
+                    raise SourceFailed(
+                        source.path, f"{spec.name}/{page.title}: {'; '.join(problems)}"
+                    )
+                page = await self._repair(page, spec, problems)
+                repaired = True
+                still = [str(p) for p in validate_page(page, spec)]
+                if still:
+                    raise SourceFailed(source.path, f"{spec.name}/{page.title}: {'; '.join(still)}")
+            if self.on_page is not None:
+                self.on_page(target, page, spec)
+            try:
+                new_id, _ = await self.memory.put(
+                    spec.name,
+                    page,
+                    page_id,
+                    stored.version if stored else None,
+                    [c.record() for c in result.conflicts],
+                )
+            except ToolCallError as exc:
+                if is_version_conflict(exc):
+                    page_id = page_id or _draft_id(page, spec)
+                    continue  # someone wrote it meanwhile (or it exists): re-read and merge
+                if is_validation(exc) and not repaired:
+                    draft = Draft(
+                        draft.folder, await self._repair(page, spec, _problems(exc.server_message))
+                    )
+                    repaired = True
+                    continue
+                raise
+            return new_id, True, result.conflicts
+        raise SourceFailed(
+            source.path, f"{page_id or draft.title}: kept changing while being written"
+        )
+
+    async def _merge(
+        self,
+        existing: Page | None,
+        draft: Page,
+        spec: FolderSpec,
+        page_id: str,
+        source: Source,
+        others: dict[str, dt.date | None],
+    ) -> MergeResult:
+        merger = None
+        if self.llm is not None and existing is not None:
+            llm = self.llm
+
+            def merger(current: Any, new: Any, order: Order) -> Any:
+                return llm.merge_sections(existing, spec, current, new, order, source)
+
+        return await anyio.to_thread.run_sync(
+            lambda: merge_page(
+                existing,
+                draft,
+                spec,
+                page_id=page_id,
+                source=source.path,
+                source_date=source.doc_date,
+                other_sources=others,
+                section_merger=merger,
+            )
+        )
+
+    async def _repair(self, page: Page, spec: FolderSpec, problems: list[str]) -> Page:
+        """One repair round with every problem listed: the model's, or the rules' own."""
+        if self.llm is not None:
+            llm = self.llm
+            return await anyio.to_thread.run_sync(lambda: llm.repair(page, spec, problems))
+        return repair_by_rules(page, spec, problems)
+
+
+def _draft_id(page: Page, spec: FolderSpec) -> str:
+    try:
+        return f"{spec.name}/{page_slug(page, spec)}"
+    except MemoryError_:
+        return f"{spec.name}/<new>"
+
+
+def _problems(message: str) -> list[str]:
+    found = [f"{m.group(1)}: {m.group(2)}" for m in _PROBLEM_LINE.finditer(message)]
+    return found or [message]
+
+
+def combine_pages(first: Page, second: Page) -> Page:
+    """Two drafts of one page from the same source: fields first-wins, the rest joined."""
+    fields = {**dict(second.fields), **dict(first.fields)}
+    sections = dict(first.sections)
+    for heading, body in second.sections.items():
+        if heading not in sections:
+            sections[heading] = body
+        elif norm(body) not in norm(sections[heading]):
+            sections[heading] = f"{sections[heading]}\n\n{body}"
+    aliases = [*first.aliases, *second.aliases]
+    if norm(second.title) != norm(first.title):
+        aliases.append(second.title)
+    return dataclasses.replace(
+        first,
+        fields=fields,
+        aliases=tuple(a for a in aliases if norm(a) != norm(first.title)),
+        sources=(*first.sources, *second.sources),
+        sections=sections,
+        timeline=(*first.timeline, *second.timeline),
+        open_questions=(*first.open_questions, *second.open_questions),
+    )
+
+
+def repair_by_rules(page: Page, spec: FolderSpec, problems: list[str]) -> Page:
+    """Without a model: drop what the schema refuses, keeping section text under a valid heading."""
+    problem_fields = set()
+    for text in problems:
+        location = text.split(":", 1)[0].strip()
+        if location.startswith("fields."):
+            problem_fields.add(location.split(".", 2)[1].split("[")[0])
+    fields = {
+        k: v
+        for k, v in page.fields.items()
+        if k not in problem_fields and spec.field(k) is not None
+    }
+    sections: dict[str, str] = {}
+    first = spec.sections[0] if spec.sections else None
+    for heading, body in page.sections.items():
+        if heading in spec.sections:
+            sections[heading] = f"{sections[heading]}\n\n{body}" if heading in sections else body
+        elif first is not None:
+            moved = f"**{heading}**\n{body}"
+            sections[first] = f"{sections[first]}\n\n{moved}" if first in sections else moved
+    timeline = page.timeline if spec.timeline else ()
+    return replace(page, type=spec.type, fields=fields, sections=sections, timeline=timeline)
+
+
+def problem_list(problems: Sequence[Problem]) -> list[str]:
+    return [str(p) for p in problems]

@@ -1,0 +1,222 @@
+"""``ingest-agent``: turn new and changed notes in source/ into pages, over MCP.
+
+::
+
+    MEMORY_TOKEN=... ingest-agent --url http://127.0.0.1:8787/mcp      # one pass
+    ingest-agent --kb ./my_kb                      # local: spawns a trusted stdio server
+    ingest-agent --watch 60s                       # keep polling; Ctrl-C stops cleanly
+    ingest-agent --file meetings/2026-06-18.md     # one source (even if ingested)
+    ingest-agent --dry-run                         # print the pages, write nothing
+    ingest-agent --json --budget 200000            # JSON summary; stop past 200k tokens
+
+The memory server is reached at ``--url``, else ``MEMORY_URL``, else ``mcp.url`` of the
+config, with the write token in ``MEMORY_TOKEN`` (or the variable ``mcp.token_env``
+names). With an LLM configured (``llm`` block or ``LLM_BASE_URL``/``LLM_MODEL``) the
+model extracts; without one the deterministic rules extractor does (``--rules`` forces
+it). Exit status: 0 done, 1 some sources failed, 2 a usage or configuration error,
+3 stopped by the token budget, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import re
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ingest_agent.agent import IngestAgent, RunSummary
+from ingest_agent.errors import IngestUsageError
+from ingest_agent.memory import Memory
+from memserver.commands.output import print_json
+from memserver.config import Settings, load_settings
+from memserver.errors import MemoryError_, UserError
+from memserver.llm import LLMClient, TokenBudget
+from memserver.mcp_client import MemoryClient, connect, open_stdio
+from memserver.page import Page, render_page
+from memserver.schema import FolderSpec
+
+log = logging.getLogger("ingest_agent")
+
+MAX_WATCH_SECONDS = 24 * 3600
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration(text: str) -> float:
+    """``60s``, ``5m``, ``1h``, ``500ms`` or plain seconds -> seconds (0.1 s to 24 h)."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise IngestUsageError(f"cannot read the duration {text!r}", "write e.g. 60s, 5m or 1h")
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if not 0.1 <= seconds <= MAX_WATCH_SECONDS:
+        raise IngestUsageError(
+            f"--watch {text} is out of range", "poll between every 0.1s and every 24h"
+        )
+    return seconds
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ingest-agent",
+        description="Ingest new and changed source notes into schema-shaped pages through "
+        "the memory server (MCP). One pass by default.",
+    )
+    parser.add_argument("--config", help="config.yaml (llm, mcp, tls, budget blocks)")
+    parser.add_argument("--url", help="memory server MCP URL (default: MEMORY_URL or mcp.url)")
+    parser.add_argument(
+        "--kb", help="serve this knowledge base locally over stdio (trusted) instead of --url"
+    )
+    parser.add_argument(
+        "--watch", metavar="DURATION", help="keep polling, e.g. 60s; Ctrl-C stops cleanly"
+    )
+    parser.add_argument(
+        "--file", metavar="PATH", help="ingest this one source (path under source/)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the pages, write nothing")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary")
+    parser.add_argument("--budget", type=int, metavar="N", help="LLM token budget for the run")
+    parser.add_argument(
+        "--rules", action="store_true", help="use the rules extractor even if an LLM is configured"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        interval = parse_duration(args.watch) if args.watch else None
+        if args.budget is not None and args.budget <= 0:
+            raise IngestUsageError(f"--budget must be positive, not {args.budget}")
+        settings = load_settings(args.config)
+        return anyio.run(_run, args, settings, interval)
+    except KeyboardInterrupt:
+        print("ingest-agent: stopped", file=sys.stderr)
+        return 130
+    except UserError as exc:
+        print(f"ingest-agent: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError_ as exc:
+        print(f"ingest-agent: {exc}", file=sys.stderr)
+        return 1
+
+
+@asynccontextmanager
+async def _client(args: argparse.Namespace, settings: Settings) -> AsyncIterator[MemoryClient]:
+    if args.kb:
+        if not (Path(args.kb) / "schema.yaml").is_file():
+            raise IngestUsageError(f"no schema.yaml in {args.kb}", "pass --kb a knowledge base dir")
+        async with open_stdio(args.kb, trusted=True) as client:
+            yield client
+        return
+    endpoint = settings.mcp
+    if args.url:
+        endpoint = dataclasses.replace(endpoint, base_url=args.url)
+    async with connect(endpoint) as client:
+        yield client
+
+
+def _source_path(args: argparse.Namespace) -> str | None:
+    if not args.file:
+        return None
+    path = Path(args.file)
+    if path.is_absolute() and args.kb:
+        source = (Path(args.kb) / "source").resolve()
+        try:
+            return path.resolve().relative_to(source).as_posix()
+        except ValueError:
+            raise IngestUsageError(
+                f"{path} is not under {source}", "pass a file in source/"
+            ) from None
+    return path.as_posix().removeprefix("./").removeprefix("source/")
+
+
+async def _run(args: argparse.Namespace, settings: Settings, interval: float | None) -> int:
+    budget = TokenBudget(args.budget if args.budget is not None else settings.budget_tokens)
+    llm_client = None
+    if settings.llm is not None and not args.rules:
+        llm_client = LLMClient(settings.llm, budget, max_attempts=2, backoff=0.5, max_backoff=5)
+    try:
+        async with _client(args, settings) as client:
+            memory = Memory(client, dry_run=args.dry_run)
+            schema = await memory.start()
+            extractor = None
+            if llm_client is not None:
+                from ingest_agent.extract_llm import LLMExtractor
+
+                extractor = LLMExtractor(schema, llm_client)
+            agent = IngestAgent(
+                memory,
+                schema,
+                llm=extractor,
+                budget=budget,
+                dry_run=args.dry_run,
+                on_page=_print_page if args.dry_run and not args.json else None,
+            )
+            only = _source_path(args)
+            if interval is None:
+                summary = await agent.run([only] if only else None, show_progress=not args.json)
+                _report(summary, args.json)
+                return _status(summary)
+            while True:  # --watch: a pass, a bounded sleep, again; Ctrl-C ends it
+                memory.new_pass()
+                summary = await agent.run(show_progress=False)
+                if summary.sources or summary.stopped:
+                    _report(summary, args.json, compact=True)
+                if summary.stopped:
+                    return 3
+                await anyio.sleep(interval)
+    finally:
+        if llm_client is not None:
+            llm_client.close()
+
+
+def _status(summary: RunSummary) -> int:
+    if summary.stopped:
+        return 3
+    return 1 if summary.count("failed") else 0
+
+
+def _print_page(page_id: str, page: Page, folder: FolderSpec) -> None:
+    sys.stdout.write(f"=== {page_id}\n{render_page(page, folder)}\n")
+
+
+def _report(summary: RunSummary, as_json: bool, *, compact: bool = False) -> None:
+    data: dict[str, Any] = summary.as_dict()
+    if as_json:
+        if compact:
+            sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+            sys.stdout.flush()
+        else:
+            print_json(data)
+        return
+    for item in summary.sources:
+        if item.status == "failed":
+            print(f"failed    {item.path}: {item.error}")
+        else:
+            pages = f"{len(item.pages)} page(s), {len(item.changed)} changed"
+            print(f"{item.status:<9} {item.path} -> {pages} [{item.extractor}]")
+    tail = f" (stopped: {summary.stopped})" if summary.stopped else ""
+    print(
+        f"{summary.count('ingested')} ingested, {summary.count('failed')} failed, "
+        f"{summary.llm_calls} LLM calls, {summary.tokens} tokens, "
+        f"{summary.seconds:.1f}s{tail}"
+    )
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

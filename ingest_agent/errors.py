@@ -1,0 +1,52 @@
+"""Errors of the ingest agent, on top of the memory system hierarchy (memserver.errors).
+
+::
+
+    MemoryError_
+    ├── UserError
+    │   └── IngestUsageError     a bad command line (--file outside source/, --watch 0s ...)
+    └── LLMError
+        └── ExtractionError      the model's answer is unusable after one retry
+    SourceFailed                 one source cannot be ingested; the run goes on
+
+``SourceFailed`` carries the one-line reason written to the manifest (``source_mark
+failed``); it is raised for anything that stops one source (an unusable model answer, a
+page the server keeps rejecting, a tool error) but never for what stops the whole run
+(``BudgetExceeded``, a refused token, an unreachable server).
+"""
+
+from __future__ import annotations
+
+from memserver.errors import LLMError, MemoryError_, UserError
+
+
+class IngestUsageError(UserError):
+    """The command line asks for something impossible; the message says what to pass."""
+
+
+class ExtractionError(LLMError):
+    """The model's extraction or merge answer stayed unusable after one retry.
+
+    ``problems`` lists everything wrong with the last answer (not JSON, an unknown
+    folder or field, ...), so the failure reason in the manifest is specific.
+    """
+
+    def __init__(self, task: str, problems: list[str]) -> None:
+        self.task = task
+        self.problems = tuple(problems)
+        shown = "; ".join(problems[:5]) + (
+            f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
+        )
+        super().__init__(
+            f"the model's {task} answer was unusable twice: {shown}",
+            "check the model (it must follow JSON instructions) or use a stronger one",
+        )
+
+
+class SourceFailed(MemoryError_):
+    """One source could not be ingested; ``reason`` goes into the manifest."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = " ".join(reason.split())[:2000]
+        super().__init__(f"{path}: {self.reason}")

@@ -1,0 +1,288 @@
+"""The agent's view of the memory server: typed calls over MCP, nothing else.
+
+The agent reaches knowledge only through the server's tools (``source_*``, ``kb_*``).
+``Memory`` wraps a ``memserver.mcp_client.MemoryClient`` with the calls the loop needs
+and remembers, for one run, what it learnt: page names it resolved or wrote (so a page
+created earlier in the pass is found again without a round trip), and the document
+dates of sources (to order a page's sources in time for the merge rules).
+
+With ``dry_run`` nothing is written: puts land in an in-memory overlay that later reads
+and lookups of the same run see, so a dry run renders exactly what a real run would
+write.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ingest_agent.model import Source, StoredView, is_dated, schema_from_view
+from ingest_agent.text import norm
+from memserver.errors import NotFoundError, ToolCallError
+from memserver.mcp_client import MemoryClient
+from memserver.page import Page, TimelineEntry, as_date, page_slug
+from memserver.schema import Schema
+
+LIST_PAGE = 500
+
+
+def is_version_conflict(exc: ToolCallError) -> bool:
+    return "version conflict" in exc.server_message
+
+
+def is_validation(exc: ToolCallError) -> bool:
+    return "page problem" in exc.server_message
+
+
+def is_not_found(exc: ToolCallError) -> bool:
+    return "not_found" in exc.server_message or "no page" in exc.server_message
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A page a name resolved to: its id and title (``via`` says how)."""
+
+    id: str
+    title: str
+    folder: str
+    via: str
+
+
+def page_from_view(view: Mapping[str, Any]) -> Page:
+    return Page(
+        title=view["title"],
+        type=view["type"],
+        fields=dict(view.get("fields") or {}),
+        aliases=tuple(view.get("aliases") or ()),
+        sources=tuple(view.get("sources") or ()),
+        sections=dict(view.get("sections") or {}),
+        timeline=tuple(
+            TimelineEntry(t["date"], t["text"], t.get("source")) for t in view.get("timeline") or ()
+        ),
+        open_questions=tuple(view.get("open_questions") or ()),
+    )
+
+
+class Memory:
+    """Typed MCP calls for the ingest loop (see the module docstring)."""
+
+    def __init__(self, client: MemoryClient, *, dry_run: bool = False) -> None:
+        self.client = client
+        self.dry_run = dry_run
+        self.tools: frozenset[str] = frozenset()
+        self.schema: Schema | None = None
+        self.calls = 0
+        self._names: dict[tuple[str, str, dt.date | None], Resolved] = {}
+        self._overlay: dict[str, StoredView] = {}
+        self._dates: dict[str, dt.date | None] = {}
+        self._params: dict[str, frozenset[str]] = {}
+
+    async def start(self) -> Schema:
+        """Learn the tools this token may use and the schema; returns the schema."""
+        listed = await self.client.list_tools()
+        self.tools = frozenset(tool.name for tool in listed)
+        self._params = {
+            tool.name: frozenset((tool.input_schema or {}).get("properties", {})) for tool in listed
+        }
+        needed = {"source_pending", "source_read", "source_mark", "kb_get_page", "kb_put_page"}
+        missing = sorted(needed - self.tools)
+        if missing:
+            raise NotFoundError(
+                f"the memory server offers no {', '.join(missing)} to this token",
+                "use a token created with --write and --folders including 'source' (or '*')",
+            )
+        self.schema = schema_from_view(await self.call("kb_schema"))
+        return self.schema
+
+    def new_pass(self) -> None:
+        """Forget what this run learnt (names, dates): a new pass sees the server afresh."""
+        self._names.clear()
+        self._dates.clear()
+        self._overlay.clear()
+
+    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        self.calls += 1
+        return await self.client.call(
+            tool, {k: v for k, v in (arguments or {}).items() if v is not None}
+        )
+
+    def _schema(self) -> Schema:
+        if self.schema is None:
+            raise RuntimeError("Memory.start() was not awaited")
+        return self.schema
+
+    # -- sources
+
+    async def pending(self, limit: int = 1000) -> list[dict[str, Any]]:
+        result = await self.call("source_pending", {"limit": limit})
+        sources = list(result.get("sources") or [])
+        for item in sources:
+            self._dates[item["path"]] = as_date(item.get("doc_date"))
+        return sources
+
+    async def read(self, path: str) -> Source:
+        data = await self.call("source_read", {"path": path})
+        day = as_date(data.get("doc_date")) or dt.date.today()
+        self._dates[data["path"]] = day
+        return Source(data["path"], data["content"], data["hash"], day, str(data.get("status", "")))
+
+    async def doc_date(self, path: str) -> dt.date | None:
+        """The document date of a source (None when it no longer exists)."""
+        if path not in self._dates:
+            try:
+                data = await self.call("source_read", {"path": path})
+                self._dates[path] = as_date(data.get("doc_date"))
+            except ToolCallError:
+                self._dates[path] = None
+        return self._dates[path]
+
+    async def doc_dates(self, paths: Iterable[str]) -> dict[str, dt.date | None]:
+        return {p: await self.doc_date(p) for p in paths}
+
+    async def mark_ingested(
+        self, path: str, hash_read: str, pages: Sequence[str], extractor: str
+    ) -> None:
+        args: dict[str, Any] = {
+            "path": path,
+            "status": "ingested",
+            "hash": hash_read,
+            "pages": list(pages),
+        }
+        if self.accepts("source_mark", "extractor"):
+            args["extractor"] = extractor
+        await self.call("source_mark", args)
+
+    async def mark_failed(self, path: str, error: str) -> None:
+        await self.call("source_mark", {"path": path, "status": "failed", "error": error[:2000]})
+
+    def accepts(self, tool: str, argument: str) -> bool:
+        """Whether the server's ``tool`` takes ``argument`` (older servers may not)."""
+        return argument in self._params.get(tool, frozenset())
+
+    # -- routing and names
+
+    async def route(self, text: str) -> tuple[str, ...]:
+        """The folders the router suggests for a text, best first (a hint; () without kb_route)."""
+        if "kb_route" not in self.tools:
+            return ()
+        result = await self.call("kb_route", {"text": text[:20_000]})
+        folders = result.get("folders") or []
+        return tuple(str(f["folder"] if isinstance(f, Mapping) else f) for f in folders)
+
+    def remember(self, page_id: str, page: Page) -> None:
+        """Note a page's title and aliases so later lookups in this run find it."""
+        folder = page_id.split("/", 1)[0]
+        spec = self._schema().folder(folder)
+        day = as_date(page.fields.get(spec.date_field)) if spec.date_field else None
+        for name in (page.title, *page.aliases):
+            key = (folder, norm(name), day)
+            self._names[key] = Resolved(page_id, page.title, folder, "this_run")
+
+    def local(self, name: str, folder: str, day: dt.date | None = None) -> Resolved | None:
+        return self._names.get((folder, norm(name), day))
+
+    def similar(self, name: str, folder: str, threshold: float) -> Resolved | None:
+        """The one known page whose name is at least ``threshold`` similar (difflib ratio)."""
+        key = norm(name)
+        scored: dict[str, tuple[float, Resolved]] = {}
+        for (known_folder, known, day), hit in self._names.items():
+            if known_folder != folder or day is not None:
+                continue
+            ratio = difflib.SequenceMatcher(None, key, known).ratio()
+            if ratio >= threshold and ratio > scored.get(hit.id, (0.0, hit))[0]:
+                scored[hit.id] = (ratio, hit)
+        ranked = sorted(scored.values(), key=lambda item: -item[0])
+        if not ranked or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
+            return None
+        return ranked[0][1]
+
+    async def resolve(
+        self, name: str, folder: str | None = None, day: dt.date | None = None
+    ) -> tuple[str, list[dict[str, Any]], bool]:
+        """``kb_resolve``: (verdict, candidates, ambiguous); ("new", [], False) without the tool."""
+        if "kb_resolve" not in self.tools or not name.strip():
+            return "new", [], False
+        args: dict[str, Any] = {"name": name, "folder": folder}
+        if day is not None:
+            args["date"] = day.isoformat()
+        try:
+            result = await self.call("kb_resolve", args)
+        except ToolCallError:
+            return "new", [], False
+        return (
+            str(result.get("verdict", "new")),
+            list(result.get("candidates") or []),
+            bool(result.get("ambiguous")),
+        )
+
+    async def titles(self, folders: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(id, folder, title) of every page in ``folders`` (kb_list_pages, all pages)."""
+        out: list[tuple[str, str, str]] = []
+        for folder in folders:
+            offset: int | None = 0
+            while offset is not None:
+                result = await self.call(
+                    "kb_list_pages", {"folder": folder, "limit": LIST_PAGE, "offset": offset}
+                )
+                for item in result.get("pages") or []:
+                    out.append((item["id"], folder, item["title"]))
+                    if not self.dated(folder):
+                        key = (folder, norm(item["title"]), None)
+                        self._names.setdefault(
+                            key, Resolved(item["id"], item["title"], folder, "title")
+                        )
+                offset = result.get("next_offset")
+        for page_id, view in self._overlay.items():
+            if view.folder in folders and all(page_id != o[0] for o in out):
+                out.append((page_id, view.folder, view.page.title))
+        return out
+
+    # -- pages
+
+    async def get(self, page_id: str) -> StoredView | None:
+        if page_id in self._overlay:
+            return self._overlay[page_id]
+        try:
+            view = await self.call("kb_get_page", {"id": page_id})
+        except ToolCallError as exc:
+            if is_not_found(exc):
+                return None
+            raise
+        stored = StoredView(view["id"], view["folder"], int(view["version"]), page_from_view(view))
+        self.remember(stored.id, stored.page)
+        return stored
+
+    async def put(
+        self,
+        folder: str,
+        page: Page,
+        page_id: str | None,
+        base_version: int | None,
+        conflicts: Sequence[Mapping[str, Any]] = (),
+    ) -> tuple[str, int]:
+        """``kb_put_page`` (the whole page, with its conflicts); returns (id, new version)."""
+        if self.dry_run:
+            target = page_id or f"{folder}/{page_slug(page, self._schema().folder(folder))}"
+            previous = self._overlay.get(target)
+            version = (previous.version if previous else base_version or 0) + 1
+            self._overlay[target] = StoredView(target, folder, version, page)
+            self.remember(target, page)
+            return target, version
+        args: dict[str, Any] = {
+            "folder": folder,
+            "page": page.to_dict(),
+            "base_version": base_version,
+        }
+        if page_id:
+            args["id"] = page_id
+        if conflicts and self.accepts("kb_put_page", "conflicts"):
+            args["conflicts"] = list(conflicts)
+        result = await self.call("kb_put_page", args)
+        self.remember(result["id"], page)
+        return str(result["id"]), int(result["version"])
+
+    def dated(self, folder: str) -> bool:
+        return is_dated(self._schema().folder(folder))

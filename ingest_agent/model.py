@@ -1,0 +1,132 @@
+"""What flows through the agent: a source as read, page drafts, and an extraction.
+
+A :class:`Draft` is one page as a single source describes it: a ``memserver.page.Page``
+whose link fields still hold names as written ("Bob Martinez", "Алекс Ким"), plus the
+folder it belongs in. The agent resolves those names, merges the draft into the stored
+page (``merge.py``) and writes the result.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memserver.page import Page
+from memserver.schema import FolderSpec, Schema
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source document as ``source_read`` returned it (private spans already redacted)."""
+
+    path: str
+    content: str
+    hash: str
+    doc_date: dt.date
+    status: str = "pending"
+
+
+@dataclass(frozen=True)
+class Draft:
+    """One page as one source describes it."""
+
+    folder: str
+    page: Page
+
+    @property
+    def title(self) -> str:
+        return self.page.title
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Everything an extractor found in one source.
+
+    ``extractor`` is "llm" or "rules" (recorded in the manifest); ``dropped`` says what
+    was left out because the schema has no place for it; ``llm_calls`` and ``tokens``
+    count what the extraction cost.
+    """
+
+    drafts: tuple[Draft, ...]
+    extractor: str
+    dropped: tuple[str, ...] = ()
+    llm_calls: int = 0
+    tokens: int = 0
+
+
+@dataclass(frozen=True)
+class StoredView:
+    """A page as ``kb_get_page`` returned it."""
+
+    id: str
+    folder: str
+    version: int
+    page: Page
+
+
+@dataclass
+class SourceOutcome:
+    """What happened to one source in a run (the ``--json`` summary has one per source)."""
+
+    path: str
+    status: str  # "ingested" | "failed" | "skipped" | "dry-run"
+    pages: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    error: str | None = None
+    extractor: str | None = None
+    llm_calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "pages": list(self.pages),
+            "changed": list(self.changed),
+            "error": self.error,
+            "extractor": self.extractor,
+            "llm_calls": self.llm_calls,
+            "tokens": self.tokens,
+            "seconds": round(self.seconds, 4),
+            "conflicts": list(self.conflicts),
+        }
+
+
+def is_dated(folder: FolderSpec) -> bool:
+    """Event folders (meetings, decisions): one page per date, written after entities."""
+    return bool(folder.date_field) or "{date}" in folder.slug.replace(" ", "")
+
+
+def link_fields(folder: FolderSpec) -> tuple[tuple[str, str, bool], ...]:
+    """``(field, target folder, many)`` for each link field of ``folder``."""
+    return tuple(
+        (spec.name, spec.folder, spec.type == "links")
+        for spec in folder.fields
+        if spec.is_link and spec.folder is not None
+    )
+
+
+def link_names(value: Any) -> list[str]:
+    """The names a link/links field value holds, as written."""
+    if value is None:
+        return []
+    items = value if isinstance(value, list | tuple) else [value]
+    return [" ".join(str(item).split()) for item in items if str(item).strip()]
+
+
+def schema_from_view(view: Mapping[str, Any]) -> Schema:
+    """The Schema from a ``kb_schema`` result (the folders the token may see)."""
+    import json
+
+    from memserver.schema import parse_schema
+
+    data = {
+        "timezone": view.get("timezone") or "UTC",
+        "rules": view.get("rules") or "",
+        "folders": list(view.get("folders") or []),
+    }
+    return parse_schema(json.dumps(data), source="kb_schema")

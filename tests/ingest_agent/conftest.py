@@ -1,0 +1,132 @@
+"""Fixtures for the ingest agent: a fresh memory server per test, and the agent's CLI.
+
+- ``fresh_server`` (function): a new copy of example_kb with its own database (hash
+  embedder), served over real HTTP on a free loopback port; ``.write_token`` is a
+  ``--folders '*' --write`` token. Every test starts un-ingested.
+- ``ingest`` (function): ``ingest(server, *args, llm=None)`` runs ``ingest_agent.cli.main``
+  against the server with ``--json`` and returns (exit status, summary). Without
+  ``llm`` no LLM is configured (the rules extractor runs); with an ``LLMServer`` the
+  agent's LLM settings point at it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from memserver.audit import AuditLog
+from memserver.db import create_database, drop_database, with_database
+from memserver.layout import KBPaths
+from memserver.mcp_server import MemoryServer, build_server, create_http_app
+from memserver.tokens import TokenStore
+from memserver.tools.base import Services
+from tests.fixtures.llm_server import LLMServer
+from tests.fixtures.server import copy_example_kb, free_socket, wait_ready
+
+ENV_KEYS = (
+    "LLM_BASE_URL",
+    "LLM_MODEL",
+    "LLM_API_KEY",
+    "MEMORY_URL",
+    "MEMORY_TOKEN",
+    "MEMORY_BUDGET_TOKENS",
+    "DATABASE_URL_UNUSED",
+)
+
+
+@dataclass
+class IngestServer:
+    base_url: str
+    kb_dir: Path
+    server: MemoryServer
+    write_token: str
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/mcp"
+
+    @property
+    def paths(self) -> KBPaths:
+        return KBPaths.of(self.kb_dir)
+
+    def kb(self) -> Any:
+        return self.server.services.kb()
+
+    def manifest(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.paths.manifest.read_text(encoding="utf-8"))
+        return data
+
+
+@pytest.fixture
+def fresh_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
+    kb_dir = copy_example_kb(tmp_path / "kb")
+    db_name = f"ingest_{uuid.uuid4().hex[:12]}"
+    create_database(pg_url, db_name)
+    db_url = with_database(pg_url, db_name)
+    paths = KBPaths.of(kb_dir)
+
+    def open_kb() -> Any:
+        from memserver.embed import HashEmbedder
+        from memserver.kb import KnowledgeBase
+
+        return KnowledgeBase.open(kb_dir, embedder=HashEmbedder(), database_url=db_url)
+
+    tokens = TokenStore(paths.state)
+    secret = tokens.create(f"ingest-{uuid.uuid4().hex[:6]}", "*", write=True).secret
+    sock = free_socket()
+    host, port = sock.getsockname()
+    base_url = f"http://{host}:{port}"
+    server = build_server(
+        Services(paths=paths, kb_opener=open_kb),
+        tokens=tokens,
+        audit=AuditLog(paths.state),
+        public_url=base_url,
+    )
+    app = create_http_app(server, host=host, port=port)
+    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        wait_ready(base_url)
+        yield IngestServer(base_url, kb_dir, server, secret)
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+        drop_database(pg_url, db_name)
+
+
+Ingest = Callable[..., tuple[int, dict[str, Any]]]
+
+
+@pytest.fixture
+def ingest(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Ingest:
+    from ingest_agent.cli import main
+
+    for key in ENV_KEYS:
+        monkeypatch.delenv(key, raising=False)
+
+    def run(
+        server: IngestServer, *args: str, llm: LLMServer | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        monkeypatch.setenv("MEMORY_TOKEN", server.write_token)
+        if llm is not None:
+            monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
+            monkeypatch.setenv("LLM_MODEL", llm.model)
+        else:
+            monkeypatch.delenv("LLM_BASE_URL", raising=False)
+            monkeypatch.delenv("LLM_MODEL", raising=False)
+        capsys.readouterr()
+        status = main(["--url", server.url, "--json", *args])
+        out = capsys.readouterr().out
+        return status, (json.loads(out) if out.strip().startswith("{") else {"output": out})
+
+    return run
