@@ -1,30 +1,23 @@
 """Test helper for the graph tests: a schema with links, and a small page writer.
 
-``PageWriter.put`` stores a page the way the write path does (pages row, aliases, then
-``linker.link_page`` in the same transaction).
+``PageWriter.put`` stores a page through ``KnowledgeBase.put_page`` (the real write path:
+file, pages row, aliases, chunks, then the linker in the same transaction).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from typing import Any
 
-from memserver.db import Database, normalize_name
-from memserver.embed import Embedder
-from memserver.linker import link_page, page_names, unwire
-from memserver.page import (
-    Page,
-    TimelineEntry,
-    chunk_page,
-    content_hash,
-    effective_date,
-    page_slug,
-    render_page,
-)
-from memserver.schema import Schema, parse_schema
+from memserver.embed import HashEmbedder
+from memserver.indexer import delete_pages
+from memserver.kb import KnowledgeBase
+from memserver.page import Page, TimelineEntry, page_slug
+from memserver.schema import parse_schema
+from tests.fixtures.kb import MakeKB
 
-SCHEMA = parse_schema(
-    """\
+SCHEMA_TEXT = """\
 timezone: UTC
 folders:
   - name: people
@@ -58,7 +51,7 @@ folders:
     link_verbs:
       - {verb: about, to: companies, patterns: ["meeting with", "call with"]}
 """
-)
+SCHEMA = parse_schema(SCHEMA_TEXT)
 
 
 def person(title: str, *, aliases: tuple[str, ...] = (), summary: str = "", **fields: Any) -> Page:
@@ -93,70 +86,38 @@ def timeline(*entries: tuple[str, str]) -> tuple[TimelineEntry, ...]:
 
 
 class PageWriter:
-    """Writes pages into ``db`` like the kb write path: row, aliases, links, one transaction."""
+    """Writes pages through the knowledge base service (``put_page``: file, index, links)."""
 
-    def __init__(self, db: Database, schema: Schema = SCHEMA) -> None:
-        self.db = db
-        self.schema = schema
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.db = kb.db
+        self.schema = kb.schema
 
     def put(self, folder: str, page: Page) -> str:
-        spec = self.schema.folder(folder)
-        slug = page_slug(page, spec)
+        """Create the page, or update it from its current version."""
+        slug = page_slug(page, self.schema.folder(folder))
         page_id = f"{folder}/{slug}"
-        markdown = render_page(page, spec)
-        with self.db.transaction() as conn:
-            previous = page_names(conn, page_id)
-            conn.execute(
-                "INSERT INTO pages (id, folder, slug, title, type, effective_date,"
-                " content_hash, body) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title,"
-                " effective_date = EXCLUDED.effective_date, body = EXCLUDED.body,"
-                " content_hash = EXCLUDED.content_hash, version = pages.version + 1",
-                (
-                    page_id,
-                    folder,
-                    slug,
-                    page.title,
-                    page.type,
-                    effective_date(page, spec, slug),
-                    content_hash(markdown),
-                    markdown,
-                ),
-            )
-            conn.execute("DELETE FROM page_aliases WHERE page_id = %s", (page_id,))
-            for alias in page.aliases:
-                conn.execute(
-                    "INSERT INTO page_aliases (page_id, folder, alias, alias_norm)"
-                    " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                    (page_id, folder, alias, normalize_name(alias)),
-                )
-            conn.execute("DELETE FROM chunks WHERE page_id = %s", (page_id,))
-            day = effective_date(page, spec, slug)
-            for chunk in chunk_page(page):
-                conn.execute(
-                    "INSERT INTO chunks (page_id, folder, ordinal, section, text, effective_date)"
-                    " VALUES (%s, %s, %s, %s, %s, %s)",
-                    (page_id, folder, chunk.ordinal, chunk.section, chunk.text, chunk.date or day),
-                )
-            link_page(conn, page_id, page, spec, self.schema, slug, previous)
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT version FROM pages WHERE id = %s", (page_id,)).fetchone()
+        result = self.kb.put_page(folder, page, row[0] if row else None, written_by="test")
+        assert result.id == page_id
         return page_id
 
-    def embed(self, embedder: Embedder) -> None:
-        """Embed every stale chunk (what reindex does)."""
-        self.db.ensure_embedding(embedder.name, embedder.dims)
-        with self.db.transaction() as conn:
-            rows = conn.execute("SELECT id, text FROM chunks WHERE stale").fetchall()
-            vectors = embedder.embed_passages([text for _, text in rows])
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "UPDATE chunks SET embedding = %s, stale = false WHERE id = %s",
-                    [(v, i) for (i, _), v in zip(rows, vectors, strict=True)],
-                )
-
     def delete(self, page_id: str) -> None:
+        """Remove a page's file and index rows (what reindex does for a deleted file)."""
+        folder, slug = page_id.split("/", 1)
         with self.db.transaction() as conn:
-            unwire(conn, page_id)
-            conn.execute("DELETE FROM pages WHERE id = %s", (page_id,))
+            delete_pages(conn, [page_id])
+        self.kb.paths.page_path(folder, slug).unlink()
+
+    def clear(self) -> None:
+        """Remove every page (files and index)."""
+        with self.db.transaction() as conn:
+            ids = [pid for (pid,) in conn.execute("SELECT id FROM pages").fetchall()]
+            delete_pages(conn, ids)
+        for page_id in ids:
+            folder, slug = page_id.split("/", 1)
+            self.kb.paths.page_path(folder, slug).unlink()
 
     def edges(self) -> list[tuple[str, str, str | None, str, str]]:
         """Every stored edge as (from_id, verb, to_id, to_ref, origin), sorted."""
@@ -166,3 +127,13 @@ class PageWriter:
                 " ORDER BY from_id, verb, to_ref, origin"
             ).fetchall()
         return [tuple(r) for r in rows]
+
+
+def open_writer(make_kb: MakeKB, database_url: str) -> Iterator[PageWriter]:
+    """A knowledge base with ``SCHEMA_TEXT`` on a fresh database (hash embedder)."""
+    paths = make_kb(SCHEMA_TEXT)
+    kb = KnowledgeBase.open(paths.root, embedder=HashEmbedder(), database_url=database_url)
+    try:
+        yield PageWriter(kb)
+    finally:
+        kb.close()

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 
 import pytest
 
-from memserver.db import Database
 from memserver.errors import NotFoundError, UserError
 from memserver.graph import Edge, entity_pages, neighbors
-from tests.memserver.graph_pages import PageWriter, company, meeting, person
+from tests.fixtures.kb import MakeKB
+from tests.memserver.graph_pages import PageWriter, company, meeting, open_writer, person
 
 
 @pytest.fixture
-def world(database: Database) -> PageWriter:
-    w = PageWriter(database)
+def writer(make_kb: MakeKB, database_url: str) -> Iterator[PageWriter]:
+    yield from open_writer(make_kb, database_url)
+
+
+@pytest.fixture
+def world(writer: PageWriter) -> PageWriter:
+    w = writer
     w.put("companies", company("Globex"))
     w.put("people", person("Alice Chen", company="Globex"))
     w.put("people", person("Bob Martinez", reports_to="Alice Chen", summary="Works at Globex."))

@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
-from memserver.db import Database
+import pytest
+
 from memserver.linker import LinkRef, extract_links
 from memserver.page import Page
+from tests.fixtures.kb import MakeKB
 from tests.memserver.graph_pages import (
     SCHEMA,
     PageWriter,
     company,
     meeting,
+    open_writer,
     person,
     timeline,
 )
 
 PEOPLE = SCHEMA.folder("people")
+
+
+@pytest.fixture
+def w(make_kb: MakeKB, database_url: str) -> Iterator[PageWriter]:
+    yield from open_writer(make_kb, database_url)
+
+
 MEETINGS = SCHEMA.folder("meetings")
 
 
@@ -124,8 +135,7 @@ def test_references_are_deduplicated_by_verb_name_and_origin() -> None:
 # --------------------------------------------------------------------------- storage
 
 
-def test_references_match_pages_by_title_slug_and_alias(database: Database) -> None:
-    w = PageWriter(database)
+def test_references_match_pages_by_title_slug_and_alias(w: PageWriter) -> None:
     w.put("people", person("Alice Chen"))
     w.put("people", person("Bob Martinez", aliases=("Bob", "Боб")))
     w.put("companies", company("Globex"))
@@ -155,8 +165,7 @@ def test_references_match_pages_by_title_slug_and_alias(database: Database) -> N
     ]
 
 
-def test_title_that_differs_only_in_punctuation_matches(database: Database) -> None:
-    w = PageWriter(database)
+def test_title_that_differs_only_in_punctuation_matches(w: PageWriter) -> None:
     w.put("meetings", meeting("Globex Kickoff — ETA tracking", "2026-09-08"))
     w.put("people", person("Bob", summary="Ran [[globex-kickoff-eta-tracking]]."))
     assert w.edges() == [
@@ -170,8 +179,7 @@ def test_title_that_differs_only_in_punctuation_matches(database: Database) -> N
     ]
 
 
-def test_the_target_folder_is_respected(database: Database) -> None:
-    w = PageWriter(database)
+def test_the_target_folder_is_respected(w: PageWriter) -> None:
     w.put("companies", company("Alice Chen"))  # same name, wrong folder
     w.put("meetings", meeting("Sync", "2026-09-10", ("Alice Chen",)))
     assert w.edges() == [
@@ -179,8 +187,7 @@ def test_the_target_folder_is_respected(database: Database) -> None:
     ]
 
 
-def test_unresolved_edges_are_kept_and_wired_when_the_page_appears(database: Database) -> None:
-    w = PageWriter(database)
+def test_unresolved_edges_are_kept_and_wired_when_the_page_appears(w: PageWriter) -> None:
     w.put("meetings", meeting("Sync", "2026-09-10", ("Alice Chen",)))
     assert w.edges()[0][2] is None
     w.put("people", person("Alice Chen"))
@@ -189,8 +196,7 @@ def test_unresolved_edges_are_kept_and_wired_when_the_page_appears(database: Dat
     ]
 
 
-def test_a_new_alias_wires_pending_edges(database: Database) -> None:
-    w = PageWriter(database)
+def test_a_new_alias_wires_pending_edges(w: PageWriter) -> None:
     w.put("people", person("Bob Martinez"))
     w.put("meetings", meeting("Sync", "2026-09-10", ("Bobby",)))
     assert w.edges()[0][2] is None
@@ -217,8 +223,7 @@ def _world() -> list[tuple[str, Page]]:
     ]
 
 
-def test_write_order_never_changes_the_graph(database: Database) -> None:
-    w = PageWriter(database)
+def test_write_order_never_changes_the_graph(w: PageWriter) -> None:
     world = _world()
     results = set()
     # Every order of a meeting, its attendees and their company (720 orders is too
@@ -226,8 +231,7 @@ def test_write_order_never_changes_the_graph(database: Database) -> None:
     orders = [p for i, p in enumerate(itertools.permutations(range(len(world)))) if i % 97 == 0]
     orders += [tuple(range(len(world))), tuple(reversed(range(len(world))))]
     for order in orders:
-        with database.transaction() as conn:
-            conn.execute("DELETE FROM pages")
+        w.clear()
         for i in order:
             w.put(*world[i])
         results.add(tuple(w.edges()))
@@ -244,16 +248,14 @@ def test_write_order_never_changes_the_graph(database: Database) -> None:
     ) in edges
 
 
-def test_meeting_before_or_after_its_attendees_gives_identical_edges(database: Database) -> None:
-    w = PageWriter(database)
+def test_meeting_before_or_after_its_attendees_gives_identical_edges(w: PageWriter) -> None:
     sync = meeting("Sync", "2026-09-10", ("Alice Chen", "Bob"), company="Globex")
     w.put("meetings", sync)
     w.put("people", person("Alice Chen"))
     w.put("people", person("Bob Martinez", aliases=("Bob",)))
     w.put("companies", company("Globex"))
     after = w.edges()
-    with database.transaction() as conn:
-        conn.execute("DELETE FROM pages")
+    w.clear()
     w.put("people", person("Alice Chen"))
     w.put("people", person("Bob Martinez", aliases=("Bob",)))
     w.put("companies", company("Globex"))
@@ -262,8 +264,7 @@ def test_meeting_before_or_after_its_attendees_gives_identical_edges(database: D
     assert all(to_id is not None for _, _, to_id, _, _ in after)
 
 
-def test_edges_are_replaced_never_duplicated(database: Database) -> None:
-    w = PageWriter(database)
+def test_edges_are_replaced_never_duplicated(w: PageWriter) -> None:
     w.put("people", person("Alice Chen"))
     w.put("people", person("Bob Martinez"))
     w.put("meetings", meeting("Sync", "2026-09-10", ("Alice Chen", "Bob Martinez")))
@@ -275,8 +276,7 @@ def test_edges_are_replaced_never_duplicated(database: Database) -> None:
     ]
 
 
-def test_two_pages_answering_to_a_name_leave_the_edge_unresolved(database: Database) -> None:
-    w = PageWriter(database)
+def test_two_pages_answering_to_a_name_leave_the_edge_unresolved(w: PageWriter) -> None:
     w.put("people", person("Alex Kim", aliases=("Alex",)))
     w.put("meetings", meeting("Sync", "2026-09-10", ("Alex",)))
     assert w.edges()[0][2] == "people/alex-kim"
@@ -286,22 +286,19 @@ def test_two_pages_answering_to_a_name_leave_the_edge_unresolved(database: Datab
     assert w.edges()[0][2] == "people/alex-kim"
 
 
-def test_title_match_beats_alias_match(database: Database) -> None:
-    w = PageWriter(database)
+def test_title_match_beats_alias_match(w: PageWriter) -> None:
     w.put("people", person("Bob"))
     w.put("people", person("Bob Martinez", aliases=("Bob",)))
     w.put("meetings", meeting("Sync", "2026-09-10", ("Bob",)))
     assert w.edges()[0][2] == "people/bob"
 
 
-def test_a_page_never_links_to_itself(database: Database) -> None:
-    w = PageWriter(database)
+def test_a_page_never_links_to_itself(w: PageWriter) -> None:
     w.put("people", person("Alice Chen", aliases=("Ali",), summary="[[Alice Chen]] aka [[Ali]]."))
     assert w.edges() == []
 
 
-def test_deleting_a_page_unwires_and_rewires(database: Database) -> None:
-    w = PageWriter(database)
+def test_deleting_a_page_unwires_and_rewires(w: PageWriter) -> None:
     w.put("people", person("Alex Kim", aliases=("Alex",)))
     w.put("people", person("Alex Novak", aliases=("Alex",)))
     w.put("meetings", meeting("Sync", "2026-09-10", ("Alex", "Alex Novak")))

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 
 import pytest
 
-from memserver.db import Database
 from memserver.embed import HashEmbedder
 from memserver.errors import NotFoundError
 from memserver.resolve import ResolveResult, dated_folders, resolve
-from tests.memserver.graph_pages import SCHEMA, PageWriter, company, meeting, person
+from tests.fixtures.kb import MakeKB
+from tests.memserver.graph_pages import SCHEMA, PageWriter, company, meeting, open_writer, person
 
 
 @pytest.fixture
-def world(database: Database) -> PageWriter:
-    w = PageWriter(database)
+def writer(make_kb: MakeKB, database_url: str) -> Iterator[PageWriter]:
+    yield from open_writer(make_kb, database_url)
+
+
+@pytest.fixture
+def world(writer: PageWriter) -> PageWriter:
+    w = writer
     w.put("people", person("Alice Chen"))
     w.put("people", person("Bob Martinez", aliases=("Bob", "Боб Мартинес")))
     w.put("people", person("Alex Kim", aliases=("Alex",)))
@@ -133,9 +139,9 @@ def test_same_title_in_two_folders_is_ambiguous_unless_the_folder_is_given(
 
 def test_semantic_match_when_nothing_matches_by_name(world: PageWriter) -> None:
     embedder = HashEmbedder()
-    # No embeddings in the index yet: the semantic step is skipped, not an error.
-    assert resolve(world.db, embedder, "freight forwarding Shenzhen", None).verdict == "new"
-    world.embed(embedder)
+    # An index embedded with another model: the semantic step is skipped, not an error.
+    other = resolve(world.db, HashEmbedder(dims=64), "freight forwarding Shenzhen", None)
+    assert other.verdict == "new"
     result = resolve(world.db, embedder, "freight forwarding Shenzhen", None, schema=SCHEMA)
     assert result.best is not None
     assert (result.best.id, result.best.why) == ("companies/globex", "semantic")
@@ -146,7 +152,6 @@ def test_semantic_match_when_nothing_matches_by_name(world: PageWriter) -> None:
 
 def test_exact_matches_skip_the_semantic_step(world: PageWriter) -> None:
     embedder = HashEmbedder()
-    world.embed(embedder)
     result = resolve(world.db, embedder, "Globex", None, schema=SCHEMA)
     assert [c.why for c in result.candidates] == ["exact_title"]
     assert result.degraded == ()
