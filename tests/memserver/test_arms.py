@@ -1,0 +1,167 @@
+"""Retrieval arms against a real PostgreSQL: scope filtering in SQL, windows, matching."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import pytest
+
+from memserver import arms
+from memserver.fusion import Hit
+from memserver.intent import analyze
+from tests.memserver.search_pages import PUBLIC, World, search_world
+
+__all__ = ["search_world"]
+
+ALL = (*PUBLIC, "hr")
+
+
+def intent(world: World, text: str, folders: tuple[str, ...] = ALL) -> arms.TextQuery:
+    return arms.TextQuery.of(analyze(text, world.kb.schema, folders))
+
+
+def run(world: World, fn: Callable[..., list[Hit]], *args: object, **kw: object) -> list[Hit]:
+    with world.kb.db.connection() as conn:
+        return fn(conn, *args, **kw)
+
+
+def _keyword(world: World, folders: tuple[str, ...]) -> list[Hit]:
+    return run(world, arms.keyword, intent(world, "Alice Chen compensation Globex"), folders)
+
+
+def _vector(world: World, folders: tuple[str, ...]) -> list[Hit]:
+    vector = world.kb.embedder.embed_query("Alice Chen compensation review")
+    return run(world, arms.vector, world.kb.db, vector, folders)
+
+
+def _title(world: World, folders: tuple[str, ...]) -> list[Hit]:
+    return run(
+        world, arms.title, analyze("Alice Chen compensation review", world.kb.schema, ALL), folders
+    )
+
+
+def _dated(world: World, folders: tuple[str, ...]) -> list[Hit]:
+    return run(world, arms.dated, folders, dt.date(2026, 11, 1), dt.date(2026, 12, 1))
+
+
+def _graph(world: World, folders: tuple[str, ...]) -> list[Hit]:
+    plan = arms.GraphPlan(world.id("Alice Chen"), "hr", None, "both", "linked")
+    return run(world, arms.graph, [plan], folders)
+
+
+@pytest.mark.parametrize("arm", [_keyword, _vector, _title, _dated, _graph])
+def test_every_arm_keeps_out_of_scope_pages_in_the_database(
+    search_world: World, arm: Callable[[World, tuple[str, ...]], list[Hit]]
+) -> None:
+    hr_page = search_world.id("Alice Chen compensation review")
+    with_hr = arm(search_world, ALL)
+    assert hr_page in {h.id for h in with_hr}  # the page would match ...
+    scoped = arm(search_world, PUBLIC)
+    assert all(
+        h.folder in PUBLIC and not h.id.startswith("hr/") for h in scoped
+    )  # ... but never leaks
+
+
+def test_timeline_arm_is_scoped_and_windowed(search_world: World) -> None:
+    october = (dt.date(2026, 10, 1), dt.date(2026, 11, 1))
+    query = intent(search_world, "invoice")
+    found = run(search_world, arms.timeline, query, ALL, *october)
+    assert found[0].id == search_world.id("Globex")
+    assert found[0].date == dt.date(2026, 10, 27)  # newest matching entry first
+    assert run(search_world, arms.timeline, query, ("people", "meetings"), *october) == []
+    assert (
+        run(search_world, arms.timeline, query, ALL, dt.date(2026, 6, 1), dt.date(2026, 7, 1)) == []
+    )
+
+
+def test_keyword_matches_an_identifier_exactly(search_world: World) -> None:
+    found = run(search_world, arms.keyword, intent(search_world, "INV-2026-044"), PUBLIC)
+    assert found[0].id == search_world.id("Globex") and found[0].detail == "all_terms"
+    assert run(search_world, arms.keyword, intent(search_world, "INV-2026-045"), PUBLIC) == []
+
+
+def test_keyword_finds_mongolian_words_with_case_endings(search_world: World) -> None:
+    found = run(search_world, arms.keyword, intent(search_world, "Трейдтэй"), PUBLIC)
+    ids = [h.id for h in found]
+    assert search_world.id("Номин Трейд") in ids
+
+
+def test_keyword_window_uses_chunk_dates(search_world: World) -> None:
+    query = intent(search_world, "roadmap review")
+    july = run(
+        search_world,
+        arms.keyword,
+        query,
+        PUBLIC,
+        start=dt.date(2026, 7, 1),
+        end=dt.date(2026, 8, 1),
+    )
+    assert [h.id for h in july] == [search_world.id("Roadmap review", "2026-07-08")]
+
+
+def test_vector_short_window_is_exact_and_windowed(search_world: World) -> None:
+    vector = search_world.kb.embedder.embed_query("roadmap review")
+    found = run(
+        search_world,
+        arms.vector,
+        search_world.kb.db,
+        vector,
+        PUBLIC,
+        start=dt.date(2026, 11, 1),
+        end=dt.date(2026, 11, 8),
+    )
+    assert {h.id for h in found} == {
+        search_world.id("Roadmap review", "2026-11-05"),
+        search_world.id("Alice Chen"),  # its timeline chunk is dated 2026-11-05
+    }
+
+
+def test_title_arm_exact_alias_and_names_inside_the_question(search_world: World) -> None:
+    bob = run(search_world, arms.title, analyze("Bob", search_world.kb.schema, PUBLIC), PUBLIC)
+    assert bob[0].id == search_world.id("Bob Martinez") and bob[0].detail == "exact_alias"
+    inside = run(
+        search_world,
+        arms.title,
+        analyze("latest meeting with Bob Martinez", search_world.kb.schema, PUBLIC),
+        PUBLIC,
+    )
+    assert inside[0].id == search_world.id("Bob Martinez")
+    assert inside[0].detail == "title_in_question" and inside[0].name == "bob martinez"
+    fuzzy = run(
+        search_world, arms.title, analyze("Dana Whitfeld", search_world.kb.schema, PUBLIC), PUBLIC
+    )
+    assert fuzzy[0].id == search_world.id("Dana Whitfield") and fuzzy[0].detail == "fuzzy_title"
+
+
+def test_title_arm_strips_mongolian_endings(search_world: World) -> None:
+    found = run(
+        search_world, arms.title, analyze("Номин Трейдтэй", search_world.kb.schema, PUBLIC), PUBLIC
+    )
+    assert found[0].id == search_world.id("Номин Трейд")
+
+
+def test_graph_plan_follows_reports_to_inward(search_world: World) -> None:
+    schema = search_world.kb.schema
+    question = analyze("who reports to Tom Becker", schema, PUBLIC)
+    names = run(search_world, arms.title, question, PUBLIC)
+    plans = arms.plan_graph(names[:1], question, schema, PUBLIC)
+    assert plans[0].verbs == ("reports_to",) and plans[0].direction == "in"
+    found = run(search_world, arms.graph, plans, PUBLIC)
+    assert [h.id for h in found] == [search_world.id("Sofia Rossi")]
+    reverse = analyze("who does Tom Becker report to", schema, PUBLIC)
+    plans = arms.plan_graph(
+        run(search_world, arms.title, reverse, PUBLIC)[:1], reverse, schema, PUBLIC
+    )
+    assert [h.id for h in run(search_world, arms.graph, plans, PUBLIC)] == [
+        search_world.id("Alice Chen")
+    ]
+
+
+def test_sources_arms_one_hit_per_file(search_world: World) -> None:
+    found = run(search_world, arms.source_keyword, intent(search_world, "INV-2026-044"))
+    assert [h.id for h in found] == ["source/notes/2026-10-02-invoice-followup.md"]
+    assert found[0].folder == "source" and found[0].date == dt.date(2026, 10, 2)
+    vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
+    near = run(search_world, arms.source_vector, search_world.kb.db, vector)
+    assert len({h.id for h in near}) == len(near) == 3
