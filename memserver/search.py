@@ -196,6 +196,12 @@ class _Run:
     exact: set[str]
 
 
+def _grounded(run: _Run) -> bool:
+    """Whether an arm other than plain vector similarity found something."""
+    weak = {"vector", "source_vector", "graph_augment"}
+    return any(set(c.ranks) - weak for c in run.cands)
+
+
 class Searcher:
     """Searches one index. Build it once and reuse it (it caches small things)."""
 
@@ -306,9 +312,12 @@ class Searcher:
                 searched = [f for f in scope if f in keep]
         with self.db.connection() as conn:
             run = self._run(conn, req, mode, tq, intent, searched, scope, sources, degraded)
-            if not run.cands and routing is not None and searched != scope:
+            if routing is not None and searched != scope and not _grounded(run):
+                # Nothing but nearest vectors in the routed folders: ask the whole scope.
                 routing["retried"] = True
-                run = self._run(conn, req, mode, tq, intent, scope, scope, sources, degraded)
+                wider = self._run(conn, req, mode, tq, intent, scope, scope, sources, degraded)
+                if _grounded(wider) or not run.cands:
+                    run = wider
             results, tokens = self._shape(conn, run, mode, req, tq, intent, now.date(), degraded)
         return SearchResponse(
             question=req.question,
