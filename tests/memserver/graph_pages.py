@@ -10,12 +10,17 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
+
 from memserver.embed import HashEmbedder
+from memserver.errors import ToolCallError
 from memserver.indexer import delete_pages
 from memserver.kb import KnowledgeBase
+from memserver.mcp_client import open_http
 from memserver.page import Page, TimelineEntry, page_slug
 from memserver.schema import parse_schema
 from tests.fixtures.kb import MakeKB
+from tests.fixtures.server import RunningServer
 
 SCHEMA_TEXT = """\
 timezone: UTC
@@ -137,3 +142,20 @@ def open_writer(make_kb: MakeKB, database_url: str) -> Iterator[PageWriter]:
         yield PageWriter(kb)
     finally:
         kb.close()
+
+
+def call_tool(server: RunningServer, secret: str, tool: str, args: dict[str, Any]) -> Any:
+    """The tool's structured result, or raise its ToolCallError (outside the session)."""
+
+    async def main() -> Any:
+        with anyio.fail_after(30):
+            async with open_http(server.url, secret) as memory:
+                try:
+                    return await memory.call(tool, args)
+                except ToolCallError as exc:
+                    return exc
+
+    result = anyio.run(main)
+    if isinstance(result, ToolCallError):
+        raise result
+    return result

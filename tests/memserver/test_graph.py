@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from memserver.errors import NotFoundError, UserError
+from memserver.errors import NotFoundError, ToolCallError, UserError
 from memserver.graph import Edge, entity_pages, neighbors
+from memserver.page import Page
 from tests.fixtures.kb import MakeKB
-from tests.memserver.graph_pages import PageWriter, company, meeting, open_writer, person
+from tests.fixtures.server import RunningServer
+from tests.memserver.graph_pages import (
+    PageWriter,
+    call_tool,
+    company,
+    meeting,
+    open_writer,
+    person,
+)
 
 
 @pytest.fixture
@@ -147,3 +157,45 @@ def test_entity_pages_respects_scope(world: PageWriter) -> None:
     assert entity_pages(
         world.db, "people/alice-chen", "meetings", folders={"meetings", "people"}
     ) == ["meetings/2026-09-20-review", "meetings/2026-09-08-kickoff"]
+
+
+# --------------------------------------------------------------------------- MCP tool
+
+
+def test_kb_neighbors_tool_shows_only_edges_inside_the_token_scope(
+    mcp_server: RunningServer,
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    kb = mcp_server.kb()
+    boss = kb.put_page("people", Page(title=f"Ada {tag}", type="person"), None).id
+    kb.put_page(
+        "people", Page(title=f"Ben {tag}", type="person", fields={"reports_to": f"Ada {tag}"}), None
+    )
+    kb.put_page(
+        "meetings",
+        Page(
+            title=f"Sync {tag}",
+            type="meeting",
+            fields={"date": "2026-09-08", "attendees": [f"Ada {tag}"]},
+        ),
+        None,
+    )
+    _, people = mcp_server.token("people")
+    _, both = mcp_server.token("people,meetings")
+    narrow = call_tool(mcp_server, people, "kb_neighbors", {"page_id": boss})
+    assert [(e["from_id"], e["verb"]) for e in narrow["edges"]] == [
+        (f"people/ben-{tag}", "reports_to")
+    ]
+    wide = call_tool(mcp_server, both, "kb_neighbors", {"id": boss, "verb": "attended,reports_to"})
+    assert {e["verb"] for e in wide["edges"]} == {"attended", "reports_to"}
+    inward = call_tool(
+        mcp_server, both, "kb_neighbors", {"id": boss, "verbs": ["reports_to"], "direction": "in"}
+    )
+    assert [e["from_title"] for e in inward["edges"]] == [f"Ben {tag}"]
+    with pytest.raises(ToolCallError, match="no page") as hidden:
+        call_tool(mcp_server, people, "kb_neighbors", {"id": f"meetings/2026-09-08-sync-{tag}"})
+    with pytest.raises(ToolCallError, match="no page") as missing:
+        call_tool(mcp_server, people, "kb_neighbors", {"id": f"meetings/2026-09-08-none-{tag}"})
+    assert hidden.value.server_message.replace("sync", "X") == (
+        missing.value.server_message.replace("none", "X")
+    )

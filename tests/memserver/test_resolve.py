@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Iterator
 
 import pytest
 
 from memserver.embed import HashEmbedder
-from memserver.errors import NotFoundError
+from memserver.errors import NotFoundError, ToolCallError
+from memserver.page import Page
 from memserver.resolve import ResolveResult, dated_folders, resolve
 from tests.fixtures.kb import MakeKB
-from tests.memserver.graph_pages import SCHEMA, PageWriter, company, meeting, open_writer, person
+from tests.fixtures.server import RunningServer
+from tests.memserver.graph_pages import (
+    SCHEMA,
+    PageWriter,
+    call_tool,
+    company,
+    meeting,
+    open_writer,
+    person,
+)
 
 
 @pytest.fixture
@@ -155,3 +166,36 @@ def test_exact_matches_skip_the_semantic_step(world: PageWriter) -> None:
     result = resolve(world.db, embedder, "Globex", None, schema=SCHEMA)
     assert [c.why for c in result.candidates] == ["exact_title"]
     assert result.degraded == ()
+
+
+# --------------------------------------------------------------------------- MCP tool
+
+
+def test_kb_resolve_tool_gives_verdict_advice_and_respects_scope(
+    mcp_server: RunningServer,
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    kb = mcp_server.kb()
+    kb.put_page("people", Page(title=f"Roberto {tag}", type="person", aliases=(f"Rob{tag}",)), None)
+    kb.put_page(
+        "meetings",
+        Page(title=f"Standup {tag}", type="meeting", fields={"date": "2026-09-08"}),
+        None,
+    )
+    _, people = mcp_server.token("people")
+    _, meetings = mcp_server.token("meetings")
+    hit = call_tool(mcp_server, people, "kb_resolve", {"query": f"rob{tag}", "folder": "people"})
+    assert (hit["verdict"], hit["candidates"][0]["why"]) == ("exists", "alias_hit")
+    assert hit["candidates"][0]["id"] == f"people/roberto-{tag}"
+    assert "kb_get_page" in hit["advice"]
+    # Pages outside the token's folders are never candidates.
+    assert (
+        call_tool(mcp_server, meetings, "kb_resolve", {"name": f"Roberto {tag}"})["verdict"]
+        == "new"
+    )
+    with pytest.raises(ToolCallError, match="no folder 'people' in your scope"):
+        call_tool(mcp_server, meetings, "kb_resolve", {"name": "x", "folder": "people"})
+    dated = {"name": f"standup {tag}", "day": "2026-09-08"}
+    assert call_tool(mcp_server, meetings, "kb_resolve", dated)["verdict"] == "exists"
+    dated["day"] = "2026-09-09"
+    assert call_tool(mcp_server, meetings, "kb_resolve", dated)["verdict"] == "new"
