@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +22,7 @@ from read_agent.connection import AgentPool, Target
 from read_agent.errors import MemoryUnavailableError
 from read_agent.http import create_app, error_response
 from tests.fixtures.llm_server import LLMServer, Reply, tool_call
-from tests.fixtures.server import RunningServer
+from tests.fixtures.server import RunningServer, free_socket, wait_ready
 from tests.read_agent.conftest import Seeded, serve_asgi
 
 API_KEY = "ra-test-key"
@@ -254,8 +258,6 @@ def test_a_refused_memory_token_fails_startup_and_requests(mcp_server: RunningSe
 
 
 def test_an_unreachable_memory_server_is_one_clear_error() -> None:
-    from tests.fixtures.server import free_socket
-
     sock = free_socket()  # bound but not listening: connections are refused
     port = sock.getsockname()[1]
     endpoint = EndpointSettings(
@@ -269,3 +271,33 @@ def test_an_unreachable_memory_server_is_one_clear_error() -> None:
         sock.close()
     assert "cannot reach the memory server" in str(caught.value)
     assert error_response(caught.value).status_code == 503
+
+
+def test_read_agent_serve_command_answers_the_openai_client_and_stops_cleanly(
+    mcp_server: RunningServer, llm_server: LLMServer, reader_secret: str, seeded: Seeded
+) -> None:
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    sock.close()  # the command binds it itself
+    env = {
+        **os.environ,
+        "MEMORY_URL": mcp_server.url,
+        "MEMORY_TOKEN": reader_secret,
+        "LLM_BASE_URL": llm_server.base_url,
+        "LLM_MODEL": llm_server.model,
+        "READ_AGENT_API_KEY": API_KEY,
+    }
+    env.pop("MEMORY_CONFIG", None)
+    command = [sys.executable, "-m", "read_agent.cli", "serve", "--addr", f"127.0.0.1:{port}"]
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}")
+        _script_lookup(llm_server, seeded)
+        response = _client(f"http://127.0.0.1:{port}", API_KEY).chat.completions.create(
+            model="memory", messages=[{"role": "user", "content": "What was decided?"}]
+        )
+        assert f"[{seeded.meeting}]" in (response.choices[0].message.content or "")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
