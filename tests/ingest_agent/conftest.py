@@ -23,6 +23,7 @@ import pytest
 import uvicorn
 
 from memserver.audit import AuditLog
+from memserver.config import load_settings
 from memserver.db import create_database, drop_database, with_database
 from memserver.layout import KBPaths
 from memserver.mcp_server import MemoryServer, build_server, create_http_app
@@ -84,8 +85,12 @@ def fresh_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
     sock = free_socket()
     host, port = sock.getsockname()
     base_url = f"http://{host}:{port}"
+    services = Services(paths=paths, kb_opener=open_kb)
+    # kb_route reads the server's settings: this server has no LLM and no laya of its
+    # own, whatever the agent under test is configured with.
+    services.settings = load_settings(env={})  # type: ignore[attr-defined]
     server = build_server(
-        Services(paths=paths, kb_opener=open_kb),
+        services,
         tokens=tokens,
         audit=AuditLog(paths.state),
         public_url=base_url,

@@ -1,0 +1,412 @@
+"""LLM extraction, section merge and repair: the prompts and the checks on the answers.
+
+Every prompt starts with ``Task: <name>`` (extract, merge, repair) and carries the
+schema's global and per-folder ``rules``. The model answers one JSON object; the
+answer is checked against the schema before anything is used:
+
+- an answer naming a folder or a field the schema does not have, or not shaped as
+  asked, gets **one retry** listing every problem, then the source fails
+  (``ExtractionError``); an answer that is not JSON or a timeout is retried once by
+  the LLM client, then fails the same way;
+- what the schema has no place for but does not make the answer wrong (an unknown
+  section, a timeline entry on a folder without timeline, a value of the wrong type,
+  an undatable entry) is dropped and listed in ``Extraction.dropped``.
+
+Relative dates are resolved against the source's document date (``resolve_date``), so
+"yesterday" in a note of 2026-11-19 is 2026-11-18 whatever day the agent runs.
+``<private>`` spans are redacted again before the text is put in a prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ingest_agent.errors import ExtractionError
+from ingest_agent.extract_rules import coerce
+from ingest_agent.merge import Order
+from ingest_agent.model import Draft, Extraction, Source
+from ingest_agent.text import resolve_date
+from memserver.llm import LLMClient
+from memserver.page import Page, TimelineEntry, folder_json_schema
+from memserver.redact import redact_private
+from memserver.schema import FolderSpec, Schema
+
+EXTRACTOR = "llm"
+MAX_SOURCE_CHARS = 60_000
+MAX_TITLES = 300
+
+_ORDER_RULES = {
+    Order.NEWER: "The source is NEWER than everything on the page: where it contradicts the "
+    "current sections, the new fact wins; keep the old fact only as history if it matters.",
+    Order.SAME: "The source has the SAME date as the page's newest source: where they disagree, "
+    "keep the current text and mention that the sources disagree.",
+    Order.ONLY: "The source is the page's own source: its text is the current state.",
+    Order.OLDER: "The source is OLDER than the page: keep the current state; add only facts "
+    "the page does not have yet.",
+}
+
+
+def folder_prompt(folder: FolderSpec) -> str:
+    """One folder described for the model: what goes there, fields, sections, rules."""
+    fields = []
+    for spec in folder.fields:
+        kind = spec.type
+        if spec.type == "enum":
+            kind = f"one of {', '.join(spec.values)}"
+        elif spec.is_link:
+            kind = (
+                f"{'names of pages' if spec.type == 'links' else 'name of a page'} in {spec.folder}"
+            )
+        required = ", required" if spec.required else ""
+        fields.append(f"{spec.name} ({kind}{required})")
+    lines = [
+        f"- folder `{folder.name}` (pages of type {folder.type}): {' '.join(folder.description.split())}",
+        f"  fields: {'; '.join(fields) or 'none'}",
+        f"  sections: {', '.join(folder.sections) or 'none'}",
+        f"  timeline: {'yes (dated entries)' if folder.timeline else 'no (put facts in sections)'}",
+    ]
+    if folder.date_field:
+        lines.append(f"  one page per {folder.date_field}: the day it happened")
+    if folder.rules.strip():
+        rules = "\n".join(f"    {line}" for line in folder.rules.strip().splitlines())
+        lines.append(f"  rules:\n{rules}")
+    return "\n".join(lines)
+
+
+def answer_schema(schema: Schema) -> dict[str, Any]:
+    """The JSON Schema of an extraction answer, restricted to the schema's folders and fields."""
+    variants = []
+    for folder in schema.folders:
+        fields = folder_json_schema(folder)
+        fields.pop("$schema", None)
+        fields.pop("required", None)
+        variants.append(
+            {
+                "type": "object",
+                "properties": {
+                    "folder": {"const": folder.name},
+                    "title": {"type": "string", "minLength": 1},
+                    "aliases": {"type": "array", "items": {"type": "string"}},
+                    "fields": fields,
+                    "sections": {
+                        "type": "object",
+                        "properties": {s: {"type": "string"} for s in folder.sections},
+                        "additionalProperties": False,
+                    },
+                    "timeline": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "date": {"type": "string", "format": "date"},
+                                "text": {"type": "string"},
+                            },
+                            "required": ["date", "text"],
+                        },
+                    },
+                    "open_questions": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["folder", "title"],
+            }
+        )
+    return {
+        "type": "object",
+        "properties": {"pages": {"type": "array", "items": {"oneOf": variants}}},
+        "required": ["pages"],
+    }
+
+
+class LLMExtractor:
+    """Extraction, section merge and repair through one ``LLMClient`` (see the module docstring)."""
+
+    name = EXTRACTOR
+
+    def __init__(self, schema: Schema, client: LLMClient) -> None:
+        self.schema = schema
+        self.client = client
+
+    # -- extraction
+
+    def system_prompt(self, source: Source) -> str:
+        folders = "\n".join(folder_prompt(f) for f in self.schema.folders)
+        return (
+            "Task: extract\n"
+            "You turn one source document into pages of a company knowledge base. Record "
+            "only facts the source states.\n\n"
+            f"The document is dated {source.doc_date.isoformat()}. Resolve relative dates "
+            "('yesterday', 'last Friday', 'next Monday') against that date, never against "
+            "today. Write every date as YYYY-MM-DD.\n\n"
+            f"Knowledge base rules:\n{self.schema.rules.strip() or '(none)'}\n\n"
+            "Folders (only these exist; a page in another folder or a field not listed is "
+            f"refused):\n{folders}\n\n"
+            "Answer with one JSON object:\n"
+            '{"pages": [{"folder": "<folder>", "title": "<name>", "aliases": ["<other names>"], '
+            '"fields": {"<field>": <value>}, "sections": {"<Section>": "<markdown>"}, '
+            '"timeline": [{"date": "YYYY-MM-DD", "text": "<what happened, one line>"}], '
+            '"open_questions": ["<unresolved>"]}]}\n'
+            "- One page for each person, company, project ... the source says something "
+            "about, and one page for the event the source records (a meeting, a decision), "
+            "if it records one.\n"
+            "- Link fields hold the titles of the linked pages as the source writes them; "
+            "list every attendee of a meeting.\n"
+            "- Timeline entries only on folders that keep a timeline, each dated the day it "
+            "happened.\n"
+            "- Leave out a field the source does not state; never guess.\n\n"
+            "JSON Schema of the answer:\n"
+            f"{json.dumps(answer_schema(self.schema), ensure_ascii=False)}"
+        )
+
+    def user_prompt(self, source: Source, hint: Sequence[str], titles: Sequence[str]) -> str:
+        known = ", ".join(titles[:MAX_TITLES]) or "(none yet)"
+        text = redact_private(source.content)[:MAX_SOURCE_CHARS]
+        return (
+            f"Source: {source.path}\nDocument date: {source.doc_date.isoformat()}\n"
+            f"Folders the router suggests: {', '.join(hint) or '(no suggestion)'}\n"
+            f"Existing pages (reuse these titles when the source means them): {known}\n\n"
+            f"<<<\n{text}\n>>>"
+        )
+
+    def extract(
+        self, source: Source, hint: Sequence[str] = (), titles: Sequence[str] = ()
+    ) -> Extraction:
+        messages = [
+            {"role": "system", "content": self.system_prompt(source)},
+            {"role": "user", "content": self.user_prompt(source, hint, titles)},
+        ]
+        drafts, dropped = self._ask(
+            "extraction", messages, lambda answer: self.parse(answer, source)
+        )
+        return Extraction(tuple(drafts), EXTRACTOR, tuple(dropped))
+
+    def _ask(
+        self,
+        task: str,
+        messages: list[dict[str, Any]],
+        parse: Callable[[dict[str, Any]], tuple[Any, list[str], list[str]]],
+    ) -> Any:
+        """Ask, check; on problems ask once more listing them all; then give up."""
+        problems: list[str] = []
+        for attempt in range(2):
+            answer = self.client.chat_json(messages)
+            result, dropped, problems = parse(answer)
+            if not problems:
+                return result, dropped
+            if attempt == 0:
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": json.dumps(answer, ensure_ascii=False)},
+                    {
+                        "role": "user",
+                        "content": "Your answer has these problems:\n"
+                        + "\n".join(f"- {p}" for p in problems)
+                        + "\nAnswer again with the whole JSON object, every problem fixed.",
+                    },
+                ]
+        raise ExtractionError(task, problems)
+
+    def parse(
+        self, answer: Mapping[str, Any], source: Source
+    ) -> tuple[list[Draft], list[str], list[str]]:
+        """(drafts, dropped, problems) of an extraction answer."""
+        problems: list[str] = []
+        dropped: list[str] = []
+        items = answer.get("pages")
+        if not isinstance(items, list):
+            return [], dropped, ["the answer has no 'pages' list"]
+        names = self.schema.folder_names
+        drafts = []
+        for index, item in enumerate(items):
+            at = f"pages[{index}]"
+            if not isinstance(item, Mapping):
+                problems.append(f"{at}: not an object")
+                continue
+            folder_name = str(item.get("folder") or "")
+            if folder_name not in names:
+                problems.append(
+                    f"{at}.folder: there is no folder {folder_name!r}; use one of {', '.join(names)}"
+                )
+                continue
+            folder = self.schema.folder(folder_name)
+            title = " ".join(str(item.get("title") or "").split())
+            if not title:
+                problems.append(f"{at}.title: missing; give the page's name")
+                continue
+            fields = item.get("fields") or {}
+            if not isinstance(fields, Mapping):
+                problems.append(f"{at}.fields: must be an object of field: value")
+                continue
+            unknown = [k for k in fields if folder.field(str(k)) is None]
+            for key in unknown:
+                problems.append(
+                    f"{at}.fields.{key}: folder {folder_name} has no field {key!r}; "
+                    f"its fields are {', '.join(folder.field_names) or 'none'}"
+                )
+            if unknown:
+                continue
+            page = self._page(item, folder, title, fields, source, at, dropped, problems)
+            if page is not None:
+                drafts.append(Draft(folder_name, page))
+        return drafts, dropped, problems
+
+    def _page(
+        self,
+        item: Mapping[str, Any],
+        folder: FolderSpec,
+        title: str,
+        fields: Mapping[str, Any],
+        source: Source,
+        at: str,
+        dropped: list[str],
+        problems: list[str],
+    ) -> Page | None:
+        values: dict[str, Any] = {}
+        for key, value in fields.items():
+            spec = folder.field(str(key))
+            assert spec is not None
+            if value is None or value == "" or value == []:
+                continue
+            if spec.type == "date":
+                day = resolve_date(value, source.doc_date, self.schema.tz)
+                coerced: Any = day.isoformat() if day else None
+            else:
+                coerced = coerce(spec, value)
+            if coerced is None:
+                dropped.append(f"{at}.fields.{key}: {value!r} is not a {spec.type}")
+            else:
+                values[str(key)] = coerced
+        sections_raw = item.get("sections") or {}
+        if not isinstance(sections_raw, Mapping):
+            problems.append(f"{at}.sections: must be an object of heading: markdown")
+            return None
+        sections = {}
+        for heading, body in sections_raw.items():
+            if heading in folder.sections and isinstance(body, str):
+                sections[heading] = body
+            else:
+                dropped.append(f"{at}.sections.{heading}: not a section of {folder.name}")
+        timeline = []
+        for index, entry in enumerate(item.get("timeline") or []):
+            if not isinstance(entry, Mapping) or not str(entry.get("text") or "").strip():
+                dropped.append(f"{at}.timeline[{index}]: no text")
+                continue
+            day = resolve_date(entry.get("date"), source.doc_date, self.schema.tz)
+            if day is None or not folder.timeline:
+                why = "no date" if day is None else f"{folder.name} keeps no timeline"
+                dropped.append(f"{at}.timeline[{index}]: {why}")
+                continue
+            timeline.append(TimelineEntry(day, str(entry["text"]), source.path))
+        return Page(
+            title=title,
+            type=folder.type,
+            fields=values,
+            aliases=tuple(_strings(item.get("aliases"))),
+            sources=(source.path,),
+            sections=sections,
+            timeline=tuple(timeline),
+            open_questions=tuple(_strings(item.get("open_questions"))),
+        )
+
+    # -- merge
+
+    def merge_sections(
+        self,
+        existing: Page,
+        folder: FolderSpec,
+        current: Mapping[str, str],
+        new: Mapping[str, str],
+        order: Order,
+        source: Source,
+    ) -> dict[str, str]:
+        """Compiled-truth sections rewritten with a source's new text (the model's merge)."""
+        messages = [
+            {
+                "role": "system",
+                "content": "Task: merge\n"
+                "You maintain the compiled-truth sections of one knowledge-base page: they "
+                "describe the CURRENT state. Rewrite them so they include the new facts. Keep "
+                "every current fact the source does not contradict; never invent facts.\n"
+                f"{_ORDER_RULES[order]}\n\n"
+                f"Knowledge base rules:\n{self.schema.rules.strip() or '(none)'}\n"
+                f"Folder rules:\n{folder.rules.strip() or '(none)'}\n\n"
+                f"Allowed sections: {', '.join(folder.sections)}.\n"
+                'Answer with one JSON object: {"sections": {"<Section>": "<markdown>"}}',
+            },
+            {
+                "role": "user",
+                "content": f"Page: {existing.title} ({folder.name})\n"
+                f"Source: {source.path} ({source.doc_date.isoformat()})\n\n"
+                f"Current sections:\n{json.dumps(dict(current), ensure_ascii=False)}\n\n"
+                f"New sections from the source:\n{json.dumps(dict(new), ensure_ascii=False)}",
+            },
+        ]
+
+        def parse(answer: dict[str, Any]) -> tuple[dict[str, str], list[str], list[str]]:
+            sections = answer.get("sections")
+            if not isinstance(sections, Mapping):
+                return {}, [], ["the answer has no 'sections' object"]
+            problems = [
+                f"sections.{h}: not a section of {folder.name}; use {', '.join(folder.sections)}"
+                for h in sections
+                if h not in folder.sections
+            ]
+            text = {str(h): str(b) for h, b in sections.items() if isinstance(b, str) and b.strip()}
+            return text, [], problems
+
+        merged, _ = self._ask("merge", messages, parse)
+        # A section the answer left out is kept as it was: a merge never shrinks a page.
+        return {**dict(current), **{h: b for h, b in new.items() if h not in current}, **merged}
+
+    # -- repair
+
+    def repair(self, page: Page, folder: FolderSpec, problems: Sequence[str]) -> Page:
+        """One repair round: the page and every problem the schema found, fixed by the model."""
+        messages = [
+            {
+                "role": "system",
+                "content": "Task: repair\n"
+                "A knowledge-base page was refused by the schema. Fix every problem listed and "
+                "answer with the whole page as one JSON object: "
+                '{"title": ..., "fields": {...}, "aliases": [...], "sections": {...}, '
+                '"timeline": [{"date": "YYYY-MM-DD", "text": ...}], "open_questions": [...]}.\n'
+                f"The folder:\n{folder_prompt(folder)}",
+            },
+            {
+                "role": "user",
+                "content": "Problems:\n"
+                + "\n".join(f"- {p}" for p in problems)
+                + f"\n\nPage:\n{json.dumps(page.to_dict(), ensure_ascii=False)}",
+            },
+        ]
+
+        def parse(answer: dict[str, Any]) -> tuple[Page, list[str], list[str]]:
+            fields = answer.get("fields", page.fields)
+            sections = answer.get("sections", page.sections)
+            if not isinstance(fields, Mapping) or not isinstance(sections, Mapping):
+                return page, [], ["fields and sections must be objects"]
+            unknown = [k for k in fields if folder.field(str(k)) is None]
+            if unknown:
+                return page, [], [f"fields.{k}: no such field in {folder.name}" for k in unknown]
+            fixed = replace(
+                page,
+                title=str(answer.get("title") or page.title),
+                fields=dict(fields),
+                sections={str(k): str(v) for k, v in sections.items()},
+                aliases=tuple(_strings(answer.get("aliases"))) or page.aliases,
+                open_questions=tuple(_strings(answer.get("open_questions"))) or page.open_questions,
+            )
+            return fixed, [], []
+
+        fixed, _ = self._ask("repair", messages, parse)
+        repaired: Page = fixed
+        return repaired
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        return []
+    return [" ".join(str(v).split()) for v in value if str(v).strip()]
