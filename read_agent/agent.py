@@ -23,7 +23,6 @@ import datetime as dt
 import functools
 import logging
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -324,7 +323,3 @@ def system_prompt(tool_names: Sequence[str], now: dt.datetime | None) -> str:
     today = moment.strftime("%Y-%m-%d (%A)")
     hints = " ".join(_HINTS[name] for name in tool_names if name in _HINTS)
     return SYSTEM_PROMPT.format(today=today, tool_hints=hints or "Use the tools.")
-
-
-def new_id(prefix: str = "chatcmpl") -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:24]}"
