@@ -331,3 +331,24 @@ def resolve(
     verdict, ambiguous, tied = _verdict(ranked)
     shown = ranked[: max(limit, tied)]
     return ResolveResult(bare, verdict, tuple(shown), ambiguous, degraded)
+
+
+def advice(result: ResolveResult) -> str:
+    """What the caller should do next, in one sentence."""
+    best = result.best
+    if result.verdict == "exists" and best is not None:
+        return (
+            f"Use the existing page {best.id}: read it with kb_get_page and update it with its "
+            "version as base_version; do not create another page."
+        )
+    if result.ambiguous:
+        return (
+            "Several pages match equally well: decide from the context (company, role, date) "
+            "which one is meant; if the context does not say, do not merge into either."
+        )
+    if result.verdict == "probable" and best is not None:
+        return (
+            f"Probably {best.id} ({best.why}): read it with kb_get_page and confirm it is the "
+            "same entity before updating it; create a new page only if it is not."
+        )
+    return "No page matches: create one with kb_put_page."

@@ -16,7 +16,7 @@ from typing_extensions import TypedDict
 
 from memserver.errors import NotFoundError
 from memserver.graph import MAX_DEPTH, MAX_EDGES, neighbors
-from memserver.resolve import ResolveResult, resolve
+from memserver.resolve import advice, resolve
 from memserver.tools.base import Access, current, page_id, page_not_found, require_visible
 from memserver.tools.pages import FolderArg, IdArg, SlugArg
 
@@ -67,27 +67,6 @@ def _verbs(value: list[str] | str | None) -> list[str] | None:
     items = value.split(",") if isinstance(value, str) else value
     verbs = [v.strip() for v in items if v and v.strip()]
     return verbs or None
-
-
-def advice(result: ResolveResult) -> str:
-    """What the caller should do next, in one sentence."""
-    best = result.best
-    if result.verdict == "exists" and best is not None:
-        return (
-            f"Use the existing page {best.id}: read it with kb_get_page and update it with its "
-            "version as base_version; do not create another page."
-        )
-    if result.ambiguous:
-        return (
-            "Several pages match equally well: decide from the context (company, role, date) "
-            "which one is meant; if the context does not say, do not merge into either."
-        )
-    if result.verdict == "probable" and best is not None:
-        return (
-            f"Probably {best.id} ({best.why}): read it with kb_get_page and confirm it is the "
-            "same entity before updating it; create a new page only if it is not."
-        )
-    return "No page matches: create one with kb_put_page."
 
 
 def register(server: MemoryServer) -> None:

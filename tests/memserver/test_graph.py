@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from memserver.cli import main
 from memserver.errors import NotFoundError, ToolCallError, UserError
 from memserver.graph import Edge, entity_pages, neighbors
 from memserver.page import Page
@@ -199,3 +202,77 @@ def test_kb_neighbors_tool_shows_only_edges_inside_the_token_scope(
     assert hidden.value.server_message.replace("sync", "X") == (
         missing.value.server_message.replace("none", "X")
     )
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+@pytest.fixture
+def cli_kb(
+    make_kb: MakeKB, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[list[str]]:
+    """A knowledge base with a few linked pages; yields the CLI's leading arguments."""
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    config = tmp_path / "config.yaml"
+    config.write_text("embedding:\n  provider: hash\n  dims: 384\n", encoding="utf-8")
+    for w in open_writer(make_kb, database_url):
+        w.put("people", person("Alice Chen", aliases=("Alice",)))
+        w.put("people", person("Bob Martinez", reports_to="Alice Chen"))
+        w.put("meetings", meeting("Kickoff", "2026-09-08", ("Alice", "Bob Martinez")))
+        yield ["--kb", str(w.kb.paths.root), "--config", str(config)]
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_neighbors_command(cli_kb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, *cli_kb, "neighbors", "people/alice-chen", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert {(e["from_id"], e["verb"]) for e in data["edges"]} == {
+        ("people/bob-martinez", "reports_to"),
+        ("meetings/2026-09-08-kickoff", "attended"),
+    }
+    code, out, _ = run_cli(
+        capsys,
+        *cli_kb,
+        "neighbors",
+        "people/alice-chen",
+        "--verbs",
+        "reports_to",
+        "--direction",
+        "in",
+        "--folders",
+        "people",
+    )
+    assert code == 0
+    assert "people/bob-martinez --reports_to--> people/alice-chen" in out
+    assert "kickoff" not in out
+
+
+def test_neighbors_command_errors_are_one_line(
+    cli_kb: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(capsys, *cli_kb, "neighbors", "people/nobody")
+    assert code == 2 and "no page 'people/nobody'" in err and "Traceback" not in err
+    code, _, err = run_cli(capsys, *cli_kb, "neighbors", "people/alice-chen", "--depth", "3")
+    assert code == 2 and "depth" in err
+
+
+def test_resolve_command(cli_kb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, *cli_kb, "resolve", "alice", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert (data["verdict"], data["candidates"][0]["why"]) == ("exists", "alias_hit")
+    assert data["candidates"][0]["id"] == "people/alice-chen"
+    code, out, _ = run_cli(capsys, *cli_kb, "resolve", "Kickoff", "--date", "2026-09-09")
+    assert code == 0 and "new" in out
+    code, out, _ = run_cli(
+        capsys, *cli_kb, "resolve", "Kickoff", "--folder", "meetings", "--date", "2026-09-08"
+    )
+    assert code == 0 and "exists" in out and "meetings/2026-09-08-kickoff" in out
+    code, _, err = run_cli(capsys, *cli_kb, "resolve", "Kickoff", "--date", "soon")
+    assert code == 2 and "not a date" in err
