@@ -405,6 +405,8 @@ class Database:
     def applied_migrations(self) -> list[str]:
         """Names of the migrations recorded in this database, in order."""
         with self.connection() as conn:
+            if conn.execute("SELECT to_regclass('schema_migrations')").fetchone() == (None,):
+                return []
             rows = conn.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
         return [name for (name,) in rows]
 

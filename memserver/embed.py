@@ -53,6 +53,9 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
+    def close(self) -> None:
+        """Release connections (the OpenAI embedder's HTTP client); a no-op otherwise."""
+
 
 def _normalised(matrix: np.ndarray) -> list[np.ndarray]:
     """Rows of ``matrix`` as float32 unit vectors (a zero row stays zero)."""
@@ -127,6 +130,9 @@ class LocalEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return _normalised(self._encode([text], is_query=True))[0]
 
+    def close(self) -> None:
+        """The model stays loaded for the process (other embedders share it)."""
+
 
 # ---------------------------------------------------------------------------- hash
 
@@ -192,6 +198,9 @@ class HashEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._vector(text)
+
+    def close(self) -> None:
+        self._words.clear()
 
 
 # ---------------------------------------------------------------------------- openai
@@ -286,6 +295,16 @@ class OpenAIEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([self.query_prefix + text])[0]
+
+    def close(self) -> None:
+        """Close the HTTP client (also one passed in as ``http_client``)."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAIEmbedder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _root_message(exc: BaseException) -> str:

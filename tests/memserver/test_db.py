@@ -126,6 +126,8 @@ def test_two_processes_opening_a_new_database_at_once_migrate_it_once(pg_url: st
     create_database(pg_url, name)
     url = with_database(pg_url, name)
     try:
+        with Database.open(None, url, max_size=1, migrate=False) as bare:
+            assert bare.applied_migrations() == []
         with ThreadPoolExecutor(2) as pool:
             dbs = list(pool.map(lambda _: Database.open(None, url, max_size=1), range(2)))
         for db in dbs:

