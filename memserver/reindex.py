@@ -21,11 +21,13 @@ configured one first (all vectors cleared), which is how a model change is appli
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memserver.db import Database
 from memserver.embed import Embedder
@@ -38,6 +40,8 @@ from memserver.indexer import (
     embed_stale,
     embed_texts,
     prepare_page,
+    restore_vector_indexes,
+    vector_indexes_suspended,
     write_pages,
 )
 from memserver.layout import KBPaths, name_problem
@@ -50,6 +54,9 @@ if TYPE_CHECKING:
     from memserver.kb import KnowledgeBase
 
 PAGE_BATCH = 64  # pages per transaction
+# From this many changed pages (and at least half as many as are indexed) the HNSW
+# indexes are dropped during the load and rebuilt after it.
+BULK_PAGES = 250
 EMBEDDING_UNAVAILABLE = "embedding_unavailable"
 
 
@@ -158,24 +165,24 @@ def _switch_model(db: Database, embedder: Embedder) -> None:
     db.ensure_embedding(embedder.name, embedder.dims)
 
 
-def _prepare(
+def _changed(
     files: Sequence[_File],
     indexed: dict[str, str],
-    schema: Schema,
     paths: KBPaths,
     force: bool,
     progress: _Progress,
-) -> tuple[list[PreparedPage], int, list[FailedPage]]:
-    """Read and validate the changed files: (to index, unchanged count, failures)."""
-    todo: list[PreparedPage] = []
+) -> tuple[list[tuple[_File, str]], int, list[FailedPage]]:
+    """The files whose content differs from the index: ((file, text) pairs, unchanged
+    count, unreadable files)."""
+    changed: list[tuple[_File, str]] = []
     failed: list[FailedPage] = []
     unchanged = 0
     for file in files:
-        rel = file.path.relative_to(paths.root).as_posix()
         try:
             data = file.path.read_bytes()
             text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
+            rel = file.path.relative_to(paths.root).as_posix()
             failed.append(FailedPage(rel, (Problem("file", f"cannot read it: {exc}"),)))
             progress(1)
             continue
@@ -183,16 +190,84 @@ def _prepare(
             unchanged += 1
             progress(1)
             continue
-        spec = schema.folder(file.folder)
+        changed.append((file, text))
+    return changed, unchanged, failed
+
+
+@dataclass(frozen=True)
+class _Batch:
+    pages: list[PreparedPage]
+    failed: list[FailedPage]
+    vectors: Vectors | None
+
+
+def _prepared_batches(
+    changed: Sequence[tuple[_File, str]], schema: Schema, paths: KBPaths, embedder: Embedder
+) -> Iterator[_Batch]:
+    """Parse, validate and embed the changed files, PAGE_BATCH at a time."""
+    for start in range(0, len(changed), PAGE_BATCH):
+        pages: list[PreparedPage] = []
+        failed: list[FailedPage] = []
+        for file, text in changed[start : start + PAGE_BATCH]:
+            rel = file.path.relative_to(paths.root).as_posix()
+            spec = schema.folder(file.folder)
+            try:
+                page = parse_page(text, source=rel)
+                check_page(page, spec)
+            except PageValidationError as exc:
+                failed.append(FailedPage(rel, exc.problems))
+                continue
+            pages.append(prepare_page(file.id, spec, file.slug, page, text))
+        vectors: Vectors | None
         try:
-            page = parse_page(text, source=rel)
-            check_page(page, spec)
-        except PageValidationError as exc:
-            failed.append(FailedPage(rel, exc.problems))
-            progress(1)
-            continue
-        todo.append(prepare_page(file.id, spec, file.slug, page, text))
-    return todo, unchanged, failed
+            vectors = embed_texts(embedder, [t for p in pages for t in p.texts()])
+        except EmbeddingError:
+            vectors = None
+        yield _Batch(pages, failed, vectors)
+
+
+T = TypeVar("T")
+
+
+def ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """``items`` produced by a worker thread up to ``depth`` items ahead of the consumer,
+    so reading, parsing and embedding the next batch overlaps writing this one (the
+    database work runs in the server process, and waiting for it releases the GIL)."""
+    slots: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def put(value: tuple[bool, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                slots.put(value, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+            put((True, done))
+        except BaseException as exc:
+            put((False, exc))
+
+    worker = threading.Thread(target=work, name="reindex-prepare", daemon=True)
+    worker.start()
+    try:
+        while True:
+            ok, item = slots.get()
+            if not ok:
+                raise item
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 def _lock(conn: Any, ids: Sequence[str]) -> None:
@@ -268,6 +343,31 @@ def _remove(db: Database, paths: KBPaths, ids: Sequence[str]) -> int:
         return delete_pages(conn, gone)
 
 
+def _is_bulk(changed: int, indexed: int) -> bool:
+    return changed >= BULK_PAGES and changed * 2 >= indexed
+
+
+def _index_pages(
+    db: Database,
+    schema: Schema,
+    paths: KBPaths,
+    embedder: Embedder,
+    changed: Sequence[tuple[_File, str]],
+    failed: list[FailedPage],
+    degraded: list[str],
+    progress: _Progress,
+) -> int:
+    """Index the changed files (prepared one batch ahead); returns how many were written."""
+    written = 0
+    for batch in ahead(_prepared_batches(changed, schema, paths, embedder)):
+        failed.extend(batch.failed)
+        if batch.vectors is None and batch.pages and EMBEDDING_UNAVAILABLE not in degraded:
+            degraded.append(EMBEDDING_UNAVAILABLE)
+        written += _write_batch(db, schema, paths, batch.pages, batch.vectors)
+        progress(len(batch.pages) + len(batch.failed))
+    return written
+
+
 def reindex(
     kb: KnowledgeBase,
     *,
@@ -292,34 +392,25 @@ def reindex(
         indexed: dict[str, str] = dict(
             conn.execute("SELECT id, content_hash FROM pages").fetchall()
         )
-    todo, unchanged, bad = _prepare(files, indexed, schema, paths, force, progress)
-    failed.extend(bad)
+    changed, unchanged, unreadable = _changed(files, indexed, paths, force, progress)
+    failed.extend(unreadable)
+    restore_vector_indexes(db)  # left suspended by a reindex that died mid-load
     degraded: list[str] = []
-    written = 0
-    for start in range(0, len(todo), PAGE_BATCH):
-        batch = todo[start : start + PAGE_BATCH]
-        vectors: Vectors | None
-        try:
-            vectors = embed_texts(embedder, [t for p in batch for t in p.texts()])
-        except EmbeddingError:
-            vectors = None
-            if EMBEDDING_UNAVAILABLE not in degraded:
+    with vector_indexes_suspended(db, _is_bulk(len(changed), len(indexed))):
+        written = _index_pages(db, schema, paths, embedder, changed, failed, degraded, progress)
+        removed = _remove(db, paths, sorted(set(indexed) - {f.id for f in files}))
+        sources = index_sources(
+            db, paths, kb.manifest, embedder, force=force, entries=present, on_progress=progress
+        )
+        for reason in sources.degraded:
+            if reason not in degraded:
+                degraded.append(reason)
+        embedded = 0
+        if EMBEDDING_UNAVAILABLE not in degraded:
+            try:
+                embedded = embed_stale(db.transaction, embedder)
+            except EmbeddingError:
                 degraded.append(EMBEDDING_UNAVAILABLE)
-        written += _write_batch(db, schema, paths, batch, vectors)
-        progress(len(batch))
-    removed = _remove(db, paths, sorted(set(indexed) - {f.id for f in files}))
-    sources = index_sources(
-        db, paths, kb.manifest, embedder, force=force, entries=present, on_progress=progress
-    )
-    for reason in sources.degraded:
-        if reason not in degraded:
-            degraded.append(reason)
-    embedded = 0
-    if EMBEDDING_UNAVAILABLE not in degraded:
-        try:
-            embedded = embed_stale(db.transaction, embedder)
-        except EmbeddingError:
-            degraded.append(EMBEDDING_UNAVAILABLE)
     return ReindexReport(
         indexed=written,
         unchanged=unchanged,
