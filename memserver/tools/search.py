@@ -295,15 +295,16 @@ def register(server: MemoryServer) -> None:
         """
         call = current()
         name = (folder or "").strip()
+        if not name:
+            raise MemoryToolError("say which folder: folder='meetings' for example", "arguments")
         request = SearchRequest(
             question=(about or "").strip(),
-            scope=call.folders,
-            folders=[name] if name else None,
+            scope=call.folders,  # names resolve anywhere the token reaches
             mode="balanced",
             limit=limit,
             source_access=call.scope.source,
             now=parse_now(now),
             order=_order(order),
-            focus=name or None,
+            focus=name,
         )
         return _as_view(searcher(call).search(request).to_dict())
