@@ -41,8 +41,9 @@ is deleted, call ``unwire(conn, page_id)``.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -178,6 +179,7 @@ def _capitalised_name(text: str) -> str | None:
     return " ".join(words) or None
 
 
+@functools.lru_cache(maxsize=1024)
 def _pattern(phrase: str) -> re.Pattern[str]:
     words = [re.escape(w) for w in phrase.split()]
     return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
@@ -491,13 +493,3 @@ def link_page(
     stored = write_links(conn, page_id, folder.name, extract_links(page, folder, schema))
     wire_pending(conn, page_id, folder.name, page.title, slug, page.aliases, previous)
     return stored
-
-
-def folder_link_verbs(schema: Schema) -> Mapping[str, tuple[str, ...]]:
-    """Verbs each folder's pages can carry (fields and link_verbs), for tool descriptions."""
-    out: dict[str, tuple[str, ...]] = {}
-    for spec in schema.folders:
-        verbs = [f.verb or f.name for f in spec.fields if f.is_link]
-        verbs += [v.verb for v in spec.link_verbs]
-        out[spec.name] = tuple(dict.fromkeys([*verbs, MENTIONS]))
-    return out
