@@ -3,9 +3,10 @@
 The markdown under ``knowledge/`` is the system of record. Reindex
 
 1. indexes every page file whose content hash differs from the indexed one (all of them
-   with ``force``), 64 pages a transaction, their texts embedded 64 a call before the
-   transaction opens. A file edited by hand gets a new page_versions row
-   (``written_by`` "reindex"); a page already in the history keeps its version.
+   with ``force``): a worker thread parses, validates and embeds (64 texts a call) the
+   next batch of 64 pages while the previous batch is written in one transaction. A
+   file edited by hand gets a new page_versions row (``written_by`` "reindex"); a page
+   already in the history with the same content keeps its version.
 2. removes the index rows of pages whose files are gone (their history stays);
 3. mirrors ``source/`` into source_docs/source_chunks (``memserver.sources_index``);
 4. embeds every row still marked stale (written while the embedder was down).
@@ -16,6 +17,11 @@ under the same advisory lock as ``put_page``; a file rewritten by ``put_page`` a
 was read is left to that put. Running it twice in a row changes nothing the second
 time. With ``force`` the embedding model recorded in the index is switched to the
 configured one first (all vectors cleared), which is how a model change is applied.
+
+Bulk loads (from BULK_PAGES changed pages, and at least half the index) drop the HNSW
+indexes first and rebuild them at the end, which is several times faster than growing
+them row by row; their definitions wait in index_meta, so a reindex that dies mid-load
+leaves them to be rebuilt by the next one. Meanwhile vector searches scan exactly.
 """
 
 from __future__ import annotations

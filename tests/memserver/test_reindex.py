@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from memserver import reindex as reindexing
 from memserver.embed import HashEmbedder
+from memserver.indexer import suspend_vector_indexes
 from memserver.kb import KnowledgeBase
 from memserver.layout import KBPaths
 from memserver.page import Page, TimelineEntry, page_slug, render_page
@@ -244,3 +247,48 @@ def test_binary_sources_are_reported_not_indexed(kb: KnowledgeBase) -> None:
         assert conn.execute(
             "SELECT count(*) FROM source_docs WHERE path = 'scan.pdf'"
         ).fetchone() == (0,)
+
+
+def _hnsw(kb: KnowledgeBase) -> list[tuple[str, str]]:
+    with kb.db.connection() as conn:
+        return conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE indexdef LIKE '%% USING hnsw %%'"
+            " ORDER BY 1"
+        ).fetchall()
+
+
+def test_bulk_reindex_rebuilds_vector_indexes_even_after_a_crash(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_all(kb)
+    before = _hnsw(kb)
+    assert len(before) == 3
+    assert suspend_vector_indexes(kb.db) == 3  # as if a bulk reindex died mid-load
+    assert _hnsw(kb) == []
+    monkeypatch.setattr(reindexing, "BULK_PAGES", 1)  # 4 pages count as a bulk load
+    report = kb.reindex()
+    assert report.indexed == 4
+    assert _hnsw(kb) == before
+    with kb.db.connection() as conn:
+        left = conn.execute("SELECT count(*) FROM index_meta WHERE key LIKE 'suspended%%'")
+        assert left.fetchone() == (0,)
+        (n,) = conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL").fetchone()
+    assert n > 0
+
+
+def test_ahead_passes_items_and_errors_through_in_order() -> None:
+    assert list(reindexing.ahead(iter(range(10)), depth=2)) == list(range(10))
+
+    def failing() -> Iterator[int]:
+        yield 1
+        raise ValueError("bad batch")
+
+    got: list[int] = []
+    with pytest.raises(ValueError, match="bad batch"):
+        for item in reindexing.ahead(failing()):
+            got.append(item)
+    assert got == [1]
+    stream = reindexing.ahead(iter(range(1000)), depth=1)
+    assert next(stream) == 0
+    stream.close()  # the consumer stops early: the worker thread ends too
+    assert not [t for t in threading.enumerate() if t.name == "reindex-prepare"]
