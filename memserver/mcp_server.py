@@ -174,6 +174,10 @@ class MemoryServer(MCPServer[Any]):
     def spec(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
 
+    def specs(self) -> list[ToolSpec]:
+        """Every registered tool, in registration order."""
+        return list(self._specs.values())
+
     # -- per-caller behaviour ------------------------------------------------------------
 
     def caller_scope(self) -> Scope:

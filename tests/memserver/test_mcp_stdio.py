@@ -44,7 +44,8 @@ def test_stdio_token_sees_its_scope_and_is_audited(kb_dir: Path) -> None:
         return await memory.tool_names(), await memory.call("kb_schema")
 
     names, schema = run_stdio(kb_dir, body, token=secret)
-    assert set(names) == {"kb_schema", "kb_get_page", "kb_list_pages", "kb_history"}
+    assert {"kb_schema", "kb_get_page", "kb_list_pages", "kb_history"} <= set(names)
+    assert not {"kb_put_page", "source_pending", "source_read", "source_mark"} & set(names)
     assert [f["name"] for f in schema["folders"]] == ["people"]
     (entry,) = AuditLog(KBPaths.of(kb_dir).state).query()
     assert (entry.token, entry.tool, entry.outcome) == ("stdio-reader", "kb_schema", "ok")
