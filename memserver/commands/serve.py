@@ -102,4 +102,4 @@ def make_services(paths: KBPaths, config: str | None) -> Services:
 
         return KnowledgeBase.open(paths.root, settings)
 
-    return Services(paths=paths, kb_opener=open_kb)
+    return Services(paths=paths, kb_opener=open_kb, settings=settings)

@@ -33,6 +33,7 @@ from memserver.layout import KBPaths
 from memserver.scope import Scope
 
 if TYPE_CHECKING:
+    from memserver.config import Settings
     from memserver.kb import KnowledgeBase
     from memserver.manifest import Manifest
     from memserver.schema import Schema
@@ -140,11 +141,13 @@ class Services:
     """Everything tools reach, opened lazily so a server without pages still serves sources.
 
     ``kb_opener`` builds the knowledge base service (PostgreSQL, embedder) on first use;
+    ``settings`` are the server's (tools that call an LLM, reranker or laya use them);
     ``pipeline_lock`` serialises manifest writes from concurrent pipeline calls.
     """
 
     paths: KBPaths
     kb_opener: Callable[[], KnowledgeBase] | None = None
+    settings: Settings | None = None  # what the server runs with (LLM, rerank, laya ...)
     pipeline_lock: threading.Lock = field(default_factory=threading.Lock)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _kb: KnowledgeBase | None = field(default=None, repr=False)
@@ -181,7 +184,7 @@ class Services:
             return self.kb_opener()
         from memserver.kb import KnowledgeBase
 
-        return KnowledgeBase.open(self.paths.root)
+        return KnowledgeBase.open(self.paths.root, self.settings)
 
     def close(self) -> None:
         with self._lock:
