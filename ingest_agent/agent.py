@@ -65,10 +65,101 @@ log = logging.getLogger(__name__)
 
 WRITE_ATTEMPTS = 4  # a version conflict re-reads and merges again, this many times at most
 MAX_LOOKUPS = 120  # names per source the rules extractor looks up
+PRELOAD_LIMIT = 300  # up to this many entity pages, their names are read once per run
 FUZZY_ACCEPT = 0.85  # a single fuzzy candidate this close is the same entity
 TRANSLITERATED_ACCEPT = 0.5  # ... and this close, when found through the other script
 LOCAL_TRANSLITERATED_ACCEPT = 0.8  # difflib ratio for names seen in this run
 AMBIGUOUS = "ambiguous"
+# Capitalised words that start sentences or name dates, never worth a lookup.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "as",
+        "at",
+        "but",
+        "by",
+        "for",
+        "from",
+        "he",
+        "her",
+        "his",
+        "i",
+        "if",
+        "in",
+        "it",
+        "its",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "us",
+        "we",
+        "what",
+        "when",
+        "where",
+        "who",
+        "why",
+        "with",
+        "you",
+        "your",
+        "next",
+        "notes",
+        "action",
+        "items",
+        "summary",
+        "decision",
+        "decisions",
+        "discussion",
+        "context",
+        "outcome",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "week",
+        "weekly",
+        "today",
+        "yesterday",
+        "tomorrow",
+        "new",
+        "yes",
+        "ok",
+        "thanks",
+        "thank",
+        "please",
+        "also",
+    ]
+)
 _PROBLEM_LINE = re.compile(r"^\s*-\s+([\w.\[\]-]+)(?: \(line \d+\))?: (.*)$", re.MULTILINE)
 
 # Called with each page as it would be written (``--dry-run`` prints them).
@@ -133,6 +224,7 @@ class IngestAgent:
         self.dry_run = dry_run
         self.on_page = on_page
         self._known: dict[str, tuple[str, str]] = {}
+        self._unknown: set[str] = set()
 
     @property
     def extractor_name(self) -> str:
@@ -144,6 +236,8 @@ class IngestAgent:
         self, only: Sequence[str] | None = None, *, show_progress: bool = True
     ) -> RunSummary:
         """Ingest ``only`` these sources, or every pending one, oldest document first."""
+        self._known.clear()
+        self._unknown.clear()
         started = time.perf_counter()
         calls_before = self.memory.calls
         summary = RunSummary()
@@ -228,18 +322,28 @@ class IngestAgent:
 
     async def _lookup(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         """norm(name) -> (folder, title) for names of existing entity pages (titles, aliases)."""
-        entity = set(self._entity_folders())
+        entity = self._entity_folders()
+        if await self.memory.preload_names(entity, PRELOAD_LIMIT):
+            return self.memory.names_in(entity)  # every title and alias: match locally
         for _, folder, title in await self.memory.titles(entity):
             self._known.setdefault(norm(title), (folder, title))
         for name in names[:MAX_LOOKUPS]:
             key = norm(name)
-            if key in self._known or len(key) < 3:
+            if key in self._known or key in self._unknown or len(key) < 3 or key in STOPWORDS:
+                continue
+            local = next(
+                (hit for f in entity if (hit := self.memory.local(name, f)) is not None), None
+            )
+            if local is not None:
+                self._known[key] = (local.folder, local.title)
                 continue
             verdict, candidates, ambiguous = await self.memory.resolve(name)
-            if verdict == "exists" and not ambiguous and candidates:
-                best = candidates[0]
-                if best["folder"] in entity:
-                    self._known[key] = (best["folder"], best["title"])
+            best = candidates[0] if candidates else None
+            if verdict == "exists" and not ambiguous and best and best["folder"] in entity:
+                self._known[key] = (best["folder"], best["title"])
+            else:
+                # Not a page now; pages this run writes are found through memory.local.
+                self._unknown.add(key)
         return dict(self._known)
 
     # -- applying an extraction ----------------------------------------------------------------

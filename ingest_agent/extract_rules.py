@@ -209,7 +209,7 @@ class RulesExtractor:
 
     def mentions(self, source: Source) -> list[str]:
         """Names in the source worth looking up (for ``known``)."""
-        return name_candidates(source.content)
+        return name_candidates(source.content, sub_runs=False)
 
     def extract(
         self, source: Source, hint: Sequence[str] = (), known: Known | None = None

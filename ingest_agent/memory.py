@@ -79,6 +79,8 @@ class Memory:
         self._overlay: dict[str, StoredView] = {}
         self._dates: dict[str, dt.date | None] = {}
         self._params: dict[str, frozenset[str]] = {}
+        self._listed: dict[str, list[tuple[str, str, str]]] = {}
+        self._preloaded: bool | None = None
 
     async def start(self) -> Schema:
         """Learn the tools this token may use and the schema; returns the schema."""
@@ -101,6 +103,8 @@ class Memory:
         """Forget what this run learnt (names, dates): a new pass sees the server afresh."""
         self._names.clear()
         self._dates.clear()
+        self._listed.clear()
+        self._preloaded = None
         self._overlay.clear()
 
     async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -180,6 +184,9 @@ class Memory:
         for name in (page.title, *page.aliases):
             key = (folder, norm(name), day)
             self._names[key] = Resolved(page_id, page.title, folder, "this_run")
+        listed = self._listed.get(folder)
+        if listed is not None and all(item[0] != page_id for item in listed):
+            listed.append((page_id, folder, page.title))
 
     def local(self, name: str, folder: str, day: dt.date | None = None) -> Resolved | None:
         return self._names.get((folder, norm(name), day))
@@ -222,6 +229,10 @@ class Memory:
         """(id, folder, title) of every page in ``folders`` (kb_list_pages, all pages)."""
         out: list[tuple[str, str, str]] = []
         for folder in folders:
+            if folder in self._listed:
+                out += self._listed[folder]
+                continue
+            listed_before = len(out)
             offset: int | None = 0
             while offset is not None:
                 result = await self.call(
@@ -235,10 +246,35 @@ class Memory:
                             key, Resolved(item["id"], item["title"], folder, "title")
                         )
                 offset = result.get("next_offset")
-        for page_id, view in self._overlay.items():
-            if view.folder in folders and all(page_id != o[0] for o in out):
-                out.append((page_id, view.folder, view.page.title))
+            self._listed[folder] = out[listed_before:]
         return out
+
+    async def preload_names(self, folders: Sequence[str], limit: int) -> bool:
+        """Learn the titles and aliases of every page in ``folders`` (once per pass).
+
+        Only when there are at most ``limit`` pages (one ``kb_get_page`` each); returns
+        whether the names are complete, so a caller can match names locally instead of
+        asking ``kb_resolve`` for each.
+        """
+        if self._preloaded is not None:
+            return self._preloaded
+        listed = await self.titles(folders)
+        if len(listed) > limit:
+            self._preloaded = False
+            return False
+        for page_id, _, _ in listed:
+            await self.get(page_id)
+        self._preloaded = True
+        return True
+
+    def names_in(self, folders: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """norm(name) -> (folder, title) for the titles and aliases known in ``folders``."""
+        wanted = set(folders)
+        return {
+            key: (hit.folder, hit.title)
+            for (folder, key, day), hit in self._names.items()
+            if folder in wanted and day is None
+        }
 
     # -- pages
 

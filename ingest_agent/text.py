@@ -155,16 +155,29 @@ def dated_sentences(text: str, doc_date: dt.date, tz: ZoneInfo) -> Iterator[tupl
             yield day, _CHAT_PREFIX.sub("", sentence)
 
 
-def name_candidates(text: str) -> list[str]:
-    """Runs of 1-4 capitalised words, longest first per position, without duplicates."""
+def name_candidates(text: str, *, sub_runs: bool = True) -> list[str]:
+    """Runs of 1-4 capitalised words, in order of appearance, without duplicates.
+
+    With ``sub_runs`` every contiguous part of a run counts too ("Bob Martinez",
+    "Bob", "Martinez"); without, only the whole run, its first two words and each
+    single word (what a short form or alias can be).
+    """
     seen: dict[str, None] = {}
     for match in _NAME_RUN.finditer(plain(text)):
-        words = match.group(0).rstrip(".").split()
-        # every contiguous sub-run, longest first, so "Bob Martinez" and "Bob" both count
-        for size in range(len(words), 0, -1):
-            for start in range(0, len(words) - size + 1):
-                seen.setdefault(" ".join(words[start : start + size]).strip(".'’"))
-    return [name for name in seen if name]
+        words = match.group(0).split()
+        if sub_runs:
+            parts = [
+                words[start : start + size]
+                for size in range(len(words), 0, -1)
+                for start in range(0, len(words) - size + 1)
+            ]
+        else:
+            parts = [words, words[:2], *([w] for w in words)]
+        for part in parts:
+            name = " ".join(part).strip(".'’")
+            if name:
+                seen.setdefault(name)
+    return list(seen)
 
 
 def full_name(text: str) -> str | None:
