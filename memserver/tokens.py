@@ -2,42 +2,42 @@
 
 A token grants a set of folders (schema folders, ``source`` for raw sources and the
 pipeline tools, or ``*`` for everything) and read or write access. The secret
-(``ms_<random>``) is shown once, at creation; only its SHA-256 is stored, in
-``<kb>/.memserver/tokens.json``. Tokens can expire and be revoked; a revoked record is
-kept so ``token list`` still shows it.
+(``ms_<random>``) is shown once, at creation; only its SHA-256 is stored, in the
+``api_tokens`` table of the index database. Tokens can expire and be revoked; a revoked
+token keeps its row (``token list`` still shows it), and its name may then be given to
+a new token.
 
-The store is a small JSON file rewritten atomically under an exclusive file lock, so
-the CLI can create or revoke tokens while a server is running: the server re-reads the
-file when its modification stamp changes, which makes a revocation effective on the
-next request.
+There is no cache: every ``verify`` and ``get`` is one indexed query (by ``sha256`` or
+by ``name``), so a revocation or expiry written by the CLI is effective on the server's
+next request. Database errors are translated here, at the edge: a duplicate name
+becomes a TokenError, anything else a StoreError.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import hashlib
-import hmac
-import json
-import os
 import re
 import secrets
-import threading
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from memserver.errors import NotFoundError, UserError
+import psycopg
+
+from memserver.errors import NotFoundError, StoreError, UserError
+
+if TYPE_CHECKING:
+    from memserver.db import Database
 
 ALL_FOLDERS = "*"
 SOURCE_FOLDER = "source"
 SECRET_PREFIX = "ms_"
-TOKENS_FILE = "tokens.json"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_COLUMNS = "name, sha256, folders, write, created_at, expires_at, revoked_at"
+_LIVE_NAME_INDEX = "api_tokens_live_name"  # unique name among tokens not revoked (002)
 
 
 class TokenError(UserError):
@@ -161,41 +161,41 @@ def parse_folders(
 
 
 class TokenStore:
-    """The token records of one knowledge base (``<state>/tokens.json``)."""
+    """The tokens of one knowledge base, in its index database (``api_tokens``)."""
 
-    def __init__(self, state_dir: Path | str) -> None:
-        self.path = Path(state_dir) / TOKENS_FILE
-        self._lock = threading.Lock()
-        self._stamp: tuple[int, int, int] | None = None
-        self._tokens: dict[str, Token] = {}
-        self._by_hash: dict[str, Token] = {}
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     # -- reading -------------------------------------------------------------------
 
     def list(self) -> list[Token]:
-        """Every token, revoked and expired included, by name."""
-        return sorted(self._load().values(), key=lambda t: t.name)
+        """Every token, revoked and expired included, by name (then oldest first)."""
+        rows = _fetch(self.db, f"SELECT {_COLUMNS} FROM api_tokens ORDER BY name, created_at, id")
+        return [_token_from_row(row) for row in rows]
 
     def get(self, name: str) -> Token:
-        """The token called ``name`` (NotFoundError naming the known tokens)."""
-        tokens = self._load()
-        if name not in tokens:
-            known = ", ".join(sorted(tokens)) or "none yet"
-            raise NotFoundError(
-                f"no token named {name!r}",
-                f"known tokens: {known}; create one with `memserver token create`",
-            )
-        return tokens[name]
+        """The token called ``name``: the live one, else the newest revoked one
+        (NotFoundError naming the known tokens)."""
+        rows = _fetch(
+            self.db,
+            f"SELECT {_COLUMNS} FROM api_tokens WHERE name = %s"
+            " ORDER BY revoked_at IS NULL DESC, created_at DESC, id DESC LIMIT 1",
+            (name,),
+        )
+        if not rows:
+            raise self._not_found(name)
+        return _token_from_row(rows[0])
 
     def verify(self, secret: str, now: dt.datetime | None = None) -> Token | None:
         """The active token whose secret this is, or None (unknown, expired or revoked)."""
         if not secret.startswith(SECRET_PREFIX):
             return None
-        digest = hash_secret(secret)
-        self._load()
-        token = self._by_hash.get(digest)
-        if token is None or not hmac.compare_digest(token.sha256, digest):
+        rows = _fetch(
+            self.db, f"SELECT {_COLUMNS} FROM api_tokens WHERE sha256 = %s", (hash_secret(secret),)
+        )
+        if not rows:
             return None
+        token = _token_from_row(rows[0])
         return token if token.is_active(now) else None
 
     # -- writing -------------------------------------------------------------------
@@ -228,106 +228,78 @@ class TokenStore:
             sha256=hash_secret(secret),
             folders=scope,
             write=write,
-            created=now,
-            expires=expires,
+            created=now.astimezone(dt.UTC),
+            expires=_utc(expires),
         )
-        with self._locked_update() as tokens:
-            existing = tokens.get(name)
-            if existing is not None and existing.revoked is None:
+        try:
+            with self.db.connection() as conn:
+                conn.execute(
+                    "INSERT INTO api_tokens (name, sha256, folders, write, created_at, expires_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s)",
+                    (name, token.sha256, list(scope), write, now, expires),
+                )
+        except psycopg.errors.UniqueViolation as exc:
+            if exc.diag.constraint_name == _LIVE_NAME_INDEX:
                 raise TokenError(
                     f"a token named {name!r} already exists",
                     f"revoke it first (`memserver token revoke --name {name}`) or pick another name",
-                )
-            tokens[name] = token
+                ) from exc
+            raise _store_error("create the token", exc) from exc
+        except psycopg.Error as exc:
+            raise _store_error("create the token", exc) from exc
         return CreatedToken(token=token, secret=secret)
 
     def revoke(self, name: str, now: dt.datetime | None = None) -> Token:
-        """Revoke a token; later requests with its secret get 401. Idempotent."""
-        with self._locked_update() as tokens:
-            if name not in tokens:
-                known = ", ".join(sorted(tokens)) or "none yet"
-                raise NotFoundError(f"no token named {name!r}", f"known tokens: {known}")
-            token = tokens[name]
-            if token.revoked is None:
-                token = replace(token, revoked=now or utcnow())
-                tokens[name] = token
-        return token
+        """Revoke a token; later requests with its secret get 401. Idempotent (revoking a
+        revoked name returns its newest revoked token unchanged)."""
+        rows = _fetch(
+            self.db,
+            f"UPDATE api_tokens SET revoked_at = %s WHERE name = %s AND revoked_at IS NULL"
+            f" RETURNING {_COLUMNS}",
+            (now or utcnow(), name),
+        )
+        return _token_from_row(rows[0]) if rows else self.get(name)
 
-    # -- file handling ---------------------------------------------------------------
+    def _not_found(self, name: str) -> NotFoundError:
+        names = sorted({row[0] for row in _fetch(self.db, "SELECT DISTINCT name FROM api_tokens")})
+        known = ", ".join(names) or "none yet"
+        return NotFoundError(
+            f"no token named {name!r}",
+            f"known tokens: {known}; create one with `memserver token create`",
+        )
 
-    def _stat(self) -> tuple[int, int, int] | None:
-        try:
-            st = self.path.stat()
-        except FileNotFoundError:
-            return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
 
-    def _load(self) -> dict[str, Token]:
-        """The records, re-read only when the file changed (one stat per call)."""
-        with self._lock:
-            stamp = self._stat()
-            if stamp != self._stamp or stamp is None:
-                self._tokens = self._read_file()
-                self._by_hash = {t.sha256: t for t in self._tokens.values()}
-                self._stamp = stamp
-            return self._tokens
+def _fetch(db: Database, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    try:
+        with db.connection() as conn:
+            return conn.execute(query, params).fetchall()
+    except psycopg.Error as exc:
+        raise _store_error("read or update the tokens", exc) from exc
 
-    def _read_file(self) -> dict[str, Token]:
-        try:
-            raw = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
-        try:
-            data = json.loads(raw)
-            return {item["name"]: _token_from_dict(item) for item in data["tokens"]}
-        except (ValueError, KeyError, TypeError) as exc:
-            raise TokenError(
-                f"{self.path} is corrupt ({exc})",
-                "restore it from a backup or delete it and create the tokens again",
-            ) from exc
 
-    @contextmanager
-    def _locked_update(self) -> Iterator[dict[str, Token]]:
-        """Read-modify-write under an exclusive lock; the new file replaces the old atomically."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock_path = self.path.with_suffix(".lock")
-        with open(lock_path, "a+") as lock_file:
-            fcntl.flock(lock_file, fcntl.LOCK_EX)
-            try:
-                tokens = self._read_file()
-                yield tokens
-                payload = {"tokens": [_token_to_dict(tokens[n]) for n in sorted(tokens)]}
-                tmp = self.path.with_suffix(".tmp")
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    json.dump(payload, out, indent=2)
-                    out.write("\n")
-                    out.flush()
-                    os.fsync(out.fileno())
-                os.replace(tmp, self.path)
-            finally:
-                fcntl.flock(lock_file, fcntl.LOCK_UN)
+def _store_error(action: str, exc: psycopg.Error) -> StoreError:
+    return StoreError(
+        f"could not {action} in the index database: {str(exc).strip()}",
+        "check that PostgreSQL is running and migrated (`memserver migrate`)",
+    )
 
 
 def _iso(value: dt.datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _parse_iso(value: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(value) if value else None
+def _utc(value: dt.datetime | None) -> dt.datetime | None:
+    return value.astimezone(dt.UTC) if value is not None else None
 
 
-def _token_to_dict(token: Token) -> dict[str, Any]:
-    return {**token.as_dict(), "sha256": token.sha256}
-
-
-def _token_from_dict(item: dict[str, Any]) -> Token:
+def _token_from_row(row: Sequence[Any]) -> Token:
+    name, sha256, folders, write, created, expires, revoked = row
     return Token(
-        name=item["name"],
-        sha256=item["sha256"],
-        folders=tuple(item["folders"]),
-        write=bool(item["write"]),
-        created=dt.datetime.fromisoformat(item["created"]),
-        expires=_parse_iso(item.get("expires")),
-        revoked=_parse_iso(item.get("revoked")),
+        name=name,
+        sha256=sha256,
+        folders=tuple(folders),
+        write=bool(write),
+        created=created.astimezone(dt.UTC),
+        expires=_utc(expires),
+        revoked=_utc(revoked),
     )
