@@ -1,12 +1,14 @@
 """The append-only audit log of tool calls.
 
-Every MCP tool call appends one JSON line to ``<kb>/.memserver/audit.jsonl``: the time,
-the token's name, the tool, a SHA-256 digest of the canonical JSON arguments (the
-arguments themselves may be private, the digest still lets an admin match repeated
-calls), the outcome (``ok`` or ``error:<kind>``) and the duration. Each line is
-written with a single ``write`` on a file opened with ``O_APPEND``, so several server
-processes (an HTTP server and stdio servers) can share the log without interleaving.
-A token's *last used* time is read from here.
+Every MCP tool call appends one row to the ``audit_log`` table of the index database:
+the time, the token's name, the tool, a SHA-256 digest of the canonical JSON arguments
+(the arguments themselves may be private, the digest still lets an admin match repeated
+calls), the outcome (``ok`` or ``error:<kind>``) and the duration. A row is one INSERT on
+the pool, so several server processes (an HTTP server and stdio servers) share the log.
+There is no UPDATE or DELETE here, and the database refuses both (migration 002).
+
+A token's *last used* time is the newest row with its name: ``max(created_at)`` over
+the ``(token_name, created_at)`` index. Database errors become StoreError here.
 """
 
 from __future__ import annotations
@@ -14,14 +16,19 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
-import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-AUDIT_FILE = "audit.jsonl"
+import psycopg
+from psycopg import sql
+
+from memserver.errors import StoreError
+
+if TYPE_CHECKING:
+    from memserver.db import Database
+
+_COLUMNS = "created_at, token_name, tool, args_digest, outcome, duration_ms"
 
 
 @dataclass(frozen=True)
@@ -49,16 +56,14 @@ class AuditEntry:
             "duration_ms": round(self.duration_ms, 3),
         }
 
-    @classmethod
-    def from_dict(cls, item: Mapping[str, Any]) -> AuditEntry:
-        return cls(
-            time=dt.datetime.fromisoformat(item["time"]),
-            token=str(item["token"]),
-            tool=str(item["tool"]),
-            args_sha256=str(item["args_sha256"]),
-            outcome=str(item["outcome"]),
-            duration_ms=float(item["duration_ms"]),
-        )
+
+@dataclass(frozen=True)
+class UseWindow:
+    """A token's lifetime, for :meth:`AuditLog.last_used_during` (``end`` None = open)."""
+
+    name: str
+    start: dt.datetime
+    end: dt.datetime | None = None
 
 
 def digest_arguments(arguments: Mapping[str, Any] | None) -> str:
@@ -74,12 +79,10 @@ def digest_arguments(arguments: Mapping[str, Any] | None) -> str:
 
 
 class AuditLog:
-    """Append and query the audit log of one knowledge base."""
+    """Append to and query the audit log in a knowledge base's index database."""
 
-    def __init__(self, state_dir: Path | str) -> None:
-        self.path = Path(state_dir) / AUDIT_FILE
-        self._lock = threading.Lock()
-        self._fd: int | None = None
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     def record(
         self,
@@ -104,23 +107,18 @@ class AuditLog:
         return entry
 
     def append(self, entry: AuditEntry) -> None:
-        line = (json.dumps(entry.as_dict(), ensure_ascii=False) + "\n").encode("utf-8")
-        with self._lock:
-            if self._fd is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            os.write(self._fd, line)
-
-    def entries(self) -> Iterator[AuditEntry]:
-        """Every row, oldest first; a torn or foreign line is skipped."""
-        if not self.path.exists():
-            return
-        with open(self.path, encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    yield AuditEntry.from_dict(json.loads(line))
-                except (ValueError, KeyError, TypeError):
-                    continue
+        self._run(
+            f"INSERT INTO audit_log ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
+            (
+                entry.time,
+                entry.token,
+                entry.tool,
+                entry.args_sha256,
+                entry.outcome,
+                entry.duration_ms,
+            ),
+            fetch=False,
+        )
 
     def query(
         self,
@@ -131,26 +129,85 @@ class AuditLog:
         limit: int | None = None,
     ) -> list[AuditEntry]:
         """Rows matching the filters, oldest first; ``limit`` keeps the newest ones."""
-        rows = [
-            e
-            for e in self.entries()
-            if (since is None or e.time >= since)
-            and (token is None or e.token == token)
-            and (tool is None or e.tool == tool)
-        ]
-        return rows[max(len(rows) - limit, 0) :] if limit is not None else rows
+        filters = (
+            ("created_at >= %(since)s", since),
+            ("token_name = %(token)s", token),
+            ("tool = %(tool)s", tool),
+        )
+        where = [sql.SQL(text) for text, value in filters if value is not None]
+        params = {"since": since, "token": token, "tool": tool, "limit": limit}
+        rows = self._run(
+            sql.SQL(
+                "SELECT {} FROM audit_log WHERE {} ORDER BY created_at DESC, id DESC"
+                " LIMIT %(limit)s"
+            ).format(sql.SQL(_COLUMNS), sql.SQL(" AND ").join(where or [sql.SQL("true")])),
+            params,
+        )
+        return [_entry_from_row(row) for row in reversed(rows)]
+
+    def entries(self) -> Iterator[AuditEntry]:
+        """Every row, oldest first."""
+        yield from self.query()
 
     def last_used(self) -> dict[str, dt.datetime]:
         """Token name -> time of its newest call."""
-        last: dict[str, dt.datetime] = {}
-        for entry in self.entries():
-            seen = last.get(entry.token)
-            if seen is None or entry.time > seen:
-                last[entry.token] = entry.time
-        return last
+        rows = self._run(
+            "SELECT token_name, max(created_at) FROM audit_log"
+            " WHERE token_name IS NOT NULL GROUP BY token_name"
+        )
+        return {name: _utc(time) for name, time in rows}
 
-    def close(self) -> None:
-        with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+    def last_used_during(self, windows: Sequence[UseWindow]) -> list[dt.datetime | None]:
+        """For each window, the newest call by its token name within it (or None).
+
+        A revoked token's name can be given to a new token, so ``token list`` asks per
+        token lifetime. One index probe per window (``audit_log_token``).
+        """
+        if not windows:
+            return []
+        rows = self._run(
+            "SELECT (SELECT max(a.created_at) FROM audit_log a"
+            "        WHERE a.token_name = w.name AND a.created_at >= w.start"
+            "        AND (w.stop IS NULL OR a.created_at <= w.stop))"
+            " FROM unnest(%s::text[], %s::timestamptz[], %s::timestamptz[])"
+            " WITH ORDINALITY AS w(name, start, stop, n) ORDER BY w.n",
+            (
+                [w.name for w in windows],
+                [w.start for w in windows],
+                [w.end for w in windows],
+            ),
+        )
+        return [_utc(time) if time is not None else None for (time,) in rows]
+
+    def _run(
+        self,
+        query: str | sql.Composed,
+        params: Sequence[Any] | Mapping[str, Any] = (),
+        *,
+        fetch: bool = True,
+    ) -> list[tuple[Any, ...]]:
+        try:
+            with self.db.connection() as conn:
+                cursor = conn.execute(query, params)
+                return cursor.fetchall() if fetch else []
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"could not use the audit log in the index database: {str(exc).strip()}",
+                "check that PostgreSQL is running and migrated (`memserver migrate`)",
+            ) from exc
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    return value.astimezone(dt.UTC)
+
+
+def _entry_from_row(row: Sequence[Any]) -> AuditEntry:
+    time, token, tool, digest, outcome, duration_ms = row
+    return AuditEntry(
+        time=_utc(time),
+        token=token or "",
+        tool=tool,
+        args_sha256=digest,
+        outcome=outcome,
+        duration_ms=float(duration_ms),
+    )

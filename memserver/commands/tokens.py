@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from memserver.audit import AuditLog
 from memserver.commands.output import console, print_json
 from memserver.errors import UserError
 from memserver.layout import KBPaths
-from memserver.tokens import TokenStore, parse_instant, utcnow
+
+if TYPE_CHECKING:
+    from memserver.db import Database
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,16 +66,27 @@ def _known_folders(paths: KBPaths) -> tuple[str, ...]:
     return load_schema(paths.schema).folder_names
 
 
+@contextmanager
+def _database(args: argparse.Namespace) -> Iterator[Database]:
+    """The knowledge base's index database (tokens and the audit log live there)."""
+    from memserver.config import load_settings
+    from memserver.db import Database
+
+    settings = load_settings(args.config)
+    with Database.open(KBPaths.of(args.kb), settings.database_url, max_size=1) as db:
+        yield db
+
+
 def run_create(args: argparse.Namespace) -> int:
+    from memserver.tokens import TokenStore, parse_instant
+
     paths = KBPaths.of(args.kb)
     expires = parse_instant(args.expires) if args.expires else None
-    created = TokenStore(paths.state).create(
-        args.name,
-        args.folders,
-        write=args.write,
-        expires=expires,
-        known_folders=_known_folders(paths),
-    )
+    known = _known_folders(paths)
+    with _database(args) as db:
+        created = TokenStore(db).create(
+            args.name, args.folders, write=args.write, expires=expires, known_folders=known
+        )
     token = created.token
     if args.json:
         print_json(
@@ -97,13 +111,17 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    paths = KBPaths.of(args.kb)
-    tokens = TokenStore(paths.state).list()
-    last_used = AuditLog(paths.state).last_used()
+    from memserver.audit import AuditLog, UseWindow
+    from memserver.tokens import TokenStore, utcnow
+
+    with _database(args) as db:
+        tokens = TokenStore(db).list()
+        last_used = AuditLog(db).last_used_during(
+            [UseWindow(t.name, t.created, t.revoked) for t in tokens]
+        )
     now = utcnow()
     rows: list[dict[str, Any]] = []
-    for token in tokens:
-        used = last_used.get(token.name)
+    for token, used in zip(tokens, last_used, strict=True):
         rows.append(
             {
                 **token.as_dict(),
@@ -133,16 +151,21 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_revoke(args: argparse.Namespace) -> int:
-    token = TokenStore(KBPaths.of(args.kb).state).revoke(args.name)
+    from memserver.tokens import TokenStore
+
+    with _database(args) as db:
+        token = TokenStore(db).revoke(args.name)
     print(f"revoked token {token.name!r}", file=sys.stderr)
     return 0
 
 
 def run_audit(args: argparse.Namespace) -> int:
+    from memserver.audit import AuditLog
+    from memserver.tokens import parse_instant
+
     since = parse_instant(args.since, past=True) if args.since else None
-    entries = AuditLog(KBPaths.of(args.kb).state).query(
-        since=since, token=args.token, limit=args.limit
-    )
+    with _database(args) as db:
+        entries = AuditLog(db).query(since=since, token=args.token, limit=args.limit)
     if args.json:
         print_json({"entries": [e.as_dict() for e in entries]})
         return 0

@@ -1,23 +1,34 @@
-"""Audit log: one row per call, digests not arguments, filters, last used."""
+"""Audit log (PostgreSQL): one row per call, digests not arguments, append-only, filters."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import threading
 from pathlib import Path
 
-from memserver.audit import AuditLog, digest_arguments
+import psycopg
+import pytest
+
+from memserver.audit import AuditLog, UseWindow, digest_arguments
+from memserver.db import Database
 
 T0 = dt.datetime(2026, 9, 20, 12, 0, tzinfo=dt.UTC)
 
 
-def test_rows_hold_a_digest_not_the_arguments(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path)
+@pytest.fixture
+def log(database: Database) -> AuditLog:
+    return AuditLog(database)
+
+
+def test_rows_hold_a_digest_not_the_arguments(log: AuditLog, database: Database) -> None:
     entry = log.record("reader", "kb_get_page", {"id": "people/secret-agent"}, "ok", 3.2)
-    text = (tmp_path / "audit.jsonl").read_text()
-    assert "secret-agent" not in text
-    assert entry.args_sha256 in text
-    assert [e.tool for e in log.entries()] == ["kb_get_page"]
+    with database.connection() as conn:
+        (raw,) = conn.execute("SELECT row_to_json(a)::text FROM audit_log a").fetchone() or ("",)
+    assert "secret-agent" not in raw
+    assert entry.args_sha256 in raw
+    (stored,) = log.entries()
+    assert stored == entry
 
 
 def test_digest_is_canonical() -> None:
@@ -26,12 +37,14 @@ def test_digest_is_canonical() -> None:
     assert digest_arguments(None) == digest_arguments({})
 
 
-def test_query_filters_by_time_and_token(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path)
+def test_query_filters_by_time_token_and_tool(log: AuditLog) -> None:
     for i, token in enumerate(["a", "b", "a", "c"]):
-        log.record(token, "kb_schema", {}, "ok", 1.0, time=T0 + dt.timedelta(hours=i))
+        tool = "kb_query" if i == 3 else "kb_schema"
+        log.record(token, tool, {}, "ok", 1.0, time=T0 + dt.timedelta(hours=i))
     assert [e.token for e in log.query(since=T0 + dt.timedelta(hours=1))] == ["b", "a", "c"]
-    assert len(log.query(token="a")) == 2
+    assert [e.time for e in log.query(token="a")] == [T0, T0 + dt.timedelta(hours=2)]
+    assert [e.token for e in log.query(tool="kb_query")] == ["c"]
+    assert [e.token for e in log.query(since=T0 + dt.timedelta(hours=1), token="a")] == ["a"]
     assert [e.token for e in log.query(limit=2)] == ["a", "c"]
     assert log.query(limit=0) == []
     assert log.last_used() == {
@@ -41,34 +54,99 @@ def test_query_filters_by_time_and_token(tmp_path: Path) -> None:
     }
 
 
-def test_error_outcomes_are_kept(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path)
+def test_last_used_during_counts_only_calls_within_each_window(log: AuditLog) -> None:
+    for minutes in (5, 30):
+        log.record("bot", "kb_schema", {}, "ok", 1.0, time=T0 + dt.timedelta(minutes=minutes))
+    windows = [
+        UseWindow("bot", T0, T0 + dt.timedelta(minutes=10)),  # revoked after 10 minutes
+        UseWindow("bot", T0 + dt.timedelta(minutes=20)),  # its successor, still live
+        UseWindow("bot", T0 + dt.timedelta(hours=1)),  # created after every call
+        UseWindow("idle", T0),
+    ]
+    assert log.last_used_during(windows) == [
+        T0 + dt.timedelta(minutes=5),
+        T0 + dt.timedelta(minutes=30),
+        None,
+        None,
+    ]
+    assert log.last_used_during([]) == []
+
+
+def test_error_outcomes_are_kept(log: AuditLog) -> None:
     log.record("a", "kb_put_page", {}, "error:validation", 5.0)
     (entry,) = log.query()
     assert entry.outcome == "error:validation" and not entry.ok
 
 
-def test_concurrent_appends_from_two_logs_do_not_tear_lines(tmp_path: Path) -> None:
-    logs = [AuditLog(tmp_path), AuditLog(tmp_path)]
+def test_concurrent_appends_from_two_pools_are_all_kept(log: AuditLog, database_url: str) -> None:
+    with Database.open(None, database_url, max_size=2) as other:
+        logs = [log, AuditLog(other)]
 
-    def work(log: AuditLog, name: str) -> None:
-        for _ in range(200):
-            log.record(name, "kb_list_pages", {"folder": "x" * 50}, "ok", 0.5)
+        def work(target: AuditLog, name: str) -> None:
+            for _ in range(200):
+                target.record(name, "kb_list_pages", {"folder": "x" * 50}, "ok", 0.5)
 
-    threads = [threading.Thread(target=work, args=(log, f"t{i}")) for i, log in enumerate(logs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    lines = (tmp_path / "audit.jsonl").read_text().splitlines()
-    assert len(lines) == 400
-    assert len(list(logs[0].entries())) == 400
-    for log in logs:
-        log.close()
+        threads = [threading.Thread(target=work, args=(g, f"t{i}")) for i, g in enumerate(logs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+    rows = log.query()
+    assert len(rows) == 400
+    assert {e.token: len(log.query(token=e.token)) for e in rows} == {"t0": 200, "t1": 200}
 
 
-def test_missing_or_torn_log_reads_as_empty_rows(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path)
-    assert log.query() == [] and log.last_used() == {}
-    (tmp_path / "audit.jsonl").write_text('{"time": "broken\n')
-    assert log.query() == []
+def test_empty_log_reads_as_no_rows(log: AuditLog) -> None:
+    assert log.query() == [] and log.last_used() == {} and list(log.entries()) == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["UPDATE audit_log SET outcome = 'ok'", "DELETE FROM audit_log", "TRUNCATE audit_log"],
+)
+def test_the_database_refuses_to_change_or_remove_rows(
+    log: AuditLog, database: Database, statement: str
+) -> None:
+    log.record("a", "kb_put_page", {}, "error:validation", 5.0)
+    refused = pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only")
+    with refused, database.connection() as conn:
+        conn.execute(statement)
+    assert [e.outcome for e in log.query()] == ["error:validation"]
+
+
+def test_last_used_by_token_is_an_index_lookup(log: AuditLog, database: Database) -> None:
+    log.record("a", "kb_schema", {}, "ok", 1.0)
+    with database.transaction() as conn:
+        conn.execute("SET LOCAL enable_seqscan = off")
+        plan = conn.execute(
+            "EXPLAIN SELECT max(created_at) FROM audit_log WHERE token_name = %s", ("a",)
+        ).fetchall()
+    assert "audit_log_token" in str(plan)
+
+
+def test_cli_audit_filters_and_prints_json(
+    log: AuditLog,
+    database_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from memserver import cli
+
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    now = dt.datetime.now(dt.UTC)
+    log.record("old", "kb_schema", {}, "ok", 1.0, time=now - dt.timedelta(days=3))
+    log.record("reader", "kb_get_page", {"id": "people/x"}, "error:not_found", 2.5, time=now)
+    log.record("writer", "kb_put_page", {}, "ok", 9.0, time=now)
+    kb = ["--kb", str(tmp_path)]
+    assert cli.main([*kb, "audit", "--since", "1d", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)["entries"]
+    assert [(e["token"], e["tool"], e["outcome"]) for e in entries] == [
+        ("reader", "kb_get_page", "error:not_found"),
+        ("writer", "kb_put_page", "ok"),
+    ]
+    assert entries[0]["args_sha256"] == digest_arguments({"id": "people/x"})
+    assert cli.main([*kb, "audit", "--token", "old", "--json"]) == 0
+    assert [e["token"] for e in json.loads(capsys.readouterr().out)["entries"]] == ["old"]
+    assert cli.main([*kb, "audit", "--token", "nobody"]) == 0
+    assert "no tool calls" in capsys.readouterr().out
