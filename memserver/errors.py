@@ -177,3 +177,7 @@ class ToolCallError(MemoryError_):
 
 class ServerAuthError(UserError):
     """The memory server refused the token (HTTP 401): unknown, expired or revoked."""
+
+
+class ServiceError(MemoryError_):
+    """A service started by ``memserver up`` stopped, or did not become healthy in time."""
