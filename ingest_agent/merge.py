@@ -278,6 +278,9 @@ def merge_page(
                 )
             )  # fmt: skip
         elif order is Order.OLDER:
+            quoted = f"“{show(value)}”"
+            if any(quoted in e.text for e in existing.timeline):
+                continue  # the old fact is already on record (e.g. the change from it)
             text = f"{name} was “{show(value)}” (superseded by later sources: “{show(current)}”)"
             entries.append(TimelineEntry(source_date, text, source))
             conflicts.append(

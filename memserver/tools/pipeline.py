@@ -153,6 +153,13 @@ def register(server: MemoryServer) -> None:
             Field(description='For ingested: ids ("folder/slug") of the pages written.'),
         ] = None,
         error: Annotated[str | None, Field(description="For failed: what went wrong.")] = None,
+        extractor: Annotated[
+            Literal["llm", "rules"] | None,
+            Field(
+                description='For ingested: what extracted the pages, "llm" (default) or '
+                '"rules" (the deterministic extractor, no model).'
+            ),
+        ] = None,
     ) -> MarkResult:
         """Record what happened to a source after you processed it.
 
@@ -179,7 +186,9 @@ def register(server: MemoryServer) -> None:
             manifest = services.manifest()
             if status == "ingested":
                 assert hash is not None
-                entry = manifest.mark_ingested(path, hash, [p.strip() for p in pages or []])
+                entry = manifest.mark_ingested(
+                    path, hash, [p.strip() for p in pages or []], extractor=extractor or "llm"
+                )
             elif status == "failed":
                 entry = manifest.mark_failed(path, (error or "").strip())
             else:

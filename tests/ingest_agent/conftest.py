@@ -25,6 +25,8 @@ import uvicorn
 from memserver.audit import AuditLog
 from memserver.config import load_settings
 from memserver.db import create_database, drop_database, with_database
+from memserver.embed import HashEmbedder
+from memserver.kb import KnowledgeBase
 from memserver.layout import KBPaths
 from memserver.mcp_server import MemoryServer, build_server, create_http_app
 from memserver.tokens import TokenStore
@@ -73,26 +75,20 @@ def fresh_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
     create_database(pg_url, db_name)
     db_url = with_database(pg_url, db_name)
     paths = KBPaths.of(kb_dir)
-
-    def open_kb() -> Any:
-        from memserver.embed import HashEmbedder
-        from memserver.kb import KnowledgeBase
-
-        return KnowledgeBase.open(kb_dir, embedder=HashEmbedder(), database_url=db_url)
-
-    tokens = TokenStore(paths.state)
+    kb = KnowledgeBase.open(kb_dir, embedder=HashEmbedder(), database_url=db_url)
+    tokens = TokenStore(kb.db)
     secret = tokens.create(f"ingest-{uuid.uuid4().hex[:6]}", "*", write=True).secret
-    sock = free_socket()
-    host, port = sock.getsockname()
-    base_url = f"http://{host}:{port}"
-    services = Services(paths=paths, kb_opener=open_kb)
+    services = Services(paths=paths, kb_opener=lambda: kb)
     # kb_route reads the server's settings: this server has no LLM and no laya of its
     # own, whatever the agent under test is configured with.
     services.settings = load_settings(env={})  # type: ignore[attr-defined]
+    sock = free_socket()
+    host, port = sock.getsockname()
+    base_url = f"http://{host}:{port}"
     server = build_server(
         services,
         tokens=tokens,
-        audit=AuditLog(paths.state),
+        audit=AuditLog(kb.db),
         public_url=base_url,
     )
     app = create_http_app(server, host=host, port=port)

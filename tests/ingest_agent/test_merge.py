@@ -220,3 +220,24 @@ def test_another_spelling_of_the_title_becomes_an_alias() -> None:
     result = merge(bob(), draft, "b.md", D(2026, 9, 23), {"a.md": D(2026, 6, 18)})
     assert result.page.title == "Bob Martinez"
     assert "Bob" in result.page.aliases
+
+
+def test_an_old_fact_already_on_record_is_not_recorded_again() -> None:
+    current = bob(role="VP of Operations")
+    current = Page(
+        **{
+            **current.__dict__,
+            "timeline": (
+                *current.timeline,
+                TimelineEntry(
+                    D(2026, 9, 23),
+                    "role changed from “Director of Operations” to “VP of Operations”",
+                    "b.md",
+                ),
+            ),
+        }
+    )
+    draft = Page(title="Bob Martinez", type="person", fields={"role": "Director of Operations"})
+    result = merge(current, draft, "a.md", D(2026, 6, 18), {"b.md": D(2026, 9, 23)})
+    assert result.conflicts == ()
+    assert result.page.timeline == current.timeline
