@@ -49,7 +49,7 @@ from starlette.routing import Mount, Route
 
 from memserver import __version__
 from memserver.audit import AuditLog
-from memserver.errors import MemoryError_, ScopeError, UserError
+from memserver.errors import MemoryError_, ScopeError, StoreError, UserError
 from memserver.scope import Scope
 from memserver.tokens import TokenStore
 from memserver.tools import base as toolbase
@@ -191,7 +191,7 @@ class MemoryServer(MCPServer[Any]):
             if access is None or self.tokens is None:
                 raise ScopeError("no token on this request", "send Authorization: Bearer <token>")
             name = access.client_id
-        # Looked up fresh (cached by file stamp): a token revoked mid-session stops here.
+        # Looked up fresh (one indexed query): a token revoked mid-session stops here.
         record = self.tokens.get(name)
         if not record.is_active():
             raise ScopeError(f"token {record.name!r} is {record.status()}", "ask for a new token")
@@ -251,7 +251,7 @@ class MemoryServer(MCPServer[Any]):
                 elapsed = (time.perf_counter() - started) * 1000
                 try:
                     self.audit.record(caller, name, arguments, outcome, elapsed)
-                except OSError:
+                except StoreError:
                     logger.exception("could not write the audit log")
 
     # -- arguments ---------------------------------------------------------------------
@@ -436,8 +436,6 @@ def create_http_app(
                 yield
         finally:
             await anyio.to_thread.run_sync(server.services.close)
-            if server.audit is not None:
-                server.audit.close()
 
     return Starlette(
         routes=[Route("/healthz", healthz, methods=["GET"]), Mount("/", app=mcp_app)],
@@ -527,5 +525,3 @@ async def serve_stdio(server: MemoryServer) -> None:
             tg.cancel_scope.cancel()
     finally:
         await anyio.to_thread.run_sync(server.services.close)
-        if server.audit is not None:
-            server.audit.close()

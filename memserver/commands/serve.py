@@ -51,6 +51,7 @@ def parse_addr(addr: str) -> tuple[str, int]:
 
 def run_serve(args: argparse.Namespace) -> int:
     from memserver.audit import AuditLog
+    from memserver.db import Database
     from memserver.mcp_server import build_server, serve_http, serve_stdio
     from memserver.scope import Scope
     from memserver.tokens import TokenStore
@@ -60,34 +61,46 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserError(
             f"no schema.yaml in {paths.root}", "pass --kb with a knowledge base directory"
         )
+    if args.trusted and not args.stdio:
+        raise UserError("--trusted only works with --stdio", "HTTP always needs bearer tokens")
+    secret = "" if args.trusted else os.environ.get("MEMORY_TOKEN", "")
+    if args.stdio and not args.trusted and not secret:
+        raise _no_stdio_token()
+    host, port = parse_addr(args.addr)
     services = make_services(paths, args.config)
     services.schema()  # fail fast on a broken schema
-    tokens = TokenStore(paths.state)
-    audit = AuditLog(paths.state)
-    if args.stdio:
-        if args.trusted:
-            scope = Scope.trusted()
-        else:
-            secret = os.environ.get("MEMORY_TOKEN", "")
-            token = tokens.verify(secret) if secret else None
-            if token is None:
-                raise UserError(
-                    "MEMORY_TOKEN is missing, unknown, expired or revoked",
-                    "set MEMORY_TOKEN to a token from `memserver token create`, "
-                    "or use --trusted for local admin use",
-                )
-            scope = Scope.of_token(token)
-        recheck = None if args.trusted else tokens
-        server = build_server(services, tokens=recheck, audit=audit, fixed_scope=scope)
-        anyio.run(serve_stdio, server)
-        return 0
-    if args.trusted:
-        raise UserError("--trusted only works with --stdio", "HTTP always needs bearer tokens")
-    host, port = parse_addr(args.addr)
-    server = build_server(services, tokens=tokens, audit=audit, public_url=f"http://{args.addr}")
-    logger.warning("serving %s on http://%s:%d/mcp", paths.root, host, port)
-    serve_http(server, host, port)
+    assert services.settings is not None
+    # Tokens and the audit log live in the index database; the knowledge base (with its
+    # embedder) still opens on first use.
+    with Database.open(paths, services.settings.database_url, max_size=4) as db:
+        tokens = TokenStore(db)
+        audit = AuditLog(db)
+        if args.stdio:
+            if args.trusted:
+                scope = Scope.trusted()
+            else:
+                token = tokens.verify(secret)
+                if token is None:
+                    raise _no_stdio_token()
+                scope = Scope.of_token(token)
+            recheck = None if args.trusted else tokens
+            server = build_server(services, tokens=recheck, audit=audit, fixed_scope=scope)
+            anyio.run(serve_stdio, server)
+            return 0
+        server = build_server(
+            services, tokens=tokens, audit=audit, public_url=f"http://{args.addr}"
+        )
+        logger.warning("serving %s on http://%s:%d/mcp", paths.root, host, port)
+        serve_http(server, host, port)
     return 0
+
+
+def _no_stdio_token() -> UserError:
+    return UserError(
+        "MEMORY_TOKEN is missing, unknown, expired or revoked",
+        "set MEMORY_TOKEN to a token from `memserver token create`, "
+        "or use --trusted for local admin use",
+    )
 
 
 def make_services(paths: KBPaths, config: str | None) -> Services:

@@ -171,8 +171,9 @@ def test_unknown_host_header_is_refused(mcp_server: RunningServer) -> None:
 
 
 def test_audit_rows_and_cli_show_calls_and_last_use(
-    mcp_server: RunningServer, capsys: pytest.CaptureFixture[str]
+    mcp_server: RunningServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("DATABASE_URL", mcp_server.database_url)  # the server's database
     name, secret = mcp_server.token("people")
     run(mcp_server, secret, lambda m: m.call("kb_schema", {}))
     kb = str(mcp_server.kb_dir)

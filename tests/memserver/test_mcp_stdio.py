@@ -1,4 +1,8 @@
-"""The memory server over stdio (``memserver serve --stdio``), and clean shutdowns."""
+"""The memory server over stdio (``memserver serve --stdio``), and clean shutdowns.
+
+Every server process gets ``DATABASE_URL`` (a fresh database from ``database_url``):
+tokens and the audit log live there.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +18,8 @@ import anyio
 import pytest
 
 from memserver.audit import AuditLog
+from memserver.db import Database
 from memserver.errors import ToolCallError
-from memserver.layout import KBPaths
 from memserver.mcp_client import MemoryClient, open_stdio, server_command
 from memserver.tokens import TokenStore
 from tests.fixtures.server import copy_example_kb, free_socket, wait_ready
@@ -24,7 +28,8 @@ TIMEOUT = 60
 
 
 @pytest.fixture
-def kb_dir(tmp_path: Path) -> Path:
+def kb_dir(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DATABASE_URL", database_url)  # inherited by the server processes
     return copy_example_kb(tmp_path / "kb")
 
 
@@ -37,8 +42,8 @@ def run_stdio(kb: Path, body: Callable[[MemoryClient], Awaitable[Any]], **kwargs
     return anyio.run(main)
 
 
-def test_stdio_token_sees_its_scope_and_is_audited(kb_dir: Path) -> None:
-    secret = TokenStore(KBPaths.of(kb_dir).state).create("stdio-reader", "people").secret
+def test_stdio_token_sees_its_scope_and_is_audited(kb_dir: Path, database: Database) -> None:
+    secret = TokenStore(database).create("stdio-reader", "people").secret
 
     async def body(memory: MemoryClient) -> tuple[list[str], dict[str, Any]]:
         return await memory.tool_names(), await memory.call("kb_schema")
@@ -47,12 +52,14 @@ def test_stdio_token_sees_its_scope_and_is_audited(kb_dir: Path) -> None:
     assert {"kb_schema", "kb_get_page", "kb_list_pages", "kb_history"} <= set(names)
     assert not {"kb_put_page", "source_pending", "source_read", "source_mark"} & set(names)
     assert [f["name"] for f in schema["folders"]] == ["people"]
-    (entry,) = AuditLog(KBPaths.of(kb_dir).state).query()
+    (entry,) = AuditLog(database).query()
     assert (entry.token, entry.tool, entry.outcome) == ("stdio-reader", "kb_schema", "ok")
 
 
-def test_stdio_session_stops_working_when_its_token_is_revoked(kb_dir: Path) -> None:
-    store = TokenStore(KBPaths.of(kb_dir).state)
+def test_stdio_session_stops_working_when_its_token_is_revoked(
+    kb_dir: Path, database: Database
+) -> None:
+    store = TokenStore(database)
     secret = store.create("stdio-revoked", "*").secret
 
     async def body(memory: MemoryClient) -> tuple[list[str], str]:
