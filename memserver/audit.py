@@ -4,7 +4,8 @@ Every MCP tool call appends one row to the ``audit_log`` table of the index data
 the time, the token's name, the tool, a SHA-256 digest of the canonical JSON arguments
 (the arguments themselves may be private, the digest still lets an admin match repeated
 calls), the outcome (``ok`` or ``error:<kind>``) and the duration. A row is one INSERT on
-the pool, so several server processes (an HTTP server and stdio servers) share the log.
+the pool, committed asynchronously (see ``append``), so several server processes (an HTTP
+server and stdio servers) share the log and a call waits ~0.1 ms for its row.
 There is no UPDATE or DELETE here, and the database refuses both (migration 002).
 
 A token's *last used* time is the newest row with its name: ``max(created_at)`` over
@@ -17,6 +18,7 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -107,18 +109,22 @@ class AuditLog:
         return entry
 
     def append(self, entry: AuditEntry) -> None:
-        self._run(
-            f"INSERT INTO audit_log ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
-            (
-                entry.time,
-                entry.token,
-                entry.tool,
-                entry.args_sha256,
-                entry.outcome,
-                entry.duration_ms,
-            ),
-            fetch=False,
-        )
+        with self._connection() as conn:
+            # Waiting for the WAL flush would add ~4 ms to every tool call (measured); an
+            # asynchronous commit returns at once and loses a row only if PostgreSQL
+            # itself crashes within ~0.6 s (wal_writer_delay x 3), never on our crash.
+            conn.execute("SET LOCAL synchronous_commit = off")
+            conn.execute(
+                f"INSERT INTO audit_log ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
+                (
+                    entry.time,
+                    entry.token,
+                    entry.tool,
+                    entry.args_sha256,
+                    entry.outcome,
+                    entry.duration_ms,
+                ),
+            )
 
     def query(
         self,
@@ -180,16 +186,17 @@ class AuditLog:
         return [_utc(time) if time is not None else None for (time,) in rows]
 
     def _run(
-        self,
-        query: str | sql.Composed,
-        params: Sequence[Any] | Mapping[str, Any] = (),
-        *,
-        fetch: bool = True,
+        self, query: str | sql.Composed, params: Sequence[Any] | Mapping[str, Any] = ()
     ) -> list[tuple[Any, ...]]:
+        with self._connection() as conn:
+            return conn.execute(query, params).fetchall()
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection (committed on success); database errors become StoreError."""
         try:
             with self.db.connection() as conn:
-                cursor = conn.execute(query, params)
-                return cursor.fetchall() if fetch else []
+                yield conn
         except psycopg.Error as exc:
             raise StoreError(
                 f"could not use the audit log in the index database: {str(exc).strip()}",

@@ -12,6 +12,8 @@ import pytest
 
 from memserver.audit import AuditLog, UseWindow, digest_arguments
 from memserver.db import Database
+from memserver.errors import StoreError
+from memserver.tokens import TokenStore
 
 T0 = dt.datetime(2026, 9, 20, 12, 0, tzinfo=dt.UTC)
 
@@ -94,6 +96,15 @@ def test_concurrent_appends_from_two_pools_are_all_kept(log: AuditLog, database_
     rows = log.query()
     assert len(rows) == 400
     assert {e.token: len(log.query(token=e.token)) for e in rows} == {"t0": 200, "t1": 200}
+
+
+def test_an_unreachable_database_is_a_store_error(database_url: str) -> None:
+    db = Database.open(None, database_url, max_size=1)
+    db.close()
+    with pytest.raises(StoreError, match="audit log"):
+        AuditLog(db).record("a", "kb_schema", {}, "ok", 1.0)
+    with pytest.raises(StoreError, match="tokens"):
+        TokenStore(db).verify("ms_" + "x" * 43)
 
 
 def test_empty_log_reads_as_no_rows(log: AuditLog) -> None:
