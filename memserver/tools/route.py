@@ -2,8 +2,8 @@
 
 The ingest agent calls it as a hint before extracting a source; any client can use it
 to pick folders. Only the caller's folders are considered. The router is built once per
-server from the settings the server runs with (``Services.settings`` when the server
-keeps them, else the environment) and the knowledge base's embedder for the lexical
+server from the settings the server runs with (``Services.settings``, else the
+environment) and the knowledge base's embedder for the lexical
 stage; a stage that is not configured or down is skipped and named in ``degraded``.
 """
 
@@ -53,7 +53,7 @@ def _router(services: Services, schema: Schema) -> Router:
         cached = _routers.get(id(services))
         if cached is not None and cached[0] is schema:
             return cached[1]
-        settings = getattr(services, "settings", None)
+        settings = services.settings
         if settings is None:
             from memserver.config import load_settings
 

@@ -3,6 +3,8 @@
 - ``fresh_server`` (function): a new copy of example_kb with its own database (hash
   embedder), served over real HTTP on a free loopback port; ``.write_token`` is a
   ``--folders '*' --write`` token. Every test starts un-ingested.
+- ``small_server`` (function): the same with example_kb's schema and four short
+  meeting notes, for tests that need a few sources, not the whole example.
 - ``ingest`` (function): ``ingest(server, *args, llm=None)`` runs ``ingest_agent.cli.main``
   against the server with ``--json`` and returns (exit status, summary). Without
   ``llm`` no LLM is configured (the rules extractor runs); with an ``LLMServer`` the
@@ -11,7 +13,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -32,7 +36,7 @@ from memserver.mcp_server import MemoryServer, build_server, create_http_app
 from memserver.tokens import TokenStore
 from memserver.tools.base import Services
 from tests.fixtures.llm_server import LLMServer
-from tests.fixtures.server import copy_example_kb, free_socket, wait_ready
+from tests.fixtures.server import EXAMPLE_KB, copy_example_kb, free_socket, wait_ready
 
 ENV_KEYS = (
     "LLM_BASE_URL",
@@ -68,29 +72,24 @@ class IngestServer:
         return data
 
 
-@pytest.fixture
-def fresh_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
-    kb_dir = copy_example_kb(tmp_path / "kb")
+@contextlib.contextmanager
+def serve_kb(kb_dir: Path, pg_url: str) -> Iterator[IngestServer]:
+    """Serve ``kb_dir`` over HTTP on a free loopback port with a new database."""
+    paths = KBPaths.of(kb_dir)
     db_name = f"ingest_{uuid.uuid4().hex[:12]}"
     create_database(pg_url, db_name)
-    db_url = with_database(pg_url, db_name)
-    paths = KBPaths.of(kb_dir)
-    kb = KnowledgeBase.open(kb_dir, embedder=HashEmbedder(), database_url=db_url)
+    kb = KnowledgeBase.open(
+        kb_dir, embedder=HashEmbedder(), database_url=with_database(pg_url, db_name)
+    )
     tokens = TokenStore(kb.db)
     secret = tokens.create(f"ingest-{uuid.uuid4().hex[:6]}", "*", write=True).secret
-    services = Services(paths=paths, kb_opener=lambda: kb)
-    # kb_route reads the server's settings: this server has no LLM and no laya of its
-    # own, whatever the agent under test is configured with.
-    services.settings = load_settings(env={})  # type: ignore[attr-defined]
+    # The server's own settings: no LLM and no laya, whatever the agent under test uses
+    # (kb_route would otherwise ask the agent's scripted model).
+    services = Services(paths=paths, kb_opener=lambda: kb, settings=load_settings(env={}))
     sock = free_socket()
     host, port = sock.getsockname()
     base_url = f"http://{host}:{port}"
-    server = build_server(
-        services,
-        tokens=tokens,
-        audit=AuditLog(kb.db),
-        public_url=base_url,
-    )
+    server = build_server(services, tokens=tokens, audit=AuditLog(kb.db), public_url=base_url)
     app = create_http_app(server, host=host, port=port)
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -102,7 +101,30 @@ def fresh_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
         uv.should_exit = True
         thread.join(timeout=15)
         sock.close()
+        kb.close()
         drop_database(pg_url, db_name)
+
+
+@pytest.fixture
+def fresh_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
+    with serve_kb(copy_example_kb(tmp_path / "kb"), pg_url) as server:
+        yield server
+
+
+@pytest.fixture
+def small_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
+    """example_kb's schema with four short meeting notes (a.md .. d.md, one day apart)."""
+    kb_dir = tmp_path / "small"
+    (kb_dir / "source").mkdir(parents=True)
+    shutil.copy(EXAMPLE_KB / "schema.yaml", kb_dir / "schema.yaml")
+    for day, name in enumerate("abcd", start=1):
+        (kb_dir / "source" / f"{name}.md").write_text(
+            f"---\ntitle: Sync {name}\ndate: 2026-09-0{day}\nattendees: [Alice Chen]\n---\n\n"
+            f"Notes of sync {name}.\n",
+            encoding="utf-8",
+        )
+    with serve_kb(kb_dir, pg_url) as server:
+        yield server
 
 
 Ingest = Callable[..., tuple[int, dict[str, Any]]]

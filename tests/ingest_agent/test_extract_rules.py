@@ -7,7 +7,7 @@ import datetime as dt
 from ingest_agent.extract_rules import RulesExtractor, clean_title
 from ingest_agent.model import Source
 from ingest_agent.text import resolve_date, transliterate
-from memserver.page import validate_page
+from memserver.page import Page, validate_page
 from memserver.schema import load_schema
 from tests.fixtures.kb import EXAMPLE_KB
 
@@ -20,7 +20,9 @@ def source(path: str, day: dt.date = dt.date(2026, 9, 1)) -> Source:
     return Source(path, text, "0" * 64, day)
 
 
-def drafts(src: Source, known: dict | None = None) -> dict[tuple[str, str], object]:
+def drafts(
+    src: Source, known: dict[str, tuple[str, str]] | None = None
+) -> dict[tuple[str, str], Page]:
     extraction = RULES.extract(src, (), known or {})
     assert extraction.extractor == "rules"
     for draft in extraction.drafts:

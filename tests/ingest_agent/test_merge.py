@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from ingest_agent.errors import SourceFailed
-from ingest_agent.merge import Order, check_no_loss, merge_page, source_order
+from ingest_agent.merge import MergeResult, Order, check_no_loss, merge_page, source_order
 from memserver.page import Page, TimelineEntry, validate_page
 from memserver.schema import load_schema
 from tests.fixtures.kb import EXAMPLE_KB
@@ -28,7 +28,13 @@ def bob(**fields: object) -> Page:
     )
 
 
-def merge(existing: Page | None, draft: Page, source: str, day: dt.date, others: dict) -> object:
+def merge(
+    existing: Page | None,
+    draft: Page,
+    source: str,
+    day: dt.date,
+    others: dict[str, dt.date | None],
+) -> MergeResult:
     return merge_page(
         existing,
         draft,

@@ -1,0 +1,228 @@
+"""The ingest-agent command: failures, budget, dry run, one file, watch and a killed run."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from ingest_agent.cli import main, parse_duration
+from ingest_agent.errors import IngestUsageError
+from memserver.manifest import Manifest
+from tests.fixtures.llm_server import LLMServer, Stall
+from tests.ingest_agent.conftest import Ingest, IngestServer
+from tests.ingest_agent.scripted import ScriptedModel
+from tests.ingest_agent.test_agent_e2e import (
+    assert_meetings_and_attendee_timelines,
+    assert_no_duplicate_entries,
+    pages,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+WAIT = 120.0  # seconds: the bound of every wait on a subprocess
+
+
+def statuses(server: IngestServer) -> dict[str, str]:
+    return {e.path: e.status.value for e in Manifest(server.paths).entries()}
+
+
+def meeting(name: str, day: int) -> str:
+    return json.dumps(
+        {
+            "pages": [
+                {
+                    "folder": "meetings",
+                    "title": f"Sync {name}",
+                    "fields": {"date": f"2026-09-0{day}", "attendees": ["Alice Chen"]},
+                }
+            ]
+        }
+    )
+
+
+def test_parse_duration() -> None:
+    assert parse_duration("60s") == 60
+    assert parse_duration("5m") == 300
+    assert parse_duration("1h") == 3600
+    assert parse_duration("500ms") == 0.5
+    assert parse_duration("2") == 2
+    for bad in ("soon", "0s", "48h"):
+        with pytest.raises(IngestUsageError):
+            parse_duration(bad)
+
+
+def test_bad_answers_and_timeouts_fail_their_source_and_the_run_goes_on(
+    small_server: IngestServer, ingest: Ingest, llm_server: LLMServer, tmp_path: Path
+) -> None:
+    model = ScriptedModel(llm_server)
+    model.overrides = {
+        "a.md": meeting("a", 1),
+        "b.md": json.dumps({"pages": [{"folder": "invoices", "title": "INV-1"}]}),
+        "c.md": lambda body: Stall(3.0, then=meeting("c", 3)),
+        "d.md": meeting("d", 4),
+    }
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"llm:\n  base_url: {llm_server.base_url}\n  model: {llm_server.model}\n  timeout: 0.5\n",
+        encoding="utf-8",
+    )
+    status, summary = ingest(small_server, "--config", str(config))
+    assert status == 1
+    outcome = {s["path"]: s for s in summary["sources"]}
+    assert [outcome[p]["status"] for p in ["a.md", "b.md", "c.md", "d.md"]] == [
+        "ingested",
+        "failed",
+        "failed",
+        "ingested",
+    ]
+    assert "invoices" in outcome["b.md"]["error"]
+    assert "timed out" in outcome["c.md"]["error"]
+    assert model.sources.count("b.md") == 2 and model.sources.count("c.md") == 2
+    manifest = {e.path: e for e in Manifest(small_server.paths).entries()}
+    assert manifest["b.md"].status.value == "failed" and "invoices" in (
+        manifest["b.md"].error or ""
+    )
+    assert manifest["c.md"].status.value == "failed"
+    assert manifest["d.md"].pages == ("people/alice-chen", "meetings/2026-09-04-sync-d")
+    assert set(pages(small_server)) == {
+        "people/alice-chen",
+        "meetings/2026-09-01-sync-a",
+        "meetings/2026-09-04-sync-d",
+    }
+
+
+def test_the_budget_stops_the_run_before_spending(
+    small_server: IngestServer, ingest: Ingest, llm_server: LLMServer
+) -> None:
+    ScriptedModel(llm_server)
+    status, summary = ingest(small_server, "--budget", "50", llm=llm_server)
+    assert status == 3
+    assert "budget" in summary["stopped"]
+    assert llm_server.requests == []
+    assert set(statuses(small_server).values()) == {"pending"}
+
+
+def test_dry_run_prints_pages_and_writes_nothing(
+    small_server: IngestServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("MEMORY_TOKEN", small_server.write_token)
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    assert main(["--url", small_server.url, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "=== meetings/2026-09-01-sync-a\n---\ntitle: Sync a" in out
+    assert out.count("=== people/alice-chen") == 4  # the same page, growing per source
+    assert "4 ingested" not in out and "0 ingested" in out
+    assert not list(small_server.paths.knowledge.rglob("*.md"))
+    assert set(statuses(small_server).values()) == {"pending"}
+
+
+def test_file_ingests_one_source_only(small_server: IngestServer, ingest: Ingest) -> None:
+    status, summary = ingest(small_server, "--file", "source/b.md")
+    assert status == 0
+    assert [s["path"] for s in summary["sources"]] == ["b.md"]
+    ledger = statuses(small_server)
+    assert ledger["b.md"] == "ingested"
+    assert all(ledger.get(p, "pending") == "pending" for p in ("a.md", "c.md", "d.md"))
+
+
+# -- subprocesses -------------------------------------------------------------------------
+
+
+def agent_env(server: IngestServer) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "MEMORY_"))}
+    env["MEMORY_TOKEN"] = server.write_token
+    return env
+
+
+def lines(stream: IO[str]) -> queue.Queue[str]:
+    """The lines of a subprocess stream, read by a thread (so waits can be bounded)."""
+    out: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            out.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return out
+
+
+@pytest.fixture
+def spawn() -> Iterator[Any]:
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(server: IngestServer, *args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ingest_agent.cli", "--url", server.url, *args],
+            cwd=REPO,
+            env=agent_env(server),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_watch_reingests_a_changed_file_and_ctrl_c_stops_cleanly(
+    small_server: IngestServer, spawn: Any
+) -> None:
+    proc = spawn(small_server, "--watch", "0.2s", "--json")
+    out = lines(proc.stdout)
+    first = json.loads(out.get(timeout=WAIT))
+    assert first["ingested"] == 4
+    note = small_server.paths.source / "a.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nA late addition.\n", encoding="utf-8")
+    second = json.loads(out.get(timeout=WAIT))
+    assert [(s["path"], s["status"]) for s in second["sources"]] == [("a.md", "ingested")]
+    body = (small_server.paths.knowledge / "meetings" / "2026-09-01-sync-a.md").read_text()
+    assert "A late addition." in body
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    err = proc.stderr.read()
+    assert "stopped" in err and "Traceback" not in err
+
+
+def test_a_killed_run_is_finished_by_the_next_without_duplicates(
+    fresh_server: IngestServer, ingest: Ingest, spawn: Any
+) -> None:
+    proc = spawn(fresh_server, "--json")
+    deadline = time.monotonic() + WAIT
+    pause = threading.Event()
+    while "ingested" not in statuses(fresh_server).values():
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "no source was ingested in time"
+        pause.wait(0.02)  # polls the manifest the server writes; bounded by the deadline
+    proc.kill()
+    proc.wait(timeout=10)
+    done = list(statuses(fresh_server).values()).count("ingested")
+    assert 1 <= done < 28
+    status, summary = ingest(fresh_server)
+    assert status == 0 and summary["failed"] == 0
+    assert summary["ingested"] == 28 - done
+    assert set(statuses(fresh_server).values()) == {"ingested"}
+    all_pages = pages(fresh_server)
+    assert_meetings_and_attendee_timelines(all_pages)
+    assert_no_duplicate_entries(all_pages)
+    for entry in Manifest(fresh_server.paths).entries():
+        assert set(entry.pages) <= set(all_pages), entry.path
