@@ -4,7 +4,7 @@
 ``extract`` with the fixture answer for the source named in the prompt (``{"pages": []}``
 for a source without one), ``merge`` with the current sections overwritten by the new
 ones (what a model applying "the newer source wins" writes), ``repair`` with the page
-unchanged. ``overrides[path]`` replaces the answer for one source (a callable gets the
+unchanged (or as ``fix(page)`` makes it). ``overrides[path]`` replaces the answer for one source (a callable gets the
 request body). ``tasks`` counts the requests per task.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ class ScriptedModel:
         self.overrides: dict[str, Any] = {}
         self.tasks: Counter[str] = Counter()
         self.sources: list[str] = []
+        self.fix: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # for repair
         server.default = self.answer
 
     def answer(self, body: dict[str, Any]) -> Any:
@@ -60,5 +62,5 @@ class ScriptedModel:
             return json.dumps({"sections": {**current, **new}}, ensure_ascii=False)
         if task == "repair":
             page = json.loads(user.split("Page:\n", 1)[1])
-            return json.dumps(page, ensure_ascii=False)
+            return json.dumps(self.fix(page) if self.fix else page, ensure_ascii=False)
         raise AssertionError(f"unexpected task {task!r}")
