@@ -4,6 +4,15 @@ PyYAML turns ``2026-09-08`` into a ``datetime.date`` and crashes on ``2026-02-30
 here dates stay strings (a bad date becomes a validation problem with a location),
 and dumping is deterministic: keys in the given order, ISO dates bare, multi-line
 text as literal blocks, characters YAML would read as line breaks escaped.
+
+Loading uses libyaml (``CSafeLoader``) when PyYAML has it, several times faster; tag
+resolution and constructors stay Python, so valid YAML loads the same. libyaml is more
+lenient with a few malformed inputs that the pure-Python loader rejects (a tab after a
+plain value, a comment right after ``|``/``>``) and reads a bare ``!`` tag as "" rather
+than None. Text with lone surrogates, which libyaml cannot take, goes to the pure-Python
+loader, which reports them as a ``yaml.ReaderError`` as before. Dumping stays pure
+Python: libyaml's emitter writes characters outside the BMP (emoji) as ``\\U...``
+escapes and quotes some keys differently, which would change the bytes of rendered pages.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ def _without_timestamps(resolvers: dict[Any, list[Any]]) -> dict[Any, list[Any]]
     return {k: [(t, rx) for t, rx in v if t != _TIMESTAMP_TAG] for k, v in resolvers.items()}
 
 
-class _Loader(yaml.SafeLoader):
+class _PyLoader(yaml.SafeLoader):
     """Safe YAML where dates stay strings (a bad date is a validation problem, not a crash)."""
 
 
@@ -35,8 +44,17 @@ class _Dumper(yaml.SafeDumper):
     """Safe YAML that writes ISO dates bare, multi-line text as blocks, tuples as lists."""
 
 
-_Loader.yaml_implicit_resolvers = _without_timestamps(yaml.SafeLoader.yaml_implicit_resolvers)
+_PyLoader.yaml_implicit_resolvers = _without_timestamps(yaml.SafeLoader.yaml_implicit_resolvers)
 _Dumper.yaml_implicit_resolvers = _without_timestamps(yaml.SafeDumper.yaml_implicit_resolvers)
+
+_Loader: type[Any] = _PyLoader
+if hasattr(yaml, "CSafeLoader"):  # PyYAML built with libyaml
+
+    class _CLoader(yaml.CSafeLoader):
+        """``_PyLoader`` on libyaml: the same resolvers and constructors."""
+
+    _CLoader.yaml_implicit_resolvers = _without_timestamps(yaml.CSafeLoader.yaml_implicit_resolvers)
+    _Loader = _CLoader
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -67,7 +85,12 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
 
 def load_yaml(text: str) -> Any:
     """Safe YAML where dates stay strings; raises yaml.YAMLError."""
-    return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+    try:
+        return yaml.load(text, Loader=_Loader)  # a safe loader subclass
+    except UnicodeEncodeError:
+        # libyaml reads UTF-8, so lone surrogates fail before parsing; the pure-Python
+        # loader reports them as a yaml.ReaderError, like any other unreadable character.
+        return yaml.load(text, Loader=_PyLoader)
 
 
 def frontmatter_end(lines: list[str]) -> int | None:
