@@ -261,6 +261,8 @@ class IngestAgent:
         started = time.perf_counter()
         outcome = SourceOutcome(path, "failed", extractor=self.extractor_name)
         calls, tokens = self.budget.calls, self.budget.used
+        tool_calls = self.memory.calls
+        model_seconds = self.llm.model_seconds if self.llm is not None else 0.0
         try:
             source = await self.memory.read(path)
             outcome.path = source.path
@@ -288,6 +290,9 @@ class IngestAgent:
             outcome.llm_calls = self.budget.calls - calls
             outcome.tokens = self.budget.used - tokens
             outcome.seconds = time.perf_counter() - started
+            outcome.tool_calls = self.memory.calls - tool_calls
+            if self.llm is not None:
+                outcome.model_seconds = self.llm.model_seconds - model_seconds
         return outcome
 
     async def _mark_failed(self, path: str, reason: str) -> None:

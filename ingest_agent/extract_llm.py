@@ -20,6 +20,7 @@ Relative dates are resolved against the source's document date (``resolve_date``
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -127,6 +128,7 @@ class LLMExtractor:
     def __init__(self, schema: Schema, client: LLMClient) -> None:
         self.schema = schema
         self.client = client
+        self.model_seconds = 0.0  # time spent waiting for the model, for reports
 
     # -- extraction
 
@@ -190,7 +192,11 @@ class LLMExtractor:
         """Ask, check; on problems ask once more listing them all; then give up."""
         problems: list[str] = []
         for attempt in range(2):
-            answer = self.client.chat_json(messages)
+            started = time.perf_counter()
+            try:
+                answer = self.client.chat_json(messages)
+            finally:
+                self.model_seconds += time.perf_counter() - started
             result, dropped, problems = parse(answer)
             if not problems:
                 return result, dropped

@@ -79,6 +79,8 @@ class SourceOutcome:
     llm_calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    model_seconds: float = 0.0  # of ``seconds``, spent waiting for the model
+    tool_calls: int = 0
     conflicts: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -92,6 +94,8 @@ class SourceOutcome:
             "llm_calls": self.llm_calls,
             "tokens": self.tokens,
             "seconds": round(self.seconds, 4),
+            "model_seconds": round(self.model_seconds, 4),
+            "tool_calls": self.tool_calls,
             "conflicts": list(self.conflicts),
         }
 

@@ -1,0 +1,222 @@
+"""Ingest cost per source: example_kb through the ingest agent against a real server.
+
+A fresh copy of example_kb gets its own database (hash embedder) and a memory server
+on a free loopback port (Streamable HTTP, uvicorn in a thread). The agent runs in this
+process over MCP with a write token:
+
+- ``llm``: the scripted OpenAI-compatible test server (``tests/fixtures/llm_server.py``)
+  answering with ``tests/ingest_agent/data/extractions.yaml``, so the model's latency is
+  loopback transport, and what remains is the agent's and the server's own overhead;
+- ``rules``: the deterministic extractor, no model.
+
+Each mode ingests all 28 sources once, then runs a second, no-op pass. Reported per
+source: wall time, time waiting for the model, MCP tool calls, LLM calls and tokens
+(the scripted server counts characters / 4, like a tokenizer would roughly).
+
+    .venv/bin/python bench/bench_ingest.py            # both modes, a table
+    .venv/bin/python bench/bench_ingest.py --json --modes llm
+
+Uses the embedded PostgreSQL under /tmp/memserver-bench, or DATABASE_URL's server when
+set (it must allow CREATE DATABASE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import anyio  # noqa: E402
+import uvicorn  # noqa: E402
+
+from bench.load_mcp import free_port, percentile, wait_ready  # noqa: E402
+from ingest_agent.agent import IngestAgent, RunSummary  # noqa: E402
+from ingest_agent.extract_llm import LLMExtractor  # noqa: E402
+from ingest_agent.memory import Memory  # noqa: E402
+from memserver import pgserver  # noqa: E402
+from memserver.audit import AuditLog  # noqa: E402
+from memserver.config import EndpointSettings, load_settings  # noqa: E402
+from memserver.db import create_database, drop_database, with_database  # noqa: E402
+from memserver.embed import HashEmbedder  # noqa: E402
+from memserver.kb import KnowledgeBase  # noqa: E402
+from memserver.layout import KBPaths  # noqa: E402
+from memserver.llm import LLMClient, TokenBudget  # noqa: E402
+from memserver.mcp_client import open_http  # noqa: E402
+from memserver.mcp_server import build_server, create_http_app  # noqa: E402
+from memserver.tokens import TokenStore  # noqa: E402
+from memserver.tools.base import Services  # noqa: E402
+from tests.fixtures.llm_server import LLMServer, serve_app  # noqa: E402
+from tests.ingest_agent.scripted import ScriptedModel  # noqa: E402
+
+SCRATCH = Path(tempfile.gettempdir()) / "memserver-bench"
+EXAMPLE_KB = ROOT / "example_kb"
+
+
+def admin_url() -> tuple[str, Any]:
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        return url, None
+    SCRATCH.mkdir(mode=0o755, exist_ok=True)
+    pgserver.reap_orphans(SCRATCH)
+    server = pgserver.acquire(SCRATCH / "ingest-pg", lifetime="delete")
+    return server.uri(), server
+
+
+async def _ingest(url: str, token: str, llm: LLMServer | None) -> tuple[RunSummary, RunSummary]:
+    budget = TokenBudget(None)
+    client = None
+    if llm is not None:
+        endpoint = EndpointSettings(name="llm", base_url=llm.base_url, model=llm.model, timeout=30)
+        client = LLMClient(endpoint, budget, max_attempts=2)
+    try:
+        async with open_http(url, token) as session:
+            memory = Memory(session)
+            schema = await memory.start()
+            extractor = LLMExtractor(schema, client) if client is not None else None
+            agent = IngestAgent(memory, schema, llm=extractor, budget=budget)
+            first = await agent.run(show_progress=False)
+            memory.new_pass()
+            second = await agent.run(show_progress=False)
+            return first, second
+    finally:
+        if client is not None:
+            client.close()
+
+
+def run_mode(mode: str, pg: str, llm: LLMServer | None) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="bench-ingest-", dir=SCRATCH))
+    kb_dir = work / "kb"
+    shutil.copytree(EXAMPLE_KB, kb_dir, ignore=shutil.ignore_patterns(".memserver", "knowledge"))
+    (kb_dir / "manifest.json").unlink(missing_ok=True)
+    name = f"bench_ingest_{uuid.uuid4().hex[:10]}"
+    create_database(pg, name)
+    kb = KnowledgeBase.open(kb_dir, embedder=HashEmbedder(), database_url=with_database(pg, name))
+    try:
+        token = TokenStore(kb.db).create(f"bench-{uuid.uuid4().hex[:6]}", "*", write=True).secret
+        services = Services(
+            paths=KBPaths.of(kb_dir), kb_opener=lambda: kb, settings=load_settings(env={})
+        )
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        server = build_server(services, tokens=TokenStore(kb.db), audit=AuditLog(kb.db))
+        app = create_http_app(server, host="127.0.0.1", port=port)
+        uv = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+        )
+        thread = threading.Thread(target=uv.run, daemon=True)
+        thread.start()
+        try:
+            wait_ready(base)
+            started = time.perf_counter()
+            first, second = anyio.run(_ingest, f"{base}/mcp", token, llm)
+            wall = time.perf_counter() - started
+        finally:
+            uv.should_exit = True
+            thread.join(timeout=15)
+        return report(mode, first, second, wall)
+    finally:
+        kb.close()
+        drop_database(pg, name)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def report(mode: str, first: RunSummary, second: RunSummary, wall: float) -> dict[str, Any]:
+    seconds = [s.seconds * 1000 for s in first.sources]
+    model = [s.model_seconds * 1000 for s in first.sources]
+    own = [a - b for a, b in zip(seconds, model, strict=True)]
+    tools = [s.tool_calls for s in first.sources]
+    calls = [s.llm_calls for s in first.sources]
+    tokens = [s.tokens for s in first.sources]
+    n = len(first.sources)
+    return {
+        "mode": mode,
+        "sources": n,
+        "ingested": first.count("ingested"),
+        "failed": first.count("failed"),
+        "ms_per_source_p50": round(statistics.median(seconds), 1),
+        "ms_per_source_p95": round(percentile(seconds, 95), 1),
+        "ms_per_source_mean": round(statistics.fmean(seconds), 1),
+        "model_ms_per_source_mean": round(statistics.fmean(model), 1),
+        "own_ms_per_source_p50": round(statistics.median(own), 1),
+        "own_ms_per_source_p95": round(percentile(own, 95), 1),
+        "tool_calls_per_source_mean": round(statistics.fmean(tools), 1),
+        "tool_calls_per_source_max": max(tools),
+        "llm_calls_per_source_mean": round(sum(calls) / n, 2),
+        "llm_calls_per_source_max": max(calls),
+        "tokens_per_source_mean": round(sum(tokens) / n),
+        "tokens_per_source_max": max(tokens),
+        "tokens_total": sum(tokens),
+        "first_pass_s": round(first.seconds, 2),
+        "second_pass_s": round(second.seconds, 3),
+        "second_pass_sources": len(second.sources),
+        "wall_s": round(wall, 2),
+        "per_source": [
+            {
+                "path": s.path,
+                "ms": round(s.seconds * 1000, 1),
+                "model_ms": round(s.model_seconds * 1000, 1),
+                "tool_calls": s.tool_calls,
+                "llm_calls": s.llm_calls,
+                "tokens": s.tokens,
+                "pages": len(s.pages),
+            }
+            for s in first.sources
+        ],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--modes", nargs="+", default=["llm", "rules"], choices=["llm", "rules"])
+    parser.add_argument("--json", action="store_true", help="print JSON results")
+    args = parser.parse_args(argv)
+    pg, handle = admin_url()
+    results = []
+    try:
+        llm = LLMServer()
+        with serve_app(llm.app()) as url:
+            llm.url = url
+            for mode in args.modes:
+                llm.reset()
+                if mode == "llm":
+                    ScriptedModel(llm)
+                results.append(run_mode(mode, pg, llm if mode == "llm" else None))
+    finally:
+        if handle is not None:
+            handle.release()
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print(
+        "| mode | ms/source p50 / p95 | model ms/source | own ms/source p50 / p95 "
+        "| tool calls/source | LLM calls/source | tokens/source (mean / max) | 2nd pass |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(
+            f"| {r['mode']} | {r['ms_per_source_p50']} / {r['ms_per_source_p95']} "
+            f"| {r['model_ms_per_source_mean']} "
+            f"| {r['own_ms_per_source_p50']} / {r['own_ms_per_source_p95']} "
+            f"| {r['tool_calls_per_source_mean']} (max {r['tool_calls_per_source_max']}) "
+            f"| {r['llm_calls_per_source_mean']} (max {r['llm_calls_per_source_max']}) "
+            f"| {r['tokens_per_source_mean']} / {r['tokens_per_source_max']} "
+            f"| {r['second_pass_s']} s, {r['second_pass_sources']} sources |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
