@@ -97,8 +97,11 @@ def prepare_page(
 def embed_texts(
     embedder: Embedder, texts: Iterable[str], batch_size: int = EMBED_BATCH
 ) -> dict[str, np.ndarray]:
-    """Vectors for ``texts`` (each distinct text embedded once); EmbeddingError passes up."""
-    unique = list(dict.fromkeys(texts))
+    """Vectors for ``texts`` (each distinct text embedded once); EmbeddingError passes up.
+
+    Texts go to the embedder shortest first, so each call holds texts of similar length
+    (a model pads a batch to its longest text)."""
+    unique = sorted(dict.fromkeys(texts), key=len)
     out: dict[str, np.ndarray] = {}
     for start in range(0, len(unique), batch_size):
         batch = unique[start : start + batch_size]
