@@ -346,9 +346,12 @@ class KnowledgeBase:
                     conn, prepared, path, base_version, vectors, written_by, note, records, degraded
                 )
             finally:
-                with contextlib.suppress(psycopg.Error):
+                try:
+                    conn.rollback()  # nothing is pending here; leaves any failed state
                     conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", lock)
                     conn.commit()
+                except psycopg.Error:
+                    conn.close()  # ending the session releases its locks; the pool drops it
 
     def _store_locked(
         self,
