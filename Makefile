@@ -28,8 +28,17 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
+# `make up` runs on a working copy of example_kb (under the git-ignored .memserver/, so
+# the repository's example stays pristine for the tests), or on your own KB=DIR.
+# Extra flags: make up UP_ARGS="--embedder hash --watch 10s".
+UP_KB := .memserver/example_kb
 up: $(STAMP)
-	$(BIN)/memserver --kb $(or $(KB),example_kb) up
+ifdef KB
+	$(BIN)/memserver --kb $(KB) up $(UP_ARGS)
+else
+	mkdir -p $(UP_KB) && cp -R example_kb/. $(UP_KB)/
+	$(BIN)/memserver --kb $(UP_KB) up $(UP_ARGS)
+endif
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
