@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from memserver.errors import NotFoundError, ToolCallError
 from memserver.mcp_client import MemoryClient
 from memserver.page import Page, TimelineEntry, as_date, page_slug
 from memserver.schema import Schema
+
+log = logging.getLogger(__name__)
 
 LIST_PAGE = 500
 
@@ -217,7 +220,8 @@ class Memory:
             args["date"] = day.isoformat()
         try:
             result = await self.call("kb_resolve", args)
-        except ToolCallError:
+        except ToolCallError as exc:
+            log.warning("kb_resolve %r failed, treating it as new: %s", name, exc)
             return "new", [], False
         return (
             str(result.get("verdict", "new")),

@@ -131,6 +131,12 @@ def assert_meetings_and_attendee_timelines(all_pages: dict[str, Page]) -> None:
                 e.date == day and f"meetings/{slug}" in e.text for e in people[name].timeline
             ), (name, slug)
     assert len([p for p in all_pages if p.startswith("meetings/")]) == len(MEETINGS)
+    globex = by_title(all_pages, "companies")["Globex"]  # ... and the company's page
+    assert any(
+        e.date == dt.date(2026, 11, 12)
+        and "meetings/2026-11-12-globex-integration-review" in e.text
+        for e in globex.timeline
+    )
     assert "people/alex" not in all_pages and "people/bob" not in all_pages
 
 
