@@ -25,8 +25,9 @@ from memserver.db import Database
 from memserver.layout import KBPaths
 from memserver.manifest import Manifest, Status
 from memserver.mcp_client import open_http
+from memserver.supervise import Child
 from memserver.tokens import TokenStore
-from memserver.up import INGEST_TOKEN, READ_TOKEN, Child, ensure_tokens
+from memserver.up import INGEST_TOKEN, READ_TOKEN, ensure_tokens
 from tests.fixtures.server import copy_example_kb
 
 READY_TIMEOUT = 120.0  # embedded PostgreSQL start, migrations, reindex, both servers
