@@ -26,15 +26,17 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx2
-import openai
 
 from memserver import tls
 from memserver.budget import TokenBudget, estimate_tokens, usage_tokens
 from memserver.config import EndpointSettings
 from memserver.errors import ConfigError, LLMError
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = [
     "ChatResult",
@@ -188,6 +190,8 @@ class LLMClient:
         self.max_attempts = max(1, max_attempts if max_attempts is not None else 1 + retries)
         self.backoff = backoff
         self.max_backoff = max_backoff
+        import openai  # here, not at the top: it takes about a second to import
+
         self._http = http_client if http_client is not None else tls.http_client(endpoint)
         self._client = openai.OpenAI(
             base_url=self.base_url,
@@ -314,6 +318,8 @@ class LLMClient:
         Retries happen only before the first chunk; usage is charged at the end (from
         the provider's usage chunk, else estimated).
         """
+        import openai
+
         self.budget.check(estimate_tokens(messages))
         wire: Any = messages
         stream = self._call(
@@ -352,6 +358,8 @@ class LLMClient:
     # -- retries and errors
 
     def _call(self, fn: Callable[[], T]) -> T:
+        import openai
+
         for attempt in range(1, self.max_attempts + 1):
             try:
                 return fn()
@@ -379,6 +387,8 @@ class LLMClient:
         return float(self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4))
 
     def _error(self, exc: openai.APIError, attempts: int = 1) -> LLMError:
+        import openai
+
         name, where = self.endpoint.name, f"{self.base_url} (model {self.model})"
         tried = f" after {attempts} attempts" if attempts > 1 else ""
         if isinstance(exc, openai.APIStatusError):

@@ -23,16 +23,17 @@ import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
-from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, TextContent, Tool
 
-from memserver.config import EndpointSettings
 from memserver.errors import ConfigError, ServerAuthError, ToolCallError
+
+if TYPE_CHECKING:  # mcp takes over a second to import: the functions import it on use
+    from mcp import Client
+    from mcp_types import CallToolResult, Tool
+
+    from memserver.config import EndpointSettings
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -72,6 +73,8 @@ class MemoryClient:
 
     async def list_tools(self) -> list[Tool]:
         """The tools this token may use (the server hides the others)."""
+        from mcp.shared.exceptions import MCPError
+
         try:
             return list((await self.client.list_tools(cache_mode="refresh")).tools)
         except MCPError as exc:
@@ -85,6 +88,8 @@ class MemoryClient:
         self, name: str, arguments: Mapping[str, Any] | None = None
     ) -> CallToolResult:
         """The raw result, errors included (for callers that show errors to a model)."""
+        from mcp.shared.exceptions import MCPError
+
         try:
             return await self.client.call_tool(name, dict(arguments or {}))
         except MCPError as exc:
@@ -103,6 +108,8 @@ class MemoryClient:
 
 def result_text(result: CallToolResult) -> str:
     """The text blocks of a result, joined (what a model would read)."""
+    from mcp_types import TextContent
+
     return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
@@ -130,6 +137,9 @@ async def open_http(
 
     Pass ``http_client`` to control TLS (it must already carry the Authorization header).
     """
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
     if not token:
         raise ConfigError(
             "no memory server token", "set MEMORY_TOKEN (see `memserver token create`)"
@@ -192,6 +202,8 @@ async def open_stdio(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> AsyncIterator[MemoryClient]:
     """Spawn ``memserver --kb DIR serve --stdio`` (with MEMORY_TOKEN, or --trusted) and connect."""
+    from mcp import Client, StdioServerParameters
+
     if not trusted and not token:
         raise ConfigError(
             "no memory server token for stdio",

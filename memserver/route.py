@@ -24,15 +24,18 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memserver.config import Settings
 from memserver.errors import BudgetExceeded, LLMError
-from memserver.laya import LayaClient
-from memserver.llm import LLMClient, TokenBudget
 from memserver.schema import FolderSpec, Schema
+
+if TYPE_CHECKING:
+    from memserver.budget import TokenBudget
+    from memserver.config import Settings
+    from memserver.laya import LayaClient
+    from memserver.llm import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +176,9 @@ class Router:
         budget: TokenBudget | None = None,
     ) -> Router:
         """A router over the configured stages (few retries: routing must stay quick)."""
+        from memserver.laya import LayaClient
+        from memserver.llm import LLMClient
+
         llm = LLMClient(settings.llm, budget, max_attempts=2) if settings.llm else None
         laya = LayaClient(settings.laya) if settings.laya else None
         threshold = settings.laya.options.get("threshold", 0.5) if settings.laya else 0.5

@@ -5,14 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.table import Table
-
 from memserver.commands.output import console, print_json
 from memserver.errors import PageValidationError, Problem, SchemaError, UserError
 from memserver.layout import KBPaths
-from memserver.manifest import Manifest, Status
-from memserver.page import effective_date, page_slug, parse_page, render_page, validate_page
-from memserver.schema import load_schema
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,6 +43,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_schema_check(args: argparse.Namespace) -> int:
+    from memserver.schema import load_schema
+
     paths = KBPaths.of(args.kb)
     try:
         schema = load_schema(paths.schema)
@@ -67,6 +64,10 @@ def run_schema_check(args: argparse.Namespace) -> int:
 
 
 def run_scan(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from memserver.manifest import Manifest, Status
+
     result = Manifest(KBPaths.of(args.kb)).scan()
     if args.json:
         print_json(
@@ -103,6 +104,9 @@ def _folder_of(file: Path, given: str | None) -> str:
 
 
 def run_page_check(args: argparse.Namespace) -> int:
+    from memserver.page import effective_date, page_slug, parse_page, render_page, validate_page
+    from memserver.schema import load_schema
+
     file = Path(args.file)
     try:
         text = file.read_text(encoding="utf-8")

@@ -9,8 +9,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Collection
 
-from rich.markup import escape
-
 from memserver.commands.output import console, print_json
 from memserver.errors import UserError
 
@@ -60,6 +58,8 @@ def _folders(value: str | None) -> Collection[str] | None:
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from memserver.config import load_settings
     from memserver.graph import neighbors
     from memserver.kb import KnowledgeBase, split_id
@@ -93,6 +93,8 @@ def run_neighbors(args: argparse.Namespace) -> int:
 
 
 def run_resolve(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from memserver.config import load_settings
     from memserver.kb import KnowledgeBase
     from memserver.resolve import advice, resolve

@@ -6,15 +6,17 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from memserver.commands.output import print_json
-from memserver.config import EndpointSettings, load_settings
 from memserver.errors import UserError
 from memserver.layout import KBPaths
-from memserver.route import Embed, Router
-from memserver.schema import load_schema
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memserver.config import EndpointSettings
+    from memserver.route import Embed
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_route(args: argparse.Namespace) -> int:
+    from memserver.config import load_settings
+    from memserver.route import Router
+    from memserver.schema import load_schema
+
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
     if not text.strip():
         raise UserError("nothing to route: TEXT is empty", "pass the text as arguments or on stdin")

@@ -7,12 +7,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from rich.markup import escape
-
 from memserver.commands.output import console, print_json
 from memserver.errors import SchemaError, UserError
-from memserver.schema import load_schema
-from memserver.timeparse import parse_time, reference_time, zone
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,6 +71,9 @@ def kb_timezone(kb: str | None, explicit: str | None) -> str:
     An invalid schema.yaml does not stop a read-only look at a question: it is reported
     on stderr and UTC is used (the repository root's schema.yaml is the meta-schema).
     """
+    from memserver.schema import load_schema
+    from memserver.timeparse import zone
+
     if explicit:
         return zone(explicit).key
     if kb and (Path(kb) / "schema.yaml").is_file():
@@ -90,6 +89,10 @@ def kb_timezone(kb: str | None, explicit: str | None) -> str:
 
 
 def _timeparse(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
+    from memserver.timeparse import parse_time, reference_time
+
     tz = kb_timezone(args.kb, args.tz)
     now = reference_time(parse_now(args.now), tz)
     text = " ".join(args.text)
@@ -117,6 +120,8 @@ def _timeparse(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from memserver.config import load_settings
     from memserver.kb import KnowledgeBase
     from memserver.search import Searcher, SearchRequest

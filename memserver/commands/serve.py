@@ -7,8 +7,6 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-import anyio
-
 from memserver.errors import UserError
 from memserver.layout import KBPaths
 
@@ -50,6 +48,8 @@ def parse_addr(addr: str) -> tuple[str, int]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    import anyio
+
     from memserver.audit import AuditLog
     from memserver.db import Database
     from memserver.mcp_server import build_server, serve_http, serve_stdio

@@ -7,8 +7,6 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from rich.table import Table
-
 from memserver.commands.output import console, print_json, progress
 
 if TYPE_CHECKING:
@@ -142,6 +140,8 @@ def run_reindex(args: argparse.Namespace) -> int:
 
 
 def run_stats(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
     with _open(args, check_embedding=False) as kb:
         stats = kb.stats()
     if args.json:
@@ -188,6 +188,8 @@ def _stored_dict(stored: Any) -> dict[str, Any]:
 
 
 def run_history(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
     with _open(args, check_embedding=False) as kb:
         versions = kb.history(args.page)
     if args.json:
