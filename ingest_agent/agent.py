@@ -19,7 +19,6 @@ present are not added again and unchanged pages are not written.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import logging
 import re
@@ -30,6 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ingest_agent.drafts import (
+    Work,
+    add_stubs,
+    combine,
+    dedupe,
+    event_entries,
+    linked,
+    repair_by_rules,
+)
 from ingest_agent.errors import SourceFailed
 from ingest_agent.extract_rules import RulesExtractor, transliterated_alias
 from ingest_agent.memory import Memory, Resolved, is_validation, is_version_conflict
@@ -40,8 +48,6 @@ from ingest_agent.model import (
     Source,
     SourceOutcome,
     is_dated,
-    link_fields,
-    link_names,
 )
 from ingest_agent.text import has_cyrillic, norm, transliterate
 from memserver.commands.output import progress
@@ -49,12 +55,11 @@ from memserver.errors import (
     BudgetExceeded,
     LLMError,
     MemoryError_,
-    Problem,
     ToolCallError,
     UserError,
 )
 from memserver.llm import TokenBudget
-from memserver.page import Page, TimelineEntry, as_date, page_slug, validate_page
+from memserver.page import Page, as_date, page_slug, validate_page
 from memserver.redact import has_private, redact_private
 from memserver.schema import FolderSpec, Schema
 
@@ -192,15 +197,6 @@ class RunSummary:
             "tokens": self.tokens,
             "sources": [s.as_dict() for s in self.sources],
         }
-
-
-@dataclass
-class _Work:
-    """A draft on its way to the store: where it resolved and what it links to."""
-
-    draft: Draft
-    page_id: str | None = None  # None: a new page, the server picks the slug
-    dropped: bool = False
 
 
 class IngestAgent:
@@ -354,19 +350,19 @@ class IngestAgent:
     # -- applying an extraction ----------------------------------------------------------------
 
     async def _apply(self, source: Source, extraction: Extraction, outcome: SourceOutcome) -> None:
-        works = self._combine(extraction.drafts)
-        self._add_stubs(works)
+        works = combine(extraction.drafts, self.schema)
+        add_stubs(works, self.schema)
         names: dict[tuple[str, str], str | None] = {}
         entities = [w for w in works if not is_dated(self._folder(w))]
         events = [w for w in works if is_dated(self._folder(w))]
         for work in entities:
             await self._resolve_entity(work, names)
-        entities = self._dedupe(entities)
+        entities = dedupe(entities)
         for work in events:
             await self._resolve_event(work)
         for work in [*entities, *events]:
-            work.draft = replace(work.draft, page=self._linked(work.draft, names))
-        self._event_entries(source, entities, events)
+            work.draft = replace(work.draft, page=linked(work.draft, names, self.schema))
+        event_entries(source, entities, events, self.schema)
         for work in [*entities, *events]:
             if work.dropped:
                 continue
@@ -379,42 +375,10 @@ class IngestAgent:
             if not is_dated(self._folder(work)):
                 self._known[norm(work.draft.title)] = (work.draft.folder, work.draft.title)
 
-    def _folder(self, work: _Work) -> FolderSpec:
+    def _folder(self, work: Work) -> FolderSpec:
         return self.schema.folder(work.draft.folder)
 
-    def _combine(self, drafts: Sequence[Draft]) -> list[_Work]:
-        """One work item per page: drafts of the same page from this source are combined."""
-        out: dict[tuple[str, str, str | None], _Work] = {}
-        for draft in drafts:
-            spec = self.schema.folder(draft.folder)
-            day = draft.page.fields.get(spec.date_field) if spec.date_field else None
-            key = (draft.folder, norm(draft.title), str(day) if day else None)
-            if key in out:
-                out[key].draft = Draft(draft.folder, combine_pages(out[key].draft.page, draft.page))
-            else:
-                out[key] = _Work(draft)
-        return list(out.values())
-
-    def _add_stubs(self, works: list[_Work]) -> None:
-        """A page for every link target in an entity folder, so links always land."""
-        present = {
-            (w.draft.folder, norm(name))
-            for w in works
-            for name in (w.draft.title, *w.draft.page.aliases)
-        }
-        for work in list(works):
-            spec = self._folder(work)
-            for name, target, _ in link_fields(spec):
-                target_spec = self.schema.folder(target)
-                if is_dated(target_spec):
-                    continue
-                for value in link_names(work.draft.page.fields.get(name)):
-                    if (target, norm(value)) in present:
-                        continue
-                    present.add((target, norm(value)))
-                    works.append(_Work(Draft(target, Page(title=value, type=target_spec.type))))
-
-    async def _resolve_entity(self, work: _Work, names: dict[tuple[str, str], str | None]) -> None:
+    async def _resolve_entity(self, work: Work, names: dict[tuple[str, str], str | None]) -> None:
         draft = work.draft
         spec = self._folder(work)
         found = await self._find(draft.title, draft.page.aliases, spec.name)
@@ -475,23 +439,7 @@ class IngestAgent:
                     return Resolved(best["id"], best["title"], folder, "transliterated")
         return None
 
-    def _dedupe(self, works: list[_Work]) -> list[_Work]:
-        """Drafts that resolved to the same page become one."""
-        out: dict[str, _Work] = {}
-        rest: list[_Work] = []
-        for work in works:
-            if work.page_id is None or work.dropped:
-                rest.append(work)
-            elif work.page_id in out:
-                first = out[work.page_id]
-                first.draft = Draft(
-                    first.draft.folder, combine_pages(first.draft.page, work.draft.page)
-                )
-            else:
-                out[work.page_id] = work
-        return [*out.values(), *rest]
-
-    async def _resolve_event(self, work: _Work) -> None:
+    async def _resolve_event(self, work: Work) -> None:
         spec = self._folder(work)
         page = work.draft.page
         day = as_date(page.fields.get(spec.date_field)) if spec.date_field else None
@@ -508,60 +456,9 @@ class IngestAgent:
         except UserError:
             work.page_id = None  # no usable date: validation will say so
 
-    def _linked(self, draft: Draft, names: dict[tuple[str, str], str | None]) -> Page:
-        """Link field values as the titles they resolved to (unresolvable ones left out)."""
-        spec = self.schema.folder(draft.folder)
-        fields = dict(draft.page.fields)
-        for name, target, many in link_fields(spec):
-            values = link_names(fields.get(name))
-            if not values:
-                continue
-            mapped: list[str] = []
-            for value in values:
-                title = names.get((target, norm(value)), value)
-                if title is not None and norm(title) not in {norm(m) for m in mapped}:
-                    mapped.append(title)
-            if not mapped:
-                fields.pop(name, None)
-            else:
-                fields[name] = mapped if many else mapped[0]
-        return replace(draft.page, fields=fields)
-
-    def _event_entries(self, source: Source, entities: list[_Work], events: list[_Work]) -> None:
-        """A meeting (any event) adds a dated entry to each entity page it links to."""
-        by_key = {
-            (w.draft.folder, norm(n)): w
-            for w in entities
-            if not w.dropped
-            for n in (w.draft.title, *w.draft.page.aliases)
-        }
-        for event in events:
-            spec = self._folder(event)
-            page = event.draft.page
-            day = as_date(page.fields.get(spec.date_field)) if spec.date_field else None
-            if day is None or event.dropped:
-                continue
-            ref = f" ({event.page_id})" if event.page_id else ""
-            for name, target, _ in link_fields(spec):
-                target_spec = self.schema.folder(target)
-                if is_dated(target_spec) or not target_spec.timeline:
-                    continue
-                field_spec = spec.field(name)
-                verb = field_spec.verb if field_spec is not None else None
-                lead = f"Attended {spec.type}" if verb == "attended" else spec.type.capitalize()
-                text = f"{lead} “{page.title}”{ref}"
-                for value in link_names(page.fields.get(name)):
-                    work = by_key.get((target, norm(value)))
-                    if work is not None:
-                        entry = TimelineEntry(day, text, source.path)
-                        timeline = (*work.draft.page.timeline, entry)
-                        work.draft = replace(
-                            work.draft, page=replace(work.draft.page, timeline=timeline)
-                        )
-
     # -- writing -------------------------------------------------------------------------
 
-    async def _write(self, source: Source, work: _Work) -> tuple[str, bool, tuple[Conflict, ...]]:
+    async def _write(self, source: Source, work: Work) -> tuple[str, bool, tuple[Conflict, ...]]:
         """Merge into the stored page and put it (see the module docstring); (id, changed, conflicts)."""
         spec = self._folder(work)
         draft = work.draft
@@ -665,54 +562,3 @@ def _draft_id(page: Page, spec: FolderSpec) -> str:
 def _problems(message: str) -> list[str]:
     found = [f"{m.group(1)}: {m.group(2)}" for m in _PROBLEM_LINE.finditer(message)]
     return found or [message]
-
-
-def combine_pages(first: Page, second: Page) -> Page:
-    """Two drafts of one page from the same source: fields first-wins, the rest joined."""
-    fields = {**dict(second.fields), **dict(first.fields)}
-    sections = dict(first.sections)
-    for heading, body in second.sections.items():
-        if heading not in sections:
-            sections[heading] = body
-        elif norm(body) not in norm(sections[heading]):
-            sections[heading] = f"{sections[heading]}\n\n{body}"
-    aliases = [*first.aliases, *second.aliases]
-    if norm(second.title) != norm(first.title):
-        aliases.append(second.title)
-    return dataclasses.replace(
-        first,
-        fields=fields,
-        aliases=tuple(a for a in aliases if norm(a) != norm(first.title)),
-        sources=(*first.sources, *second.sources),
-        sections=sections,
-        timeline=(*first.timeline, *second.timeline),
-        open_questions=(*first.open_questions, *second.open_questions),
-    )
-
-
-def repair_by_rules(page: Page, spec: FolderSpec, problems: list[str]) -> Page:
-    """Without a model: drop what the schema refuses, keeping section text under a valid heading."""
-    problem_fields = set()
-    for text in problems:
-        location = text.split(":", 1)[0].strip()
-        if location.startswith("fields."):
-            problem_fields.add(location.split(".", 2)[1].split("[")[0])
-    fields = {
-        k: v
-        for k, v in page.fields.items()
-        if k not in problem_fields and spec.field(k) is not None
-    }
-    sections: dict[str, str] = {}
-    first = spec.sections[0] if spec.sections else None
-    for heading, body in page.sections.items():
-        if heading in spec.sections:
-            sections[heading] = f"{sections[heading]}\n\n{body}" if heading in sections else body
-        elif first is not None:
-            moved = f"**{heading}**\n{body}"
-            sections[first] = f"{sections[first]}\n\n{moved}" if first in sections else moved
-    timeline = page.timeline if spec.timeline else ()
-    return replace(page, type=spec.type, fields=fields, sections=sections, timeline=timeline)
-
-
-def problem_list(problems: Sequence[Problem]) -> list[str]:
-    return [str(p) for p in problems]
