@@ -54,6 +54,7 @@ from memserver.commands.output import progress
 from memserver.errors import (
     BudgetExceeded,
     LLMError,
+    ServerAuthError,
     MemoryError_,
     ToolCallError,
     UserError,
@@ -274,8 +275,8 @@ class IngestAgent:
                     source.path, source.hash, outcome.pages, extraction.extractor
                 )
                 outcome.status = "ingested"
-        except BudgetExceeded:
-            raise
+        except (BudgetExceeded, ServerAuthError):
+            raise  # these stop the run; the source stays pending
         except (SourceFailed, LLMError, UserError, ToolCallError) as exc:
             reason = exc.reason if isinstance(exc, SourceFailed) else str(exc)
             log.warning("ingest %s failed: %s", path, reason)

@@ -25,7 +25,7 @@ import json
 import logging
 import re
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.budget is not None and args.budget <= 0:
             raise IngestUsageError(f"--budget must be positive, not {args.budget}")
         settings = load_settings(args.config)
-        return anyio.run(_run, args, settings, interval)
+        return _unwrapped(lambda: anyio.run(_run, args, settings, interval))
     except KeyboardInterrupt:
         print("ingest-agent: stopped", file=sys.stderr)
         return 130
@@ -112,6 +112,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError_ as exc:
         print(f"ingest-agent: {exc}", file=sys.stderr)
         return 1
+
+
+def _unwrapped(run: Callable[[], int]) -> int:
+    """Run, turning an exception group from the MCP session's tasks into its cause.
+
+    An error raised inside the session (a refused token, a missing tool) reaches us
+    wrapped in the session's task group; the user should see the error itself.
+    """
+    try:
+        return run()
+    except BaseExceptionGroup as group:
+        for leaf in _leaves(group):
+            if isinstance(leaf, MemoryError_ | KeyboardInterrupt):
+                raise leaf from None
+        raise
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 @asynccontextmanager

@@ -226,3 +226,21 @@ def test_a_killed_run_is_finished_by_the_next_without_duplicates(
     assert_no_duplicate_entries(all_pages)
     for entry in Manifest(fresh_server.paths).entries():
         assert set(entry.pages) <= set(all_pages), entry.path
+
+
+def test_a_read_only_token_is_refused_in_one_line(
+    small_server: IngestServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from memserver.tokens import TokenStore
+
+    reader = TokenStore(small_server.kb().db).create("reader-only", "*").secret
+    monkeypatch.setenv("MEMORY_TOKEN", reader)
+    assert main(["--url", small_server.url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ingest-agent: error:") and "--write" in err
+    assert "Traceback" not in err
+    monkeypatch.setenv("MEMORY_TOKEN", "ms_not-a-token")
+    assert main(["--url", small_server.url]) == 2
+    assert "refused the token" in capsys.readouterr().err
