@@ -54,8 +54,8 @@ from memserver.commands.output import progress
 from memserver.errors import (
     BudgetExceeded,
     LLMError,
-    ServerAuthError,
     MemoryError_,
+    ServerAuthError,
     ToolCallError,
     UserError,
 )
