@@ -31,7 +31,6 @@ import datetime as dt
 import json
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,12 +47,18 @@ if str(ROOT) not in sys.path:
 
 import anyio  # noqa: E402
 
+from bench.common import (  # noqa: E402
+    create_token,
+    free_port,
+    percentile,
+    scripted_llm,
+    stop_process,
+    wait_ready,
+)
 from bench.gen_kb import GeneratedKB, generate_kb  # noqa: E402
-from bench.load_mcp import free_port, percentile, wait_ready  # noqa: E402
-from memserver.config import EndpointSettings, load_settings  # noqa: E402
+from memserver.config import load_settings  # noqa: E402
 from memserver.llm import LLMClient  # noqa: E402
 from memserver.mcp_client import open_http  # noqa: E402
-from memserver.tokens import TokenStore  # noqa: E402
 from read_agent.agent import Answer, ReadAgent  # noqa: E402
 
 NOW = "2026-07-01T12:00:00+00:00"  # after the generated two years of meetings
@@ -221,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     config = work / "config.yaml"
     config.write_text("embedding:\n  provider: hash\n  dims: 384\n")
-    reader = TokenStore(kb_dir / ".memserver").create("bench-reader", "*").secret
     command = [sys.executable, "-m", "memserver.cli", "--kb", str(kb_dir), "--config", str(config)]
+    reader = create_token(command, "bench-reader", "*")
     t0 = time.monotonic()
     subprocess.run([*command, "reindex"], check=True, capture_output=True)
     index_seconds = time.monotonic() - t0
@@ -237,12 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             agent_answers = ask_all(url, reader, llm, questions, args.max_steps)
         extractive_answers = ask_all(url, reader, None, questions, args.max_steps)
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=30)
+        stop_process(server)
         shutil.rmtree(work, ignore_errors=True)
 
     report = {
@@ -272,21 +271,8 @@ def model(real: bool, config: str | None) -> Iterator[tuple[LLMClient, Any]]:
         with LLMClient(settings.llm) as llm:
             yield llm, None
         return
-    from tests.fixtures.llm_server import LLMServer, serve_app
-
-    server = LLMServer()
-    server.default = policy
-    with serve_app(server.app()) as url:
-        server.url = url
-        endpoint = EndpointSettings(
-            name="llm",
-            base_url=server.base_url,
-            model=server.model,
-            timeout=30,
-            options=MappingProxyType({"max_retries": 0}),
-        )
-        with LLMClient(endpoint, max_attempts=1) as llm:
-            yield llm, server
+    with scripted_llm(policy) as (llm, server):
+        yield llm, server
 
 
 def _print(report: dict[str, Any]) -> None:

@@ -48,11 +48,6 @@ def _use_root(root: Path) -> None:
         sys.path.insert(0, entry)
 
 
-def _percentile(values: Sequence[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
-
-
 def bench_page(rounds: int) -> dict[str, Any]:
     from gen_kb import SCHEMA, generate_pages
 
@@ -122,42 +117,26 @@ def bench_cli(root: Path, runs: int, importtime: bool) -> dict[str, Any]:
 
 
 def bench_http(calls: int) -> dict[str, Any]:
-    from types import MappingProxyType
-
-    from memserver.config import EndpointSettings
-    from memserver.llm import LLMClient
+    from bench.common import percentile, scripted_llm
     from memserver.tls import http_client
-    from tests.fixtures.llm_server import LLMServer, serve_app
 
-    server = LLMServer()
-    server.default = lambda body: "an answer"
-    with serve_app(server.app()) as url:
-        server.url = url
-        endpoint = EndpointSettings(
-            name="llm",
-            base_url=server.base_url,
-            model=server.model,
-            timeout=5.0,
-            options=MappingProxyType({"max_retries": 0}),
-        )
+    def timed(fn: Callable[[], object]) -> dict[str, float]:
+        fn()  # connects
+        walls = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            fn()
+            walls.append((time.perf_counter() - start) * 1000)
+        return {
+            "p50_ms": round(statistics.median(walls), 2),
+            "p95_ms": round(percentile(walls, 0.95), 2),
+        }
 
-        def timed(fn: Callable[[], object]) -> dict[str, float]:
-            fn()  # connects
-            walls = []
-            for _ in range(calls):
-                start = time.perf_counter()
-                fn()
-                walls.append((time.perf_counter() - start) * 1000)
-            return {
-                "p50_ms": round(statistics.median(walls), 2),
-                "p95_ms": round(_percentile(walls, 0.95), 2),
-            }
-
-        messages = [{"role": "user", "content": "hello"}]
-        with LLMClient(endpoint) as llm:
-            chat = timed(lambda: llm.chat(messages))
-        with http_client(endpoint) as client:
-            get = timed(lambda: client.get(url + "/health").raise_for_status())
+    messages = [{"role": "user", "content": "hello"}]
+    with scripted_llm(lambda body: "an answer", timeout=5.0) as (llm, server):
+        chat = timed(lambda: llm.chat(messages))
+        with http_client(llm.endpoint) as client:
+            get = timed(lambda: client.get(server.url + "/health").raise_for_status())
     return {"calls": calls, "chat": chat, "get_health": get}
 
 

@@ -20,8 +20,6 @@ import argparse
 import json
 import random
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,12 +30,21 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 
 from memserver.mcp_client import MemoryClient, open_http
-from memserver.tokens import TokenStore
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import (  # noqa: E402
+    create_token,
+    free_port,
+    percentile,
+    stop_process,
+    wait_ready,
+)
+
 FOLDERS = ("people", "companies", "meetings")
 
 
@@ -52,13 +59,6 @@ class Stats:
         if not ok:
             self.errors[tool] = self.errors.get(tool, 0) + 1
             self.first_error = self.first_error or error
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def seed_page(i: int) -> tuple[str, dict[str, Any]]:
@@ -134,24 +134,6 @@ async def timed_call(memory: MemoryClient, tool: str, args: dict[str, Any], stat
     stats.add(tool, time.perf_counter() - started, ok, error)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_ready(base: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx2.get(f"{base}/healthz", timeout=1.0).status_code == 200:
-                return
-        except httpx2.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise TimeoutError(f"server at {base} not ready after {timeout}s")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=20)
@@ -165,12 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copytree(ROOT / "example_kb", kb, ignore=shutil.ignore_patterns(".memserver"))
     config = work / "config.yaml"
     config.write_text("embedding:\n  provider: hash\n  dims: 384\n")
-    tokens = TokenStore(kb / ".memserver")
-    writer = tokens.create("bench-writer", "*", write=True).secret
-    reader = tokens.create("bench-reader", ",".join(FOLDERS)).secret
+    command = [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "--config", str(config)]
+    writer = create_token(command, "bench-writer", "*", write=True)
+    reader = create_token(command, "bench-reader", ",".join(FOLDERS))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "--config", str(config)]
     server = subprocess.Popen([*command, "serve", "--addr", f"127.0.0.1:{port}"])
     try:
         wait_ready(base)
@@ -190,12 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         anyio.run(load)
         elapsed = time.monotonic() - t1
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=30)
+        stop_process(server)
         shutil.rmtree(work, ignore_errors=True)
 
     every = [v for values in stats.latencies.values() for v in values]
