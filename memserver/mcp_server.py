@@ -103,10 +103,14 @@ class MemoryServer(MCPServer[Any]):
         tokens: TokenStore | None = None,
         audit: AuditLog | None = None,
         fixed_scope: Scope | None = None,
+        fixed_secret: str | None = None,
         public_url: str | None = None,
     ) -> None:
         """HTTP: ``tokens`` and ``public_url`` (bearer auth). Stdio: ``fixed_scope``, plus
-        ``tokens`` when the scope is a token's, so that revoking it also stops the session."""
+        ``tokens`` and the token's ``fixed_secret`` when the scope is a token's, so that
+        revoking it also stops the session."""
+        if fixed_scope is not None and tokens is not None and not fixed_secret:
+            raise ValueError("a token-scoped stdio server needs the token's secret to re-check it")
         if fixed_scope is None and tokens is None:
             raise ValueError("a MemoryServer needs either a fixed scope (stdio) or a token store")
         auth = None
@@ -131,6 +135,7 @@ class MemoryServer(MCPServer[Any]):
         self.tokens = tokens
         self.audit = audit
         self.fixed_scope = fixed_scope
+        self._fixed_secret = fixed_secret
         self._specs: dict[str, ToolSpec] = {}
 
     # -- registration -----------------------------------------------------------------
@@ -185,14 +190,20 @@ class MemoryServer(MCPServer[Any]):
         if self.fixed_scope is not None:
             if self.tokens is None:  # trusted
                 return self.fixed_scope
-            name = self.fixed_scope.token_name
-        else:
-            access = get_access_token()
-            if access is None or self.tokens is None:
-                raise ScopeError("no token on this request", "send Authorization: Bearer <token>")
-            name = access.client_id
+            # Re-checked by the secret's hash, not the name: a revoked token whose name was
+            # given to a new token must not inherit the new token's rights.
+            current = self.tokens.verify(self._fixed_secret or "")
+            if current is None:
+                raise ScopeError(
+                    f"token {self.fixed_scope.token_name!r} is revoked or expired",
+                    "ask for a new token",
+                )
+            return Scope.of_token(current)
+        access = get_access_token()
+        if access is None or self.tokens is None:
+            raise ScopeError("no token on this request", "send Authorization: Bearer <token>")
         # Looked up fresh (one indexed query): a token revoked mid-session stops here.
-        record = self.tokens.get(name)
+        record = self.tokens.get(access.client_id)
         if not record.is_active():
             raise ScopeError(f"token {record.name!r} is {record.status()}", "ask for a new token")
         return Scope.of_token(record)
@@ -383,13 +394,19 @@ def build_server(
     tokens: TokenStore | None = None,
     audit: AuditLog | None = None,
     fixed_scope: Scope | None = None,
+    fixed_secret: str | None = None,
     public_url: str | None = None,
 ) -> MemoryServer:
     """A MemoryServer with every tool group of ``memserver.tools`` registered."""
     from memserver.tools import register_all
 
     server = MemoryServer(
-        services, tokens=tokens, audit=audit, fixed_scope=fixed_scope, public_url=public_url
+        services,
+        tokens=tokens,
+        audit=audit,
+        fixed_scope=fixed_scope,
+        fixed_secret=fixed_secret,
+        public_url=public_url,
     )
     register_all(server)
     return server

@@ -49,6 +49,7 @@ import contextlib
 import logging
 import signal
 import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -138,7 +139,11 @@ def _start(path: Path, lifetime: Lifetime, timeout: float) -> EmbeddedServer:
     ep.PostgresServer._instances.pop(resolved, None)
     mode = None if lifetime == "keep" else lifetime
     try:
-        server = ep.get_server(resolved, cleanup_mode=mode)
+        with warnings.catch_warnings():
+            # Without XDG_RUNTIME_DIR, platformdirs warns and falls back to /tmp for the
+            # package's lock files, which is exactly what we want: no noise for users.
+            warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+            server = ep.get_server(resolved, cleanup_mode=mode)
     except Exception as exc:
         raise StoreError(
             f"could not start the embedded PostgreSQL in {path}: {exc}{_log_tail(path)}",

@@ -84,7 +84,9 @@ def run_serve(args: argparse.Namespace) -> int:
                     raise _no_stdio_token()
                 scope = Scope.of_token(token)
             recheck = None if args.trusted else tokens
-            server = build_server(services, tokens=recheck, audit=audit, fixed_scope=scope)
+            server = build_server(
+                services, tokens=recheck, audit=audit, fixed_scope=scope, fixed_secret=secret
+            )
             anyio.run(serve_stdio, server)
             return 0
         server = build_server(

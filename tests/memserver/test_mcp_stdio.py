@@ -73,6 +73,24 @@ def test_stdio_session_stops_working_when_its_token_is_revoked(
     assert names == [] and "revoked" in message
 
 
+def test_stdio_session_of_a_revoked_token_does_not_inherit_a_reused_name(
+    kb_dir: Path, database: Database
+) -> None:
+    store = TokenStore(database)
+    secret = store.create("stdio-reused", "people").secret
+
+    async def body(memory: MemoryClient) -> tuple[list[str], str]:
+        await memory.call("kb_schema")
+        store.revoke("stdio-reused")
+        store.create("stdio-reused", "*", write=True)  # same name, wider rights
+        with pytest.raises(ToolCallError) as info:
+            await memory.call("kb_schema")
+        return await memory.tool_names(), info.value.server_message
+
+    names, message = run_stdio(kb_dir, body, token=secret)
+    assert names == [] and "revoked" in message
+
+
 def test_stdio_trusted_has_every_tool_and_runs_the_pipeline(kb_dir: Path) -> None:
     async def body(memory: MemoryClient) -> tuple[list[str], dict[str, Any]]:
         return await memory.tool_names(), await memory.call("source_pending", {"limit": 3})
