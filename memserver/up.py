@@ -444,7 +444,7 @@ Memory System is up: {self.paths.root}
   embedder        {kb.embedder.name}
   model           {model}
   tokens          {tokens.directory}/ ({INGEST_TOKEN}: write, {READ_TOKEN}: read-only)
-  logs            {logs_dir(self.paths)}/ (memserver.log, read-agent.log, ingest-agent.log)
+  logs            {logs_dir(self.paths)}/ ({", ".join(self.log_names())})
 {warn}
 Ask a question:
   curl -s {agent}/ask -H 'Content-Type: application/json' \\
@@ -460,6 +460,9 @@ Chat UI (Open WebUI, LibreChat, any OpenAI-compatible client):
 {key_note}
 Press Ctrl-C to stop everything.
 """
+
+    def log_names(self) -> list[str]:
+        return ["memserver.log", *(child.log.name for child in self.children)]
 
     def mcp_snippets(self, token: str) -> str:
         """Client configuration for Claude Code (HTTP) and Claude Desktop (stdio)."""
