@@ -376,7 +376,9 @@ class Up:
                     f"see {logs_dir(self.paths) / 'memserver.log'}",
                 )
         name = signal.Signals(self._signal).name
-        self.say(f"\n{name}: stopping the agents, the memory server and the database ...")
+        embedded = self.settings is not None and not self.settings.database_url
+        database = " and the embedded PostgreSQL" if embedded else ""
+        self.say(f"\n{name}: stopping the agents, the memory server{database} ...")
         return 0
 
     def _shutdown(self) -> None:
