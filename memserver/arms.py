@@ -29,7 +29,7 @@ A window ``[start, end)`` is applied in SQL where the arm has dates: a chunk's
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,7 @@ import psycopg
 from memserver import graph as graphs
 from memserver.db import Database, vector_scan
 from memserver.fusion import Hit, TimelineLine
-from memserver.intent import Intent, Relation
+from memserver.intent import Intent, Relation, mn_stems
 from memserver.layout import slugify
 from memserver.schema import Schema
 
@@ -47,7 +47,7 @@ Conn = psycopg.Connection[Any]
 
 POOL = 50  # candidates per arm (gbrain: >= 50)
 SHORT_WINDOW_DAYS = 93  # windows up to this long use an exact vector scan
-FUZZY_MAX_WORDS = 6
+FUZZY_MAX_WORDS = 4  # a longer question is not a misspelt name
 FUZZY_MIN = 0.35
 
 
@@ -56,43 +56,64 @@ FUZZY_MIN = 0.35
 
 @dataclass(frozen=True)
 class TextQuery:
-    """What the keyword arms search: any of the words (ranked), all of them (bonus)."""
+    """What the keyword arms search: the question's words, each a ``websearch_to_tsquery``
+    (an identifier such as "INV-2026-044" is one quoted phrase), a Mongolian word also
+    matching its stem as a prefix ("Трейдтэй" -> ``трейд:*``)."""
 
-    any_text: str  # websearch syntax: w1 or w2 or "INV-2026-044"
-    all_text: str  # websearch syntax: w1 w2 "INV-2026-044"
-    prefixes: tuple[str, ...]  # Mongolian stems, matched as prefixes
+    terms: tuple[tuple[str, str | None], ...]  # (websearch text, prefix stem or None)
 
     @classmethod
     def of(cls, intent: Intent) -> TextQuery:
-        quoted = [f'"{ident}"' for ident in intent.identifiers]
-        parts = [*intent.terms, *quoted]
-        prefixes = tuple(p for p in intent.prefixes if p.isalnum())
-        return cls(" or ".join(parts), " ".join(parts), prefixes)
+        terms: list[tuple[str, str | None]] = []
+        for term in intent.terms:
+            stems = [p for p in mn_stems(term) if p.isalnum()]
+            terms.append((term, stems[-1] if stems else None))
+        terms.extend((f'"{ident}"', None) for ident in intent.identifiers)
+        return cls(tuple(terms))
 
     @property
     def empty(self) -> bool:
-        return not self.any_text and not self.prefixes
+        return not self.terms
+
+    def _term(self, i: int) -> str:
+        sql = f"websearch_to_tsquery('simple', %(kw_t{i})s)"
+        if self.terms[i][1] is not None:
+            sql = f"({sql} || to_tsquery('simple', %(kw_p{i})s))"
+        return sql
 
     def any_sql(self) -> str:
-        """SQL for the ``any`` tsquery (uses %(kw_any)s and %(kw_prefix)s)."""
-        pieces = []
-        if self.any_text:
-            pieces.append("websearch_to_tsquery('simple', %(kw_any)s)")
-        if self.prefixes:
-            pieces.append("to_tsquery('simple', %(kw_prefix)s)")
-        return " || ".join(pieces) or "''::tsquery"
+        """Any of the words (ranking, timeline matching)."""
+        return " || ".join(self._term(i) for i in range(len(self.terms))) or "''::tsquery"
 
     def all_sql(self) -> str:
-        if self.any_text:
-            return "websearch_to_tsquery('simple', %(kw_all)s)"
-        return "to_tsquery('simple', %(kw_prefix)s)"
+        return " && ".join(self._term(i) for i in range(len(self.terms))) or "''::tsquery"
+
+    def pairs_sql(self) -> str:
+        """At least two of the words."""
+        n = len(self.terms)
+        if n <= 2:
+            return self.all_sql()
+        pairs = [f"({self._term(i)} && {self._term(j)})" for i in range(n) for j in range(i + 1, n)]
+        return " || ".join(pairs)
+
+    def stages(self) -> list[tuple[str, str]]:
+        """Ever looser matches, tried in turn until enough are found: all the words, at
+        least two (three or more words), any (at most three words)."""
+        n = len(self.terms)
+        out = [("all_terms", self.all_sql())]
+        if n >= 3:
+            out.append(("two_terms", self.pairs_sql()))
+        if 2 <= n <= 3:
+            out.append(("some_terms", self.any_sql()))
+        return out
 
     def params(self) -> dict[str, Any]:
-        return {
-            "kw_any": self.any_text,
-            "kw_all": self.all_text,
-            "kw_prefix": " | ".join(f"{p}:*" for p in self.prefixes),
-        }
+        out: dict[str, Any] = {}
+        for i, (text, prefix) in enumerate(self.terms):
+            out[f"kw_t{i}"] = text
+            if prefix is not None:
+                out[f"kw_p{i}"] = f"{prefix}:*"
+        return out
 
 
 def window_sql(start: dt.date | None, end: dt.date | None, column: str) -> str:
@@ -119,6 +140,27 @@ def _best_per_key(rows: Sequence[tuple[Any, ...]], limit: int) -> list[tuple[Any
 # --------------------------------------------------------------------------- keyword
 
 
+def _staged(
+    conn: Conn, query: TextQuery, build: Callable[[str], str], params: dict[str, Any], limit: int
+) -> list[tuple[str, tuple[Any, ...]]]:
+    """Rows of ever looser stages (best first within each) until ``limit`` keys are found.
+
+    ``build(match_sql)`` returns the SQL for one stage; its rows start with the key.
+    Strict stages are cheap (few rows to rank); a loose stage over common words is the
+    expensive one, so it runs only when the strict ones found too little.
+    """
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    seen: set[Any] = set()
+    for detail, match in query.stages():
+        for row in conn.execute(build(match), params).fetchall():
+            if row[0] not in seen:
+                seen.add(row[0])
+                out.append((detail, row))
+        if len(seen) >= limit:
+            break
+    return out[:limit]
+
+
 def keyword(
     conn: Conn,
     query: TextQuery,
@@ -128,29 +170,25 @@ def keyword(
     end: dt.date | None = None,
     limit: int = POOL,
 ) -> list[Hit]:
-    """Chunks matching any query word, ranked by ts_rank_cd (x2 when all words match)."""
+    """Pages whose chunks hold all the words, then (if too few) most of them; best chunk
+    per page, ranked by ts_rank_cd within each stage."""
     if query.empty or not folders:
         return []
-    sql = (
-        f"WITH q AS (SELECT {query.any_sql()} AS anyq, {query.all_sql()} AS allq)"
-        " SELECT c.page_id, c.folder, c.text, c.effective_date,"
-        "  ts_rank_cd(c.tsv, q.anyq, 1) * CASE WHEN c.tsv @@ q.allq THEN 2 ELSE 1 END AS r,"
-        "  c.tsv @@ q.allq AS all_terms"
-        " FROM chunks c, q WHERE c.tsv @@ q.anyq AND c.folder = ANY(%(folders)s)"
-        + window_sql(start, end, "c.effective_date")
-        + " ORDER BY r DESC, c.page_id, c.ordinal LIMIT %(pool)s"
-    )
-    params = {
-        **query.params(),
-        "folders": list(folders),
-        "start": start,
-        "end": end,
-        "pool": limit * 4,
-    }
-    rows = conn.execute(sql, params).fetchall()
+
+    def build(match: str) -> str:
+        return (
+            f"SELECT c.page_id, c.folder, c.text, c.effective_date,"
+            f" ts_rank_cd(c.tsv, {query.any_sql()}, 1) AS r"
+            f" FROM chunks c WHERE c.tsv @@ ({match}) AND c.folder = ANY(%(folders)s)"
+            + window_sql(start, end, "c.effective_date")
+            + " ORDER BY r DESC, c.page_id, c.ordinal LIMIT %(pool)s"
+        )
+
+    params = {**query.params(), "folders": list(folders), "start": start, "end": end}
+    rows = _staged(conn, query, build, {**params, "pool": limit * 4}, limit)
     return [
-        Hit(pid, folder, float(r), text, day, "all_terms" if all_terms else "some_terms")
-        for pid, folder, text, day, r, all_terms in _best_per_key(rows, limit)
+        Hit(pid, folder, float(r), text, day, detail)
+        for detail, (pid, folder, text, day, r) in rows
     ]
 
 
@@ -210,6 +248,8 @@ SELECT p.id, p.folder, m.kind, m.gram, p.effective_date FROM (
 WHERE p.folder = ANY(%(folders)s)
 """
 
+_KIND_ORDER = {"title": 3, "alias": 2, "slug": 1}  # equal scores: the title form wins
+
 _FUZZY = """
 SELECT p.id, p.folder, greatest(similarity(p.title, %(q)s), coalesce(a.sim, 0)) AS sim,
        p.effective_date
@@ -260,11 +300,15 @@ def title(
         whole = gram == full or (kind == "slug" and gram == slugify(full))
         score = 1.0 if whole else 0.5 + 0.5 * min(1.0, gram_words / total)
         detail = f"exact_{kind}" if whole else f"{kind}_in_question"
-        hit = Hit(pid, folder, score, None, day, detail, gram)
-        if pid not in best or score > best[pid].score:
+        name = " ".join(gram.replace("-", " ").split())  # a slug names the same words
+        hit = Hit(pid, folder, score, None, day, detail, name)
+        if pid not in best or (score, _KIND_ORDER[kind]) > (
+            best[pid].score,
+            _KIND_ORDER[(best[pid].detail or "").removeprefix("exact_").split("_")[0]],
+        ):
             best[pid] = hit
     hits = sorted(best.values(), key=lambda h: (-h.score, h.id))
-    if fuzzy and not any(h.score >= 1.0 for h in hits) and total <= FUZZY_MAX_WORDS:
+    if fuzzy and not hits and total <= FUZZY_MAX_WORDS:
         rows = conn.execute(
             _FUZZY, {"q": full, "folders": list(folders), "limit": limit}
         ).fetchall()
@@ -528,24 +572,24 @@ def source_keyword(
     end: dt.date | None = None,
     limit: int = POOL,
 ) -> list[Hit]:
-    """Raw source chunks matching the words, best chunk per source file."""
+    """Raw source chunks matching the words (staged like :func:`keyword`), best chunk
+    per source file."""
     if query.empty:
         return []
-    sql = (
-        f"WITH q AS (SELECT {query.any_sql()} AS anyq, {query.all_sql()} AS allq)"
-        " SELECT s.path, s.text, s.doc_date,"
-        "  ts_rank_cd(s.tsv, q.anyq, 1) * CASE WHEN s.tsv @@ q.allq THEN 2 ELSE 1 END AS r,"
-        "  s.tsv @@ q.allq"
-        " FROM source_chunks s, q WHERE s.tsv @@ q.anyq"
-        + window_sql(start, end, "s.doc_date")
-        + " ORDER BY r DESC, s.path, s.ordinal LIMIT %(pool)s"
-    )
-    rows = conn.execute(
-        sql, {**query.params(), "start": start, "end": end, "pool": limit * 4}
-    ).fetchall()
+
+    def build(match: str) -> str:
+        return (
+            f"SELECT s.path, s.text, s.doc_date, ts_rank_cd(s.tsv, {query.any_sql()}, 1) AS r"
+            f" FROM source_chunks s WHERE s.tsv @@ ({match})"
+            + window_sql(start, end, "s.doc_date")
+            + " ORDER BY r DESC, s.path, s.ordinal LIMIT %(pool)s"
+        )
+
+    params = {**query.params(), "start": start, "end": end, "pool": limit * 4}
+    rows = _staged(conn, query, build, params, limit)
     return [
-        Hit(SOURCE_PREFIX + path, "source", float(r), text, day, "all_terms" if a else "some_terms")
-        for path, text, day, r, a in _best_per_key(rows, limit)
+        Hit(SOURCE_PREFIX + path, "source", float(r), text, day, detail)
+        for detail, (path, text, day, r) in rows
     ]
 
 

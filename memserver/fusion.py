@@ -17,6 +17,7 @@ The order of operations (``memserver.search`` drives it):
    one of its timeline entries, is inside it.
 5. :func:`order_by_date`: for latest/first, the relevant pages are ordered by date
    (newest or oldest first, undated last); the others follow by score.
+   :func:`promote`: for a relation ("who reports to X"), the pages it leads to first.
 6. :func:`pin_exact`: a page whose title, slug or alias *is* the question goes first.
 7. :func:`label`: evidence labels per result.
 8. :func:`autocut`: cut where the score falls by at least 20% of the top score.
@@ -39,8 +40,7 @@ WEAK_VECTOR = 0.80
 AUTOCUT_DROP = 0.2
 CHARS_PER_TOKEN = 4
 
-# Arms whose hit says "this page is the named thing", not merely "it mentions it".
-NAME_ARMS = ("title",)
+VECTOR_ARMS = ("vector", "source_vector")
 
 
 @dataclass(frozen=True)
@@ -90,11 +90,14 @@ class Candidate:
     window_match: bool = False  # a timeline entry (or chunk) inside the window
     pinned: bool = False
     ordered: bool = False
+    promoted: bool = False
     labels: list[str] = field(default_factory=list)
 
     @property
     def cosine(self) -> float | None:
-        return self.arm_scores.get("vector")
+        """The vector arm's cosine similarity (pages or raw sources), if it saw this."""
+        found = [self.arm_scores[arm] for arm in VECTOR_ARMS if arm in self.arm_scores]
+        return max(found) if found else None
 
 
 def fuse(
@@ -178,17 +181,38 @@ def apply_recency(
     return sort_by_score(cands)
 
 
+ENTRY_ONLY = 0.85  # a page inside a window only through a timeline entry ranks a bit lower
+
+
 def filter_window(
-    cands: list[Candidate], start: dt.date | None, end: dt.date | None
+    cands: list[Candidate],
+    start: dt.date | None,
+    end: dt.date | None,
+    event_folders: Collection[str] | None = None,
+    entry_only: float = ENTRY_ONLY,
 ) -> list[Candidate]:
-    """Pages dated inside ``[start, end)``, or with a timeline entry inside it."""
+    """Pages dated inside ``[start, end)``, or with a timeline entry inside it.
+
+    The event itself (a meeting dated in the window) outranks an entity page that is in
+    the window only through one of its timeline lines (x ``entry_only``): a page of a
+    folder outside ``event_folders`` (None = every page is an event) counts as such,
+    since its date is merely its newest timeline entry.
+    """
 
     def inside(day: dt.date | None) -> bool:
         if day is None:
             return False
         return (start is None or day >= start) and (end is None or day < end)
 
-    return [c for c in cands if inside(c.date) or c.window_match]
+    kept = []
+    for cand in cands:
+        event = event_folders is None or cand.folder in event_folders
+        if inside(cand.date) and event:
+            kept.append(cand)
+        elif cand.window_match or inside(cand.date):
+            cand.score *= entry_only
+            kept.append(cand)
+    return sort_by_score(kept)
 
 
 def order_by_date(
@@ -204,6 +228,14 @@ def order_by_date(
     for cand in dated:
         cand.ordered = True
     return dated + sort_by_score(undated) + rest
+
+
+def promote(cands: list[Candidate], ids: Collection[str]) -> list[Candidate]:
+    """``ids`` first (by score), then the rest: the pages a relation leads to."""
+    first = [c for c in cands if c.id in ids]
+    for cand in first:
+        cand.promoted = True
+    return first + [c for c in cands if c.id not in ids]
 
 
 def pin_exact(cands: list[Candidate], exact: Collection[str]) -> list[Candidate]:
@@ -251,7 +283,7 @@ def label(cand: Candidate, all_terms_arms: Collection[str] = ("keyword",)) -> li
 def autocut(cands: list[Candidate], drop: float = AUTOCUT_DROP, keep: int = 3) -> list[Candidate]:
     """Cut at the first fall between neighbours of at least ``drop`` x the top score.
 
-    Pinned and date-ordered results are never cut, and at least ``keep`` stay.
+    Pinned, date-ordered and promoted results are never cut, and at least ``keep`` stay.
     """
     if len(cands) <= keep:
         return cands
@@ -260,7 +292,7 @@ def autocut(cands: list[Candidate], drop: float = AUTOCUT_DROP, keep: int = 3) -
         return cands
     for i in range(max(keep, 1), len(cands)):
         prev, cur = cands[i - 1], cands[i]
-        if cur.pinned or cur.ordered:
+        if cur.pinned or cur.ordered or cur.promoted:
             continue
         if prev.score - cur.score >= drop * top:
             return cands[:i]

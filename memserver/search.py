@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -42,7 +43,7 @@ from memserver.errors import NotFoundError, UserError
 from memserver.fusion import Candidate, Hit
 from memserver.intent import Intent, analyze
 from memserver.llm import LLMClient, Reranker
-from memserver.resolve import resolve
+from memserver.resolve import dated_folders, resolve
 from memserver.route import Router
 from memserver.schema import Schema
 from memserver.timeparse import NEWEST, OLDEST, TimeQuery, Window, parse_time, reference_time
@@ -55,6 +56,8 @@ RERANK_TOP = 30
 MAX_ENTITIES = 3
 EXPANSION_MIN_WORDS = 3
 EXPANSION_WEIGHT = 0.5
+PARTIAL_KEYWORD = 0.6
+RECENT_VECTORS = 64
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,8 @@ class Searcher:
         self.llm = llm
         self.router = router
         self._vector_ready = False
+        self._recent: dict[str, np.ndarray] = {}  # question -> its vector (for routing)
+        self._recent_lock = threading.Lock()
 
     @classmethod
     def for_kb(cls, kb: Any, settings: Any = None, *, route: bool = True) -> Searcher:
@@ -232,14 +237,24 @@ class Searcher:
             if settings is not None and settings.llm
             else None
         )
-        router = None
+        searcher = cls(kb.db, lambda: kb.schema, kb.embedder, reranker=reranker, llm=llm)
         if route:
-            embed = kb.embedder.embed_passages if kb.embedder is not None else None
+            embed = searcher.route_embed if kb.embedder is not None else None
             if settings is not None:
-                router = Router.from_settings(kb.schema, settings, embed=embed)
+                searcher.router = Router.from_settings(kb.schema, settings, embed=embed)
             else:
-                router = Router(kb.schema, embed=embed)
-        return cls(kb.db, lambda: kb.schema, kb.embedder, reranker=reranker, llm=llm, router=router)
+                searcher.router = Router(kb.schema, embed=embed)
+        return searcher
+
+    def route_embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The router's embedder: a question this searcher just embedded is not embedded
+        again (folder descriptions are, once)."""
+        with self._recent_lock:
+            known = [self._recent.get(t) for t in texts]
+        if all(v is not None for v in known):
+            return [v for v in known if v is not None]
+        assert self.embedder is not None
+        return self.embedder.embed_passages(texts)
 
     def close(self) -> None:
         for client in (self.reranker, self.llm, self.router):
@@ -251,6 +266,10 @@ class Searcher:
         value = self._schema() if callable(self._schema) else self._schema
         assert isinstance(value, Schema)
         return value
+
+    def _event_folders(self) -> frozenset[str]:
+        """Folders whose pages are events on one date (a date field or {date} slug)."""
+        return dated_folders(self.schema)
 
     # ---------------------------------------------------------------- scope
 
@@ -296,29 +315,36 @@ class Searcher:
         if req.focus is not None:
             searched = [req.focus]
             intent = replace(intent, folders=(req.focus,))
-        elif (
-            req.route
-            and self.router is not None
-            and len(scope) >= ROUTE_MIN_FOLDERS
-            and intent.has_topic  # "what happened last week" is about every folder
-        ):
-            routed = self.router.route(tq.query or req.question, scope)
-            degraded.extend(f"routing_{d}" for d in routed.degraded)
-            routing = {"stage": routed.stage, "folders": list(routed.names), "retried": False}
-            if routed.folders:
-                keep = set(routed.names) | set(intent.folders)
-                if intent.relation is not None:
-                    keep |= {intent.relation.from_folder, intent.relation.to_folder}
-                searched = [f for f in scope if f in keep]
+        allowed = set(req.arms) if req.arms is not None else None
+        wants_vector = allowed is None or "vector" in allowed
+        wants_vector |= sources and (allowed is None or "source_vector" in allowed)
+        text = tq.query or req.question
+        vector = self._query_vector(text, degraded) if wants_vector else None
         with self.db.connection() as conn:
-            run = self._run(conn, req, mode, tq, intent, searched, scope, sources, degraded)
-            if routing is not None and searched != scope and not _grounded(run):
-                # Nothing but nearest vectors in the routed folders: ask the whole scope.
-                routing["retried"] = True
-                wider = self._run(conn, req, mode, tq, intent, scope, scope, sources, degraded)
-                if _grounded(wider) or not run.cands:
-                    run = wider
+            wants_names = req.arms is None or bool({"title", "graph"} & set(req.arms))
+            names = arms.title(conn, intent, scope) if wants_names else []
+            if (
+                req.focus is None
+                and req.route
+                and self.router is not None
+                and len(scope) >= ROUTE_MIN_FOLDERS
+                and intent.has_topic  # "what happened last week" is about every folder
+            ):
+                routing, searched = self._route(tq, req, intent, names, scope, degraded)
+            run = self._run(
+                conn, req, mode, tq, intent, searched, scope, names, vector, sources, degraded
+            )
             results, tokens = self._shape(conn, run, mode, req, tq, intent, now.date(), degraded)
+            if routing is not None and searched != scope and (not results or not _grounded(run)):
+                # Nothing, or only nearest vectors, in the routed folders: ask the whole scope.
+                routing["retried"] = True
+                wider = self._run(
+                    conn, req, mode, tq, intent, scope, scope, names, vector, sources, degraded
+                )
+                shaped = self._shape(conn, wider, mode, req, tq, intent, now.date(), degraded)
+                if shaped[0] and (_grounded(wider) or not results):
+                    run, (results, tokens) = wider, shaped
+                    searched = scope
         return SearchResponse(
             question=req.question,
             query=tq.query,
@@ -333,6 +359,30 @@ class Searcher:
             took_ms=(time.perf_counter() - began) * 1000,
             arms={name: len(hits) for name, hits in run.arms.items()},
         )
+
+    def _route(
+        self,
+        tq: TimeQuery,
+        req: SearchRequest,
+        intent: Intent,
+        names: list[Hit],
+        scope: list[str],
+        degraded: list[str],
+    ) -> tuple[dict[str, Any], list[str]]:
+        """The folders to search: the router's confident picks, plus the folders the
+        question names (a folder word, a relation's ends, an entity's own folder)."""
+        assert self.router is not None
+        routed = self.router.route(tq.query or req.question, scope)
+        degraded.extend(f"routing_{d}" for d in routed.degraded)
+        confident = [f.folder for f in routed.folders if f.score >= self.router.threshold]
+        routing = {"stage": routed.stage, "folders": confident, "retried": False}
+        if not confident:
+            return routing, scope
+        keep = set(confident) | set(intent.folders)
+        if intent.relation is not None:
+            keep |= {intent.relation.from_folder, intent.relation.to_folder}
+        keep |= {h.folder for h in names if h.detail and not h.detail.startswith("fuzzy")}
+        return routing, [f for f in scope if f in keep]
 
     # ---------------------------------------------------------------- arms
 
@@ -358,6 +408,10 @@ class Searcher:
             degraded.append("vector_arm_failed")
             return None
         degraded.extend(self.embedder.degraded)
+        with self._recent_lock:
+            if len(self._recent) >= RECENT_VECTORS:
+                self._recent.pop(next(iter(self._recent)))
+            self._recent[text] = vector
         return vector
 
     def _run(
@@ -369,6 +423,8 @@ class Searcher:
         intent: Intent,
         folders: list[str],
         scope: list[str],
+        names: list[Hit],
+        vector: np.ndarray | None,
         sources: bool,
         degraded: list[str],
     ) -> _Run:
@@ -383,7 +439,6 @@ class Searcher:
         found: dict[str, list[Hit]] = {}
         if on("keyword"):
             found["keyword"] = arms.keyword(conn, text, folders, start=start, end=end)
-        names = arms.title(conn, intent, scope) if (on("title") or on("graph")) else []
         if on("title"):
             found["title"] = [h for h in names if h.folder in folders]
         exact = {h.id for h in found.get("title", []) if h.score >= 1.0}
@@ -393,6 +448,10 @@ class Searcher:
             listing = tq.order is not None and not intent.has_topic
             if tq.window is not None or listing:
                 targets = [f for f in intent.folders if f in folders] or folders
+                if tq.window is not None and not intent.folders:
+                    # Events (meetings, decisions) are what a window asks for; entity pages
+                    # come in through their timeline entries (the timeline arm).
+                    targets = [f for f in targets if f in self._event_folders()] or targets
                 found["dated"] = arms.dated(conn, targets, start, end, newest=newest)
         if on("graph"):
             relational = intent.relation is not None or tq.order is not None
@@ -403,8 +462,6 @@ class Searcher:
                     found["graph"] = arms.graph(
                         conn, plans, scope, start=start, end=end, newest=newest
                     )
-        want_vector = on("vector") or (sources and on("source_vector"))
-        vector = self._query_vector(tq.query or req.question, degraded) if want_vector else None
         if vector is not None and on("vector"):
             try:
                 found["vector"] = arms.vector(conn, self.db, vector, folders, start=start, end=end)
@@ -450,8 +507,8 @@ class Searcher:
             out.append(hit)
             if len(out) >= MAX_ENTITIES:
                 break
-        if out or not intent.terms:
-            return out
+        if out or not intent.terms or (intent.relation is None and tq.order is None):
+            return out  # a misspelt name is worth a fuzzy lookup only on a graph path
         guess = " ".join(intent.terms)
         try:
             found = resolve(self.db, None, guess, scope, schema=self.schema, limit=MAX_ENTITIES)
@@ -519,9 +576,20 @@ class Searcher:
             weights["title"] = 2.0
         elif intent.kind == "relational":
             weights["graph"] = 2.5
+        elif intent.kind == "concept":
+            # A sentence with no name in it: meaning matters more than shared words.
+            for arm in ("vector", "source_vector"):
+                weights[arm] = 1.4
+            for arm in ("keyword", "source_keyword"):
+                weights[arm] = 0.8
         if tq.window is not None:
             weights["timeline"] = 1.5
             weights["dated"] = 1.0
+        for arm in ("keyword", "source_keyword"):
+            hits = found.get(arm, [])
+            if len(intent.terms) >= 3 and hits and all(h.detail != "all_terms" for h in hits):
+                # No chunk has all the words of a long question: weak evidence.
+                weights[arm] *= PARTIAL_KEYWORD
         return weights
 
     @staticmethod
@@ -573,11 +641,13 @@ class Searcher:
             halflife = {f.name: f.recency_halflife_days for f in schema.folders}
             cands = fz.apply_recency(cands, halflife, today)
         if tq.window is not None:
-            cands = fz.filter_window(cands, start, end)
+            cands = fz.filter_window(cands, start, end, self._event_folders())
         if mode.rerank and self.reranker is not None and cands:
             cands = self._rerank(cands, tq.query or req.question, degraded)
         if tq.order is not None:
             cands = fz.order_by_date(cands, run.relevant, newest=tq.order == NEWEST)
+        elif intent.relation is not None and run.arms.get("graph"):
+            cands = fz.promote(cands, {h.id for h in run.arms["graph"]})
         cands = fz.pin_exact(cands, run.exact)
         if mode.autocut and tq.order is None:
             cands = fz.autocut(cands)

