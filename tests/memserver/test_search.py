@@ -259,3 +259,27 @@ def test_cli_search_json_prints_one_object(
     assert all(set(r) == RESULT_FIELDS for r in data["results"]) and len(data["results"]) <= 3
     assert cli.main([*argv, "--folders", "nope", "x"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_tokenmax_expands_the_question_and_adds_graph_neighbours(
+    search_world: World, llm_server: LLMServer, llm_endpoint: EndpointSettings
+) -> None:
+    from memserver.llm import LLMClient
+
+    llm = LLMClient(llm_endpoint)
+    searcher = Searcher(
+        search_world.kb.db, search_world.kb.schema, search_world.kb.embedder, llm=llm
+    )
+    llm_server.enqueue('{"variants": ["usage based billing per shipment", "pricing change"]}')
+    response = ask(search_world, "how do we charge customers now", searcher, mode="tokenmax")
+    assert {"keyword_x1", "keyword_x2", "vector_x1", "graph_augment"} <= set(response.arms)
+    assert search_world.id("Usage-based pricing") in ids(response)[:3]
+    assert len(llm_server.requests) == 1
+    short = ask(search_world, "pricing", searcher, mode="tokenmax")  # under 3 words
+    assert "keyword_x1" not in short.arms and len(llm_server.requests) == 1
+    balanced = ask(search_world, "how do we charge customers now", searcher)
+    assert "keyword_x1" not in balanced.arms  # expansion is tokenmax only
+    llm_server.enqueue(HTTPError(500), HTTPError(500), HTTPError(500))
+    failed = ask(search_world, "how do we charge customers now", searcher, mode="tokenmax")
+    assert "expansion_unavailable" in failed.degraded and failed.results
+    llm.close()
