@@ -133,8 +133,9 @@ def run_size(root: Path, pages: int, seed: int, n_queries: int, rounds: int) -> 
     embedder = QueryOnLocal()
     with KnowledgeBase.open(root, embedder=embedder, database_url=None) as kb:  # type: ignore[arg-type]
         counts = kb.db.counts()
-        router = Router(kb.schema, embed=embedder.embed_passages)
-        searcher = Searcher(kb.db, kb.schema, embedder, router=router)  # type: ignore[arg-type]
+        searcher = Searcher(kb.db, kb.schema, embedder)  # type: ignore[arg-type]
+        # As Searcher.for_kb wires it: the router reuses the question's vector.
+        searcher.router = Router(kb.schema, embed=searcher.route_embed)
         rows: dict[str, list[float]] = {}
         rows["keyword-only"] = measure(searcher, qs, rounds, arms={"keyword"}, route=False)
         for mode in MODES:

@@ -213,7 +213,7 @@ def vector(
     """
     if not folders:
         return []
-    pool = limit * 3
+    pool = limit * 2  # chunks; enough for ~limit distinct pages
     distance = db.distance_sql()
     short = start is not None and end is not None and (end - start).days <= SHORT_WINDOW_DAYS
     order = f"({distance}) + 0" if short else distance  # "+ 0" keeps the index out
@@ -226,7 +226,7 @@ def vector(
         " SELECT page_id, folder, text, effective_date, d FROM c ORDER BY d, page_id"
     )
     params = {"q": query_vector, "folders": list(folders), "start": start, "end": end, "pool": pool}
-    with vector_scan(conn, ef_search=max(100, pool), max_scan_tuples=40_000):
+    with vector_scan(conn, ef_search=pool, max_scan_tuples=40_000):
         rows = conn.execute(sql, params).fetchall()
     return [
         Hit(pid, folder, 1.0 - float(d), text, day)

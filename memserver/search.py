@@ -41,7 +41,7 @@ from memserver.db import Database
 from memserver.embed import Embedder
 from memserver.errors import NotFoundError, UserError
 from memserver.fusion import Candidate, Hit
-from memserver.intent import Intent, analyze
+from memserver.intent import Intent, analyze, is_cyrillic
 from memserver.llm import LLMClient, Reranker
 from memserver.resolve import dated_folders, resolve
 from memserver.route import Router
@@ -197,6 +197,14 @@ class _Run:
     arms: dict[str, list[Hit]]
     relevant: set[str]
     exact: set[str]
+
+
+def _looks_like_name(text: str) -> bool:
+    """A capitalised word after the first (or any capitalised Cyrillic word)."""
+    words = text.split()
+    return any(w[:1].isupper() for w in words[1:]) or any(
+        w[:1].isupper() and is_cyrillic(w) for w in words
+    )
 
 
 def _grounded(run: _Run) -> bool:
@@ -509,6 +517,8 @@ class Searcher:
                 break
         if out or not intent.terms or (intent.relation is None and tq.order is None):
             return out  # a misspelt name is worth a fuzzy lookup only on a graph path
+        if not _looks_like_name(tq.query):
+            return out  # nothing written like a name ("latest decision about billing")
         guess = " ".join(intent.terms)
         try:
             found = resolve(self.db, None, guess, scope, schema=self.schema, limit=MAX_ENTITIES)
