@@ -16,15 +16,19 @@ phrase removed, :attr:`memserver.timeparse.TimeQuery.query`) returns an :class:`
   the title/alias arm compares with page names exactly;
 * ``kind``: ``identifier``, ``relational``, ``entity`` (short, mostly a name) or
   ``concept`` (anything else); the search picks per-arm weights from it.
+
+``plan_graph`` turns the entities a question names (title arm hits) into the typed-edge
+paths the graph arm follows.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from memserver.db import normalize_name
+from memserver.fusion import Hit
 from memserver.schema import FolderSpec, Schema
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -296,3 +300,85 @@ def analyze(core: str, schema: Schema, folders: Collection[str]) -> Intent:
         relation=relation,
         ngrams=tuple(ngrams(tokens)),
     )
+
+
+# --------------------------------------------------------------------------- graph paths
+
+
+def folder_verbs(schema: Schema, a: str, b: str) -> list[str]:
+    """Typed verbs declared between folders ``a`` and ``b`` (either way)."""
+    verbs: set[str] = set()
+    for src, dst in ((a, b), (b, a)):
+        try:
+            spec = schema.folder(src)
+        except Exception:  # an unknown folder declares no verbs
+            continue
+        for f in spec.fields:
+            if f.type in ("link", "links") and f.folder == dst:
+                verbs.add(f.verb or f.name)
+        verbs.update(lv.verb for lv in spec.link_verbs if lv.to == dst)
+    return sorted(verbs)
+
+
+@dataclass(frozen=True)
+class GraphPlan:
+    """Which edges to follow from which entity, into which folder."""
+
+    entity: str  # page id
+    into: str  # folder
+    verbs: tuple[str, ...] | None
+    direction: str
+    label: str
+
+
+def plan_graph(
+    entities: Sequence[Hit],
+    intent: Intent,
+    schema: Schema,
+    folders: Collection[str],
+) -> list[GraphPlan]:
+    """Graph paths the question asks for, from the entities it names.
+
+    * a relation ("who reports to X", "projects owned by X") whose ends fit the entity's
+      folder: that verb, inward when the entity is the edge's target;
+    * else a folder the question names ("latest meeting with X"): every typed verb
+      between the two folders (falling back to any edge when none is declared).
+    """
+    plans: list[GraphPlan] = []
+    relation = intent.relation
+    for ent in entities:
+        ent_folder = ent.folder
+        if relation is not None and ent_folder in (relation.from_folder, relation.to_folder):
+            plans.append(_relation_plan(ent, relation, intent))
+            continue
+        for target in intent.folders:
+            if target == ent_folder or target not in folders:
+                continue
+            verbs = folder_verbs(schema, target, ent_folder)
+            plans.append(
+                GraphPlan(ent.id, target, tuple(verbs) or None, "both", "+".join(verbs) or "linked")
+            )
+    return plans
+
+
+def _relation_plan(ent: Hit, relation: Relation, intent: Intent) -> GraphPlan:
+    if relation.from_folder == relation.to_folder:
+        # Same folder both ends: the word order decides ("who reports to X" = inward).
+        position = _entity_position(ent, intent)
+        inward = position is None or position >= relation.end
+    else:
+        inward = ent.folder == relation.to_folder
+    into = relation.from_folder if inward else relation.to_folder
+    return GraphPlan(ent.id, into, (relation.verb,), "in" if inward else "out", relation.verb)
+
+
+def _entity_position(ent: Hit, intent: Intent) -> int | None:
+    """Where in the question the entity's matched name starts (word index)."""
+    gram = (ent.name or "").split()
+    if not gram:
+        return None
+    words = list(intent.words)
+    for i in range(len(words) - len(gram) + 1):
+        if all(words[i + j].startswith(g) for j, g in enumerate(gram)):
+            return i
+    return None

@@ -21,6 +21,8 @@ For one question (and an explicit reference time ``now``):
 
 Every response says how the time was read and what was ``degraded``
 (``embedding_fallback_hash``, ``vector_arm_failed``, ``reranker_unavailable`` ...).
+The request/response values live in :mod:`memserver.search_types` (re-exported here);
+``Searcher.timeline`` (kb_timeline) is :mod:`memserver.timeline`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import logging
 import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -41,12 +43,35 @@ from memserver.db import Database
 from memserver.embed import Embedder
 from memserver.errors import NotFoundError, UserError
 from memserver.fusion import Candidate, Hit
-from memserver.intent import Intent, analyze, is_cyrillic
+from memserver.intent import Intent, analyze, is_cyrillic, plan_graph
 from memserver.llm import LLMClient, Reranker
 from memserver.resolve import dated_folders, resolve
 from memserver.route import Router
 from memserver.schema import Schema
-from memserver.timeparse import NEWEST, OLDEST, TimeQuery, Window, parse_time, reference_time
+from memserver.search_types import (
+    DEFAULT_MODE,
+    MODES,
+    Mode,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    check_mode,
+    window_dates,
+)
+from memserver.timeline import timeline_events
+from memserver.timeparse import NEWEST, OLDEST, TimeQuery, parse_time, reference_time
+
+__all__ = [
+    "DEFAULT_MODE",
+    "MODES",
+    "Mode",
+    "SearchRequest",
+    "SearchResponse",
+    "SearchResult",
+    "Searcher",
+    "check_mode",
+    "window_dates",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,27 +84,6 @@ EXPANSION_WEIGHT = 0.5
 PARTIAL_KEYWORD = 0.6
 RECENT_VECTORS = 64
 
-
-@dataclass(frozen=True)
-class Mode:
-    name: str
-    limit: int
-    budget: int | None  # tokens (chars / 4); None = unlimited
-    rerank: bool
-    expansion: bool
-    graph_always: bool  # graph arm for any named entity (else only relational / ordered)
-    augment_depth: int
-    snippet_chars: int | None
-    autocut: bool
-
-
-MODES: Mapping[str, Mode] = {
-    "conservative": Mode("conservative", 10, 4_000, False, False, False, 0, 320, True),
-    "balanced": Mode("balanced", 20, 12_000, True, False, True, 0, 700, True),
-    "tokenmax": Mode("tokenmax", 50, None, True, True, True, 1, None, False),
-}
-DEFAULT_MODE = "balanced"
-
 BASE_WEIGHTS: Mapping[str, float] = {
     "keyword": 1.0,
     "vector": 1.0,
@@ -91,102 +95,6 @@ BASE_WEIGHTS: Mapping[str, float] = {
     "source_keyword": 1.0,
     "source_vector": 1.0,
 }
-
-
-def check_mode(mode: str | None) -> Mode:
-    name = (mode or DEFAULT_MODE).strip().lower()
-    if name not in MODES:
-        raise UserError(f"unknown search mode {mode!r}", f"use one of: {', '.join(MODES)}")
-    return MODES[name]
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """One search. ``scope`` is the caller's folders (None = all, trusted); ``folders``
-    narrows within it (a folder outside the scope is a NotFoundError, like a missing
-    one). ``source_access`` says whether the caller may read raw sources."""
-
-    question: str
-    scope: Collection[str] | None = None
-    folders: Sequence[str] | None = None
-    mode: str = DEFAULT_MODE
-    limit: int | None = None
-    include_sources: bool = False
-    source_access: bool = True
-    now: dt.datetime | None = None
-    route: bool = False
-    order: str | None = None  # force latest/first (kb_latest)
-    focus: str | None = None  # return only this folder's pages; names resolve in all (kb_latest)
-    arms: Collection[str] | None = None  # only these arms (evaluation: keyword-only ...)
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    id: str
-    title: str
-    folder: str
-    date: str | None
-    score: float
-    snippet: str
-    ranks: Mapping[str, int]
-    labels: tuple[str, ...]
-    timeline: tuple[fz.TimelineLine, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "folder": self.folder,
-            "date": self.date,
-            "score": self.score,
-            "snippet": self.snippet,
-            "ranks": dict(self.ranks),
-            "labels": list(self.labels),
-            "timeline": [line.to_dict() for line in self.timeline],
-        }
-
-
-@dataclass(frozen=True)
-class SearchResponse:
-    question: str
-    query: str
-    mode: str
-    now: str
-    time: Mapping[str, Any]
-    results: tuple[SearchResult, ...]
-    degraded: tuple[str, ...]
-    folders: tuple[str, ...]
-    routing: Mapping[str, Any] | None = None
-    tokens: int = 0
-    took_ms: float = 0.0
-    arms: Mapping[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "query": self.query,
-            "mode": self.mode,
-            "now": self.now,
-            "time": dict(self.time),
-            "folders": list(self.folders),
-            "routing": dict(self.routing) if self.routing is not None else None,
-            "degraded": list(self.degraded),
-            "results": [r.to_dict() for r in self.results],
-            "tokens": self.tokens,
-            "arms": dict(self.arms),
-            "took_ms": round(self.took_ms, 1),
-        }
-
-
-def window_dates(window: Window | None) -> tuple[dt.date | None, dt.date | None]:
-    """A window as dates ``[start, end)`` (open ends as None)."""
-    if window is None:
-        return None, None
-    start = None if window.open_start else window.start.date()
-    end = None if window.open_end else window.end.date()
-    if end is not None and (window.end.time() != dt.time()):
-        end = end + dt.timedelta(days=1)  # a window ending inside a day includes that day
-    return start, end
 
 
 @dataclass
@@ -465,7 +373,7 @@ class Searcher:
             relational = intent.relation is not None or tq.order is not None
             if relational or mode.graph_always:
                 entities = self._entities(conn, names, tq, intent, scope)
-                plans = arms.plan_graph(entities, intent, self.schema, folders)
+                plans = plan_graph(entities, intent, self.schema, folders)
                 if plans:
                     found["graph"] = arms.graph(
                         conn, plans, scope, start=start, end=end, newest=newest
@@ -722,82 +630,9 @@ class Searcher:
         now: dt.datetime | None = None,
         limit: int = 100,
     ) -> dict[str, Any]:
-        """What happened in a window ("last week", "2026-09", "from X to Y"), or one page's
-        dated history (``page`` = "folder/slug"), newest first.
-
-        Events are timeline entries and pages dated inside the window (a meeting is an
-        event on its date). With both, the page's entries inside the window.
-        """
-        schema = self.schema
-        ref = reference_time(now, schema.tz)
-        req = SearchRequest(question="", scope=scope, folders=folders, now=now)
-        names = self.scope_folders(req)
-        tq: TimeQuery | None = None
-        if window and window.strip():
-            tq = parse_time(window, now=ref, tz=schema.tz)
-            if tq.window is None:
-                raise UserError(
-                    f"cannot read a time window in {window!r}",
-                    "write e.g. 'last week', 'in March', '2026-09', 'from 2026-09-01 to "
-                    "2026-09-15', 'yesterday'",
-                )
-        if tq is None and not page:
-            raise UserError(
-                "give a window or a page id", "e.g. window='last week' or page='people/bob'"
-            )
-        start, end = window_dates(tq.window if tq else None)
-        limit = max(1, min(int(limit), 500))
-        params: dict[str, Any] = {"folders": names, "start": start, "end": end, "lim": limit + 1}
-        win_t = arms.window_sql(start, end, "t.date")
-        win_p = arms.window_sql(start, end, "p.effective_date")
-        with self.db.connection() as conn:
-            if page:
-                page_id = page.strip().strip("[]").removeprefix("knowledge/").removesuffix(".md")
-                row = conn.execute(
-                    "SELECT folder, title FROM pages WHERE id = %s", (page_id,)
-                ).fetchone()
-                if row is None or row[0] not in names:
-                    raise NotFoundError(
-                        f"no page {page_id!r}",
-                        "check the id with kb_query or kb_list_pages; ids look like 'folder/slug'",
-                    )
-                params["page"] = page_id
-                rows = conn.execute(
-                    "SELECT t.date, p.id, p.title, p.folder, t.text, t.source, 'timeline'"
-                    " FROM timeline_entries t JOIN pages p ON p.id = t.page_id"
-                    " WHERE t.page_id = %(page)s" + win_t + " ORDER BY t.date DESC, t.ordinal"
-                    " LIMIT %(lim)s",
-                    params,
-                ).fetchall()
-            else:
-                rows = conn.execute(
-                    "SELECT * FROM ("
-                    " SELECT t.date, p.id, p.title, p.folder, t.text, t.source, 'timeline' AS kind"
-                    " FROM timeline_entries t JOIN pages p ON p.id = t.page_id"
-                    " WHERE t.folder = ANY(%(folders)s)" + win_t + " UNION ALL"
-                    " SELECT p.effective_date, p.id, p.title, p.folder, p.title, NULL, 'page'"
-                    " FROM pages p WHERE p.folder = ANY(%(folders)s)"
-                    " AND p.effective_date IS NOT NULL" + win_p + ") e"
-                    " ORDER BY date DESC, id, kind LIMIT %(lim)s",
-                    params,
-                ).fetchall()
-        events = [
-            {
-                "date": day.isoformat(),
-                "id": pid,
-                "title": title,
-                "folder": folder,
-                "text": text,
-                "source": source,
-                "kind": kind,
-            }
-            for day, pid, title, folder, text, source, kind in rows[:limit]
-        ]
-        return {
-            "window": tq.window.as_dict() if tq and tq.window else None,
-            "phrase": tq.phrase if tq else None,
-            "page": page or None,
-            "now": ref.isoformat(),
-            "events": events,
-            "truncated": len(rows) > limit,
-        }
+        """What happened in a window, or one page's dated history (see
+        :func:`memserver.timeline.timeline_events`), within ``scope``/``folders``."""
+        names = self.scope_folders(SearchRequest(question="", scope=scope, folders=folders))
+        return timeline_events(
+            self.db, self.schema, names, window=window, page=page, now=now, limit=limit
+        )

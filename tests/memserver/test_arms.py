@@ -9,7 +9,7 @@ import pytest
 
 from memserver import arms
 from memserver.fusion import Hit
-from memserver.intent import analyze
+from memserver.intent import GraphPlan, analyze, plan_graph
 from tests.memserver.search_pages import PUBLIC, World, search_world
 
 __all__ = ["search_world"]
@@ -46,7 +46,7 @@ def _dated(world: World, folders: tuple[str, ...]) -> list[Hit]:
 
 
 def _graph(world: World, folders: tuple[str, ...]) -> list[Hit]:
-    plan = arms.GraphPlan(world.id("Alice Chen"), "hr", None, "both", "linked")
+    plan = GraphPlan(world.id("Alice Chen"), "hr", None, "both", "linked")
     return run(world, arms.graph, [plan], folders)
 
 
@@ -145,14 +145,12 @@ def test_graph_plan_follows_reports_to_inward(search_world: World) -> None:
     schema = search_world.kb.schema
     question = analyze("who reports to Tom Becker", schema, PUBLIC)
     names = run(search_world, arms.title, question, PUBLIC)
-    plans = arms.plan_graph(names[:1], question, schema, PUBLIC)
+    plans = plan_graph(names[:1], question, schema, PUBLIC)
     assert plans[0].verbs == ("reports_to",) and plans[0].direction == "in"
     found = run(search_world, arms.graph, plans, PUBLIC)
     assert [h.id for h in found] == [search_world.id("Sofia Rossi")]
     reverse = analyze("who does Tom Becker report to", schema, PUBLIC)
-    plans = arms.plan_graph(
-        run(search_world, arms.title, reverse, PUBLIC)[:1], reverse, schema, PUBLIC
-    )
+    plans = plan_graph(run(search_world, arms.title, reverse, PUBLIC)[:1], reverse, schema, PUBLIC)
     assert [h.id for h in run(search_world, arms.graph, plans, PUBLIC)] == [
         search_world.id("Alice Chen")
     ]
