@@ -35,9 +35,10 @@ import anyio
 from ingest_agent.agent import IngestAgent, RunSummary
 from ingest_agent.errors import IngestUsageError
 from ingest_agent.memory import Memory
+from memserver.cli_support import run_translating_errors
 from memserver.commands.output import print_json
 from memserver.config import Settings, load_settings
-from memserver.errors import MemoryError_, UserError
+from memserver.errors import MemoryError_
 from memserver.llm import LLMClient, TokenBudget
 from memserver.mcp_client import MemoryClient, connect, open_stdio
 from memserver.page import Page, render_page
@@ -97,21 +98,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    try:
-        interval = parse_duration(args.watch) if args.watch else None
-        if args.budget is not None and args.budget <= 0:
-            raise IngestUsageError(f"--budget must be positive, not {args.budget}")
-        settings = load_settings(args.config)
-        return _unwrapped(lambda: anyio.run(_run, args, settings, interval))
-    except KeyboardInterrupt:
-        print("ingest-agent: stopped", file=sys.stderr)
-        return 130
-    except UserError as exc:
-        print(f"ingest-agent: error: {exc}", file=sys.stderr)
-        return 2
-    except MemoryError_ as exc:
-        print(f"ingest-agent: {exc}", file=sys.stderr)
-        return 1
+    return run_translating_errors(
+        "ingest-agent", lambda: _start(args), failed_label="", stopped="stopped"
+    )
+
+
+def _start(args: argparse.Namespace) -> int:
+    interval = parse_duration(args.watch) if args.watch else None
+    if args.budget is not None and args.budget <= 0:
+        raise IngestUsageError(f"--budget must be positive, not {args.budget}")
+    settings = load_settings(args.config)
+    return _unwrapped(lambda: anyio.run(_run, args, settings, interval))
 
 
 def _unwrapped(run: Callable[[], int]) -> int:

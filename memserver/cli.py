@@ -3,7 +3,7 @@
 Each area registers its subcommands from ``memserver/commands/<area>.py`` (a
 ``register(subparsers)`` function setting ``func`` on its parser). Errors are
 translated here, once: a ``UserError`` prints one line and exits 2, any other
-memory system error exits 1; neither prints a traceback.
+memory system error exits 1; neither prints a traceback (``memserver.cli_support``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from memserver import __version__
-from memserver.errors import MemoryError_, UserError
+from memserver.cli_support import run_translating_errors
 
 # Order is the order of `memserver --help`.
 COMMAND_MODULES = ("core", "store", "tokens", "serve", "search", "graph", "route", "up")
@@ -53,17 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    try:
-        result: int = args.func(args)
-        return result
-    except UserError as exc:
-        print(f"memserver: error: {exc}", file=sys.stderr)
-        return 2
-    except MemoryError_ as exc:
-        print(f"memserver: failed: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    return run_translating_errors("memserver", lambda: args.func(args))
 
 
 if __name__ == "__main__":

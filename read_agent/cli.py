@@ -28,9 +28,10 @@ from typing import TextIO
 import anyio
 
 from memserver import __version__
+from memserver.cli_support import run_translating_errors
 from memserver.commands.output import print_json
 from memserver.config import Settings, load_settings
-from memserver.errors import MemoryError_, UserError
+from memserver.errors import UserError
 from read_agent.agent import DEFAULT_MAX_STEPS, Answer, Turn
 from read_agent.citations import Source
 from read_agent.connection import AgentPool, env_api_key, make_llm, memory_target, unwrap
@@ -260,24 +261,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    return run_translating_errors("read-agent", lambda: _run_command(args))
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """The subcommand, with errors from the MCP session's task groups unwrapped."""
     try:
-        try:
-            result: int = args.func(args)
-            return result
-        except BaseExceptionGroup as group:
-            raise unwrap(group) from group
-        finally:
-            pool: AgentPool | None = getattr(args, "pool", None)
-            if pool is not None:
-                pool.close()
-    except UserError as exc:
-        print(f"read-agent: error: {exc}", file=sys.stderr)
-        return 2
-    except MemoryError_ as exc:
-        print(f"read-agent: failed: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+        result: int = args.func(args)
+        return result
+    except BaseExceptionGroup as group:
+        raise unwrap(group) from group
+    finally:
+        pool: AgentPool | None = getattr(args, "pool", None)
+        if pool is not None:
+            pool.close()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,44 @@
+"""Error translation shared by the command-line programs (memserver, read-agent, ingest-agent).
+
+Each program runs its work through ``run_translating_errors`` so that the user sees
+one line, never a traceback: a ``UserError`` (a mistake the user can fix) exits 2, any
+other memory system error exits 1, Ctrl-C exits 130.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from memserver.errors import MemoryError_, UserError
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def run_translating_errors(
+    prog: str,
+    run: Callable[[], int],
+    *,
+    failed_label: str = "failed: ",
+    stopped: str | None = None,
+) -> int:
+    """``run()``'s exit code, or the code of the error it raised after one line on stderr.
+
+    Lines read ``<prog>: error: <error>`` for a ``UserError`` and
+    ``<prog>: <failed_label><error>`` for another ``MemoryError_``. On Ctrl-C,
+    ``<prog>: <stopped>`` is printed when ``stopped`` is given.
+    """
+    try:
+        return run()
+    except UserError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError_ as exc:
+        print(f"{prog}: {failed_label}{exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        if stopped is not None:
+            print(f"{prog}: {stopped}", file=sys.stderr)
+        return EXIT_INTERRUPTED
