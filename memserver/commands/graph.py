@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Collection
 
+from memserver.commands.common import comma_list, open_kb
 from memserver.commands.output import console, print_json
 from memserver.errors import UserError
 
@@ -47,27 +48,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _folders(value: str | None) -> Collection[str] | None:
-    if not value:
+    folders = comma_list(value)
+    if folders is None:
         return None
-    folders = {f.strip() for f in value.split(",") if f.strip()}
     if not folders:
         raise UserError(
             f"--folders {value!r} names no folder", "give folder names, comma-separated"
         )
-    return folders
+    return set(folders)
 
 
 def run_neighbors(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
-    from memserver.config import load_settings
     from memserver.graph import neighbors
-    from memserver.kb import KnowledgeBase, split_id
+    from memserver.kb import split_id
 
     split_id(args.id)
-    verbs = [v.strip() for v in args.verbs.split(",") if v.strip()] if args.verbs else None
+    verbs = comma_list(args.verbs)
     folders = _folders(args.folders)
-    with KnowledgeBase.open(args.kb, load_settings(args.config)) as kb:
+    with open_kb(args) as kb:
         edges = neighbors(kb.db, args.id, folders, verbs, args.direction, args.depth)
     if args.json:
         print_json(
@@ -95,15 +95,13 @@ def run_neighbors(args: argparse.Namespace) -> int:
 def run_resolve(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
-    from memserver.config import load_settings
-    from memserver.kb import KnowledgeBase
     from memserver.resolve import advice, resolve
 
     if not 1 <= args.limit <= 50:
         raise UserError(f"--limit {args.limit} is out of range", "use 1 to 50")
     name = " ".join(args.name)
     folders = _folders(args.folders)
-    with KnowledgeBase.open(args.kb, load_settings(args.config)) as kb:
+    with open_kb(args) as kb:
         result = resolve(
             kb.db,
             kb.embedder,

@@ -7,6 +7,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from memserver.commands.common import comma_list, open_kb
 from memserver.commands.output import console, print_json
 from memserver.errors import SchemaError, UserError
 
@@ -123,15 +124,14 @@ def _search(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from memserver.config import load_settings
-    from memserver.kb import KnowledgeBase
     from memserver.search import Searcher, SearchRequest
 
     if args.limit is not None and not 1 <= args.limit <= 100:
         raise UserError(f"--limit {args.limit} is out of range", "use 1 to 100")
     settings = load_settings(args.config)
     now = parse_now(args.now)
-    folders = [f.strip() for f in args.folders.split(",") if f.strip()] if args.folders else None
-    with KnowledgeBase.open(args.kb, settings) as kb:
+    folders = comma_list(args.folders)
+    with open_kb(args, settings) as kb:
         searcher = Searcher.for_kb(kb, settings, route=not args.no_route)
         try:
             response = searcher.search(

@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memserver.commands.common import open_kb
 from memserver.commands.output import console, print_json, progress
-
-if TYPE_CHECKING:
-    from memserver.kb import KnowledgeBase
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,12 +61,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     restore.set_defaults(func=run_restore)
 
 
-def _open(args: argparse.Namespace, *, check_embedding: bool = True) -> KnowledgeBase:
-    from memserver.kb import KnowledgeBase
-
-    return KnowledgeBase.open(args.kb, config=args.config, check_embedding=check_embedding)
-
-
 def run_migrate(args: argparse.Namespace) -> int:
     from memserver.config import load_settings
     from memserver.db import Database, redact_url
@@ -111,7 +103,7 @@ class _Bar:
 
 
 def run_reindex(args: argparse.Namespace) -> int:
-    with _open(args, check_embedding=not args.force) as kb:
+    with open_kb(args, check_embedding=not args.force) as kb:
         bar = _Bar("reindex")
         try:
             report = kb.reindex(force=args.force, on_progress=bar)
@@ -142,7 +134,7 @@ def run_reindex(args: argparse.Namespace) -> int:
 def run_stats(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    with _open(args, check_embedding=False) as kb:
+    with open_kb(args, check_embedding=False) as kb:
         stats = kb.stats()
     if args.json:
         print_json(stats)
@@ -165,7 +157,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_get(args: argparse.Namespace) -> int:
-    with _open(args, check_embedding=False) as kb:
+    with open_kb(args, check_embedding=False) as kb:
         stored = kb.get_page(args.page)
     if args.json:
         print_json(_stored_dict(stored))
@@ -190,7 +182,7 @@ def _stored_dict(stored: Any) -> dict[str, Any]:
 def run_history(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    with _open(args, check_embedding=False) as kb:
+    with open_kb(args, check_embedding=False) as kb:
         versions = kb.history(args.page)
     if args.json:
         print_json(
@@ -223,7 +215,7 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    with _open(args) as kb:
+    with open_kb(args) as kb:
         result = kb.restore(args.page, args.version, written_by="cli")
     if args.json:
         print_json(
