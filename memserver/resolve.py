@@ -121,26 +121,30 @@ def _key(c: Candidate) -> tuple[int, float, str]:
     return (_RANK[c.why], -c.score, c.id)
 
 
-def _in_scope(
-    folder: str,
-    day: dt.date | None,
-    scope: list[str] | None,
-    date: dt.date | None,
-    dated: Collection[str],
-) -> bool:
-    if scope is not None and folder not in scope:
-        return False
-    return date is None or folder not in dated or day == date
+@dataclass(frozen=True)
+class _Where:
+    """Which pages a step may return: folders in ``scope`` (None = all), and pages of
+    ``dated`` folders only on ``date`` when one is given."""
+
+    scope: list[str] | None
+    date: dt.date | None
+    dated: frozenset[str]
+
+    def admits(self, folder: str, day: dt.date | None) -> bool:
+        if self.scope is not None and folder not in self.scope:
+            return False
+        return self.date is None or folder not in self.dated or day == self.date
+
+    def params(self) -> dict[str, Any]:
+        """The query parameters of ``_ON_DATE`` and a scope filter (``%(scope)s``)."""
+        return {"scope": self.scope, "date": self.date, "dated": sorted(self.dated)}
 
 
-def _exact(
-    db: Database,
-    name: str,
-    norm: str,
-    scope: list[str] | None,
-    date: dt.date | None,
-    dated: Collection[str],
-) -> list[Candidate]:
+# SQL condition on pages ``p`` matching ``_Where.admits``'s date rule.
+_ON_DATE = "(%(date)s::date IS NULL OR p.folder <> ALL(%(dated)s) OR p.effective_date = %(date)s)"
+
+
+def _exact(db: Database, name: str, norm: str, where: _Where) -> list[Candidate]:
     """Slug, title and alias matches: the same lookup the linker wires edges with."""
     with db.connection() as conn:
         pages = find_named(conn, [norm])
@@ -149,7 +153,7 @@ def _exact(
     for page in pages.values():
         if not page.answers_to(norm) and given != page.slug:
             continue
-        if not _in_scope(page.folder, page.effective_date, scope, date, dated):
+        if not where.admits(page.folder, page.effective_date):
             continue
         # "Globex" is both the title and (lower-cased) the slug of companies/globex: a
         # name written like the title is a title match, one written like a slug a slug match.
@@ -168,7 +172,7 @@ def _exact(
     return out
 
 
-_FUZZY = """
+_FUZZY = f"""
 WITH hits AS (
     SELECT id FROM pages WHERE title %% %(norm)s
     UNION SELECT id FROM pages WHERE %(norm)s <%% title
@@ -185,22 +189,16 @@ LEFT JOIN LATERAL (
     FROM page_aliases WHERE page_id = p.id
 ) a ON true
 WHERE (%(scope)s::text[] IS NULL OR p.folder = ANY(%(scope)s))
-  AND (%(date)s::date IS NULL OR p.folder <> ALL(%(dated)s) OR p.effective_date = %(date)s)
+  AND {_ON_DATE}
 """
 
 
-def _fuzzy(
-    db: Database,
-    norm: str,
-    scope: list[str] | None,
-    date: dt.date | None,
-    dated: Collection[str],
-) -> list[Candidate]:
+def _fuzzy(db: Database, norm: str, where: _Where) -> list[Candidate]:
     """Trigram similarity with titles and aliases (pg_trgm's thresholds: 0.3, 0.6 words)."""
     with db.connection() as conn:
         rows = conn.execute(
             _FUZZY,
-            {"norm": norm, "w": WORD_WEIGHT, "scope": scope, "date": date, "dated": sorted(dated)},
+            {"norm": norm, "w": WORD_WEIGHT, **where.params()},
         ).fetchall()
     return [
         Candidate(page_id, title, folder, float(sim), "fuzzy_title", day)
@@ -208,14 +206,7 @@ def _fuzzy(
     ]
 
 
-def _semantic(
-    db: Database,
-    embedder: Embedder,
-    name: str,
-    scope: list[str] | None,
-    date: dt.date | None,
-    dated: Collection[str],
-) -> list[Candidate]:
+def _semantic(db: Database, embedder: Embedder, name: str, where: _Where) -> list[Candidate]:
     info = db.embedding_info()
     if info is None or info != (embedder.name, embedder.dims):
         return []  # no embeddings yet, or of another model: nothing to compare with
@@ -229,21 +220,14 @@ def _semantic(
         "   ORDER BY distance LIMIT %(k)s)"
         " SELECT p.id, p.folder, p.title, p.effective_date, 1 - min(c.distance) AS sim"
         " FROM c JOIN pages p ON p.id = c.page_id"
-        " WHERE (%(date)s::date IS NULL OR p.folder <> ALL(%(dated)s)"
-        "        OR p.effective_date = %(date)s)"
+        f" WHERE {_ON_DATE}"
         " GROUP BY p.id, p.folder, p.title, p.effective_date"
         " ORDER BY sim DESC, p.id"
     )
     with db.connection() as conn, vector_scan(conn):
         rows = conn.execute(
             sql,
-            {
-                "q": vector,
-                "scope": scope,
-                "k": _SEMANTIC_POOL,
-                "date": date,
-                "dated": sorted(dated),
-            },
+            {"q": vector, "k": _SEMANTIC_POOL, **where.params()},
         ).fetchall()
     return [
         Candidate(page_id, title, folder, float(sim), "semantic", day)
@@ -313,14 +297,14 @@ def resolve(
     norm = normalize_name(bare)
     if not norm or scope == []:
         return ResolveResult(bare, "new", (), False)
-    dated = dated_folders(schema)
-    found = _exact(db, bare, norm, scope, day, dated)
+    where = _Where(scope, day, dated_folders(schema))
+    found = _exact(db, bare, norm, where)
     degraded: tuple[str, ...] = ()
     # Exact matches decide the verdict alone; the slower steps run only without one.
     if not found and fuzzy:
-        found = _fuzzy(db, norm, scope, day, dated)
+        found = _fuzzy(db, norm, where)
     if not found and embedder is not None:
-        found = _semantic(db, embedder, bare, scope, day, dated)
+        found = _semantic(db, embedder, bare, where)
         if found:
             degraded = tuple(embedder.degraded)
     best: dict[str, Candidate] = {}
