@@ -43,7 +43,7 @@ import yaml
 from memserver.errors import PageValidationError, Problem, UserError
 from memserver.frontmatter import as_date, date_in_name, dump_yaml, frontmatter_end, load_yaml
 from memserver.layout import slugify
-from memserver.problems import json_problems
+from memserver.problems import json_problems, yaml_syntax_problem
 from memserver.schema import RESERVED_SECTIONS, FieldSpec, FolderSpec
 
 __all__ = [
@@ -336,13 +336,8 @@ def _parse_frontmatter(text: str, problems: list[Problem], source: str) -> dict[
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else None
-        detail = getattr(exc, "problem", None) or str(exc)
-        raise PageValidationError(
-            [Problem("frontmatter", f"not valid YAML: {detail}", "fix the YAML syntax", line)],
-            source,
-        ) from None
+        # The frontmatter starts on the file's line 2, after the opening ``---``.
+        raise PageValidationError([yaml_syntax_problem(exc, "frontmatter", 2)], source) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -80,6 +80,14 @@ def problem(
     return Problem(location(path), message, fix, line_of(lines, path))
 
 
+def yaml_syntax_problem(exc: yaml.YAMLError, where: str, first_line: int = 1) -> Problem:
+    """The problem for text that is not YAML; ``first_line`` is the file line of its line 1."""
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + first_line if mark is not None else None
+    detail = getattr(exc, "problem", None) or str(exc)
+    return Problem(where, f"not valid YAML: {detail}", "fix the YAML syntax", line)
+
+
 def suggest(word: str, options: Sequence[str]) -> str:
     """``"did you mean 'x'? "`` for a close option, else ``""``."""
     close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)

@@ -35,6 +35,7 @@ from memserver.problems import (
     json_problems,
     problem,
     suggest,
+    yaml_syntax_problem,
 )
 
 FIELD_TYPES = ("string", "text", "date", "number", "bool", "enum", "list", "link", "links")
@@ -223,13 +224,7 @@ def parse_schema(text: str, source: str = "schema.yaml") -> Schema:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        detail = getattr(exc, "problem", None) or str(exc)
-        raise SchemaError(
-            [Problem("schema.yaml", f"not valid YAML: {detail}", "fix the YAML syntax", line)],
-            source,
-        ) from None
+        raise SchemaError([yaml_syntax_problem(exc, "schema.yaml")], source) from None
     finally:
         loader.dispose()
     lines = YamlMarks()
