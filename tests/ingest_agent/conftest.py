@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
 from memserver.audit import AuditLog
 from memserver.config import load_settings
@@ -32,11 +30,11 @@ from memserver.db import create_database, drop_database, with_database
 from memserver.embed import HashEmbedder
 from memserver.kb import KnowledgeBase
 from memserver.layout import KBPaths
-from memserver.mcp_server import MemoryServer, build_server, create_http_app
+from memserver.mcp_server import MemoryServer
 from memserver.tokens import TokenStore
 from memserver.tools.base import Services
 from tests.fixtures.llm_server import LLMServer
-from tests.fixtures.server import EXAMPLE_KB, copy_example_kb, free_socket, wait_ready
+from tests.fixtures.server import EXAMPLE_KB, copy_example_kb, serve_memory
 
 ENV_KEYS = (
     "LLM_BASE_URL",
@@ -86,21 +84,10 @@ def serve_kb(kb_dir: Path, pg_url: str) -> Iterator[IngestServer]:
     # The server's own settings: no LLM and no laya, whatever the agent under test uses
     # (kb_route would otherwise ask the agent's scripted model).
     services = Services(paths=paths, kb_opener=lambda: kb, settings=load_settings(env={}))
-    sock = free_socket()
-    host, port = sock.getsockname()
-    base_url = f"http://{host}:{port}"
-    server = build_server(services, tokens=tokens, audit=AuditLog(kb.db), public_url=base_url)
-    app = create_http_app(server, host=host, port=port)
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
     try:
-        wait_ready(base_url)
-        yield IngestServer(base_url, kb_dir, server, secret)
+        with serve_memory(services, tokens, AuditLog(kb.db)) as (base_url, server):
+            yield IngestServer(base_url, kb_dir, server, secret)
     finally:
-        uv.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
         kb.close()
         drop_database(pg_url, db_name)
 
