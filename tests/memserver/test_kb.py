@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,15 +23,6 @@ from memserver.errors import (
 from memserver.kb import KnowledgeBase, split_id
 from memserver.layout import KBPaths
 from memserver.page import Page, TimelineEntry, chunk_page, render_page
-
-
-@pytest.fixture
-def kb(example_kb: KBPaths, database_url: str) -> Iterator[KnowledgeBase]:
-    base = KnowledgeBase.open(example_kb.root, embedder=HashEmbedder(), database_url=database_url)
-    try:
-        yield base
-    finally:
-        base.close()
 
 
 class DownEmbedder:

@@ -9,21 +9,9 @@ from typing import Any
 import pytest
 
 from memserver import reindex as reindexing
-from memserver.embed import HashEmbedder
 from memserver.indexer import suspend_vector_indexes
 from memserver.kb import KnowledgeBase
-from memserver.layout import KBPaths
 from memserver.page import Page, TimelineEntry, page_slug, render_page
-
-
-@pytest.fixture
-def kb(example_kb: KBPaths, database_url: str) -> Iterator[KnowledgeBase]:
-    base = KnowledgeBase.open(example_kb.root, embedder=HashEmbedder(), database_url=database_url)
-    try:
-        yield base
-    finally:
-        base.close()
-
 
 PAGES = {
     "people": [
