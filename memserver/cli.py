@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Sequence
 
 from memserver import __version__
-from memserver.cli_support import run_translating_errors
+from memserver.cli_support import add_config_option, configure_logging, run_translating_errors
 
 # Order is the order of `memserver --help`.
 COMMAND_MODULES = ("core", "store", "tokens", "serve", "search", "graph", "route", "up")
@@ -33,11 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="knowledge base directory (holds schema.yaml, source/, knowledge/); "
         "default: $MEMORY_KB or the current directory",
     )
-    parser.add_argument(
-        "--config",
-        default=os.environ.get("MEMORY_CONFIG"),
-        help="config.yaml (default: $MEMORY_CONFIG)",
-    )
+    add_config_option(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     parser.add_argument("--version", action="version", version=f"memserver {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -49,10 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(args.verbose)
     return run_translating_errors("memserver", lambda: args.func(args))
 
 

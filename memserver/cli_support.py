@@ -1,12 +1,16 @@
-"""Error translation shared by the command-line programs (memserver, read-agent, ingest-agent).
+"""Conventions shared by the command-line programs (memserver, read-agent, ingest-agent).
 
 Each program runs its work through ``run_translating_errors`` so that the user sees
 one line, never a traceback: a ``UserError`` (a mistake the user can fix) exits 2, any
-other memory system error exits 1, Ctrl-C exits 130.
+other memory system error exits 1, Ctrl-C exits 130. ``add_config_option`` and
+``configure_logging`` give memserver and read-agent the same ``--config`` and ``-v``.
 """
 
 from __future__ import annotations
 
+import argparse
+import logging
+import os
 import sys
 from collections.abc import Callable
 
@@ -42,3 +46,20 @@ def run_translating_errors(
         if stopped is not None:
             print(f"{prog}: {stopped}", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    """``--config config.yaml``, defaulting to ``$MEMORY_CONFIG``."""
+    parser.add_argument(
+        "--config",
+        default=os.environ.get("MEMORY_CONFIG"),
+        help="config.yaml (default: $MEMORY_CONFIG)",
+    )
+
+
+def configure_logging(verbose: bool) -> None:
+    """Warnings and errors on stderr; every debug detail with ``verbose``."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ from typing import TextIO
 import anyio
 
 from memserver import __version__
-from memserver.cli_support import run_translating_errors
+from memserver.cli_support import add_config_option, configure_logging, run_translating_errors
 from memserver.commands.output import print_json
 from memserver.config import Settings, load_settings
 from memserver.errors import UserError
@@ -47,11 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Answer questions from a Memory System knowledge base, with dates and "
         "[folder/slug] citations.",
     )
-    parser.add_argument(
-        "--config",
-        default=os.environ.get("MEMORY_CONFIG"),
-        help="config.yaml (default: $MEMORY_CONFIG)",
-    )
+    add_config_option(parser)
     parser.add_argument(
         "--kb",
         default=None,
@@ -257,10 +252,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(args.verbose)
     return run_translating_errors("read-agent", lambda: _run_command(args))
 
 
