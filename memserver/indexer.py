@@ -18,7 +18,7 @@ A timeline entry is embedded with the same text as its timeline chunk
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -129,12 +129,14 @@ def write_pages(
         return
     ids = [p.id for p, _ in pages]
     existing = {pid for (pid,) in conn.execute("SELECT id FROM pages WHERE id = ANY(%s)", (ids,))}
-    previous = {pid: set(linker.page_names(conn, pid)) for pid in ids if pid in existing}
+    previous = linker.page_names_many(conn, existing) if existing else {}
     with conn.cursor() as cur:
         cur.executemany(
             "INSERT INTO pages (id, folder, slug, title, type, fields, effective_date, version,"
-            " content_hash, body) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " content_hash, body, title_norm, slug_norm)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
             " ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, type = EXCLUDED.type,"
+            " title_norm = EXCLUDED.title_norm, slug_norm = EXCLUDED.slug_norm,"
             " fields = EXCLUDED.fields, effective_date = EXCLUDED.effective_date,"
             " version = EXCLUDED.version, content_hash = EXCLUDED.content_hash,"
             " body = EXCLUDED.body, updated_at = now()",
@@ -150,6 +152,8 @@ def write_pages(
                     version,
                     p.content_hash,
                     p.markdown,
+                    normalize_name(p.page.title),
+                    normalize_name(p.slug),
                 )
                 for p, version in pages
             ],
@@ -161,37 +165,15 @@ def write_pages(
         _insert_aliases(cur, [p for p, _ in pages])
         _insert_chunks(cur, [p for p, _ in pages], vectors)
         _insert_timeline(cur, [p for p, _ in pages], vectors)
-    for p, _ in pages:
-        refs = linker.extract_links(p.page, p.folder, schema)
-        linker.write_links(conn, p.id, p.folder.name, refs)
-    names = {
-        p.id: linker.page_name_set(p.page.title, p.slug, p.page.aliases) | previous.get(p.id, set())
-        for p, _ in pages
-    }
-    named = _named(conn, set().union(*names.values()))
-    for p, _ in pages:
-        # A page new to the index that no edge names cannot be the target of any edge
-        # (an edge only ever points at a page answering to its name): nothing to wire.
-        if p.id in existing or names[p.id] & named:
-            linker.wire_pending(
-                conn,
-                p.id,
-                p.folder.name,
-                p.page.title,
-                p.slug,
-                p.page.aliases,
-                previous.get(p.id, ()),
-            )
-
-
-def _named(conn: Conn, names: Collection[str]) -> set[str]:
-    """Which of ``names`` some edge refers to (resolved or not)."""
-    if not names:
-        return set()
-    rows = conn.execute(
-        "SELECT DISTINCT to_ref_norm FROM links WHERE to_ref_norm = ANY(%s)", (sorted(names),)
-    ).fetchall()
-    return {name for (name,) in rows}
+    linker.write_links_many(
+        conn,
+        [
+            linker.PageRefs(p.id, p.folder.name, linker.extract_links(p.page, p.folder, schema))
+            for p, _ in pages
+        ],
+    )
+    names = [linker.page_name_set(p.page.title, p.slug, p.page.aliases) for p, _ in pages]
+    linker.rewire(conn, ids, set().union(*names, *previous.values()))
 
 
 def _vector(vectors: Vectors | None, text: str) -> tuple[np.ndarray | None, bool]:
@@ -258,10 +240,9 @@ def delete_pages(conn: Conn, page_ids: Iterable[str]) -> int:
     """Remove pages from the index (their history in page_versions stays); re-matches the
     links that pointed at them first. Returns how many rows were deleted."""
     ids = sorted(set(page_ids))
-    for page_id in ids:
-        linker.unwire(conn, page_id)
     if not ids:
         return 0
+    linker.unwire_many(conn, ids)
     return conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (ids,)).rowcount
 
 

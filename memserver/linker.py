@@ -293,11 +293,13 @@ def title_pattern(norm: str) -> str:
 def find_named(conn: psycopg.Connection[Any], norms: Collection[str]) -> dict[str, NamedPage]:
     """Every page answering to one of ``norms`` (normalised names), in any folder.
 
-    Also returns near misses (a title containing the words); check with
-    ``NamedPage.answers_to``. Indexed: slug equality (pages_slug), alias equality
-    (page_aliases_norm) and the title pattern (pages_title_trgm), which finds titles
-    that differ from the name in case or punctuation only. The linker and the resolver
-    both find pages through here, so they always agree on what a name means.
+    Equality lookups only: ``pages.title_norm`` / ``pages.slug_norm`` (the normalised
+    title and slug, stored with the row) and ``page_aliases.alias_norm``, so the cost
+    does not grow with the number of pages sharing words with a name. Rows written
+    before those columns existed (``title_norm`` NULL until ``backfill_names``) are
+    found by the slug, the lower-case title and the title pattern instead, which may
+    also return near misses: check with ``NamedPage.answers_to``. The linker and the
+    resolver both find pages through here, so they always agree on what a name means.
     """
     names = sorted({n for n in norms if n})
     if not names:
@@ -309,11 +311,14 @@ def find_named(conn: psycopg.Connection[Any], norms: Collection[str]) -> dict[st
     short = [n for n in names if n not in long]
     rows = conn.execute(
         "WITH hit AS ("
-        "  SELECT id FROM pages WHERE slug = ANY(%(slugs)s)"
-        "  UNION SELECT id FROM pages WHERE lower(title) = ANY(%(short)s)"
+        "  SELECT id FROM pages WHERE title_norm = ANY(%(names)s)"
+        "  UNION SELECT id FROM pages WHERE slug_norm = ANY(%(names)s)"
         "  UNION SELECT page_id FROM page_aliases WHERE alias_norm = ANY(%(names)s)"
+        "  UNION SELECT id FROM pages WHERE title_norm IS NULL"
+        "   AND (slug = ANY(%(slugs)s) OR lower(title) = ANY(%(short)s))"
         "  UNION SELECT p.id FROM unnest(%(patterns)s::text[]) AS q(pattern)"
-        "   CROSS JOIN LATERAL (SELECT id FROM pages WHERE title ILIKE q.pattern) AS p)"
+        "   CROSS JOIN LATERAL (SELECT id FROM pages"
+        "    WHERE title_norm IS NULL AND title ILIKE q.pattern) AS p)"
         " SELECT p.id, p.folder, p.title, p.slug, p.effective_date,"
         "  coalesce((SELECT array_agg(a.alias_norm) FROM page_aliases a"
         "            WHERE a.page_id = p.id), '{}')"
@@ -333,7 +338,38 @@ def find_named(conn: psycopg.Connection[Any], norms: Collection[str]) -> dict[st
     }
 
 
+def backfill_names(conn: psycopg.Connection[Any]) -> int:
+    """Fill in ``title_norm``/``slug_norm`` of rows written without them (before
+    migration 003); returns how many rows were updated."""
+    rows = conn.execute("SELECT id, title, slug FROM pages WHERE title_norm IS NULL").fetchall()
+    if rows:
+        conn.execute(
+            "UPDATE pages SET title_norm = u.title_norm, slug_norm = u.slug_norm"
+            " FROM unnest(%s::text[], %s::text[], %s::text[]) AS u(id, title_norm, slug_norm)"
+            " WHERE pages.id = u.id",
+            (
+                [r[0] for r in rows],
+                [normalize_name(r[1]) for r in rows],
+                [normalize_name(r[2]) for r in rows],
+            ),
+        )
+    return len(rows)
+
+
 _SELF = "\x00self"
+
+
+class _Names:
+    """Pages found by ``find_named``, looked up by the names they answer to."""
+
+    def __init__(self, pages: Iterable[NamedPage]) -> None:
+        self.by_name: dict[str, list[NamedPage]] = {}
+        for page in pages:
+            for name in page.primary | page.aliases:
+                self.by_name.setdefault(name, []).append(page)
+
+    def choose(self, norm: str, to_folder: str | None, from_id: str) -> str | None:
+        return _choose(self.by_name.get(norm, ()), norm, to_folder, from_id)
 
 
 def _choose(
@@ -356,6 +392,64 @@ def _choose(
 # --------------------------------------------------------------------------- SQL part
 
 
+@dataclass(frozen=True)
+class PageRefs:
+    """A written page and its outgoing references (``extract_links``)."""
+
+    page_id: str
+    folder: str
+    refs: Sequence[LinkRef]
+
+
+def write_links_many(
+    conn: psycopg.Connection[Any], pages: Sequence[PageRefs]
+) -> dict[str, list[StoredLink]]:
+    """``write_links`` for several pages at once: one name lookup for all their
+    references, one DELETE and one INSERT. Returns what was stored, by page id."""
+    unique: dict[str, dict[tuple[str, str, str], LinkRef]] = {}
+    for page in pages:
+        mine = unique.setdefault(page.page_id, {})
+        mine.clear()  # a page given twice: its last references win, as with two writes
+        for ref in page.refs:
+            if ref.origin not in ORIGINS:
+                raise ValueError(f"unknown link origin {ref.origin!r}")
+            if ref.norm:
+                mine.setdefault((ref.verb, ref.norm, ref.origin), ref)
+    folders = {page.page_id: page.folder for page in pages}
+    names = _Names(find_named(conn, {key[1] for mine in unique.values() for key in mine}).values())
+    stored: dict[str, list[StoredLink]] = {}
+    rows: list[tuple[str, str, str, str | None, str, str, str | None, str]] = []
+    for page_id, mine in unique.items():
+        out = stored.setdefault(page_id, [])
+        for (verb, norm, origin), ref in mine.items():
+            target = names.choose(norm, ref.to_folder, page_id)
+            if target == _SELF:
+                continue
+            out.append(StoredLink(verb, ref.target_ref, ref.to_folder, target, origin))
+            rows.append(
+                (
+                    page_id,
+                    folders[page_id],
+                    verb,
+                    target,
+                    ref.target_ref,
+                    norm,
+                    ref.to_folder,
+                    origin,
+                )
+            )
+    conn.execute("DELETE FROM links WHERE from_id = ANY(%s)", (sorted(unique),))
+    if rows:
+        columns = list(zip(*rows, strict=True))
+        conn.execute(
+            "INSERT INTO links (from_id, from_folder, verb, to_id, to_ref, to_ref_norm,"
+            " to_folder, origin) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[],"
+            " %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])",
+            [list(column) for column in columns],
+        )
+    return stored
+
+
 def write_links(
     conn: psycopg.Connection[Any], page_id: str, folder: str, refs: Sequence[LinkRef]
 ) -> list[StoredLink]:
@@ -364,92 +458,67 @@ def write_links(
     Runs in the caller's transaction. Unmatched (or ambiguous) references are kept with
     ``to_id`` None; references to the page itself are dropped. Returns what was stored.
     """
-    unique: dict[tuple[str, str, str], LinkRef] = {}
-    for ref in refs:
-        if ref.origin not in ORIGINS:
-            raise ValueError(f"unknown link origin {ref.origin!r}")
-        if ref.norm:
-            unique.setdefault((ref.verb, ref.norm, ref.origin), ref)
-    pages = find_named(conn, {ref.norm for ref in unique.values()})
-    stored: list[StoredLink] = []
-    for ref in unique.values():
-        target = _choose(pages.values(), ref.norm, ref.to_folder, page_id)
-        if target == _SELF:
-            continue
-        stored.append(StoredLink(ref.verb, ref.target_ref, ref.to_folder, target, ref.origin))
-    conn.execute("DELETE FROM links WHERE from_id = %s", (page_id,))
-    if stored:
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO links (from_id, from_folder, verb, to_id, to_ref, to_ref_norm,"
-                " to_folder, origin) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                [
-                    (
-                        page_id,
-                        folder,
-                        s.verb,
-                        s.to_id,
-                        s.to_ref,
-                        normalize_name(s.to_ref),
-                        s.to_folder,
-                        s.origin,
-                    )
-                    for s in stored
-                ],
-            )
-    return stored
+    return write_links_many(conn, [PageRefs(page_id, folder, refs)])[page_id]
+
+
+def page_names_many(
+    conn: psycopg.Connection[Any], page_ids: Collection[str]
+) -> dict[str, frozenset[str]]:
+    """The normalised names each of ``page_ids`` answers to now (absent pages left out)."""
+    rows = conn.execute(
+        "SELECT p.id, p.title, p.slug, coalesce((SELECT array_agg(a.alias_norm)"
+        "  FROM page_aliases a WHERE a.page_id = p.id), '{}')"
+        " FROM pages p WHERE p.id = ANY(%s)",
+        (sorted(page_ids),),
+    ).fetchall()
+    return {
+        page_id: page_name_set(title, slug) | {a for a in aliases if a}
+        for page_id, title, slug, aliases in rows
+    }
 
 
 def page_names(conn: psycopg.Connection[Any], page_id: str) -> frozenset[str]:
     """The normalised names ``page_id`` answers to now (empty if it does not exist)."""
-    row = conn.execute("SELECT title, slug FROM pages WHERE id = %s", (page_id,)).fetchone()
-    if row is None:
-        return frozenset()
-    aliases = conn.execute(
-        "SELECT alias_norm FROM page_aliases WHERE page_id = %s", (page_id,)
-    ).fetchall()
-    return page_name_set(row[0], row[1]) | {a for (a,) in aliases if a}
+    return page_names_many(conn, [page_id]).get(page_id, frozenset())
 
 
-def _rewire(
-    conn: psycopg.Connection[Any], page_id: str, names: Collection[str], *, gone: bool
+def rewire(
+    conn: psycopg.Connection[Any],
+    page_ids: Collection[str],
+    names: Collection[str],
+    *,
+    gone: Collection[str] = (),
 ) -> int:
-    """Re-match every edge that names one of ``names`` or points at ``page_id``.
-
-    ``gone``: treat ``page_id`` as deleted. Returns how many edges changed.
-    """
-    wired = conn.execute(
-        "SELECT DISTINCT to_ref_norm FROM links WHERE to_id = %s", (page_id,)
-    ).fetchall()
-    norms = set(names) | {n for (n,) in wired}
-    norms.discard("")
-    if not norms:
-        return 0
-    pages = find_named(conn, norms)
-    if gone:
-        pages.pop(page_id, None)
-    # Edges that name these pages: unresolved ones (partial index links_unresolved) and
-    # resolved ones, found through the pages they point at (links_to).
+    """Re-match every edge that names one of ``names`` or the name of an edge pointing
+    at one of ``page_ids``; pages in ``gone`` count as deleted. Returns how many edges
+    changed. Set-based: one query finds the edges, one ``find_named`` their pages."""
     rows = conn.execute(
-        "SELECT id, from_id, to_ref_norm, to_folder, to_id FROM links"
-        " WHERE to_id IS NULL AND to_ref_norm = ANY(%(norms)s)"
-        " UNION ALL SELECT id, from_id, to_ref_norm, to_folder, to_id FROM links"
-        " WHERE to_id = ANY(%(ids)s) AND to_ref_norm = ANY(%(norms)s)",
-        {"norms": sorted(norms), "ids": sorted({*pages, page_id})},
+        "WITH n AS (SELECT unnest(%(names)s::text[]) AS norm"
+        "  UNION SELECT to_ref_norm FROM links WHERE to_id = ANY(%(ids)s))"
+        " SELECT l.id, l.from_id, l.to_ref_norm, l.to_folder, l.to_id"
+        " FROM links l JOIN n ON l.to_ref_norm = n.norm",
+        {"names": sorted({n for n in names if n}), "ids": sorted(page_ids)},
     ).fetchall()
-    updates: list[tuple[str | None, int]] = []
-    deletes: list[tuple[int]] = []
+    if not rows:
+        return 0
+    found = find_named(conn, {norm for _, _, norm, _, _ in rows})
+    pages = _Names(p for p in found.values() if p.id not in gone)
+    updates: list[tuple[int, str | None]] = []
+    deletes: list[int] = []
     for link_id, from_id, norm, to_folder, to_id in rows:
-        target = _choose(pages.values(), norm, to_folder, from_id)
+        target = pages.choose(norm, to_folder, from_id)
         if target == _SELF:
-            deletes.append((link_id,))
+            deletes.append(link_id)
         elif target != to_id:
-            updates.append((target, link_id))
-    with conn.cursor() as cur:
-        if updates:
-            cur.executemany("UPDATE links SET to_id = %s WHERE id = %s", updates)
-        if deletes:
-            cur.executemany("DELETE FROM links WHERE id = %s", deletes)
+            updates.append((link_id, target))
+    if updates:
+        conn.execute(
+            "UPDATE links SET to_id = u.to_id"
+            " FROM unnest(%s::bigint[], %s::text[]) AS u(id, to_id) WHERE links.id = u.id",
+            ([u[0] for u in updates], [u[1] for u in updates]),
+        )
+    if deletes:
+        conn.execute("DELETE FROM links WHERE id = ANY(%s)", (deletes,))
     return len(updates) + len(deletes)
 
 
@@ -470,14 +539,22 @@ def wire_pending(
     """
     del folder  # the stored row carries it; kept in the signature for callers' clarity
     names = page_name_set(title, slug, aliases) | set(previous)
-    return _rewire(conn, page_id, names, gone=False)
+    return rewire(conn, [page_id], names)
+
+
+def unwire_many(conn: psycopg.Connection[Any], page_ids: Collection[str]) -> int:
+    """Before deleting ``page_ids``: re-match the edges that pointed at them or named
+    them, as if they were gone. Their own outgoing edges are left to the cascade.
+    Returns how many edges changed."""
+    if not page_ids:
+        return 0
+    names = set().union(*page_names_many(conn, page_ids).values())
+    return rewire(conn, page_ids, names, gone=set(page_ids))
 
 
 def unwire(conn: psycopg.Connection[Any], page_id: str) -> int:
-    """Before deleting ``page_id`` (or renaming it to a new id): re-match the edges that
-    pointed at it or named it, as if it were gone. Its own outgoing edges are left to
-    the cascade. Returns how many edges changed."""
-    return _rewire(conn, page_id, page_names(conn, page_id), gone=True)
+    """``unwire_many`` for one page (before deleting it or renaming it to a new id)."""
+    return unwire_many(conn, [page_id])
 
 
 def link_page(

@@ -51,6 +51,7 @@ from memserver.indexer import (
     write_pages,
 )
 from memserver.layout import KBPaths, name_problem
+from memserver.linker import backfill_names
 from memserver.manifest import Status
 from memserver.page import check_page, parse_page
 from memserver.schema import Schema
@@ -394,6 +395,8 @@ def reindex(
     present = [e for e in entries if e.status is not Status.REMOVED]
     progress = _Progress(on_progress, len(files) + len(failed) + len(present))
     progress(len(failed))
+    with db.transaction() as conn:
+        backfill_names(conn)  # rows indexed before their normalised names were stored
     with db.connection() as conn:
         indexed: dict[str, str] = dict(
             conn.execute("SELECT id, content_hash FROM pages").fetchall()

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from memserver.linker import LinkRef, extract_links
+from memserver import reindex as reindexing
+from memserver.indexer import delete_pages
+from memserver.linker import LinkRef, extract_links, find_named
 from memserver.page import Page
 from tests.fixtures.kb import MakeKB
 from tests.memserver.graph_pages import (
@@ -306,4 +308,59 @@ def test_deleting_a_page_unwires_and_rewires(w: PageWriter) -> None:
     assert w.edges() == [
         ("meetings/2026-09-10-sync", "attended", "people/alex-kim", "Alex", "field"),
         ("meetings/2026-09-10-sync", "attended", None, "Alex Novak", "field"),
+    ]
+
+
+def test_names_equal_only_after_case_folding_match(w: PageWriter) -> None:
+    # "Straße" and "STRASSE" are one name once case-folded; neither the title pattern
+    # nor the slug ("straße-works") would find the page for "STRASSE WORKS".
+    w.put("companies", company("Straße Works"))
+    w.put("meetings", meeting("Sync", "2026-09-10", company="STRASSE WORKS"))
+    assert w.edges() == [
+        ("meetings/2026-09-10-sync", "about", "companies/straße-works", "STRASSE WORKS", "field"),
+    ]
+
+
+@pytest.mark.parametrize("batch", [2, 64])
+def test_reindex_in_batches_gives_the_edges_of_page_by_page_writes(
+    w: PageWriter, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for folder, page in _world():
+        w.put(folder, page)
+    expected = w.edges()
+    with w.db.transaction() as conn:
+        conn.execute("DELETE FROM pages")  # index only: the files stay
+    monkeypatch.setattr(reindexing, "PAGE_BATCH", batch)
+    report = w.kb.reindex()
+    assert report.indexed == len(_world())
+    assert w.edges() == expected
+
+
+def test_pages_indexed_without_normalised_names_are_found_and_backfilled(w: PageWriter) -> None:
+    # Rows written before migration 003 have no title_norm/slug_norm.
+    w.put("people", person("Bob Martinez"))
+    with w.db.transaction() as conn:
+        conn.execute("UPDATE pages SET title_norm = NULL, slug_norm = NULL")
+    w.put("meetings", meeting("Sync", "2026-09-10", ("bob martinez",)))
+    assert w.edges()[0][2] == "people/bob-martinez"
+    with w.db.connection() as conn:
+        assert find_named(conn, ["bob martinez"]).keys() == {"people/bob-martinez"}
+    w.kb.reindex()
+    with w.db.connection() as conn:
+        rows = conn.execute("SELECT id, title_norm, slug_norm FROM pages ORDER BY id").fetchall()
+    assert rows == [
+        ("meetings/2026-09-10-sync", "sync", "2026 09 10 sync"),
+        ("people/bob-martinez", "bob martinez", "bob martinez"),
+    ]
+
+
+def test_deleting_pages_together_treats_them_all_as_gone(w: PageWriter) -> None:
+    w.put("people", person("Alex Kim", aliases=("Alex",)))
+    w.put("people", person("Alex Novak", aliases=("Alex",)))
+    w.put("people", person("Alex Berg", aliases=("Alex",)))
+    w.put("meetings", meeting("Sync", "2026-09-10", ("Alex",)))
+    with w.db.transaction() as conn:
+        delete_pages(conn, ["people/alex-kim", "people/alex-novak"])
+    assert w.edges() == [
+        ("meetings/2026-09-10-sync", "attended", "people/alex-berg", "Alex", "field")
     ]
