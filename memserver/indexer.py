@@ -208,12 +208,12 @@ def _insert_chunks(
             rows.append(
                 (p.id, p.folder.name, chunk.ordinal, chunk.section, chunk.text, vector, stale, day)
             )
-    if rows:
-        cur.executemany(
-            "INSERT INTO chunks (page_id, folder, ordinal, section, text, embedding, stale,"
-            " effective_date) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            rows,
-        )
+    _copy(
+        cur,
+        "chunks (page_id, folder, ordinal, section, text, embedding, stale, effective_date)",
+        ("text", "text", "int4", "text", "text", "vector", "bool", "date"),
+        rows,
+    )
 
 
 def _insert_timeline(
@@ -228,12 +228,25 @@ def _insert_timeline(
             rows.append(
                 (p.id, p.folder.name, ordinal, entry.date, entry.text, entry.source, vector, stale)
             )
-    if rows:
-        cur.executemany(
-            "INSERT INTO timeline_entries (page_id, folder, ordinal, date, text, source,"
-            " embedding, stale) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            rows,
-        )
+    _copy(
+        cur,
+        "timeline_entries (page_id, folder, ordinal, date, text, source, embedding, stale)",
+        ("text", "text", "int4", "date", "text", "text", "vector", "bool"),
+        rows,
+    )
+
+
+def _copy(
+    cur: psycopg.Cursor[Any], target: str, types: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> None:
+    """Load ``rows`` into ``target`` ("table (columns)") with one binary COPY: several
+    times cheaper than row-by-row INSERTs for both the client and the server."""
+    if not rows:
+        return
+    with cur.copy(f"COPY {target} FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(types)
+        for row in rows:
+            copy.write_row(row)
 
 
 def delete_pages(conn: Conn, page_ids: Iterable[str]) -> int:
