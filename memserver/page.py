@@ -33,7 +33,7 @@ import functools
 import hashlib
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -665,6 +665,15 @@ def _fields_text(page: Page) -> str:
     if page.aliases:
         lines.append(f"aliases: {', '.join(page.aliases)}")
     return "\n".join(lines)
+
+
+def drop_field_lines(text: str, names: Collection[str]) -> str:
+    """``text`` (a chunk or snippet) without the ``name: value`` lines that
+    :func:`chunk_page` writes for the fields ``names`` into its Fields chunk."""
+    if not names:
+        return text
+    prefixes = tuple(f"{name}: " for name in names)
+    return "\n".join(line for line in text.split("\n") if not line.startswith(prefixes))
 
 
 def chunk_page(page: Page, max_words: int = 300, overlap: int = 50) -> list[Chunk]:

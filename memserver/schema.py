@@ -17,7 +17,7 @@ import functools
 import re
 import string
 import zoneinfo
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -109,6 +109,13 @@ class FolderSpec:
     @property
     def field_names(self) -> tuple[str, ...]:
         return tuple(spec.name for spec in self.fields)
+
+    def hidden_link_fields(self, visible: Callable[[str], bool]) -> frozenset[str]:
+        """Link fields whose target folder ``visible`` refuses: a caller who cannot see
+        the target folder must not learn the linked names through this page either."""
+        return frozenset(
+            f.name for f in self.fields if f.is_link and f.folder and not visible(f.folder)
+        )
 
     @property
     def slug_placeholders(self) -> tuple[str, ...]:

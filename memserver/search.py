@@ -45,6 +45,7 @@ from memserver.errors import NotFoundError, UserError
 from memserver.fusion import Candidate, Hit
 from memserver.intent import Intent, analyze, is_cyrillic, plan_graph
 from memserver.llm import LLMClient, Reranker
+from memserver.page import drop_field_lines
 from memserver.resolve import dated_folders, resolve
 from memserver.route import Router
 from memserver.schema import Schema
@@ -579,7 +580,7 @@ class Searcher:
         for cand in cands:
             cand.timeline = lines.get(cand.id, [])
             fz.label(cand, ("keyword", "source_keyword"))
-            snippet = cand.snippet or leads.get(cand.id, "")
+            snippet = self._visible_snippet(cand, cand.snippet or leads.get(cand.id, ""), req)
             results.append(
                 SearchResult(
                     id=cand.id,
@@ -599,6 +600,15 @@ class Searcher:
 
         kept, tokens = fz.budget_cut(results, size, mode.budget)
         return kept, tokens
+
+    def _visible_snippet(self, cand: Candidate, snippet: str, req: SearchRequest) -> str:
+        """The snippet without link-field values that point outside the caller's scope
+        (the same rule as kb_get_page): the page is visible, its hidden links are not."""
+        if req.scope is None or cand.folder not in self.schema.folder_names:
+            return snippet
+        visible = set(req.scope)
+        hidden = self.schema.folder(cand.folder).hidden_link_fields(visible.__contains__)
+        return drop_field_lines(snippet, hidden)
 
     def _rerank(self, cands: list[Candidate], query: str, degraded: list[str]) -> list[Candidate]:
         """Cross-encoder order for the top results; on failure the order is kept."""

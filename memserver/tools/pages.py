@@ -251,11 +251,7 @@ def _date(value: dt.date | None) -> str | None:
 
 def scoped_page(page: Page, folder: FolderSpec, call: CallContext) -> tuple[Page, bool]:
     """The page without link fields that point into folders outside the caller's scope."""
-    hidden = [
-        f.name
-        for f in folder.fields
-        if f.is_link and f.folder is not None and not call.scope.allows_folder(f.folder)
-    ]
+    hidden = folder.hidden_link_fields(call.scope.allows_folder)
     if not any(name in page.fields for name in hidden):
         return page, False
     fields = {k: v for k, v in page.fields.items() if k not in hidden}

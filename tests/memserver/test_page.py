@@ -425,3 +425,33 @@ def test_each_timeline_entry_is_its_own_chunk() -> None:
 
 def test_content_hash_is_sha256_of_utf8() -> None:
     assert content_hash("Өглөө") == hashlib.sha256("Өглөө".encode()).hexdigest()
+
+
+def test_drop_field_lines_removes_only_the_named_fields_lines() -> None:
+    from memserver.page import drop_field_lines
+
+    text = (
+        "Weekly sync — Fields\nattendees: Zed Person, Ann Lee\ndate: 2026-09-15\nattendees_note: x"
+    )
+    assert drop_field_lines(text, {"attendees"}) == (
+        "Weekly sync — Fields\ndate: 2026-09-15\nattendees_note: x"
+    )
+    assert drop_field_lines(text, ()) == text
+
+
+def test_hidden_link_fields_names_links_into_folders_the_caller_cannot_see() -> None:
+    from memserver.schema import parse_schema
+
+    schema = parse_schema(
+        "timezone: UTC\nfolders:\n"
+        "  - {name: people, type: person, description: People}\n"
+        "  - {name: companies, type: company, description: Companies}\n"
+        "  - name: meetings\n    type: meeting\n    description: Meetings\n"
+        "    fields:\n"
+        "      - {name: attendees, type: links, folder: people, verb: attended}\n"
+        "      - {name: company, type: link, folder: companies, verb: about}\n"
+        "      - {name: status, type: string}\n"
+    )
+    meetings = schema.folder("meetings")
+    assert meetings.hidden_link_fields({"meetings", "companies"}.__contains__) == {"attendees"}
+    assert meetings.hidden_link_fields(lambda folder: True) == frozenset()
