@@ -128,8 +128,8 @@ def write_pages(
     if not pages:
         return
     ids = [p.id for p, _ in pages]
-    existing = {pid for (pid,) in conn.execute("SELECT id FROM pages WHERE id = ANY(%s)", (ids,))}
-    previous = linker.page_names_many(conn, existing) if existing else {}
+    previous = linker.page_names_many(conn, ids)  # the names of the pages already indexed
+    existing = set(previous)
     with conn.cursor() as cur:
         cur.executemany(
             "INSERT INTO pages (id, folder, slug, title, type, fields, effective_date, version,"
@@ -171,6 +171,7 @@ def write_pages(
             linker.PageRefs(p.id, p.folder.name, linker.extract_links(p.page, p.folder, schema))
             for p, _ in pages
         ],
+        fresh=set(ids) - existing,
     )
     names = [linker.page_name_set(p.page.title, p.slug, p.page.aliases) for p, _ in pages]
     linker.rewire(conn, ids, set().union(*names, *previous.values()))

@@ -11,7 +11,7 @@ Where edges come from (``extract_links``, pure)
       ``[[alice-chen|Alice]]``) and markdown links to pages
       (``[Alice](../people/alice-chen.md)``), both with the verb ``mentions``.
 
-How a reference finds its page (``write_links`` / ``wire_pending`` / ``unwire``)
+How a reference finds its page (``write_links_many`` / ``rewire`` / ``unwire_many``)
     Names are compared in one form only, ``db.normalize_name`` (NFKC, case-folded,
     punctuation collapsed), so "Bob Martinez", "bob-martinez" and "BOB_martinez" are the
     same name. A page answers to its title, its slug and its aliases. A reference may
@@ -23,19 +23,25 @@ How a reference finds its page (``write_links`` / ``wire_pending`` / ``unwire``)
 
     Resolution depends only on the set of pages, never on the order they were written:
     an edge to a page that does not exist yet is stored with ``to_id`` NULL, and every
-    write of a page re-resolves the edges whose name it answers to (``wire_pending``),
+    write of a page re-resolves the edges whose name it answers to (``rewire``),
     so writing the meeting before or after its attendees gives identical edges.
 
-Call order inside the write transaction (``kb.put_page`` / reindex), after the page's
-``pages`` row and ``page_aliases`` are stored::
+How a name is looked up (``find_named``)
+    By equality only: ``pages.title_norm`` and ``pages.slug_norm`` (migration 003, the
+    normalised title and slug stored with every row) and ``page_aliases.alias_norm``,
+    so a lookup costs the same however many pages share a name's words.
 
-    previous = page_names(conn, page_id)            # before the update, if it existed
-    ... upsert pages row, replace page_aliases ...
-    write_links(conn, page_id, folder, extract_links(page, spec, schema))
-    wire_pending(conn, page_id, folder, page.title, slug, page.aliases, previous)
+Call order inside the write transaction (``indexer.write_pages``, used by
+``kb.put_page`` and reindex), after the pages' rows and ``page_aliases`` are stored::
 
-or simply ``link_page(conn, page_id, page, spec, schema, slug, previous)``. Before a page
-is deleted, call ``unwire(conn, page_id)``.
+    previous = page_names_many(conn, ids)           # before the update
+    ... upsert pages rows, replace page_aliases ...
+    write_links_many(conn, [PageRefs(id, folder, extract_links(page, spec, schema)), ...])
+    rewire(conn, ids, <every name of these pages, new and previous>)
+
+For one page: ``link_page(conn, page_id, page, spec, schema, slug, previous)``
+(``write_links`` + ``wire_pending``). Before pages are deleted, call
+``unwire_many(conn, ids)``.
 """
 
 from __future__ import annotations
@@ -402,10 +408,11 @@ class PageRefs:
 
 
 def write_links_many(
-    conn: psycopg.Connection[Any], pages: Sequence[PageRefs]
+    conn: psycopg.Connection[Any], pages: Sequence[PageRefs], *, fresh: Collection[str] = ()
 ) -> dict[str, list[StoredLink]]:
     """``write_links`` for several pages at once: one name lookup for all their
-    references, one DELETE and one INSERT. Returns what was stored, by page id."""
+    references, one DELETE and one INSERT. ``fresh``: pages just inserted in this
+    transaction, which have no edges to delete yet. Returns what was stored, by id."""
     unique: dict[str, dict[tuple[str, str, str], LinkRef]] = {}
     for page in pages:
         mine = unique.setdefault(page.page_id, {})
@@ -438,7 +445,9 @@ def write_links_many(
                     origin,
                 )
             )
-    conn.execute("DELETE FROM links WHERE from_id = ANY(%s)", (sorted(unique),))
+    replaced = sorted(set(unique) - set(fresh))
+    if replaced:
+        conn.execute("DELETE FROM links WHERE from_id = ANY(%s)", (replaced,))
     if rows:
         columns = list(zip(*rows, strict=True))
         conn.execute(

@@ -366,12 +366,32 @@ def _index_pages(
 ) -> int:
     """Index the changed files (prepared one batch ahead); returns how many were written."""
     written = 0
+    analyzed = _analyze(db, 0, 0)
     for batch in ahead(_prepared_batches(changed, schema, paths, embedder)):
         failed.extend(batch.failed)
         if batch.vectors is None and batch.pages and EMBEDDING_UNAVAILABLE not in degraded:
             degraded.append(EMBEDDING_UNAVAILABLE)
         written += _write_batch(db, schema, paths, batch.pages, batch.vectors)
+        analyzed = _analyze(db, written, analyzed)
         progress(len(batch.pages) + len(batch.failed))
+    return written
+
+
+# Tables the batch writes look pages and edges up in.
+_LOOKUP_TABLES = "pages, page_aliases, links, page_versions"
+
+
+def _analyze(db: Database, written: int, analyzed: int) -> int:
+    """Refresh the planner's statistics of the lookup tables each time the pages
+    written in this run double (from PAGE_BATCH on); returns the count last analysed.
+
+    A load into an empty index outgrows its statistics long before autovacuum looks:
+    planned for the empty tables, the per-batch lookups scan whole tables (a DELETE
+    of a batch's edges took 40 ms at 10,000 pages instead of well under one)."""
+    if written < PAGE_BATCH or written < 2 * analyzed:
+        return analyzed
+    with db.transaction() as conn:
+        conn.execute(f"ANALYZE {_LOOKUP_TABLES}")
     return written
 
 

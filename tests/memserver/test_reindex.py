@@ -65,7 +65,7 @@ def write_all(kb: KnowledgeBase) -> list[str]:
 
 TABLES = {
     "pages": "id, folder, slug, title, type, fields, effective_date, version, content_hash,"
-    " body, created_at, updated_at",
+    " body, title_norm, slug_norm, created_at, updated_at",
     "page_versions": "page_id, version, markdown, content_hash, written_by, note, created_at",
     "page_aliases": "page_id, folder, alias, alias_norm",
     "chunks": "id, page_id, folder, ordinal, section, text, embedding::text, stale, effective_date",
@@ -280,3 +280,17 @@ def test_ahead_passes_items_and_errors_through_in_order() -> None:
     assert next(stream) == 0
     stream.close()  # the consumer stops early: the worker thread ends too
     assert not [t for t in threading.enumerate() if t.name == "reindex-prepare"]
+
+
+def test_a_load_refreshes_the_planner_statistics_as_it_grows(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_all(kb)
+    monkeypatch.setattr(reindexing, "PAGE_BATCH", 2)
+    kb.reindex()
+    with kb.db.connection() as conn:
+        rows = conn.execute(
+            "SELECT relname, n_live_tup > 0, analyze_count > 0 FROM pg_stat_user_tables"
+            " WHERE relname IN ('pages', 'links') ORDER BY relname"
+        ).fetchall()
+    assert rows == [("links", True, True), ("pages", True, True)]
