@@ -45,7 +45,13 @@ from memserver.layout import slugify
 Conn = psycopg.Connection[Any]
 
 POOL = 50  # candidates per arm (gbrain: >= 50)
-SHORT_WINDOW_DAYS = 93  # windows up to this long use an exact vector scan
+# Chunks ranked per keyword stage at most. A word on tens of thousands of chunks (a
+# common surname at 100,000 pages) would otherwise cost one heap read per chunk; past
+# this many matches the ranking is among the first MATCH_CAP found.
+MATCH_CAP = 2000
+SHORT_WINDOW_DAYS = 8  # windows up to this long use an exact vector scan
+SCAN_TUPLES = 40_000  # HNSW iterative scan bound
+WINDOW_SCAN_TUPLES = 8_000
 FUZZY_MAX_WORDS = 4  # a longer question is not a misspelt name
 FUZZY_MIN = 0.35
 
@@ -170,21 +176,21 @@ def keyword(
     limit: int = POOL,
 ) -> list[Hit]:
     """Pages whose chunks hold all the words, then (if too few) most of them; best chunk
-    per page, ranked by ts_rank_cd within each stage."""
+    per page, ranked by ts_rank_cd within each stage (among at most MATCH_CAP matches)."""
     if query.empty or not folders:
         return []
 
     def build(match: str) -> str:
         return (
-            f"SELECT c.page_id, c.folder, c.text, c.effective_date,"
-            f" ts_rank_cd(c.tsv, {query.any_sql()}, 1) AS r"
+            f"SELECT page_id, folder, text, effective_date, ts_rank_cd(tsv, {query.any_sql()}, 1)"
+            " AS r FROM (SELECT c.page_id, c.folder, c.text, c.effective_date, c.ordinal, c.tsv"
             f" FROM chunks c WHERE c.tsv @@ ({match}) AND c.folder = ANY(%(folders)s)"
             + window_sql(start, end, "c.effective_date")
-            + " ORDER BY r DESC, c.page_id, c.ordinal LIMIT %(pool)s"
+            + " LIMIT %(cap)s) m ORDER BY r DESC, page_id, ordinal LIMIT %(pool)s"
         )
 
     params = {**query.params(), "folders": list(folders), "start": start, "end": end}
-    rows = _staged(conn, query, build, {**params, "pool": limit * 4}, limit)
+    rows = _staged(conn, query, build, {**params, "pool": limit * 4, "cap": MATCH_CAP}, limit)
     return [
         Hit(pid, folder, float(r), text, day, detail)
         for detail, (pid, folder, text, day, r) in rows
@@ -212,7 +218,8 @@ def vector(
     """
     if not folders:
         return []
-    pool = limit * 2  # chunks; enough for ~limit distinct pages
+    windowed = start is not None or end is not None
+    pool = limit if windowed else limit * 2  # chunks; enough for ~limit distinct pages
     distance = db.distance_sql()
     short = start is not None and end is not None and (end - start).days <= SHORT_WINDOW_DAYS
     order = f"({distance}) + 0" if short else distance  # "+ 0" keeps the index out
@@ -225,7 +232,10 @@ def vector(
         " SELECT page_id, folder, text, effective_date, d FROM c ORDER BY d, page_id"
     )
     params = {"q": query_vector, "folders": list(folders), "start": start, "end": end, "pool": pool}
-    with vector_scan(conn, ef_search=pool, max_scan_tuples=40_000):
+    # A window admits few of the graph's tuples: bound the scan rather than walk it all
+    # (the dated and timeline arms enumerate the window anyway).
+    budget = WINDOW_SCAN_TUPLES if windowed else SCAN_TUPLES
+    with vector_scan(conn, ef_search=pool, max_scan_tuples=budget):
         rows = conn.execute(sql, params).fetchall()
     return [
         Hit(pid, folder, 1.0 - float(d), text, day)
@@ -307,7 +317,7 @@ def title(
         ):
             best[pid] = hit
     hits = sorted(best.values(), key=lambda h: (-h.score, h.id))
-    if fuzzy and not hits and total <= FUZZY_MAX_WORDS:
+    if fuzzy and not hits and intent.terms and total <= FUZZY_MAX_WORDS:
         rows = conn.execute(
             _FUZZY, {"q": full, "folders": list(folders), "limit": limit}
         ).fetchall()
@@ -330,28 +340,35 @@ def timeline(
     newest: bool = True,
     limit: int = POOL,
 ) -> list[Hit]:
-    """Timeline entries inside the window, entries naming the question's words first."""
+    """Timeline entries inside the window, newest first; with words in the question, only
+    the entries naming them (in the entry, or in its page's title), best match first."""
     if not folders or (start is None and end is None):
         return []
-    if query.empty:
-        match, rank = "false", "0"
-    else:
-        q = query.any_sql()
-        match = f"(t.tsv || p.title_tsv) @@ ({q})"
-        rank = f"ts_rank_cd(t.tsv || p.title_tsv, {q}, 1)"
     direction = "DESC" if newest else "ASC"
+    if query.empty:
+        rank, match = "0", ""
+    else:
+        # Two index-driven halves: entries with all the words (GIN on the entries), and
+        # entries of pages whose title has them (GIN on titles, then page_id + date).
+        rank = f"ts_rank_cd(t.tsv, {query.any_sql()}, 1) + 0.1"
+        every = query.all_sql()
+        match = (
+            f" AND t.id IN (SELECT id FROM timeline_entries WHERE tsv @@ ({every})"
+            f" UNION SELECT e.id FROM timeline_entries e JOIN pages p ON p.id = e.page_id"
+            f" WHERE p.title_tsv @@ ({every}))"
+        )
     sql = (
-        f"SELECT t.page_id, t.folder, t.date, t.text, {match} AS m, {rank} AS r"
-        " FROM timeline_entries t JOIN pages p ON p.id = t.page_id"
-        " WHERE t.folder = ANY(%(folders)s)"
+        f"SELECT t.page_id, t.folder, t.date, t.text, {rank} AS r"
+        " FROM timeline_entries t WHERE t.folder = ANY(%(folders)s)"
         + window_sql(start, end, "t.date")
-        + f" ORDER BY m DESC, r DESC, t.date {direction}, t.page_id LIMIT %(pool)s"
+        + match
+        + f" ORDER BY r DESC, t.date {direction}, t.page_id LIMIT %(pool)s"
     )
     params = {**query.params(), "folders": list(folders), "start": start, "end": end}
     rows = conn.execute(sql, {**params, "pool": limit * 4}).fetchall()
     return [
-        Hit(pid, folder, float(r) + (1.0 if m else 0.0), f"{day.isoformat()}: {text}", day)
-        for pid, folder, day, text, m, r in _best_per_key(rows, limit)
+        Hit(pid, folder, float(r), f"{day.isoformat()}: {text}", day)
+        for pid, folder, day, text, r in _best_per_key(rows, limit)
     ]
 
 
@@ -499,13 +516,14 @@ def source_keyword(
 
     def build(match: str) -> str:
         return (
-            f"SELECT s.path, s.text, s.doc_date, ts_rank_cd(s.tsv, {query.any_sql()}, 1) AS r"
-            f" FROM source_chunks s WHERE s.tsv @@ ({match})"
+            f"SELECT path, text, doc_date, ts_rank_cd(tsv, {query.any_sql()}, 1) AS r FROM ("
+            f" SELECT s.path, s.text, s.doc_date, s.ordinal, s.tsv FROM source_chunks s"
+            f" WHERE s.tsv @@ ({match})"
             + window_sql(start, end, "s.doc_date")
-            + " ORDER BY r DESC, s.path, s.ordinal LIMIT %(pool)s"
+            + " LIMIT %(cap)s) m ORDER BY r DESC, path, ordinal LIMIT %(pool)s"
         )
 
-    params = {**query.params(), "start": start, "end": end, "pool": limit * 4}
+    params = {**query.params(), "start": start, "end": end, "pool": limit * 4, "cap": MATCH_CAP}
     rows = _staged(conn, query, build, params, limit)
     return [
         Hit(SOURCE_PREFIX + path, "source", float(r), text, day, detail)

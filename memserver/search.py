@@ -235,6 +235,7 @@ class Searcher:
         allowed = set(req.arms) if req.arms is not None else None
         wants_vector = allowed is None or "vector" in allowed
         wants_vector |= sources and (allowed is None or "source_vector" in allowed)
+        wants_vector &= intent.has_topic  # "what happened last week": nothing to compare
         text = tq.query or req.question
         vector = self._query_vector(text, degraded) if wants_vector else None
         with self.db.connection() as conn:
@@ -381,7 +382,10 @@ class Searcher:
                     )
         if vector is not None and on("vector"):
             try:
-                found["vector"] = arms.vector(conn, self.db, vector, folders, start=start, end=end)
+                # Scope is enforced in SQL; the routed narrowing is applied afterwards, so
+                # the HNSW scan is not made to skip most of its graph.
+                hits = arms.vector(conn, self.db, vector, scope, start=start, end=end)
+                found["vector"] = [h for h in hits if h.folder in folders]
             except Exception as exc:
                 log.warning("vector arm failed: %s", exc)
                 degraded.append("vector_arm_failed")
