@@ -25,13 +25,10 @@ Reindex (``reindex``): see :mod:`memserver.reindex`.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime
 import json
 import logging
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -59,7 +56,7 @@ from memserver.indexer import (
     stale_counts,
 )
 from memserver.indexer import write_pages as index_pages
-from memserver.layout import KBPaths, check_name
+from memserver.layout import KBPaths, check_name, write_atomic
 from memserver.manifest import Manifest
 from memserver.page import Page, check_page, page_slug, parse_page, render_page
 from memserver.schema import Schema, load_schema
@@ -170,29 +167,6 @@ def not_found(page_id: str) -> NotFoundError:
 
 def _in_scope(folder: str, folders: Collection[str] | None) -> bool:
     return folders is None or folder in folders
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` all at once (temp file in the same folder, fsync,
-    rename, fsync the folder); a reader sees the old bytes or the new, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def _put_back(path: Path, previous: bytes | None) -> None:

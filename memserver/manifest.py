@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -34,7 +33,7 @@ from typing import Any
 
 from memserver.errors import ManifestError, NotFoundError, UserError
 from memserver.frontmatter import as_date, date_in_name, read_frontmatter
-from memserver.layout import KBPaths
+from memserver.layout import KBPaths, write_atomic
 
 MANIFEST_VERSION = 1
 LOCK_TIMEOUT_SECONDS = 30.0
@@ -441,19 +440,4 @@ class Manifest:
             "sources": {key: entries[key].to_dict() for key in sorted(entries)},
         }
         text = json.dumps(body, ensure_ascii=False, indent=2) + "\n"
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_atomic(path, text.encode("utf-8"))
