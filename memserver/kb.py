@@ -30,7 +30,7 @@ import datetime
 import json
 import logging
 import threading
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -146,6 +146,26 @@ class ConflictRecord:
                 "use superseded (a newer fact replaced it) or unresolved (sources disagree)",
             )
         return record
+
+
+@dataclass(frozen=True)
+class PageWrite:
+    """One guarded page write, everything computed before the page's lock is taken.
+
+    ``prepared`` holds the rendered markdown and the index rows; ``path`` is where the
+    file goes; ``base_version`` is the version the caller read (None = create);
+    ``vectors`` are None when embedding failed (the chunks stay stale); ``degraded``
+    is copied into the result.
+    """
+
+    prepared: PreparedPage
+    path: Path
+    base_version: int | None
+    vectors: Vectors | None
+    written_by: str
+    note: str | None
+    conflicts: tuple[ConflictRecord, ...]
+    degraded: tuple[str, ...]
 
 
 def split_id(page_id: str) -> tuple[str, str]:
@@ -277,48 +297,44 @@ class KnowledgeBase:
         check_page(page, spec)
         slug = check_name(slug, "slug") if slug else page_slug(page, spec)
         path = self.paths.page_path(folder, slug)
-        records = [ConflictRecord.of(c) for c in conflicts]
+        records = tuple(ConflictRecord.of(c) for c in conflicts)
         prepared = prepare_page(f"{folder}/{slug}", spec, slug, page, render_page(page, spec))
-        degraded: list[str] = []
+        degraded: tuple[str, ...]
         vectors: Vectors | None
         try:
             vectors = embed_texts(self.embedder, prepared.texts())
-            degraded.extend(self.embedder.degraded)
+            degraded = tuple(self.embedder.degraded)
         except EmbeddingError as exc:
             logger.warning("storing %s without embeddings: %s", prepared.id, exc)
             vectors = None
-            degraded.append(EMBEDDING_UNAVAILABLE)
+            degraded = (EMBEDDING_UNAVAILABLE,)
         self.db.ensure_embedding(self.embedder.name, self.embedder.dims)
+        write = PageWrite(
+            prepared=prepared,
+            path=path,
+            base_version=base_version,
+            vectors=vectors,
+            written_by=written_by,
+            note=note,
+            conflicts=records,
+            degraded=degraded,
+        )
         for attempt in range(_DEADLOCK_RETRIES):
             try:
-                return self._store(
-                    prepared, path, base_version, vectors, written_by, note, records, degraded
-                )
+                return self._store(write)
             except psycopg.errors.DeadlockDetected:
                 # links rows shared with a concurrent writer; everything was rolled back
                 if attempt == _DEADLOCK_RETRIES - 1:
                     raise
         raise AssertionError("unreachable")
 
-    def _store(
-        self,
-        prepared: PreparedPage,
-        path: Path,
-        base_version: int | None,
-        vectors: Vectors | None,
-        written_by: str,
-        note: str | None,
-        records: list[ConflictRecord],
-        degraded: list[str],
-    ) -> PutResult:
-        lock = (PAGE_LOCK_SPACE, prepared.id)
+    def _store(self, write: PageWrite) -> PutResult:
+        lock = (PAGE_LOCK_SPACE, write.prepared.id)
         with self.db.connection() as conn:
             conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", lock)
             conn.commit()
             try:
-                return self._store_locked(
-                    conn, prepared, path, base_version, vectors, written_by, note, records, degraded
-                )
+                return self._store_locked(conn, write)
             finally:
                 try:
                     conn.rollback()  # nothing is pending here; leaves any failed state
@@ -327,18 +343,8 @@ class KnowledgeBase:
                 except psycopg.Error:
                     conn.close()  # ending the session releases its locks; the pool drops it
 
-    def _store_locked(
-        self,
-        conn: psycopg.Connection[Any],
-        prepared: PreparedPage,
-        path: Path,
-        base_version: int | None,
-        vectors: Vectors | None,
-        written_by: str,
-        note: str | None,
-        records: list[ConflictRecord],
-        degraded: list[str],
-    ) -> PutResult:
+    def _store_locked(self, conn: psycopg.Connection[Any], write: PageWrite) -> PutResult:
+        prepared, path, base_version = write.prepared, write.path, write.base_version
         page_id = prepared.id
         previous = path.read_bytes() if path.exists() else None
         new_bytes = prepared.markdown.encode("utf-8")
@@ -361,7 +367,7 @@ class KnowledgeBase:
                             "omit base_version to create it",
                         )
                     raise VersionConflictError(page_id, base_version, current)
-                self._insert_conflicts(conn, prepared, records)
+                self._insert_conflicts(conn, prepared, write.conflicts)
                 if row is not None and row[1] == prepared.content_hash and previous == new_bytes:
                     assert current is not None
                     return PutResult(page_id, current, False, (), str(path))
@@ -370,11 +376,18 @@ class KnowledgeBase:
                     (page_id,),
                 ).fetchone() or (0,)
                 version = max(int(latest), current or 0) + 1
-                index_pages(conn, [(prepared, version)], vectors, self.schema)
+                index_pages(conn, [(prepared, version)], write.vectors, self.schema)
                 conn.execute(
                     "INSERT INTO page_versions (page_id, version, markdown, content_hash,"
                     " written_by, note) VALUES (%s, %s, %s, %s, %s, %s)",
-                    (page_id, version, prepared.markdown, prepared.content_hash, written_by, note),
+                    (
+                        page_id,
+                        version,
+                        prepared.markdown,
+                        prepared.content_hash,
+                        write.written_by,
+                        write.note,
+                    ),
                 )
                 written = True
                 write_atomic(path, new_bytes)
@@ -384,11 +397,11 @@ class KnowledgeBase:
             if written:
                 _put_back(path, previous)
             raise
-        return PutResult(page_id, version, current is None, tuple(degraded), str(path))
+        return PutResult(page_id, version, current is None, write.degraded, str(path))
 
     @staticmethod
     def _insert_conflicts(
-        conn: psycopg.Connection[Any], prepared: PreparedPage, records: list[ConflictRecord]
+        conn: psycopg.Connection[Any], prepared: PreparedPage, records: Sequence[ConflictRecord]
     ) -> None:
         if not records:
             return
