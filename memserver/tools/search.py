@@ -4,8 +4,10 @@ window, or one page's history) and kb_latest (newest/first pages of a folder).
 Scope comes from the caller's token: every arm is filtered to its folders in SQL, raw
 sources are searched only when the token includes ``source``. kb_query routes the
 question to likely folders first when the token can read many (retrying on the whole
-scope when that finds nothing). The reranker and LLM (query expansion) come from
-``Services.settings`` when the server carries them, else from the environment.
+scope when that finds nothing). The reranker, the LLM (query expansion) and the router
+come from the settings the server was started with (``Services.settings``: config.yaml
+plus environment, resolved once by :func:`memserver.config.load_settings`); a server
+built without settings searches without them.
 """
 
 from __future__ import annotations
@@ -94,26 +96,15 @@ class TimelineView(TypedDict):
     truncated: bool
 
 
-def _settings(call: CallContext) -> Any:
-    settings = getattr(call.services, "settings", None)
-    if settings is not None:
-        return settings
-    from memserver.config import load_settings
-    from memserver.errors import ConfigError
-
-    try:
-        return load_settings()
-    except ConfigError:
-        return None
-
-
 def searcher(call: CallContext) -> Searcher:
-    """The searcher of the caller's knowledge base (built once per knowledge base)."""
+    """The searcher of the caller's knowledge base, built once per knowledge base with the
+    server's settings (never re-read from the environment per call)."""
     kb: KnowledgeBase = call.services.kb()
     with _lock:
         found = _searchers.get(kb)
         if found is None:
-            found = _searchers[kb] = Searcher.for_kb(kb, _settings(call))
+            found = _searchers[kb] = Searcher.for_kb(kb, call.services.settings)
+            weakref.finalize(kb, found.close)  # its HTTP clients go with the knowledge base
         return found
 
 

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from memserver.audit import AuditLog
+from memserver.config import Settings, load_settings
+from memserver.db import create_database, drop_database, with_database
+from memserver.embed import HashEmbedder
 from memserver.errors import ToolCallError
+from memserver.kb import KnowledgeBase
 from memserver.mcp_client import MemoryClient, open_http
 from memserver.page import Page, TimelineEntry
-from tests.fixtures.server import RunningServer
+from memserver.tokens import TokenStore
+from memserver.tools.base import Services
+from tests.fixtures.llm_server import LLMServer
+from tests.fixtures.server import RunningServer, copy_example_kb, serve_memory
 
 TIMEOUT = 30
 NOW = "2026-11-20T12:00:00+08:00"
@@ -196,3 +206,77 @@ def test_kb_timeline_window_and_page_history_in_scope(
             await memory.call("kb_timeline", {"page": people["decision"]})
 
     run(mcp_server, secret, hidden)
+
+
+@contextlib.contextmanager
+def served_with(
+    tmp_path: Path, pg_url: str, settings: Settings | None
+) -> Iterator[tuple[str, str]]:
+    """A fresh example knowledge base with one page, served with ``settings``; yields
+    (MCP URL, read token)."""
+    db_name = f"searchcfg_{uuid.uuid4().hex[:12]}"
+    create_database(pg_url, db_name)
+    kb = KnowledgeBase.open(
+        copy_example_kb(tmp_path / "kb"),
+        embedder=HashEmbedder(),
+        database_url=with_database(pg_url, db_name),
+    )
+    try:
+        kb.put_page(
+            "people",
+            Page(
+                title="Ysolde Marr",
+                type="person",
+                fields={"role": "Fleet planner"},
+                sections={"Summary": "Ysolde Marr plans the fleet routes for the northern depot."},
+            ),
+            None,
+        )
+        secret = TokenStore(kb.db).create(f"cfg-{uuid.uuid4().hex[:6]}", "*").secret
+        services = Services(paths=kb.paths, kb_opener=lambda: kb, settings=settings)
+        with serve_memory(services, TokenStore(kb.db), AuditLog(kb.db)) as (base_url, _):
+            yield f"{base_url}/mcp", secret
+    finally:
+        kb.close()
+        drop_database(pg_url, db_name)
+
+
+def query(url: str, secret: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def main() -> dict[str, Any]:
+        with anyio.fail_after(TIMEOUT):
+            async with open_http(url, secret) as memory:
+                result: dict[str, Any] = await memory.call("kb_query", arguments)
+                return result
+
+    return anyio.run(main)
+
+
+def test_kb_query_reranks_with_the_reranker_in_the_servers_config_file(
+    tmp_path: Path, pg_url: str, llm_server: LLMServer
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"rerank:\n  base_url: {llm_server.base_url}\n  model: test-reranker\n",
+        encoding="utf-8",
+    )
+    settings = load_settings(config, env={})  # the file alone: nothing from the environment
+    assert settings.rerank is not None and settings.llm is None
+    with served_with(tmp_path, pg_url, settings) as (url, secret):
+        data = query(url, secret, {"question": "fleet routes northern depot", "now": NOW})
+    reranks = [c for c in llm_server.calls if c.path == "/v1/rerank"]
+    assert reranks and reranks[0].body["model"] == "test-reranker"
+    assert data["results"][0]["ranks"].get("rerank") == 1
+    assert "reranker_unavailable" not in data["degraded"]
+
+
+def test_kb_query_does_not_read_llm_settings_from_the_environment_per_call(
+    tmp_path: Path, pg_url: str, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_BASE_URL", llm_server.base_url)
+    monkeypatch.setenv("LLM_MODEL", "env-model")
+    with served_with(tmp_path, pg_url, None) as (url, secret):  # a server without settings
+        data = query(
+            url, secret, {"question": "who plans the fleet routes", "mode": "tokenmax", "now": NOW}
+        )
+    assert data["results"] and data["mode"] == "tokenmax"
+    assert llm_server.calls == []  # no query expansion, no rerank: the server has neither
