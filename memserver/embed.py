@@ -308,7 +308,7 @@ class OpenAIEmbedder:
 
 
 def _root_message(exc: BaseException) -> str:
-    from memserver.llm import root_message
+    from memserver.endpoint_errors import root_message
 
     return root_message(exc)
 

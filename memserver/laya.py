@@ -31,8 +31,8 @@ import httpx2
 
 from memserver import tls
 from memserver.config import EndpointSettings
+from memserver.endpoint_errors import retry_after, root_message
 from memserver.errors import ConfigError, LayaError
-from memserver.llm import retry_after, root_message
 from memserver.schema import FolderSpec
 
 log = logging.getLogger(__name__)

@@ -13,18 +13,17 @@ LM Studio, OpenRouter, DeepSeek). What it adds on top:
 - a per-run ``TokenBudget`` (``memserver.budget``, re-exported here): a call that
   would start beyond the budget raises ``BudgetExceeded`` instead of spending.
 
-``Reranker`` calls an optional ``POST {base_url}/rerank`` (Jina, Cohere, vLLM and TEI
-shapes) directly through ``httpx2``.
+The answer-text helpers live in :mod:`memserver.llm_text`, the reranker in
+:mod:`memserver.rerank` and the HTTP failure helpers in :mod:`memserver.endpoint_errors`;
+their public names are re-exported here.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import random
-import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,7 +32,10 @@ import httpx2
 from memserver import tls
 from memserver.budget import TokenBudget, estimate_tokens, usage_tokens
 from memserver.config import EndpointSettings
+from memserver.endpoint_errors import retry_after, root_message
 from memserver.errors import ConfigError, LLMError
+from memserver.llm_text import ThinkFilter, extract_json_object, parse_arguments, strip_think
+from memserver.rerank import Reranker
 
 if TYPE_CHECKING:
     import openai
@@ -57,9 +59,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-_THINK_TAGS = ("think", "thinking")
-_THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.S | re.I)
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
 # ---------------------------------------------------------------------------- results
@@ -103,57 +102,6 @@ class ChatResult:
         if self.tool_calls:
             message["tool_calls"] = [call.as_dict() for call in self.tool_calls]
         return message
-
-
-# ---------------------------------------------------------------------------- text helpers
-
-
-def strip_think(text: str) -> str:
-    """Remove reasoning blocks: ``<think>...</think>``, an orphan ``...</think>`` prefix
-    (the opening tag was in the prompt template), and an unclosed trailing ``<think>``."""
-    text = _THINK_BLOCK.sub("", text)
-    for tag in _THINK_TAGS:
-        close = f"</{tag}>"
-        if close in text:
-            text = text.rsplit(close, 1)[1]
-        opened = text.find(f"<{tag}>")
-        if opened >= 0:
-            text = text[:opened]
-    return text.strip()
-
-
-def extract_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in ``text`` (after stripping think blocks and code fences)."""
-    text = strip_think(text)
-    candidate = _FENCE.sub("", text.strip())
-    try:
-        value = json.loads(candidate)
-        if isinstance(value, dict):
-            return value
-    except ValueError:
-        pass
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start >= 0:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None
-
-
-def _parse_arguments(raw: str) -> dict[str, Any]:
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = extract_json_object(raw)
-    return value if isinstance(value, dict) else {}
 
 
 # ---------------------------------------------------------------------------- client
@@ -302,7 +250,7 @@ class LLMClient:
                 ToolCall(
                     id=raw_call.id,
                     name=function.name,
-                    arguments=_parse_arguments(raw_args),
+                    arguments=parse_arguments(raw_args),
                     raw_arguments=raw_args,
                 )
             )
@@ -331,7 +279,7 @@ class LLMClient:
                 stream_options={"include_usage": True},
             )
         )
-        think = _ThinkFilter()
+        think = ThinkFilter()
         produced: list[str] = []
         usage: Any = None
         try:
@@ -419,59 +367,6 @@ class LLMClient:
         return error
 
 
-class _ThinkFilter:
-    """Drops ``<think>...</think>`` from a stream of text pieces, tags split or not."""
-
-    OPEN, CLOSE = "<think>", "</think>"
-
-    def __init__(self) -> None:
-        self.buffer = ""
-        self.inside = False
-        self.started = False
-
-    def feed(self, piece: str) -> str:
-        self.buffer += piece
-        out: list[str] = []
-        while True:
-            if self.inside:
-                end = self.buffer.find(self.CLOSE)
-                if end < 0:
-                    self.buffer = self.buffer[-(len(self.CLOSE) - 1) :]
-                    break
-                self.buffer = self.buffer[end + len(self.CLOSE) :]
-                self.inside = False
-                continue
-            start = self.buffer.find(self.OPEN)
-            if start >= 0:
-                out.append(self.buffer[:start])
-                self.buffer = self.buffer[start + len(self.OPEN) :]
-                self.inside = True
-                continue
-            keep = _partial_suffix(self.buffer, self.OPEN)
-            out.append(self.buffer[: len(self.buffer) - keep])
-            self.buffer = self.buffer[len(self.buffer) - keep :]
-            break
-        return self._emit("".join(out))
-
-    def flush(self) -> str:
-        text, self.buffer = ("" if self.inside else self.buffer), ""
-        return self._emit(text)
-
-    def _emit(self, text: str) -> str:
-        if not self.started:
-            text = text.lstrip()
-            self.started = bool(text)
-        return text
-
-
-def _partial_suffix(text: str, tag: str) -> int:
-    """Length of the longest suffix of ``text`` that is a proper prefix of ``tag``."""
-    for size in range(min(len(tag) - 1, len(text)), 0, -1):
-        if text.endswith(tag[:size]):
-            return size
-    return 0
-
-
 def _mention_json(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # OpenAI refuses JSON mode unless a message says "json"; say it once if nobody did.
     if any("json" in str(m.get("content", "")).lower() for m in messages):
@@ -493,17 +388,6 @@ def _usage_dict(usage: Any, messages: Any, completion: str) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
 
 
-def retry_after(response: httpx2.Response | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (seconds form), if any."""
-    if response is None:
-        return None
-    value = response.headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
-
-
 def _error_detail(exc: openai.APIStatusError) -> str:
     body = exc.body
     if isinstance(body, dict):
@@ -515,104 +399,3 @@ def _error_detail(exc: openai.APIStatusError) -> str:
         elif inner:
             return str(inner)[:500]
     return exc.message[:500]
-
-
-def root_message(exc: BaseException) -> str:
-    """The most specific message in the exception chain (TLS errors name the integration)."""
-    messages: list[str] = []
-    seen: BaseException | None = exc
-    while seen is not None and len(messages) < 10:
-        text = str(seen)
-        if text and text not in messages:
-            messages.append(text)
-        seen = seen.__cause__ or seen.__context__
-    named = [m for m in messages if "TLS certificate verification failed" in m]
-    if named:
-        return named[0]
-    return messages[-1] if messages else type(exc).__name__
-
-
-# ---------------------------------------------------------------------------- rerank
-
-
-class Reranker:
-    """An optional cross-encoder behind ``POST {base_url}/rerank``.
-
-    Sends the Jina/Cohere/vLLM shape ``{"model", "query", "documents"}``; a server that
-    answers 422 gets the TEI shape ``{"query", "texts"}`` instead (remembered). Reads
-    ``{"results": [{"index", "relevance_score"}]}`` or TEI's ``[{"index", "score"}]``.
-    Callers keep their own order when this raises LLMError.
-    """
-
-    def __init__(
-        self, endpoint: EndpointSettings, *, http_client: httpx2.Client | None = None
-    ) -> None:
-        if not endpoint.base_url:
-            raise ConfigError(f"{endpoint.name}: base_url is required", "set rerank.base_url")
-        self.endpoint = endpoint
-        self.url = f"{endpoint.base_url}/rerank"
-        headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
-        self._http = http_client if http_client is not None else tls.http_client(endpoint, headers)
-        self._tei = False
-
-    def close(self) -> None:
-        self._http.close()
-
-    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
-        """One relevance score per document, in the documents' order (higher = better)."""
-        if not documents:
-            return []
-        response = self._post(self._body(query, documents))
-        if response.status_code == 422 and not self._tei:
-            self._tei = True
-            response = self._post(self._body(query, documents))
-        if response.status_code >= 400:
-            raise LLMError(
-                f"{self.endpoint.name}: {self.url} answered HTTP {response.status_code}: "
-                f"{response.text[:300]}",
-                f"check {self.endpoint.name}.base_url and {self.endpoint.name}.model",
-            )
-        return self._scores(response, len(documents))
-
-    def _body(self, query: str, documents: Sequence[str]) -> dict[str, Any]:
-        if self._tei:
-            return {"query": query, "texts": list(documents)}
-        body: dict[str, Any] = {
-            "query": query,
-            "documents": list(documents),
-            "top_n": len(documents),
-        }
-        if self.endpoint.model:
-            body["model"] = self.endpoint.model
-        return body
-
-    def _post(self, body: dict[str, Any]) -> httpx2.Response:
-        try:
-            return self._http.post(self.url, json=body, timeout=self.endpoint.timeout)
-        except httpx2.TimeoutException as exc:
-            raise LLMError(
-                f"{self.endpoint.name}: {self.url} timed out after {self.endpoint.timeout:g}s",
-                f"raise {self.endpoint.name}.timeout or check the reranker's load",
-            ) from exc
-        except httpx2.HTTPError as exc:
-            raise LLMError(
-                f"{self.endpoint.name}: cannot reach {self.url}: {root_message(exc)}"
-            ) from exc
-
-    def _scores(self, response: httpx2.Response, count: int) -> list[float]:
-        try:
-            payload = response.json()
-            items = payload["results"] if isinstance(payload, dict) else payload
-            scores = [0.0] * count
-            for item in items:
-                index = int(item["index"])
-                value = item.get("relevance_score", item.get("score"))
-                if 0 <= index < count and value is not None:
-                    scores[index] = float(value)
-            return scores
-        except (ValueError, KeyError, TypeError) as exc:
-            raise LLMError(
-                f"{self.endpoint.name}: {self.url} answered in an unknown shape: "
-                f"{response.text[:200]}",
-                "use a Jina/Cohere/vLLM or TEI compatible /rerank endpoint",
-            ) from exc
