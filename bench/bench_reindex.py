@@ -133,7 +133,7 @@ def child(
         stats = kb.stats()
     finally:
         kb.close()
-    vectors = sum(stats["tables"][t] for t in ("chunks", "timeline_entries", "source_chunks"))
+    vectors = sum(stats["tables"][t] for t in ("chunks", "source_chunks"))
     out: dict[str, Any] = {
         "embedder": embedder_name,
         "pages": report.indexed,

@@ -23,8 +23,7 @@ Connections
     ``with db.transaction() as conn:`` is the same with an explicit transaction block.
 
 Embeddings
-    Vector columns (``chunks``, ``timeline_entries``, ``source_chunks``) are created
-    without a dimension. ``ensure_embedding(model, dims)`` records the embedder in
+    Vector columns (``chunks``, ``source_chunks``) are created without a dimension. ``ensure_embedding(model, dims)`` records the embedder in
     ``index_meta`` on first use, types the columns ``vector(dims)`` and builds the HNSW
     cosine indexes; later calls with another model or dimension raise
     EmbeddingModelChanged. ``reset_embedding`` (``reindex --force``) clears all vectors,
@@ -85,7 +84,7 @@ if TYPE_CHECKING:
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 EMBEDDED_DATABASE = "memserver"
 REQUIRED_EXTENSIONS = ("vector", "pg_trgm")
-VECTOR_TABLES = ("chunks", "timeline_entries", "source_chunks")
+VECTOR_TABLES = ("chunks", "source_chunks")
 _CORE_TABLES = ("pages", "page_versions", "page_aliases", "chunks", "links", "timeline_entries")
 HNSW_MAX_VECTOR_DIMS = 2000
 HNSW_MAX_HALFVEC_DIMS = 4000

@@ -11,8 +11,9 @@ Two phases, so the slow part never runs inside a transaction:
    embedder was down) is stored with ``embedding`` NULL and ``stale`` true, still
    keyword-searchable; ``embed_stale`` fills those in later (``reindex``).
 
-A timeline entry is embedded with the same text as its timeline chunk
-(``timeline_text``), so the two rows share one vector and one embedding call.
+A timeline entry is stored twice: as a timeline_entries row (dated, for the timeline arm
+and ``kb_timeline``) and as a chunk of its page (for the keyword and vector arms); only
+the chunk has a vector.
 """
 
 from __future__ import annotations
@@ -32,10 +33,8 @@ from memserver import linker
 from memserver.db import VECTOR_TABLES, Database, normalize_name
 from memserver.embed import Embedder
 from memserver.page import (
-    TIMELINE,
     Chunk,
     Page,
-    TimelineEntry,
     chunk_page,
     content_hash,
     effective_date,
@@ -63,19 +62,9 @@ class PreparedPage:
     effective_date: datetime.date | None
     chunks: tuple[Chunk, ...]
 
-    @property
-    def timeline_texts(self) -> list[str]:
-        return [timeline_text(self.page.title, entry) for entry in self.page.timeline]
-
     def texts(self) -> list[str]:
-        """The texts to embed for this page (chunks, then timeline entries)."""
-        return [c.text for c in self.chunks] + self.timeline_texts
-
-
-def timeline_text(title: str, entry: TimelineEntry) -> str:
-    """What a timeline entry is embedded as: its chunk's text (see ``page.chunk_page``)."""
-    source = f" [source: {entry.source}]" if entry.source else ""
-    return f"{title} — {TIMELINE}\n{entry.date.isoformat()}: {entry.text}{source}"
+        """The texts to embed for this page (its chunks')."""
+        return [c.text for c in self.chunks]
 
 
 def prepare_page(
@@ -164,7 +153,7 @@ def write_pages(
                 cur.execute(f"DELETE FROM {table} WHERE {key} = ANY(%s)", (sorted(existing),))
         _insert_aliases(cur, [p for p, _ in pages])
         _insert_chunks(cur, [p for p, _ in pages], vectors)
-        _insert_timeline(cur, [p for p, _ in pages], vectors)
+        _insert_timeline(cur, [p for p, _ in pages])
     linker.write_links_many(
         conn,
         [
@@ -217,22 +206,16 @@ def _insert_chunks(
     )
 
 
-def _insert_timeline(
-    cur: psycopg.Cursor[Any], pages: Sequence[PreparedPage], vectors: Vectors | None
-) -> None:
-    rows = []
-    for p in pages:
-        for ordinal, (entry, text) in enumerate(
-            zip(p.page.timeline, p.timeline_texts, strict=True)
-        ):
-            vector, stale = _vector(vectors, text)
-            rows.append(
-                (p.id, p.folder.name, ordinal, entry.date, entry.text, entry.source, vector, stale)
-            )
+def _insert_timeline(cur: psycopg.Cursor[Any], pages: Sequence[PreparedPage]) -> None:
+    rows = [
+        (p.id, p.folder.name, ordinal, entry.date, entry.text, entry.source)
+        for p in pages
+        for ordinal, entry in enumerate(p.page.timeline)
+    ]
     _copy(
         cur,
-        "timeline_entries (page_id, folder, ordinal, date, text, source, embedding, stale)",
-        ("text", "text", "int4", "date", "text", "text", "vector", "bool"),
+        "timeline_entries (page_id, folder, ordinal, date, text, source)",
+        ("text", "text", "int4", "date", "text", "text"),
         rows,
     )
 
@@ -325,12 +308,7 @@ def vector_indexes_suspended(db: Database, enabled: bool = True) -> Iterator[Non
 
 # table -> the query giving (id, text to embed) of its stale rows
 _STALE: Mapping[str, str] = {
-    "chunks": "SELECT id, text FROM chunks WHERE stale ORDER BY id",
-    "timeline_entries": (
-        "SELECT t.id, p.title, t.date, t.text, t.source FROM timeline_entries t"
-        " JOIN pages p ON p.id = t.page_id WHERE t.stale ORDER BY t.id"
-    ),
-    "source_chunks": "SELECT id, text FROM source_chunks WHERE stale ORDER BY id",
+    table: f"SELECT id, text FROM {table} WHERE stale ORDER BY id" for table in VECTOR_TABLES
 }
 
 
@@ -358,21 +336,13 @@ def embed_stale(
     for table, query in _STALE.items():
         with connect() as conn:
             rows = conn.execute(query).fetchall()
-        items: list[tuple[int, str, str]] = []
-        for row in rows:
-            if table == "timeline_entries":
-                row_id, title, day, text, source = row
-                key = timeline_text(title, TimelineEntry(day, text, source))
-                items.append((row_id, text, key))
-            else:
-                items.append((row[0], row[1], row[1]))
-        for start in range(0, len(items), batch_size):
-            batch = items[start : start + batch_size]
-            vectors = embed_texts(embedder, [key for _, _, key in batch], batch_size)
+        for start in range(0, len(rows), batch_size):
+            batch = rows[start : start + batch_size]
+            vectors = embed_texts(embedder, [text for _, text in batch], batch_size)
             with connect() as conn, conn.cursor() as cur:
                 cur.executemany(
                     f"UPDATE {table} SET embedding = %s, stale = false WHERE id = %s AND text = %s",
-                    [(vectors[key], row_id, text) for row_id, text, key in batch],
+                    [(vectors[text], row_id, text) for row_id, text in batch],
                 )
             done += len(batch)
             if on_batch is not None:

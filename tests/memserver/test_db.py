@@ -154,6 +154,49 @@ def test_an_applied_migration_that_changed_is_refused(database: Database, tmp_pa
         migration_files(tmp_path)
 
 
+def test_an_index_from_before_004_loses_its_timeline_vectors(pg_url: str, tmp_path: Path) -> None:
+    """A database migrated up to 003 (timeline entries with vectors, an HNSW index on them,
+    even one suspended by a bulk load that died) upgrades cleanly; chunks keep theirs."""
+    older = [p for p in migration_files() if int(p.name[:3]) <= 3]
+    for path in older:
+        (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    name = "memtest_m004_" + os.urandom(4).hex()
+    create_database(pg_url, name)
+    try:
+        with Database.open(None, with_database(pg_url, name), max_size=1, migrate=False) as db:
+            with db.transaction() as conn:
+                assert apply_migrations(conn, tmp_path) == [p.stem for p in older]
+                conn.execute("ALTER TABLE timeline_entries ALTER COLUMN embedding TYPE vector(3)")
+                conn.execute(
+                    "CREATE INDEX timeline_entries_embedding_hnsw ON timeline_entries"
+                    " USING hnsw (embedding vector_cosine_ops)"
+                )
+                conn.execute(
+                    "INSERT INTO index_meta (key, value) VALUES"
+                    " ('suspended_index:timeline_entries_embedding_hnsw', 'CREATE INDEX ...')"
+                )
+            assert db.migrate() == ["004_timeline_without_vectors"]
+            with db.connection() as conn:
+                columns = {
+                    (table, column)
+                    for table, column in conn.execute(
+                        "SELECT table_name, column_name FROM information_schema.columns"
+                        " WHERE column_name IN ('embedding', 'stale')"
+                        " AND table_schema = current_schema()"
+                    ).fetchall()
+                }
+                meta = conn.execute("SELECT key FROM index_meta").fetchall()
+        assert columns == {
+            ("chunks", "embedding"),
+            ("chunks", "stale"),
+            ("source_chunks", "embedding"),
+            ("source_chunks", "stale"),
+        }
+        assert meta == []
+    finally:
+        drop_database(pg_url, name)
+
+
 def test_a_missing_extension_says_which_and_how_to_fix(database: Database) -> None:
     with database.transaction() as conn, pytest.raises(StoreError) as info:
         ensure_extensions(conn, database.url, ("no_such_extension_xyz",))
@@ -217,9 +260,7 @@ def test_ensure_embedding_records_the_model_and_refuses_another(database: Databa
             "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
             " WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
         ).fetchone()
-    assert indexes == {
-        f"{t}_embedding_hnsw" for t in ("chunks", "timeline_entries", "source_chunks")
-    }
+    assert indexes == {"chunks_embedding_hnsw", "source_chunks_embedding_hnsw"}
     assert coltype == ("vector(384)",)
 
 
@@ -289,11 +330,11 @@ def test_wide_embeddings_are_indexed_as_halfvec(database: Database) -> None:
     with database.connection() as conn:
         _add_page(conn, "notes/w")
         conn.execute(
-            "INSERT INTO timeline_entries (page_id, folder, ordinal, date, text, embedding)"
-            " VALUES ('notes/w', 'notes', 0, '2026-09-15', 'kickoff', %s)",
+            "INSERT INTO chunks (page_id, folder, ordinal, section, text, embedding)"
+            " VALUES ('notes/w', 'notes', 0, 'Timeline', 'kickoff', %s)",
             (vector,),
         )
-        sql = f"SELECT {database.distance_sql()} FROM timeline_entries"
+        sql = f"SELECT {database.distance_sql()} FROM chunks"
         assert "halfvec(3072)" in sql
         assert conn.execute(sql, {"q": vector}).fetchone() == (0.0,)
 
@@ -342,7 +383,7 @@ def _hnsw_indexes(database: Database) -> set[str]:
 
 def test_bulk_vectors_drops_the_hnsw_indexes_and_rebuilds_them(database: Database) -> None:
     database.ensure_embedding("test", 4)
-    every = {f"{t}_embedding_hnsw" for t in ("chunks", "timeline_entries", "source_chunks")}
+    every = {"chunks_embedding_hnsw", "source_chunks_embedding_hnsw"}
     assert _hnsw_indexes(database) == every
     with pytest.raises(RuntimeError), database.bulk_vectors():
         assert _hnsw_indexes(database) == set()

@@ -78,10 +78,10 @@ def test_put_then_get_round_trips_page_file_and_index(kb: KnowledgeBase) -> None
     chunks = rows(kb, "SELECT text, stale, embedding IS NULL FROM chunks ORDER BY ordinal")
     assert [c[0] for c in chunks] == [c.text for c in chunk_page(page)]
     assert all(not stale and not missing for _, stale, missing in chunks)
-    timeline = rows(kb, "SELECT ordinal, date::text, text, source, stale FROM timeline_entries")
+    timeline = rows(kb, "SELECT ordinal, date::text, text, source FROM timeline_entries")
     assert sorted(timeline) == [
-        (0, "2026-03-01", "Became CTO.", "team/roster.md", False),
-        (1, "2025-01-10", "Joined Acme Logistics.", None, False),
+        (0, "2026-03-01", "Became CTO.", "team/roster.md"),
+        (1, "2025-01-10", "Joined Acme Logistics.", None),
     ]
     assert rows(kb, "SELECT alias, alias_norm FROM page_aliases") == [("Alice", "alice")]
     assert rows(kb, "SELECT version, written_by FROM page_versions") == [(1, "agent")]
@@ -273,7 +273,6 @@ def test_embedding_outage_stores_the_page_keyword_indexed_and_stale(
         assert rows(down, "SELECT bool_and(stale), bool_and(embedding IS NULL) FROM chunks") == [
             (True, True)
         ]
-        assert rows(down, "SELECT bool_and(stale) FROM timeline_entries") == [(True,)]
         hits = rows(
             down,
             "SELECT count(*) FROM chunks WHERE tsv @@ plainto_tsquery('simple', 'engineering')",
@@ -282,14 +281,14 @@ def test_embedding_outage_stores_the_page_keyword_indexed_and_stale(
         report = down.reindex()  # still down: nothing lost, still degraded
         assert report.degraded == ("embedding_unavailable",)
         stale = down.stats()["stale"]
-        assert stale["chunks"] + stale["timeline_entries"] == 7
+        assert stale["chunks"] == 5
         assert stale["source_chunks"] > 0  # example_kb's sources, indexed while down
     with KnowledgeBase.open(
         example_kb.root, embedder=HashEmbedder(), database_url=database_url
     ) as up:
         report = up.reindex()
         assert report.embedded == sum(stale.values())
-        assert up.stats()["stale"] == {"chunks": 0, "timeline_entries": 0, "source_chunks": 0}
+        assert up.stats()["stale"] == {"chunks": 0, "source_chunks": 0}
         stored = rows(up, "SELECT text, embedding FROM chunks ORDER BY ordinal LIMIT 1")[0]
         assert np.allclose(stored[1], HashEmbedder().embed_passages([stored[0]])[0], atol=1e-6)
 

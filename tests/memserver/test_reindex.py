@@ -69,7 +69,7 @@ TABLES = {
     "page_versions": "page_id, version, markdown, content_hash, written_by, note, created_at",
     "page_aliases": "page_id, folder, alias, alias_norm",
     "chunks": "id, page_id, folder, ordinal, section, text, embedding::text, stale, effective_date",
-    "timeline_entries": "id, page_id, folder, ordinal, date, text, source, embedding::text, stale",
+    "timeline_entries": "id, page_id, folder, ordinal, date, text, source",
     "links": "id, from_id, from_folder, verb, to_id, to_ref, to_ref_norm, to_folder, origin",
     "source_docs": "path, hash, doc_date, status, size, title, indexed_at, updated_at",
     "source_chunks": "id, path, ordinal, text, embedding::text, stale, doc_date",
@@ -250,8 +250,8 @@ def test_bulk_reindex_rebuilds_vector_indexes_even_after_a_crash(
 ) -> None:
     write_all(kb)
     before = _hnsw(kb)
-    assert len(before) == 3
-    assert suspend_vector_indexes(kb.db) == 3  # as if a bulk reindex died mid-load
+    assert len(before) == 2  # chunks, source_chunks
+    assert suspend_vector_indexes(kb.db) == 2  # as if a bulk reindex died mid-load
     assert _hnsw(kb) == []
     monkeypatch.setattr(reindexing, "BULK_PAGES", 1)  # 4 pages count as a bulk load
     report = kb.reindex()
