@@ -4,8 +4,8 @@
 :class:`TimeQuery` with the half-open window ``[start, end)`` in the KB's timezone, the
 ordering (``"newest"`` / ``"oldest"``), whether the question asks for soft recency
 ("recently", "currently"), and the question with those phrases removed. No LLM: every
-phrase comes from the tables below (English here, Mongolian in
-:mod:`memserver.timeparse_mn`), and ``dateparser`` is asked only about candidate
+phrase comes from the vocabulary tables (English in :mod:`memserver.timeparse_en`,
+Mongolian in :mod:`memserver.timeparse_mn`), and ``dateparser`` is asked only about candidate
 phrases that already look like a date (digits with separators, or a month name).
 
 How a question is read:
@@ -36,6 +36,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from memserver import timeparse_en as en
 from memserver import timeparse_mn as mn
 from memserver.errors import UserError
 
@@ -196,7 +197,7 @@ def _weekday(c: _Ctx, weekday: int, relation: int) -> Window:
 
 def _unit(word: str) -> str:
     text = " ".join(word.lower().split())
-    for prefix, unit in (*_EN_UNIT_PREFIXES, *mn.UNIT_PREFIXES):
+    for prefix, unit in (*en.UNIT_PREFIXES, *mn.UNIT_PREFIXES):
         if text.startswith(prefix):
             return unit
     raise ValueError(f"not a time unit: {word!r}")
@@ -204,57 +205,11 @@ def _unit(word: str) -> str:
 
 def _number(word: str) -> int:
     text = " ".join(word.lower().split())
-    return int(text) if text.isdigit() else _EN_NUMBERS[text]
-
-
-# --- English vocabulary -------------------------------------------------------------------
-
-_EN_MONTHS: dict[str, int] = {}
-for _number_, _name in enumerate(calendar.month_name[1:], start=1):
-    _EN_MONTHS[_name.lower()] = _number_
-    _EN_MONTHS[_name[:3].lower()] = _number_
-_EN_MONTHS["sept"] = 9
-_MONTH = r"(?P<mon>" + "|".join(sorted(_EN_MONTHS, key=len, reverse=True)) + r")\b\.?"
-_EN_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
-_WEEKDAY = r"(?P<wd>" + "|".join(_EN_WEEKDAYS) + r")\b"
-_EN_NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "a couple of": 2, "couple of": 2, "a few": 3, "few": 3,
-}  # fmt: skip
-_NUM = r"(?P<n>\d{1,4}|" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")"
-_EN_UNIT_PREFIXES = (
-    ("weekend", "weekend"),
-    ("day", "day"),
-    ("week", "week"),
-    ("month", "month"),
-    ("quarter", "quarter"),
-    ("year", "year"),
-    ("hour", "hour"),
-)
-_EN_UNITS = r"(?P<unit>days?|weeks?|months?|quarters?|years?|hours?)\b"
-_EN_RELATIONS = {
-    "last": -1, "previous": -1, "the previous": -1, "past": -1, "this past": -1,
-    "this": 0, "current": 0, "the current": 0, "next": 1, "coming": 1, "this coming": 1,
-    "the coming": 1, "the next": 1,
-}  # fmt: skip
-_REL = r"(?P<rel>" + "|".join(sorted(_EN_RELATIONS, key=len, reverse=True)) + r")"
-_EN_RELATIVE_DAYS: tuple[tuple[str, int], ...] = (
-    (r"(?:the\s+)?day\s+before\s+yesterday", -2),
-    (r"yesterday|last\s+night", -1),
-    (r"today|tonight|this\s+(?:morning|afternoon|evening)", 0),
-    (r"(?:the\s+)?day\s+after\s+tomorrow", 2),
-    (r"tomorrow", 1),
-)
-_ORD = r"(?:st|nd|rd|th)?"
-_NUMERIC_DATE = (
-    r"(?<![\w.-])(?:\d{4}[./]\d{1,2}[./]\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{4}"
-    r"|\d{1,2}-[a-z]{3,9}-\d{4})(?![\w-])"
-)
+    return int(text) if text.isdigit() else en.NUMBERS[text]
 
 
 def _relation(word: str) -> int:
-    return _EN_RELATIONS.get(
+    return en.RELATIONS.get(
         " ".join(word.lower().split()), mn.PERIOD_RELATIONS.get(word.lower(), 0)
     )
 
@@ -275,7 +230,7 @@ def _int(m: re.Match[str], name: str) -> int | None:
 
 
 def _en_month(m: re.Match[str]) -> int:
-    return _EN_MONTHS[(_g(m, "mon") or "").lower()]
+    return en.MONTHS[(_g(m, "mon") or "").lower()]
 
 
 def _dateparser(m: re.Match[str], c: _Ctx) -> Window | None:
@@ -319,7 +274,7 @@ def _quarter(m: re.Match[str], c: _Ctx) -> Window:
 
 def _en_weekday(m: re.Match[str], c: _Ctx) -> Window:
     rel = _g(m, "rel")
-    return _weekday(c, _EN_WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else -1)
+    return _weekday(c, en.WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else -1)
 
 
 def _mn_weekday(m: re.Match[str], c: _Ctx) -> Window:
@@ -351,36 +306,38 @@ _POINTS: tuple[_Point, ...] = (
         BARE,
         lambda m, c: _day_window(c, _int(m, "d") or 0, _int(m, "m") or 0, _int(m, "y")),
     ),
-    _Point(_NUMERIC_DATE, BARE, _dateparser),
+    _Point(en.NUMERIC_DATE, BARE, _dateparser),
     _Point(
         r"(?<![\w-])(?P<y>\d{4})-(?P<m>\d{1,2})(?!\d|-\d)",
         BARE,
         lambda m, c: _month_window(c, _int(m, "m") or 0, _int(m, "y")),
     ),
     _Point(
-        rf"\b{_MONTH}\s+(?P<d>\d{{1,2}}){_ORD}(?!\d)(?:,?\s+(?P<y>\d{{4}})(?!\d))?",
+        rf"\b{en.MONTH}\s+(?P<d>\d{{1,2}}){en.ORD}(?!\d)(?:,?\s+(?P<y>\d{{4}})(?!\d))?",
         BARE,
         lambda m, c: _day_window(c, _int(m, "d") or 0, _en_month(m), _int(m, "y")),
     ),
     _Point(
-        rf"(?:\bthe\s+)?\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MONTH}(?:,?\s+(?P<y>\d{{4}})(?!\d))?",
+        rf"(?:\bthe\s+)?\b(?P<d>\d{{1,2}}){en.ORD}\s+(?:of\s+)?{en.MONTH}(?:,?\s+(?P<y>\d{{4}})(?!\d))?",
         BARE,
         lambda m, c: _day_window(c, _int(m, "d") or 0, _en_month(m), _int(m, "y")),
     ),
     _Point(
-        rf"\b{_MONTH},?\s+(?P<y>\d{{4}})(?!\d)",
+        rf"\b{en.MONTH},?\s+(?P<y>\d{{4}})(?!\d)",
         BARE,
         lambda m, c: _month_window(c, _en_month(m), _int(m, "y")),
     ),
-    _Point(rf"\b{_MONTH}", PREP, lambda m, c: _month_window(c, _en_month(m), None)),
+    _Point(rf"\b{en.MONTH}", PREP, lambda m, c: _month_window(c, _en_month(m), None)),
     _Point(r"\bq(?P<q>[1-4])(?:\s+(?P<y>\d{4}))?(?![\w-])", BARE, _quarter),
     _Point(r"(?<![\w-])(?P<y>\d{4})\s*-?\s*q(?P<q>[1-4])\b", BARE, _quarter),
-    *(_Point(rf"\b(?:{p})\b", BARE, _relative_day(n)) for p, n in _EN_RELATIVE_DAYS),
-    _Point(rf"\b{_REL}\s+(?P<unit>week|weekend|month|quarter|year)\b", BARE, _calendar_period),
+    *(_Point(rf"\b(?:{p})\b", BARE, _relative_day(n)) for p, n in en.RELATIVE_DAYS),
+    _Point(rf"\b{en.REL}\s+(?P<unit>week|weekend|month|quarter|year)\b", BARE, _calendar_period),
     _Point(
-        rf"\b(?P<rel>last|this\s+past|previous|next|this\s+coming)\s+{_WEEKDAY}", BARE, _en_weekday
+        rf"\b(?P<rel>last|this\s+past|previous|next|this\s+coming)\s+{en.WEEKDAY}",
+        BARE,
+        _en_weekday,
     ),
-    _Point(rf"\b{_WEEKDAY}", PREP, _en_weekday),
+    _Point(rf"\b{en.WEEKDAY}", PREP, _en_weekday),
     _Point(
         r"(?<![\w.-])(?P<y>(?:19|20)\d{2})(?![\w-])",
         PREP,
@@ -506,14 +463,14 @@ _WINDOWS: tuple[_Rule, ...] = (
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+{mn.UNTIL}", _until),
     _Rule(rf"(?<!day\s)\b(?:before|prior\s+to|earlier\s+than)\s+(?P<a>{_ANY}){_POSS}", _before),
     _Rule(rf"(?<!day\s)\b(?:after|later\s+than)\s+(?P<a>{_ANY}){_POSS}", _after),
-    _Rule(rf"\b{_NUM}\s+{_EN_UNITS}\s+ago\b", _ago),
+    _Rule(rf"\b{en.NUM}\s+{en.UNITS}\s+ago\b", _ago),
     _Rule(mn.AGO, _ago),
     # Before the Mongolian "X-ээс өмнө" (before X) so that "3 хоногийн өмнө" stays "ago".
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+{mn.BEFORE}", _before),
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+{mn.AFTER}", _after),
     _Rule(
         rf"\b(?:(?:in|over|during|within|for)\s+)?(?P<the>the\s+|this\s+)?(?P<kw>last|past|previous)"
-        rf"\s+(?:{_NUM}\s+)?{_EN_UNITS}",
+        rf"\s+(?:{en.NUM}\s+)?{en.UNITS}",
         _rolling,
     ),
     _Rule(mn.LAST_N, _rolling),
@@ -530,8 +487,8 @@ _WINDOWS: tuple[_Rule, ...] = (
 _SOFT = "soft"
 # "last" before a period is a window ("last week", "last 3 days"), else an ordering.
 _PERIOD_AFTER_LAST = (
-    rf"(?!\s+(?:{_NUM.replace('(?P<n>', '(?:')}\s+)?"
-    rf"(?:week|month|quarter|year|day|hour|night\b|{'|'.join(_EN_WEEKDAYS)}))"
+    rf"(?!\s+(?:{en.NUM.replace('(?P<n>', '(?:')}\s+)?"
+    rf"(?:week|month|quarter|year|day|hour|night\b|{'|'.join(en.WEEKDAYS)}))"
 )
 _MARKERS: tuple[tuple[str, str], ...] = (
     (_SOFT, mn.LATELY),  # "сүүлийн үед" (lately) before "сүүлийн" (latest)
