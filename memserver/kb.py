@@ -185,8 +185,13 @@ def not_found(page_id: str) -> NotFoundError:
     )
 
 
-def _in_scope(folder: str, folders: Collection[str] | None) -> bool:
-    return folders is None or folder in folders
+def _visible_id(page_id: str, folders: Collection[str] | None) -> tuple[str, str]:
+    """``(folder, slug)`` of a page id the caller may read; NotFoundError (the same as for
+    a missing page) when its folder is outside ``folders`` (None = every folder)."""
+    folder, slug = split_id(page_id)
+    if folders is not None and folder not in folders:
+        raise not_found(page_id)
+    return folder, slug
 
 
 def _put_back(path: Path, previous: bytes | None) -> None:
@@ -443,9 +448,7 @@ class KnowledgeBase:
     # ---------------------------------------------------------------- reading
 
     def get_page(self, page_id: str, folders: Collection[str] | None = None) -> StoredPage:
-        folder, slug = split_id(page_id)
-        if not _in_scope(folder, folders):
-            raise not_found(page_id)
+        folder, slug = _visible_id(page_id, folders)
         with self.db.connection() as conn:
             row = conn.execute(
                 "SELECT version, body, effective_date, updated_at FROM pages WHERE id = %s",
@@ -500,9 +503,7 @@ class KnowledgeBase:
 
     def history(self, page_id: str, folders: Collection[str] | None = None) -> list[VersionInfo]:
         """Every stored version of a page, newest first (also for a deleted page)."""
-        folder, _ = split_id(page_id)
-        if not _in_scope(folder, folders):
-            raise not_found(page_id)
+        _visible_id(page_id, folders)
         with self.db.connection() as conn:
             rows = conn.execute(
                 "SELECT version, created_at, coalesce(written_by, ''), content_hash"
@@ -517,9 +518,7 @@ class KnowledgeBase:
         self, page_id: str, version: int, folders: Collection[str] | None = None
     ) -> str:
         """The markdown of one stored version."""
-        folder, _ = split_id(page_id)
-        if not _in_scope(folder, folders):
-            raise not_found(page_id)
+        _visible_id(page_id, folders)
         with self.db.connection() as conn:
             row = conn.execute(
                 "SELECT markdown FROM page_versions WHERE page_id = %s AND version = %s",
