@@ -1,5 +1,5 @@
-"""Chunks of a page for the index: its fields, each section in overlapping windows, each
-timeline entry alone, the open questions; and the content hash of a page file."""
+"""Chunks of a page for the index (its fields and sections packed together, long sections
+in overlapping windows, each timeline entry alone) and the content hash of a page file."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ class Chunk:
 
 
 FIELDS_SECTION = "Fields"
+# How chunk_page cuts pages. Change it with the cutting: reindex re-chunks every page of
+# an index built with another format (their files have not changed, their chunks have).
+CHUNK_FORMAT = "2:packed-300"
 
 
 def _windows(body: str, max_words: int, overlap: int) -> list[str]:
@@ -60,21 +63,53 @@ def drop_field_lines(text: str, names: Collection[str]) -> str:
 
 
 def chunk_page(page: Page, max_words: int = 300, overlap: int = 50) -> list[Chunk]:
-    """Chunks for the index: fields, each section in windows, each timeline entry alone."""
+    """Chunks for the index, in this order:
+
+    1. the fields, the sections and the open questions, packed in page order into chunks
+       of up to ``max_words`` words (``"<title> — Summary, Decisions\n..."``, each section
+       under its ``## heading`` when a chunk holds several parts); a part longer than
+       that is cut into overlapping windows of its own (``"<title> — Summary\n..."``);
+    2. each timeline entry alone, with its date (``"<title> — Timeline\n<date>: ..."``).
+
+    A page's short sections thus make one chunk (one vector, one keyword document)
+    rather than one each: a typical page of a few short sections and fields has one.
+    """
     chunks: list[Chunk] = []
 
-    def add(section: str, body: str, date: datetime.date | None = None) -> None:
-        for piece in _windows(body, max_words, overlap):
-            chunks.append(Chunk(section, f"{page.title} — {section}\n{piece}", len(chunks), date))
+    def add(parts: list[tuple[str, str]], date: datetime.date | None = None) -> None:
+        label = ", ".join(heading for heading, _ in parts)
+        if len(parts) == 1:
+            body = parts[0][1]
+        else:
+            body = "\n".join(
+                text if heading == FIELDS_SECTION else f"## {heading}\n{text}"
+                for heading, text in parts
+            )
+        chunks.append(Chunk(label, f"{page.title} — {label}\n{body}", len(chunks), date))
 
-    add(FIELDS_SECTION, _fields_text(page))
-    for heading, body in page.sections.items():
-        add(heading, body)
+    parts = [(FIELDS_SECTION, _fields_text(page)), *page.sections.items()]
+    if page.open_questions:
+        parts.append((OPEN_QUESTIONS, "\n".join(f"- {q}" for q in page.open_questions)))
+    pack: list[tuple[str, str]] = []
+    size = 0
+    for heading, body in parts:
+        words = len(body.split())
+        if not words:
+            continue
+        if pack and size + words > max_words:
+            add(pack)
+            pack, size = [], 0
+        if words > max_words:
+            for piece in _windows(body, max_words, overlap):
+                add([(heading, piece)])
+            continue
+        pack.append((heading, body.strip()))
+        size += words
+    if pack:
+        add(pack)
     for entry in page.timeline:
         source = f" [source: {entry.source}]" if entry.source else ""
-        add(TIMELINE, f"{entry.date.isoformat()}: {entry.text}{source}", entry.date)
-    if page.open_questions:
-        add(OPEN_QUESTIONS, "\n".join(f"- {q}" for q in page.open_questions))
+        add([(TIMELINE, f"{entry.date.isoformat()}: {entry.text}{source}")], entry.date)
     return chunks
 
 

@@ -30,6 +30,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memserver import linker
+from memserver.chunks import CHUNK_FORMAT
 from memserver.db import VECTOR_TABLES, Database, normalize_name
 from memserver.embed import Embedder
 from memserver.page import (
@@ -241,6 +242,43 @@ def delete_pages(conn: Conn, page_ids: Iterable[str]) -> int:
         return 0
     linker.unwire_many(conn, ids)
     return conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (ids,)).rowcount
+
+
+# --------------------------------------------------------------------------- chunk format
+
+_CHUNK_FORMAT_KEY = "chunk_format"
+_RECORD_FORMAT = (
+    "INSERT INTO index_meta (key, value) {source}"
+    " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()"
+)
+
+
+def chunk_format_current(conn: Conn) -> bool:
+    """Whether the index's chunks were cut by this ``chunk_page`` (``CHUNK_FORMAT``)."""
+    row = conn.execute(
+        "SELECT value FROM index_meta WHERE key = %s", (_CHUNK_FORMAT_KEY,)
+    ).fetchone()
+    return row is not None and row[0] == CHUNK_FORMAT
+
+
+def adopt_chunk_format(db: Database) -> None:
+    """Record ``CHUNK_FORMAT`` for an index without pages (every chunk it gets will be
+    cut this way). An index with pages and another or no format keeps it: its chunks
+    are redone by the next reindex."""
+    with db.transaction() as conn:
+        conn.execute(
+            _RECORD_FORMAT.format(source="SELECT %s, %s WHERE NOT EXISTS (SELECT 1 FROM pages)"),
+            (_CHUNK_FORMAT_KEY, CHUNK_FORMAT),
+        )
+
+
+def record_chunk_format(db: Database) -> None:
+    """Record that every page has been chunked by this version (reindex, after a pass
+    over all pages; a page that failed validation is redone when its file changes)."""
+    with db.transaction() as conn:
+        conn.execute(
+            _RECORD_FORMAT.format(source="VALUES (%s, %s)"), (_CHUNK_FORMAT_KEY, CHUNK_FORMAT)
+        )
 
 
 # --------------------------------------------------------------------------- bulk loads

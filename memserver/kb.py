@@ -51,6 +51,7 @@ from memserver.indexer import (
     PAGE_LOCK_SPACE,
     PreparedPage,
     Vectors,
+    adopt_chunk_format,
     embed_texts,
     prepare_page,
     stale_counts,
@@ -249,6 +250,7 @@ class KnowledgeBase:
         try:
             if check_embedding:
                 db.ensure_embedding(embedder.name, embedder.dims)
+            adopt_chunk_format(db)
         except BaseException:
             db.close()
             raise

@@ -3,7 +3,8 @@
 The markdown under ``knowledge/`` is the system of record. Reindex
 
 1. indexes every page file whose content hash differs from the indexed one (all of them
-   with ``force``): a worker thread parses, validates and embeds (64 texts a call) the
+   with ``force``, or when the index was chunked by another version of ``chunk_page``,
+   ``CHUNK_FORMAT`` in index_meta): a worker thread parses, validates and embeds (64 texts a call) the
    next batch of 64 pages while the previous batch is written in one transaction. A
    file edited by hand gets a new page_versions row (``written_by`` "reindex"); a page
    already in the history with the same content keeps its version.
@@ -42,10 +43,12 @@ from memserver.indexer import (
     PAGE_LOCK_SPACE,
     PreparedPage,
     Vectors,
+    chunk_format_current,
     delete_pages,
     embed_stale,
     embed_texts,
     prepare_page,
+    record_chunk_format,
     restore_vector_indexes,
     vector_indexes_suspended,
     write_pages,
@@ -421,12 +424,15 @@ def reindex(
         indexed: dict[str, str] = dict(
             conn.execute("SELECT id, content_hash FROM pages").fetchall()
         )
-    changed, unchanged, unreadable = _changed(files, indexed, paths, force, progress)
+        rechunk = not chunk_format_current(conn)
+    changed, unchanged, unreadable = _changed(files, indexed, paths, force or rechunk, progress)
     failed.extend(unreadable)
     restore_vector_indexes(db)  # left suspended by a reindex that died mid-load
     degraded: list[str] = []
     with vector_indexes_suspended(db, _is_bulk(len(changed), len(indexed))):
         written = _index_pages(db, schema, paths, embedder, changed, failed, degraded, progress)
+        if rechunk:
+            record_chunk_format(db)
         removed = _remove(db, paths, sorted(set(indexed) - {f.id for f in files}))
         sources = index_sources(
             db, paths, kb.manifest, embedder, force=force, entries=present, on_progress=progress

@@ -420,7 +420,27 @@ def test_each_timeline_entry_is_its_own_chunk() -> None:
     chunks = chunk_page(BOB)
     dated = [c for c in chunks if c.section == "Timeline"]
     assert [c.date for c in dated] == [dt.date(2026, 9, 23), dt.date(2026, 9, 8)]
-    assert any(c.section == "Open Questions" for c in chunks)
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    assert chunks[-len(dated) :] == dated  # after the packed parts
+
+
+def test_short_parts_of_a_page_pack_into_one_chunk_until_it_is_full() -> None:
+    """Fields, sections and open questions share chunks of up to max_words words, each
+    section under its heading; a part that would overflow starts the next chunk."""
+    chunks = chunk_page(BOB)
+    [packed] = [c for c in chunks if c.section != "Timeline"]
+    assert packed.section.startswith("Fields, ") and packed.section.endswith("Open Questions")
+    first_line, body = packed.text.split("\n", 1)
+    assert first_line == f"{BOB.title} — {packed.section}"
+    for heading, text in BOB.sections.items():
+        assert f"## {heading}\n{text.strip()}" in body
+    assert packed.date is None
+
+    sections = {"A": "alpha " * 6, "B": "beta " * 6, "C": "gamma " * 6}
+    page = Page("Small", "note", {}, sections=sections)
+    pieces = chunk_page(page, max_words=12, overlap=2)
+    assert [c.section for c in pieces] == ["A, B", "C"]
+    assert pieces[1].text == "Small — C\n" + sections["C"].strip()
 
 
 def test_content_hash_is_sha256_of_utf8() -> None:

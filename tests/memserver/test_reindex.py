@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memserver import indexer as indexing
 from memserver import reindex as reindexing
 from memserver.indexer import suspend_vector_indexes
 from memserver.kb import KnowledgeBase
@@ -294,3 +295,24 @@ def test_a_load_refreshes_the_planner_statistics_as_it_grows(
             " WHERE relname IN ('pages', 'links') ORDER BY relname"
         ).fetchall()
     assert rows == [("links", True, True), ("pages", True, True)]
+
+
+def test_an_index_chunked_by_another_version_is_rechunked_once(kb: KnowledgeBase) -> None:
+    """Upgrading chunk_page changes no file; reindex redoes every page's chunks anyway
+    (no new version: the content is the same) and then leaves them alone."""
+    write_all(kb)
+    kb.reindex()
+    before = snapshot(kb, content_only=True)
+    with kb.db.transaction() as conn:
+        conn.execute("UPDATE index_meta SET value = 'old' WHERE key = 'chunk_format'")
+        conn.execute("UPDATE chunks SET text = 'cut the old way' WHERE ordinal = 0")
+    report = kb.reindex()
+    assert (report.indexed, report.unchanged) == (4, 0)
+    assert snapshot(kb, content_only=True) == before
+    again = kb.reindex()
+    assert (again.indexed, again.unchanged) == (0, 4)
+
+
+def test_a_new_index_records_its_chunk_format_before_any_page(kb: KnowledgeBase) -> None:
+    with kb.db.connection() as conn:
+        assert indexing.chunk_format_current(conn)
