@@ -58,8 +58,22 @@ def keyed_url(mcp_server: RunningServer, reader_secret: str) -> Iterator[str]:
         yield url
 
 
+_OPEN_CLIENTS: list[openai.OpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    """Close every client a test made (an unclosed one warns when it is collected,
+    which can happen during a later test)."""
+    yield
+    while _OPEN_CLIENTS:
+        _OPEN_CLIENTS.pop().close()
+
+
 def _client(url: str, key: str = "anything") -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0, timeout=30)
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0, timeout=30)
+    _OPEN_CLIENTS.append(client)
+    return client
 
 
 def _script_lookup(llm_server: LLMServer, seeded: Seeded) -> None:
