@@ -559,6 +559,45 @@ def source_vector(
     ]
 
 
+def source_cosines(
+    conn: Conn, db: Database, query_vector: np.ndarray, paths: Sequence[str]
+) -> list[Hit]:
+    """The cosine of each source file's closest chunk (exact, no index), best first:
+    the vector evidence for files the keyword arm found beyond the vector arm's pool."""
+    if not paths:
+        return []
+    distance = db.distance_sql()
+    rows = conn.execute(
+        f"SELECT DISTINCT ON (path) path, text, doc_date, {distance} AS d FROM source_chunks"
+        " WHERE embedding IS NOT NULL AND path = ANY(%(paths)s) ORDER BY path, d, ordinal",
+        {"q": query_vector, "paths": list(paths)},
+    ).fetchall()
+    rows.sort(key=lambda r: (r[3], r[0]))
+    return [Hit(SOURCE_PREFIX + p, "source", 1.0 - float(d), text, day) for p, text, day, d in rows]
+
+
+def source_text_ranks(conn: Conn, query: TextQuery, paths: Sequence[str]) -> list[Hit]:
+    """The best chunk of each source file holding any of the words (ts_rank_cd), best
+    first: the keyword evidence for files the vector arm found beyond the keyword pool.
+    Detail ``all_terms`` when that chunk holds every word, else ``some_terms``."""
+    if query.empty or not paths:
+        return []
+    sql = (
+        f"SELECT DISTINCT ON (path) path, text, doc_date, ts_rank_cd(tsv, {query.any_sql()}, 1)"
+        f" AS r, tsv @@ ({query.all_sql()}) FROM source_chunks"
+        f" WHERE path = ANY(%(paths)s) AND tsv @@ ({query.any_sql()})"
+        " ORDER BY path, r DESC, ordinal"
+    )
+    rows = conn.execute(sql, {**query.params(), "paths": list(paths)}).fetchall()
+    rows.sort(key=lambda r: (-r[3], r[0]))
+    return [
+        Hit(
+            SOURCE_PREFIX + p, "source", float(r), text, day, "all_terms" if every else "some_terms"
+        )
+        for p, text, day, r, every in rows
+    ]
+
+
 # --------------------------------------------------------------------------- details
 
 

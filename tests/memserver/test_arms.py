@@ -163,3 +163,28 @@ def test_sources_arms_one_hit_per_file(search_world: World) -> None:
     vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
     near = run(search_world, arms.source_vector, search_world.kb.db, vector)
     assert len({h.id for h in near}) == len(near) == 3
+
+
+def test_source_cosines_score_given_files_like_the_vector_arm(search_world: World) -> None:
+    db = search_world.kb.db
+    vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
+    near = {h.id: h.score for h in run(search_world, arms.source_vector, db, vector)}
+    paths = [i.removeprefix(arms.SOURCE_PREFIX) for i in near]
+    scored = run(search_world, arms.source_cosines, db, vector, paths[1:])
+    assert [h.id for h in scored] == list(near)[1:]  # the same order, the files asked only
+    assert all(abs(h.score - near[h.id]) < 1e-6 for h in scored)
+    assert run(search_world, arms.source_cosines, db, vector, []) == []
+
+
+def test_source_text_ranks_only_files_holding_a_word(search_world: World) -> None:
+    query = intent(search_world, "Globex invoice accounts")
+    invoice = "notes/2026-10-02-invoice-followup.md"
+    found = run(
+        search_world, arms.source_text_ranks, query, [invoice, "notes/2026-06-01-kickoff.md"]
+    )
+    assert [h.id for h in found] == [arms.SOURCE_PREFIX + invoice]
+    assert found[0].detail == "all_terms" and found[0].score > 0
+    partial = run(
+        search_world, arms.source_text_ranks, intent(search_world, "Globex zebra"), [invoice]
+    )
+    assert [h.detail for h in partial] == ["some_terms"]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from pathlib import Path
 from types import MappingProxyType
 
 import pytest
 
-from memserver import cli
+from memserver import arms, cli
 from memserver.config import EndpointSettings
 from memserver.embed import HashEmbedder
 from memserver.errors import NotFoundError, UserError
@@ -129,6 +130,25 @@ def test_sources_only_with_include_sources_and_source_access(search_world: World
     denied = ask(search_world, "INV-2026-044", include_sources=True, source_access=False)
     assert all(r.folder != "source" for r in denied.results)
     assert "sources_not_in_scope" in denied.degraded
+
+
+def test_both_source_arms_score_every_source_file_either_found(
+    search_world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the keyword arm found beyond the vector arm's pool (here a pool of one
+    file, as in a KB with more sources than the pool) still gets its cosine and a vector
+    rank, so both arms' evidence on it is fused."""
+    monkeypatch.setattr(arms, "source_vector", functools.partial(arms.source_vector, limit=1))
+    response = ask(
+        search_world,
+        "Globex accounts payable",
+        include_sources=True,
+        arms={"source_keyword", "source_vector"},
+    )
+    found = [r for r in response.results if "source_keyword" in r.ranks]
+    assert len(found) >= 2  # both notes naming Globex
+    assert all("source_vector" in r.ranks for r in found)
+    assert sorted(r.ranks["source_vector"] for r in found)[-1] >= 2  # beyond the pool
 
 
 def test_modes_set_count_and_budget(search_world: World) -> None:
