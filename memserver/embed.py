@@ -182,22 +182,40 @@ class HashEmbedder:
             self._words[word] = (indices, values)
         return indices, values
 
-    def _vector(self, text: str) -> np.ndarray:
-        folded = unicodedata.normalize("NFKC", text).casefold()
-        counts = Counter(_WORD.findall(folded)) or Counter({"": 1})  # no words: one fixed vector
-        parts = [self._word(word) for word in counts]
-        tf = [1.0 + math.log(n) for n in counts.values()]
-        indices = np.concatenate([i for i, _ in parts])
-        values = np.concatenate([v * w for (_, v), w in zip(parts, tf, strict=True)])
-        vector = np.bincount(indices, weights=values, minlength=self.dims)
-        norm = float(np.linalg.norm(vector))
-        return (vector / norm if norm > 0 else vector).astype(np.float32)
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text: every word's features, weighted by ``1 + log tf``, summed
+        with one ``bincount`` over the whole batch, then normalised."""
+        dims = self.dims
+        indices: list[np.ndarray] = []
+        values: list[np.ndarray] = []
+        sizes: list[int] = []
+        weights: list[float] = []
+        offsets: list[int] = []
+        for row, text in enumerate(texts):
+            folded = unicodedata.normalize("NFKC", text).casefold()
+            counts = Counter(_WORD.findall(folded)) or Counter({"": 1})  # no words: fixed
+            for word, n in counts.items():
+                index, value = self._word(word)
+                indices.append(index)
+                values.append(value)
+                sizes.append(len(index))
+                weights.append(1.0 + math.log(n))
+                offsets.append(row * dims)
+        if not texts:
+            return np.zeros((0, dims), dtype=np.float32)
+        repeat = np.array(sizes)
+        flat = np.concatenate(indices) + np.repeat(np.array(offsets), repeat)
+        weighted = np.concatenate(values) * np.repeat(np.array(weights), repeat)
+        matrix = np.bincount(flat, weights=weighted, minlength=len(texts) * dims)
+        matrix = matrix.reshape(len(texts), dims)
+        norms = np.sqrt((matrix * matrix).sum(axis=1, keepdims=True))
+        return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return [self._vector(text) for text in texts]
+        return list(self._vectors(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._vector(text)
+        return self._vectors([text])[0]
 
     def close(self) -> None:
         self._words.clear()

@@ -16,6 +16,7 @@ that leave the knowledge base are refused in one place.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import tempfile
@@ -60,6 +61,7 @@ def check_name(name: str, what: str = "slug") -> str:
     return name
 
 
+@functools.lru_cache(maxsize=8192)  # pages are slugged several times per write
 def slugify(text: str) -> str:
     """A readable file name: lower-case letters and digits of any script, joined by '-'.
 
