@@ -2,9 +2,10 @@
 
 The ingest agent calls it as a hint before extracting a source; any client can use it
 to pick folders. Only the caller's folders are considered. The router is built once per
-server from the settings the server runs with (``Services.settings``, else the
-environment) and the knowledge base's embedder for the lexical
-stage; a stage that is not configured or down is skipped and named in ``degraded``.
+server from the settings the server was started with (``Services.settings``: config.yaml
+plus environment, resolved once; a server built without settings routes lexically) and
+the knowledge base's embedder for the lexical stage; a stage that is not configured or
+down is skipped and named in ``degraded``.
 """
 
 from __future__ import annotations
@@ -54,14 +55,6 @@ def _router(services: Services, schema: Schema) -> Router:
         if cached is not None and cached[0] is schema:
             return cached[1]
         settings = services.settings
-        if settings is None:
-            from memserver.config import load_settings
-
-            try:
-                settings = load_settings()
-            except Exception as exc:  # a bad environment must not break routing
-                log.warning("kb_route: settings unreadable, lexical routing only: %s", exc)
-                settings = None
         embed = None
         try:
             embedder = services.kb().embedder

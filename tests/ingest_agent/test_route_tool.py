@@ -9,6 +9,7 @@ import pytest
 
 from memserver.errors import ToolCallError
 from memserver.mcp_client import open_http
+from tests.fixtures.llm_server import LLMServer
 from tests.ingest_agent.conftest import IngestServer
 
 
@@ -48,3 +49,15 @@ def test_kb_route_says_how_to_fix_a_bad_call(small_server: IngestServer) -> None
         route(small_server, text="an invoice", folders=["invoices"])
     with pytest.raises(ToolCallError, match="text is empty"):
         route(small_server, text="  ")
+
+
+def test_kb_route_uses_the_servers_settings_not_the_environment(
+    small_server: IngestServer, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The test server runs without settings: an LLM named only in the environment of
+    the call is not the server's, so routing stays lexical and the LLM is never asked."""
+    monkeypatch.setenv("LLM_BASE_URL", llm_server.base_url)
+    monkeypatch.setenv("LLM_MODEL", "env-model")
+    result = route(small_server, text="Meeting minutes with the customer and action items")
+    assert result["stage"] == "lexical"
+    assert llm_server.calls == []
