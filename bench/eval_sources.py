@@ -451,12 +451,12 @@ def generate(seed: int = 11) -> dict[str, tuple[str, Fact | None]]:
             paragraphs: list[list[str]] = []
             while _words(paragraphs) < target:
                 paragraphs.append(filler.paragraph(topics[len(paragraphs) % len(topics)]))
-            fact = facts.get(day)
-            for sentence in [*extra.get(day, []), *([fact.text] if fact else [])]:
+            asked = facts.get(day)
+            for sentence in [*extra.get(day, []), *([asked.text] if asked else [])]:
                 para = rng.choice(paragraphs)
                 para.insert(rng.randrange(len(para) + 1), sentence)
             body = "\n\n".join(" ".join(p) for p in paragraphs)
             rel = f"conversations/{slugify(person.name)}/{day.isoformat()}-{slugify(kind)}.md"
             text = f"# {kind} with {person.name}\n\n{day.isoformat()}.\n\n{body}\n"
-            out[rel] = (text, fact)
+            out[rel] = (text, asked)
     return out

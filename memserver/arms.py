@@ -29,6 +29,7 @@ A window ``[start, end)`` is applied in SQL where the arm has dates: a chunk's
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -501,6 +502,31 @@ def graph_augment(
 SOURCE_PREFIX = "source/"
 
 
+def source_rank_sql(conn: Conn, query: TextQuery) -> tuple[str, dict[str, Any]]:
+    """A rank for source chunks that weighs each word by its rarity among them: the sum of
+    the BM25 inverse document frequency ``ln(1 + (N - df + 0.5) / (df + 0.5))`` of the
+    words a chunk holds, plus ``ts_rank_cd`` to order chunks holding the same words.
+
+    Conversation notes of one person share most of their words, so plain ``ts_rank_cd``
+    (no rarity) ranks two common words above one rare word (a ticket id, a figure, a
+    place) that only the right note holds. ``df`` is counted up to MATCH_CAP chunks (a
+    word on more is common either way); returns the SQL and its parameters."""
+    counts = ", ".join(
+        f"(SELECT count(*) FROM (SELECT 1 FROM source_chunks WHERE tsv @@ ({query._term(i)})"
+        " LIMIT %(cap)s) m)"
+        for i in range(len(query.terms))
+    )
+    params = {**query.params(), "cap": MATCH_CAP}
+    row = conn.execute(f"SELECT (SELECT count(*) FROM source_chunks), {counts}", params).fetchone()
+    total = float(row[0]) if row else 0.0
+    sql = f"ts_rank_cd(tsv, {query.any_sql()}, 1)"
+    for i, df in enumerate(row[1:] if row else ()):
+        idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        params[f"idf{i}"] = idf
+        sql += f" + (CASE WHEN tsv @@ ({query._term(i)}) THEN %(idf{i})s ELSE 0 END)"
+    return sql, params
+
+
 def source_keyword(
     conn: Conn,
     query: TextQuery,
@@ -509,21 +535,22 @@ def source_keyword(
     end: dt.date | None = None,
     limit: int = POOL,
 ) -> list[Hit]:
-    """Raw source chunks matching the words (staged like :func:`keyword`), best chunk
-    per source file."""
+    """Raw source chunks matching the words (staged like :func:`keyword`), ranked by
+    :func:`source_rank_sql`, best chunk per source file."""
     if query.empty:
         return []
+    rank, params = source_rank_sql(conn, query)
 
     def build(match: str) -> str:
         return (
-            f"SELECT path, text, doc_date, ts_rank_cd(tsv, {query.any_sql()}, 1) AS r FROM ("
+            f"SELECT path, text, doc_date, {rank} AS r FROM ("
             f" SELECT s.path, s.text, s.doc_date, s.ordinal, s.tsv FROM source_chunks s"
             f" WHERE s.tsv @@ ({match})"
             + window_sql(start, end, "s.doc_date")
             + " LIMIT %(cap)s) m ORDER BY r DESC, path, ordinal LIMIT %(pool)s"
         )
 
-    params = {**query.params(), "start": start, "end": end, "pool": limit * 4, "cap": MATCH_CAP}
+    params.update({"start": start, "end": end, "pool": limit * 4})
     rows = _staged(conn, query, build, params, limit)
     return [
         Hit(SOURCE_PREFIX + path, "source", float(r), text, day, detail)
@@ -577,18 +604,19 @@ def source_cosines(
 
 
 def source_text_ranks(conn: Conn, query: TextQuery, paths: Sequence[str]) -> list[Hit]:
-    """The best chunk of each source file holding any of the words (ts_rank_cd), best
+    """The best chunk of each source file holding any of the words (source_rank_sql), best
     first: the keyword evidence for files the vector arm found beyond the keyword pool.
     Detail ``all_terms`` when that chunk holds every word, else ``some_terms``."""
     if query.empty or not paths:
         return []
+    rank, params = source_rank_sql(conn, query)
     sql = (
-        f"SELECT DISTINCT ON (path) path, text, doc_date, ts_rank_cd(tsv, {query.any_sql()}, 1)"
+        f"SELECT DISTINCT ON (path) path, text, doc_date, {rank}"
         f" AS r, tsv @@ ({query.all_sql()}) FROM source_chunks"
         f" WHERE path = ANY(%(paths)s) AND tsv @@ ({query.any_sql()})"
         " ORDER BY path, r DESC, ordinal"
     )
-    rows = conn.execute(sql, {**query.params(), "paths": list(paths)}).fetchall()
+    rows = conn.execute(sql, {**params, "paths": list(paths)}).fetchall()
     rows.sort(key=lambda r: (-r[3], r[0]))
     return [
         Hit(

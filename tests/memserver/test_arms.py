@@ -188,3 +188,14 @@ def test_source_text_ranks_only_files_holding_a_word(search_world: World) -> Non
         search_world, arms.source_text_ranks, intent(search_world, "Globex zebra"), [invoice]
     )
     assert [h.detail for h in partial] == ["some_terms"]
+
+
+def test_source_rank_weighs_a_rare_word_above_a_common_one(search_world: World) -> None:
+    query = intent(search_world, "Globex payable")  # Globex: two notes; payable: one
+    _, params = run(search_world, arms.source_rank_sql, query)
+    assert params["idf1"] > params["idf0"] > 0
+    found = run(search_world, arms.source_keyword, intent(search_world, "Globex tablets payable"))
+    assert {h.id for h in found} == {
+        "source/notes/2026-10-02-invoice-followup.md",
+        "source/notes/2026-11-16-call-with-bob.md",
+    }
