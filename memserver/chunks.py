@@ -26,6 +26,12 @@ FIELDS_SECTION = "Fields"
 # How chunk_page cuts pages. Change it with the cutting: reindex re-chunks every page of
 # an index built with another format (their files have not changed, their chunks have).
 CHUNK_FORMAT = "2:packed-300"
+# Words per raw-source window, and the words two windows share. Conversation notes hold
+# one fact in a sentence or two among many alike: a short window keeps that sentence a
+# large part of what its vector says (a file ranks by its best window).
+SOURCE_WORDS = 80
+SOURCE_OVERLAP = 20
+SOURCE_FORMAT = f"{CHUNK_FORMAT}/source-{SOURCE_WORDS}-{SOURCE_OVERLAP}"
 
 
 def _windows(body: str, max_words: int, overlap: int) -> list[str]:

@@ -30,7 +30,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memserver import linker
-from memserver.chunks import CHUNK_FORMAT
+from memserver.chunks import CHUNK_FORMAT, SOURCE_FORMAT
 from memserver.db import VECTOR_TABLES, Database, normalize_name
 from memserver.embed import Embedder
 from memserver.page import (
@@ -244,41 +244,49 @@ def delete_pages(conn: Conn, page_ids: Iterable[str]) -> int:
     return conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (ids,)).rowcount
 
 
-# --------------------------------------------------------------------------- chunk format
+# --------------------------------------------------------------------------- chunk formats
 
-_CHUNK_FORMAT_KEY = "chunk_format"
+# index_meta key -> how this version cuts what it indexes (pages, raw sources). An index
+# cut another way is redone by the next reindex (the files did not change, the cut did).
+PAGE_CHUNKS = "chunk_format"
+SOURCE_CHUNKS = "source_chunk_format"
 _RECORD_FORMAT = (
     "INSERT INTO index_meta (key, value) {source}"
     " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()"
 )
 
 
-def chunk_format_current(conn: Conn) -> bool:
-    """Whether the index's chunks were cut by this ``chunk_page`` (``CHUNK_FORMAT``)."""
-    row = conn.execute(
-        "SELECT value FROM index_meta WHERE key = %s", (_CHUNK_FORMAT_KEY,)
-    ).fetchone()
-    return row is not None and row[0] == CHUNK_FORMAT
+def chunk_formats() -> dict[str, str]:
+    return {PAGE_CHUNKS: CHUNK_FORMAT, SOURCE_CHUNKS: SOURCE_FORMAT}
+
+
+def chunk_format_current(conn: Conn, key: str = PAGE_CHUNKS) -> bool:
+    """Whether the index's page (or source) chunks were cut the way this version cuts."""
+    row = conn.execute("SELECT value FROM index_meta WHERE key = %s", (key,)).fetchone()
+    return row is not None and row[0] == chunk_formats()[key]
 
 
 def adopt_chunk_format(db: Database) -> None:
-    """Record ``CHUNK_FORMAT`` for an index without pages (every chunk it gets will be
-    cut this way). An index with pages and another or no format keeps it: its chunks
-    are redone by the next reindex."""
+    """Record the chunk formats for an index without pages and sources (every chunk it
+    gets will be cut this way). An index with rows and another or no format keeps it:
+    its chunks are redone by the next reindex."""
+    empty = {
+        PAGE_CHUNKS: "NOT EXISTS (SELECT 1 FROM pages)",
+        SOURCE_CHUNKS: "NOT EXISTS (SELECT 1 FROM source_docs)",
+    }
     with db.transaction() as conn:
-        conn.execute(
-            _RECORD_FORMAT.format(source="SELECT %s, %s WHERE NOT EXISTS (SELECT 1 FROM pages)"),
-            (_CHUNK_FORMAT_KEY, CHUNK_FORMAT),
-        )
+        for key, value in chunk_formats().items():
+            conn.execute(
+                _RECORD_FORMAT.format(source=f"SELECT %s, %s WHERE {empty[key]}"), (key, value)
+            )
 
 
-def record_chunk_format(db: Database) -> None:
-    """Record that every page has been chunked by this version (reindex, after a pass
-    over all pages; a page that failed validation is redone when its file changes)."""
+def record_chunk_format(db: Database, key: str = PAGE_CHUNKS) -> None:
+    """Record that every page (or source) has been chunked by this version (reindex,
+    after a pass over all of them; a page that failed validation is redone when its
+    file changes)."""
     with db.transaction() as conn:
-        conn.execute(
-            _RECORD_FORMAT.format(source="VALUES (%s, %s)"), (_CHUNK_FORMAT_KEY, CHUNK_FORMAT)
-        )
+        conn.execute(_RECORD_FORMAT.format(source="VALUES (%s, %s)"), (key, chunk_formats()[key]))
 
 
 # --------------------------------------------------------------------------- bulk loads

@@ -3,13 +3,14 @@
 The markdown under ``knowledge/`` is the system of record. Reindex
 
 1. indexes every page file whose content hash differs from the indexed one (all of them
-   with ``force``, or when the index was chunked by another version of ``chunk_page``,
-   ``CHUNK_FORMAT`` in index_meta): a worker thread parses, validates and embeds (64 texts a call) the
+   with ``force``, or when the index was chunked by another version of ``chunk_page``:
+   ``indexer.chunk_formats`` in index_meta): a worker thread parses, validates and embeds (64 texts a call) the
    next batch of 64 pages while the previous batch is written in one transaction. A
    file edited by hand gets a new page_versions row (``written_by`` "reindex"); a page
    already in the history with the same content keeps its version.
 2. removes the index rows of pages whose files are gone (their history stays);
-3. mirrors ``source/`` into source_docs/source_chunks (``memserver.sources_index``);
+3. mirrors ``source/`` into source_docs/source_chunks (``memserver.sources_index``; all
+   of them again when they were cut into windows another way);
 4. embeds every row still marked stale (written while the embedder was down).
 
 A page that does not parse or fit its folder is reported with every problem and left
@@ -41,6 +42,7 @@ from memserver.embed import Embedder
 from memserver.errors import EmbeddingError, PageValidationError, Problem
 from memserver.indexer import (
     PAGE_LOCK_SPACE,
+    SOURCE_CHUNKS,
     PreparedPage,
     Vectors,
     chunk_format_current,
@@ -425,6 +427,7 @@ def reindex(
             conn.execute("SELECT id, content_hash FROM pages").fetchall()
         )
         rechunk = not chunk_format_current(conn)
+        resource = not chunk_format_current(conn, SOURCE_CHUNKS)
     changed, unchanged, unreadable = _changed(files, indexed, paths, force or rechunk, progress)
     failed.extend(unreadable)
     restore_vector_indexes(db)  # left suspended by a reindex that died mid-load
@@ -435,8 +438,16 @@ def reindex(
             record_chunk_format(db)
         removed = _remove(db, paths, sorted(set(indexed) - {f.id for f in files}))
         sources = index_sources(
-            db, paths, kb.manifest, embedder, force=force, entries=present, on_progress=progress
+            db,
+            paths,
+            kb.manifest,
+            embedder,
+            force=force or resource,
+            entries=present,
+            on_progress=progress,
         )
+        if resource:
+            record_chunk_format(db, SOURCE_CHUNKS)
         for reason in sources.degraded:
             if reason not in degraded:
                 degraded.append(reason)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memserver.chunks import SOURCE_OVERLAP, SOURCE_WORDS
 from memserver.db import Database
 from memserver.embed import Embedder
 from memserver.errors import EmbeddingError, UserError
@@ -29,8 +30,6 @@ from memserver.page import Page, chunk_page
 from memserver.redact import redact_private
 
 SOURCE_SECTION = "Source"
-SOURCE_WORDS = 200  # words per source chunk
-SOURCE_OVERLAP = 40
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 

@@ -313,6 +313,21 @@ def test_an_index_chunked_by_another_version_is_rechunked_once(kb: KnowledgeBase
     assert (again.indexed, again.unchanged) == (0, 4)
 
 
-def test_a_new_index_records_its_chunk_format_before_any_page(kb: KnowledgeBase) -> None:
+def test_sources_cut_into_windows_another_way_are_recut_once(kb: KnowledgeBase) -> None:
+    kb.reindex()
+    before = snapshot(kb, content_only=True)
+    with kb.db.transaction() as conn:
+        conn.execute(
+            "UPDATE index_meta SET value = 'old' WHERE key = %s", (indexing.SOURCE_CHUNKS,)
+        )
+        conn.execute("DELETE FROM source_chunks WHERE ordinal > 0")
+    report = kb.reindex()
+    assert (report.indexed, report.sources_indexed) == (0, 28)
+    assert snapshot(kb, content_only=True)["source_chunks"] == before["source_chunks"]
+    assert kb.reindex().sources_indexed == 0
+
+
+def test_a_new_index_records_its_chunk_formats_before_any_page(kb: KnowledgeBase) -> None:
     with kb.db.connection() as conn:
-        assert indexing.chunk_format_current(conn)
+        assert indexing.chunk_format_current(conn, indexing.PAGE_CHUNKS)
+        assert indexing.chunk_format_current(conn, indexing.SOURCE_CHUNKS)
