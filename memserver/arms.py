@@ -50,6 +50,10 @@ POOL = 50  # candidates per arm (gbrain: >= 50)
 # common surname at 100,000 pages) would otherwise cost one heap read per chunk; past
 # this many matches the ranking is among the first MATCH_CAP found.
 MATCH_CAP = 2000
+# A word at most this many source chunks hold names its notes (a ticket id, a figure, a
+# place): source_keyword marks the files holding one ``rare_term``.
+RARE_DF = 3
+RARE_MIN_CHUNKS = 30  # in fewer source chunks than this, rarity says nothing
 SHORT_WINDOW_DAYS = 8  # windows up to this long use an exact vector scan
 SCAN_TUPLES = 40_000  # HNSW iterative scan bound
 WINDOW_SCAN_TUPLES = 8_000
@@ -520,10 +524,14 @@ def source_rank_sql(conn: Conn, query: TextQuery) -> tuple[str, dict[str, Any]]:
     row = conn.execute(f"SELECT (SELECT count(*) FROM source_chunks), {counts}", params).fetchone()
     total = float(row[0]) if row else 0.0
     sql = f"ts_rank_cd(tsv, {query.any_sql()}, 1)"
+    rare: list[int] = []
     for i, df in enumerate(row[1:] if row else ()):
         idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
         params[f"idf{i}"] = idf
         sql += f" + (CASE WHEN tsv @@ ({query._term(i)}) THEN %(idf{i})s ELSE 0 END)"
+        if 0 < df <= RARE_DF and total >= RARE_MIN_CHUNKS:
+            rare.append(i)
+    params["rare_terms"] = rare  # not a placeholder: read by source_keyword
     return sql, params
 
 
@@ -536,7 +544,8 @@ def source_keyword(
     limit: int = POOL,
 ) -> list[Hit]:
     """Raw source chunks matching the words (staged like :func:`keyword`), ranked by
-    :func:`source_rank_sql`, best chunk per source file."""
+    :func:`source_rank_sql`, best chunk per source file. A file holding a word that at most
+    RARE_DF source chunks hold has detail ``rare_term``."""
     if query.empty:
         return []
     rank, params = source_rank_sql(conn, query)
@@ -552,8 +561,21 @@ def source_keyword(
 
     params.update({"start": start, "end": end, "pool": limit * 4})
     rows = _staged(conn, query, build, params, limit)
+    holders: set[str] = set()
+    if params["rare_terms"]:
+        holding = " OR ".join(f"tsv @@ ({query._term(i)})" for i in params["rare_terms"])
+        holders = {
+            p for (p,) in conn.execute(f"SELECT path FROM source_chunks WHERE {holding}", params)
+        }
     return [
-        Hit(SOURCE_PREFIX + path, "source", float(r), text, day, detail)
+        Hit(
+            SOURCE_PREFIX + path,
+            "source",
+            float(r),
+            text,
+            day,
+            "rare_term" if path in holders else detail,
+        )
         for detail, (path, text, day, r) in rows
     ]
 

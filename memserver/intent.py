@@ -33,6 +33,9 @@ from memserver.schema import FolderSpec, Schema
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[^\W_]+(?:[-/.][^\W_]+)+\b")
+# Amounts written as one token: "$27,950", "€1.2", "18,400" (grouped digits or a currency
+# sign); plain numbers ("2 weeks", "2026") are not.
+_FIGURE = re.compile(r"[$€£¥₮]\d+(?:[,.]\d+)*|(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 MAX_NGRAM = 6
 
@@ -165,8 +168,11 @@ def ngrams(tokens: list[str], max_n: int = MAX_NGRAM) -> list[str]:
 
 
 def identifiers(text: str) -> list[str]:
-    """Tokens like INV-2026-044 or PO/7781 (letters and digits joined by - / .)."""
-    return list(dict.fromkeys(m.group(0) for m in _IDENTIFIER.finditer(text)))
+    """Tokens like INV-2026-044 or PO/7781 (letters and digits joined by - / .) and
+    amounts like $27,950 or 18,400: a note holds them exactly as asked."""
+    found = [m.group(0) for m in _IDENTIFIER.finditer(text)]
+    found += [m.group(0) for m in _FIGURE.finditer(text)]
+    return list(dict.fromkeys(found))
 
 
 def _folder_names(spec: FolderSpec) -> set[str]:

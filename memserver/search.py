@@ -535,9 +535,16 @@ class Searcher:
             weights["dated"] = 1.0
         for arm in ("keyword", "source_keyword"):
             hits = found.get(arm, [])
-            if len(intent.terms) >= 3 and hits and all(h.detail != "all_terms" for h in hits):
+            strong = ("all_terms", "rare_term")
+            if len(intent.terms) >= 3 and hits and all(h.detail not in strong for h in hits):
                 # No chunk has all the words of a long question: weak evidence.
                 weights[arm] *= PARTIAL_KEYWORD
+        if any(h.detail == "rare_term" for h in found.get("source_keyword", [])):
+            # The question names a word only one or two notes hold (a ticket, a figure, a
+            # place): those notes answer it. Among notes alike in every other word, the
+            # nearest in meaning add nothing but noise to that (measured: eval_search).
+            weights["source_keyword"] = max(weights["source_keyword"], 2.0)
+            weights["source_vector"] = 0.0
         return weights
 
     @staticmethod

@@ -199,3 +199,27 @@ def test_source_rank_weighs_a_rare_word_above_a_common_one(search_world: World) 
         "source/notes/2026-10-02-invoice-followup.md",
         "source/notes/2026-11-16-call-with-bob.md",
     }
+
+
+def test_source_files_holding_a_rare_word_are_marked(
+    search_world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word only one chunk holds ("payable") names its file; a word two files hold
+    ("Globex") does not, and in a tiny corpus rarity means nothing at all."""
+    query = intent(search_world, "Globex payable")
+    found = run(search_world, arms.source_keyword, query)
+    assert all(h.detail != "rare_term" for h in found)  # 3 sources: below RARE_MIN_CHUNKS
+    monkeypatch.setattr(arms, "RARE_MIN_CHUNKS", 0)
+    monkeypatch.setattr(arms, "RARE_DF", 1)
+    marked = {
+        h.id for h in run(search_world, arms.source_keyword, query) if h.detail == "rare_term"
+    }
+    assert marked == {"source/notes/2026-10-02-invoice-followup.md"}
+
+
+def test_amounts_are_identifiers_but_plain_numbers_are_not() -> None:
+    from memserver.intent import identifiers
+
+    assert identifiers("Rustam second quote $27,950 in 2 weeks of 2026") == ["$27,950"]
+    assert identifiers("repairs around 18,400 and INV-2026-044") == ["INV-2026-044", "18,400"]
+    assert identifiers("€1.2 million on 2026-09-15") == ["€1.2"]
