@@ -191,37 +191,24 @@ def run_sources(
     return out
 
 
-def page_table(results: Mapping[str, list[dict[str, Any]]]) -> str:
+def table(results: Mapping[str, list[dict[str, Any]]], label: str, metrics: tuple[str, ...]) -> str:
+    """One markdown row per category (and overall), one cell per system."""
     systems = list(results)
     categories = list(dict.fromkeys(r["category"] for r in results[systems[0]]))
-    head = "| category | n | " + " | ".join(f"{s} hit@1 / hit@3 / MRR" for s in systems) + " |"
+    recall = label != "category"  # raw sources: "recall@k" of the right note
+    names = " / ".join(
+        "MRR" if m == "mrr" else m.replace("hit@", "R@") if recall else m for m in metrics
+    )
+    head = f"| {label} | n | " + " | ".join(f"{s} {names}" for s in systems) + " |"
     lines = [head, "|" + "---|" * (2 + len(systems))]
     for cat in [*categories, "overall"]:
         cells = []
         n = 0
         for s in systems:
-            rows = [r for r in results[s] if cat == "overall" or r["category"] == cat]
-            m = summarise(r["rank"] for r in rows)
+            m = summarise(r["rank"] for r in results[s] if cat in ("overall", r["category"]))
             n = int(m["n"])
-            cells.append(f"{m['hit@1']:.2f} / {m['hit@3']:.2f} / {m['mrr']:.2f}")
+            cells.append(" / ".join(f"{m[k]:.2f}" for k in metrics))
         name = f"**{cat}**" if cat == "overall" else cat
-        lines.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def source_table(results: Mapping[str, list[dict[str, Any]]]) -> str:
-    systems = list(results)
-    kinds = list(dict.fromkeys(r["category"] for r in results[systems[0]]))
-    head = "| question kind | n | " + " | ".join(f"{s} R@1 / R@5 / MRR" for s in systems) + " |"
-    lines = [head, "|" + "---|" * (2 + len(systems))]
-    for kind in [*kinds, "overall"]:
-        cells = []
-        n = 0
-        for s in systems:
-            m = summarise(r["rank"] for r in results[s] if kind in ("overall", r["category"]))
-            n = int(m["n"])
-            cells.append(f"{m['hit@1']:.2f} / {m['hit@5']:.2f} / {m['mrr']:.2f}")
-        name = f"**{kind}**" if kind == "overall" else kind
         lines.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -262,9 +249,9 @@ def main(argv: list[str] | None = None) -> int:
         f"generated), {len(facts)} source questions over {counts['source_chunks']} source "
         f"chunks; {time.perf_counter() - began:.0f} s\n"
     )
-    print(page_table(pages))
+    print(table(pages, "category", ("hit@1", "hit@3", "mrr")))
     print()
-    print(source_table(sources))
+    print(table(sources, "question kind", ("hit@1", "hit@5", "mrr")))
     if args.show_misses:
         for system, rows in {**pages, **{f"sources/{k}": v for k, v in sources.items()}}.items():
             for row in rows:
