@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from memserver import arms
+from memserver import arms, source_arms
 from memserver import fusion as fz
 from memserver.db import Database
 from memserver.embed import Embedder
@@ -392,9 +392,11 @@ class Searcher:
                 conn.rollback()
         if sources:
             if on("source_keyword"):
-                found["source_keyword"] = arms.source_keyword(conn, text, start=start, end=end)
+                found["source_keyword"] = source_arms.source_keyword(
+                    conn, text, start=start, end=end
+                )
             if vector is not None and on("source_vector"):
-                found["source_vector"] = arms.source_vector(
+                found["source_vector"] = source_arms.source_vector(
                     conn, self.db, vector, start=start, end=end
                 )
             if vector is not None:
@@ -428,10 +430,10 @@ class Searcher:
             seen = {h.id for h in pool}
             return [h.id.removeprefix(arms.SOURCE_PREFIX) for h in hits if h.id not in seen]
 
-        found["source_vector"] = nearest + arms.source_cosines(
+        found["source_vector"] = nearest + source_arms.source_cosines(
             conn, self.db, vector, beyond(keyword, nearest)
         )
-        found["source_keyword"] = keyword + arms.source_text_ranks(
+        found["source_keyword"] = keyword + source_arms.source_text_ranks(
             conn, text, beyond(nearest, keyword)
         )
 

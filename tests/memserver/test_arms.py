@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memserver import arms
+from memserver import arms, source_arms
 from memserver.fusion import Hit
 from memserver.intent import GraphPlan, analyze, plan_graph
 from tests.memserver.search_pages import PUBLIC, World, search_world
@@ -157,44 +157,46 @@ def test_graph_plan_follows_reports_to_inward(search_world: World) -> None:
 
 
 def test_sources_arms_one_hit_per_file(search_world: World) -> None:
-    found = run(search_world, arms.source_keyword, intent(search_world, "INV-2026-044"))
+    found = run(search_world, source_arms.source_keyword, intent(search_world, "INV-2026-044"))
     assert [h.id for h in found] == ["source/notes/2026-10-02-invoice-followup.md"]
     assert found[0].folder == "source" and found[0].date == dt.date(2026, 10, 2)
     vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
-    near = run(search_world, arms.source_vector, search_world.kb.db, vector)
+    near = run(search_world, source_arms.source_vector, search_world.kb.db, vector)
     assert len({h.id for h in near}) == len(near) == 3
 
 
 def test_source_cosines_score_given_files_like_the_vector_arm(search_world: World) -> None:
     db = search_world.kb.db
     vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
-    near = {h.id: h.score for h in run(search_world, arms.source_vector, db, vector)}
+    near = {h.id: h.score for h in run(search_world, source_arms.source_vector, db, vector)}
     paths = [i.removeprefix(arms.SOURCE_PREFIX) for i in near]
-    scored = run(search_world, arms.source_cosines, db, vector, paths[1:])
+    scored = run(search_world, source_arms.source_cosines, db, vector, paths[1:])
     assert [h.id for h in scored] == list(near)[1:]  # the same order, the files asked only
     assert all(abs(h.score - near[h.id]) < 1e-6 for h in scored)
-    assert run(search_world, arms.source_cosines, db, vector, []) == []
+    assert run(search_world, source_arms.source_cosines, db, vector, []) == []
 
 
 def test_source_text_ranks_only_files_holding_a_word(search_world: World) -> None:
     query = intent(search_world, "Globex invoice accounts")
     invoice = "notes/2026-10-02-invoice-followup.md"
     found = run(
-        search_world, arms.source_text_ranks, query, [invoice, "notes/2026-06-01-kickoff.md"]
+        search_world, source_arms.source_text_ranks, query, [invoice, "notes/2026-06-01-kickoff.md"]
     )
     assert [h.id for h in found] == [arms.SOURCE_PREFIX + invoice]
     assert found[0].detail == "all_terms" and found[0].score > 0
     partial = run(
-        search_world, arms.source_text_ranks, intent(search_world, "Globex zebra"), [invoice]
+        search_world, source_arms.source_text_ranks, intent(search_world, "Globex zebra"), [invoice]
     )
     assert [h.detail for h in partial] == ["some_terms"]
 
 
 def test_source_rank_weighs_a_rare_word_above_a_common_one(search_world: World) -> None:
     query = intent(search_world, "Globex payable")  # Globex: two notes; payable: one
-    _, params = run(search_world, arms.source_rank_sql, query)
+    _, params = run(search_world, source_arms.source_rank_sql, query)
     assert params["idf1"] > params["idf0"] > 0
-    found = run(search_world, arms.source_keyword, intent(search_world, "Globex tablets payable"))
+    found = run(
+        search_world, source_arms.source_keyword, intent(search_world, "Globex tablets payable")
+    )
     assert {h.id for h in found} == {
         "source/notes/2026-10-02-invoice-followup.md",
         "source/notes/2026-11-16-call-with-bob.md",
@@ -207,12 +209,14 @@ def test_source_files_holding_a_rare_word_are_marked(
     """A word only one chunk holds ("payable") names its file; a word two files hold
     ("Globex") does not, and in a tiny corpus rarity means nothing at all."""
     query = intent(search_world, "Globex payable")
-    found = run(search_world, arms.source_keyword, query)
+    found = run(search_world, source_arms.source_keyword, query)
     assert all(h.detail != "rare_term" for h in found)  # 3 sources: below RARE_MIN_CHUNKS
-    monkeypatch.setattr(arms, "RARE_MIN_CHUNKS", 0)
-    monkeypatch.setattr(arms, "RARE_DF", 1)
+    monkeypatch.setattr(source_arms, "RARE_MIN_CHUNKS", 0)
+    monkeypatch.setattr(source_arms, "RARE_DF", 1)
     marked = {
-        h.id for h in run(search_world, arms.source_keyword, query) if h.detail == "rare_term"
+        h.id
+        for h in run(search_world, source_arms.source_keyword, query)
+        if h.detail == "rare_term"
     }
     assert marked == {"source/notes/2026-10-02-invoice-followup.md"}
 

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 import pytest
 
-from memserver import arms, cli
+from memserver import cli, source_arms
 from memserver.config import EndpointSettings
 from memserver.embed import HashEmbedder
 from memserver.errors import NotFoundError, UserError
@@ -138,7 +138,9 @@ def test_both_source_arms_score_every_source_file_either_found(
     """A file the keyword arm found beyond the vector arm's pool (here a pool of one
     file, as in a KB with more sources than the pool) still gets its cosine and a vector
     rank, so both arms' evidence on it is fused."""
-    monkeypatch.setattr(arms, "source_vector", functools.partial(arms.source_vector, limit=1))
+    monkeypatch.setattr(
+        source_arms, "source_vector", functools.partial(source_arms.source_vector, limit=1)
+    )
     response = ask(
         search_world,
         "Globex accounts payable",
@@ -156,13 +158,13 @@ def test_a_rare_word_in_the_sources_leaves_their_order_to_the_keyword_arm(
 ) -> None:
     """The one note holding "payable" answers the question; the vector arm, which would
     rank the notes by meaning, is left out of the source fusion (no source_vector rank)."""
-    monkeypatch.setattr(arms, "RARE_MIN_CHUNKS", 0)
-    monkeypatch.setattr(arms, "RARE_DF", 1)
+    monkeypatch.setattr(source_arms, "RARE_MIN_CHUNKS", 0)
+    monkeypatch.setattr(source_arms, "RARE_DF", 1)
     response = ask(search_world, "Globex accounts payable", include_sources=True)
     sources = [r for r in response.results if r.folder == "source"]
     assert sources[0].id == "source/notes/2026-10-02-invoice-followup.md"
     assert all("source_vector" not in r.ranks for r in sources)
-    monkeypatch.setattr(arms, "RARE_DF", 0)  # nothing is rare: both arms rank the notes
+    monkeypatch.setattr(source_arms, "RARE_DF", 0)  # nothing is rare: both arms rank the notes
     again = ask(search_world, "Globex accounts payable", include_sources=True).results
     assert any("source_vector" in r.ranks for r in again if r.folder == "source")
 
