@@ -413,8 +413,10 @@ class RulesExtractor:
                 target_field = next((f for f in spec.fields if f.verb == verb.verb), None)
                 if target_field is None or target_field.folder is None:
                     continue
-                for phrase in verb.patterns:
-                    pattern = re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)", re.IGNORECASE)
+                for phrase in verb.phrases:
+                    if phrase.name_first:
+                        continue  # two names before a verb: the server's linker reads those
+                    pattern = re.compile(rf"(?<!\w){re.escape(phrase.text)}(?!\w)", re.IGNORECASE)
                     for block in blocks(text):
                         for match in pattern.finditer(block):
                             self._link_from_prose(

@@ -247,8 +247,8 @@ def _phrases(schema: Schema, folders: Collection[str]) -> list[_Phrase]:
             if lv.to not in folders:
                 continue
             add(lv.verb, lv.verb, spec.name, lv.to)
-            for pattern in lv.patterns:
-                add(pattern, lv.verb, spec.name, lv.to)
+            for phrase in lv.phrases:
+                add(phrase.text, lv.verb, spec.name, lv.to)
     # Longer phrases first: "reports directly to" before "reports to".
     out.sort(key=lambda p: -len(p.stems))
     return out

@@ -58,12 +58,14 @@ import psycopg
 
 from memserver.db import normalize_name
 from memserver.errors import UserError
+from memserver.intent import mn_stems
 from memserver.layout import slugify
 from memserver.page import Page
 from memserver.schema import FolderSpec, Schema
 
 ORIGINS = ("field", "prose", "wikilink", "mdlink")
 MENTIONS = "mentions"
+_FORMS_SEP = "\x1f"
 # How many capitalised words after a link-verb pattern make a name ("Maria de la Cruz"
 # has connectors; we stop at the first lower-case word instead of guessing).
 _MAX_NAME_WORDS = 5
@@ -83,6 +85,9 @@ class LinkRef:
     target_ref: str  # the name or slug as written (no folder prefix, no ".md")
     to_folder: str | None  # the folder it must be in, when the reference says so
     origin: str  # "field" | "prose" | "wikilink" | "mdlink"
+    # Other readings of the name, tried in turn when ``target_ref`` names no page (a
+    # name before a Mongolian verb carries a case ending: "Ганбаатарт" -> "Ганбаатар").
+    forms: tuple[str, ...] = ()
 
     @property
     def norm(self) -> str:
@@ -163,6 +168,35 @@ def _mdlink_ref(target: str, verb: str, current: str, folders: Collection[str]) 
     return LinkRef(verb, last.strip(), folder, "mdlink") if last.strip() else None
 
 
+def _name_before(text: str) -> list[str]:
+    """The run of capitalised words that ends ``text`` ("... Бат Ганбаатарт" ->
+    ["Бат", "Ганбаатарт"]), at most _MAX_NAME_WORDS."""
+    words: list[str] = []
+    for token in reversed(text.split()):
+        word = token.strip(",;:()\"'“”«»")
+        if token != word and words:  # punctuation after a word ends the run before it
+            break
+        if not word or not _WORD.fullmatch(word) or not word[0].isupper():
+            break
+        words.insert(0, word)
+        if len(words) == _MAX_NAME_WORDS or token != word:
+            break
+    return words
+
+
+def _readings(words: list[str]) -> list[str]:
+    """A name that stands before its verb, most likely reading first. The run may start
+    with a capitalised word that is not part of the name (the sentence's first word), so
+    every tail of it is a reading, longest first; each with the last word's case ending
+    removed (longest ending first), then as written."""
+    out: list[str] = []
+    for start in range(len(words)):
+        head = " ".join(words[start:-1])
+        out += [f"{head} {stem}".strip() for stem in mn_stems(words[-1])]
+        out.append(" ".join(words[start:]))
+    return [*dict.fromkeys(out)]
+
+
 def _capitalised_name(text: str) -> str | None:
     """The run of capitalised words at the start of ``text`` ("Alice Chen, VP" -> "Alice Chen")."""
     words: list[str] = []
@@ -193,10 +227,16 @@ def _pattern(phrase: str) -> re.Pattern[str]:
 
 def _prose_refs(text: str, folder: FolderSpec, folders: Collection[str]) -> Iterator[LinkRef]:
     for link_verb in folder.link_verbs:
-        for phrase in link_verb.patterns:
-            if not phrase.strip():
+        for phrase in link_verb.phrases:
+            if not phrase.text:
                 continue
-            for hit in _pattern(phrase).finditer(text):
+            for hit in _pattern(phrase.text).finditer(text):
+                if phrase.name_first:
+                    words = _name_before(text[: hit.start()])
+                    if words:
+                        first, *others = _readings(words)
+                        yield LinkRef(link_verb.verb, first, link_verb.to, "prose", tuple(others))
+                    continue
                 rest = text[hit.end() :]
                 after = rest.lstrip(" \t:")
                 if wiki := _WIKILINK.match(after):
@@ -377,6 +417,16 @@ class _Names:
     def choose(self, norm: str, to_folder: str | None, from_id: str) -> str | None:
         return _choose(self.by_name.get(norm, ()), norm, to_folder, from_id)
 
+    def choose_first(
+        self, readings: Sequence[str], to_folder: str | None, from_id: str
+    ) -> str | None:
+        """The page the first reading that names one names (``choose`` in turn)."""
+        for norm in readings:
+            target = self.choose(norm, to_folder, from_id)
+            if target is not None:
+                return target
+        return None
+
 
 def _choose(
     pages: Iterable[NamedPage], norm: str, to_folder: str | None, from_id: str
@@ -423,13 +473,18 @@ def write_links_many(
             if ref.norm:
                 mine.setdefault((ref.verb, ref.norm, ref.origin), ref)
     folders = {page.page_id: page.folder for page in pages}
-    names = _Names(find_named(conn, {key[1] for mine in unique.values() for key in mine}).values())
+    wanted = {key[1] for mine in unique.values() for key in mine}
+    wanted |= {
+        normalize_name(f) for refs in unique.values() for r in refs.values() for f in r.forms
+    }
+    names = _Names(find_named(conn, wanted).values())
     stored: dict[str, list[StoredLink]] = {}
-    rows: list[tuple[str, str, str, str | None, str, str, str | None, str]] = []
+    rows: list[tuple[str, str, str, str | None, str, str, str | None, str, list[str]]] = []
     for page_id, mine in unique.items():
         out = stored.setdefault(page_id, [])
         for (verb, norm, origin), ref in mine.items():
-            target = names.choose(norm, ref.to_folder, page_id)
+            forms = [normalize_name(f) for f in ref.forms]
+            target = names.choose_first([norm, *forms], ref.to_folder, page_id)
             if target == _SELF:
                 continue
             out.append(StoredLink(verb, ref.target_ref, ref.to_folder, target, origin))
@@ -443,18 +498,25 @@ def write_links_many(
                     norm,
                     ref.to_folder,
                     origin,
+                    forms,
                 )
             )
     replaced = sorted(set(unique) - set(fresh))
     if replaced:
         conn.execute("DELETE FROM links WHERE from_id = ANY(%s)", (replaced,))
     if rows:
-        columns = list(zip(*rows, strict=True))
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        # unnest() flattens an array of arrays, so each row's readings travel as one
+        # string joined by the unit separator (never part of a normalised name).
+        columns[-1] = [_FORMS_SEP.join(forms) for forms in columns[-1]]
         conn.execute(
             "INSERT INTO links (from_id, from_folder, verb, to_id, to_ref, to_ref_norm,"
-            " to_folder, origin) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[],"
-            " %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])",
-            [list(column) for column in columns],
+            " to_folder, origin, to_ref_forms)"
+            " SELECT f, ff, v, t, r, n, tf, o,"
+            " CASE WHEN x = '' THEN '{}'::text[] ELSE string_to_array(x, %s) END"
+            " FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
+            " %s::text[], %s::text[], %s::text[], %s::text[]) AS u(f, ff, v, t, r, n, tf, o, x)",
+            [_FORMS_SEP, *columns],
         )
     return stored
 
@@ -501,21 +563,24 @@ def rewire(
     """Re-match every edge that names one of ``names`` or the name of an edge pointing
     at one of ``page_ids``; pages in ``gone`` count as deleted. Returns how many edges
     changed. Set-based: one query finds the edges, one ``find_named`` their pages."""
+    wanted = sorted({n for n in names if n})
     rows = conn.execute(
         "WITH n AS (SELECT unnest(%(names)s::text[]) AS norm"
         "  UNION SELECT to_ref_norm FROM links WHERE to_id = ANY(%(ids)s))"
-        " SELECT l.id, l.from_id, l.to_ref_norm, l.to_folder, l.to_id"
-        " FROM links l JOIN n ON l.to_ref_norm = n.norm",
-        {"names": sorted({n for n in names if n}), "ids": sorted(page_ids)},
+        " SELECT l.id, l.from_id, l.to_ref_norm, l.to_folder, l.to_id, l.to_ref_forms"
+        " FROM links l JOIN n ON l.to_ref_norm = n.norm"
+        " UNION SELECT id, from_id, to_ref_norm, to_folder, to_id, to_ref_forms FROM links"
+        " WHERE to_ref_forms <> '{}' AND to_ref_forms && %(names)s::text[]",
+        {"names": wanted, "ids": sorted(page_ids)},
     ).fetchall()
     if not rows:
         return 0
-    found = find_named(conn, {norm for _, _, norm, _, _ in rows})
+    found = find_named(conn, {n for row in rows for n in (row[2], *row[5])})
     pages = _Names(p for p in found.values() if p.id not in gone)
     updates: list[tuple[int, str | None]] = []
     deletes: list[int] = []
-    for link_id, from_id, norm, to_folder, to_id in rows:
-        target = pages.choose(norm, to_folder, from_id)
+    for link_id, from_id, norm, to_folder, to_id, forms in rows:
+        target = pages.choose_first([norm, *forms], to_folder, from_id)
         if target == _SELF:
             deletes.append(link_id)
         elif target != to_id:

@@ -75,11 +75,35 @@ class FieldSpec:
         return out
 
 
+NAME_SLOT = "{name}"
+
+
+@dataclass(frozen=True)
+class VerbPhrase:
+    """One link-verb pattern: the words that signal the edge, and where the target's
+    name stands: after them ("reports to {name}", or no slot) or before them
+    ("{name} тайлагнадаг": languages that put the verb last)."""
+
+    text: str
+    name_first: bool
+
+    @classmethod
+    def of(cls, pattern: str) -> VerbPhrase:
+        text = pattern.strip()
+        if text.startswith(NAME_SLOT):
+            return cls(text.removeprefix(NAME_SLOT).strip(), True)
+        return cls(text.removesuffix(NAME_SLOT).strip(), False)
+
+
 @dataclass(frozen=True)
 class LinkVerb:
     verb: str
     to: str
     patterns: tuple[str, ...]
+
+    @property
+    def phrases(self) -> tuple[VerbPhrase, ...]:
+        return tuple(VerbPhrase.of(p) for p in self.patterns)
 
     def to_dict(self) -> dict[str, Any]:
         return {"verb": self.verb, "to": self.to, "patterns": list(self.patterns)}
@@ -408,6 +432,23 @@ def _check_folder(
                 f"link verb points to unknown folder {target!r}",
                 f"{suggest(target, folder_names)}use one of: {', '.join(folder_names)}",
             )
+        patterns = verb.get("patterns")
+        for k, pattern in enumerate(patterns if isinstance(patterns, list) else ()):
+            if isinstance(pattern, str):
+                yield from _check_pattern(pattern, lines, [*base, "link_verbs", j, "patterns", k])
+
+
+def _check_pattern(pattern: str, lines: Mapping[Path_, int], at: list[Any]) -> Iterator[Problem]:
+    phrase = VerbPhrase.of(pattern)
+    if NAME_SLOT in phrase.text or not phrase.text:
+        yield problem(
+            lines,
+            at,
+            f"link verb pattern {pattern!r}: {NAME_SLOT} must start or end it, once,"
+            " beside the words that signal the edge",
+            f'write "reports to" or "reports to {NAME_SLOT}" (the name follows), or'
+            f' "{NAME_SLOT} тайлагнадаг" (the name comes first)',
+        )
 
 
 def _article(word: str) -> str:

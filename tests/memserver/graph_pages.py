@@ -34,8 +34,8 @@ folders:
       - {name: reports_to, type: link, folder: people, verb: reports_to}
     sections: [Summary]
     link_verbs:
-      - {verb: reports_to, to: people, patterns: ["reports to", "reporting to"]}
-      - {verb: works_at, to: companies, patterns: ["works at", "joined"]}
+      - {verb: reports_to, to: people, patterns: ["reports to", "reporting to", "{name} тайлагнадаг"]}
+      - {verb: works_at, to: companies, patterns: ["works at", "joined", "{name} ажилладаг"]}
   - name: companies
     type: company
     description: Companies.

@@ -82,6 +82,26 @@ def test_link_verb_patterns_read_timeline_text_and_wikilinks_after_them() -> Non
     }
 
 
+def test_a_name_before_a_verb_is_read_with_and_without_its_case_ending() -> None:
+    """Patterns starting with {name} take the capitalised words before them; each tail
+    of that run is a reading, the last word's Mongolian ending removed first."""
+    page = person(
+        "Тэмүүжин", summary="Тэр Бат Ганбаатарт тайлагнадаг. Одоо Номин Трейдэд ажилладаг."
+    )
+    found = {r.verb: r for r in extract_links(page, PEOPLE, SCHEMA)}
+    boss, employer = found["reports_to"], found["works_at"]
+    assert (boss.target_ref, boss.to_folder, boss.origin) == (
+        "Тэр Бат Ганбаатар",
+        "people",
+        "prose",
+    )
+    assert "Бат Ганбаатар" in boss.forms and "Ганбаатар" in boss.forms
+    assert employer.target_ref == "Одоо Номин Трейд"  # a sentence's first word is capitalised
+    assert "Номин Трейд" in employer.forms and employer.to_folder == "companies"
+    quiet = person("Тэмүүжин", summary="Тэр өдөр бүр тайлагнадаг.")  # nobody named before
+    assert refs(quiet) == set()
+
+
 def test_link_verb_pattern_followed_by_lower_case_words_gives_no_edge() -> None:
     page = person("Bob", summary="He reports to the board and joined forces with sales.")
     assert refs(page) == set()
@@ -179,6 +199,28 @@ def test_title_that_differs_only_in_punctuation_matches(w: PageWriter) -> None:
             "wikilink",
         )
     ]
+
+
+def test_a_name_before_a_verb_points_at_its_page_in_any_write_order(w: PageWriter) -> None:
+    pages = [
+        ("people", person("Бат Ганбаатар")),
+        ("companies", company("Номин Трейд")),
+        (
+            "people",
+            person("Тэмүүжин", summary="Тэр Бат Ганбаатарт тайлагнадаг. Номин Трейдэд ажилладаг."),
+        ),
+    ]
+    expected = [
+        ("people/тэмүүжин", "reports_to", "people/бат-ганбаатар", "Тэр Бат Ганбаатар", "prose"),
+        ("people/тэмүүжин", "works_at", "companies/номин-трейд", "Номин Трейд", "prose"),
+    ]
+    for order in itertools.permutations(pages):
+        w.clear()
+        for folder, page in order:
+            w.put(folder, page)
+        assert w.edges() == expected, order
+    w.delete("people/бат-ганбаатар")
+    assert w.edges()[0][2] is None  # unwired when its page goes
 
 
 def test_the_target_folder_is_respected(w: PageWriter) -> None:

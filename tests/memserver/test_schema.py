@@ -258,3 +258,23 @@ def test_to_dict_round_trips_through_the_validator() -> None:
     schema = parse_schema(SEED_EXAMPLE)
     again = parse_schema(yaml.safe_dump(schema.to_dict(), allow_unicode=True))
     assert again == schema
+
+
+def test_a_name_slot_must_start_or_end_a_link_verb_pattern() -> None:
+    good = SEED_EXAMPLE.replace(
+        'patterns: ["reports to"]', 'patterns: ["reports to {name}", "{name} тайлагнадаг"]'
+    )
+    verb = parse_schema(good).folder("meetings").link_verbs[0]
+    assert [(p.text, p.name_first) for p in verb.phrases] == [
+        ("reports to", False),
+        ("тайлагнадаг", True),
+    ]
+    bad = SEED_EXAMPLE.replace(
+        'patterns: ["reports to"]', 'patterns: ["reports {name} to", "{name}"]'
+    )
+    found = problems_of(bad)
+    where = "folders[1].link_verbs[0].patterns"
+    assert set(found) == {f"{where}[0]", f"{where}[1]"}
+    message, line, fix = found[f"{where}[0]"]
+    assert "{name} must start or end it" in message and line == 23  # the patterns line
+    assert '"{name} тайлагнадаг"' in fix
