@@ -569,10 +569,11 @@ def rewire(
         "  UNION SELECT to_ref_norm FROM links WHERE to_id = ANY(%(ids)s))"
         " SELECT l.id, l.from_id, l.to_ref_norm, l.to_folder, l.to_id, l.to_ref_forms"
         " FROM links l JOIN n ON l.to_ref_norm = n.norm"
-        " UNION SELECT id, from_id, to_ref_norm, to_folder, to_id, to_ref_forms FROM links"
+        " UNION ALL SELECT id, from_id, to_ref_norm, to_folder, to_id, to_ref_forms FROM links"
         " WHERE to_ref_forms <> '{}' AND to_ref_forms && %(names)s::text[]",
         {"names": wanted, "ids": sorted(page_ids)},
     ).fetchall()
+    rows = list({row[0]: row for row in rows}.values())  # a link both ways found once
     if not rows:
         return 0
     found = find_named(conn, {n for row in rows for n in (row[2], *row[5])})

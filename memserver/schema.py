@@ -101,7 +101,7 @@ class LinkVerb:
     to: str
     patterns: tuple[str, ...]
 
-    @property
+    @functools.cached_property
     def phrases(self) -> tuple[VerbPhrase, ...]:
         return tuple(VerbPhrase.of(p) for p in self.patterns)
 
