@@ -292,17 +292,30 @@ def record_chunk_format(db: Database, key: str = PAGE_CHUNKS) -> None:
 # --------------------------------------------------------------------------- bulk loads
 
 _SUSPENDED = "suspended_index:"
+# Text-search indexes no write looks anything up in (only searches do): a bulk load
+# builds them once at the end, like the HNSW indexes, instead of growing them per row.
+SEARCH_ONLY_INDEXES = (
+    "chunks_tsv",
+    "timeline_tsv",
+    "source_chunks_tsv",
+    "pages_title_tsv",
+    "pages_title_trgm",
+    "pages_fields",
+    "page_aliases_trgm",
+)
 BULK_MAINTENANCE_MEM = "512MB"
 
 
-def suspend_vector_indexes(db: Database) -> int:
-    """Drop the HNSW indexes of the vector tables, keeping their definitions in
-    index_meta until ``restore_vector_indexes`` rebuilds them. Returns how many."""
+def suspend_search_indexes(db: Database) -> int:
+    """Drop the HNSW indexes of the vector tables and the SEARCH_ONLY_INDEXES, keeping
+    their definitions in index_meta until ``restore_search_indexes`` rebuilds them.
+    Returns how many."""
     with db.transaction() as conn:
         rows = conn.execute(
             "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()"
-            " AND tablename = ANY(%s) AND indexdef LIKE '%% USING hnsw %%'",
-            (list(VECTOR_TABLES),),
+            " AND ((tablename = ANY(%s) AND indexdef LIKE '%% USING hnsw %%')"
+            " OR indexname = ANY(%s))",
+            (list(VECTOR_TABLES), list(SEARCH_ONLY_INDEXES)),
         ).fetchall()
         for name, definition in rows:
             conn.execute(
@@ -314,8 +327,8 @@ def suspend_vector_indexes(db: Database) -> int:
     return len(rows)
 
 
-def restore_vector_indexes(db: Database) -> int:
-    """Rebuild every suspended HNSW index (also after a crash mid-load)."""
+def restore_search_indexes(db: Database) -> int:
+    """Rebuild every suspended index (also after a crash mid-load)."""
     with db.transaction() as conn:
         rows = conn.execute(
             "SELECT key, value FROM index_meta WHERE key LIKE %s ORDER BY key FOR UPDATE",
@@ -337,17 +350,18 @@ def restore_vector_indexes(db: Database) -> int:
 
 
 @contextmanager
-def vector_indexes_suspended(db: Database, enabled: bool = True) -> Iterator[None]:
-    """For bulk loads: building an HNSW index over loaded rows is several times faster
-    than inserting the rows into it one by one. Searches meanwhile scan exactly."""
+def search_indexes_suspended(db: Database, enabled: bool = True) -> Iterator[None]:
+    """For bulk loads: building an HNSW or GIN index over loaded rows is several times
+    faster than inserting the rows into it one by one. Searches meanwhile scan (HNSW:
+    exactly; text search: without an index)."""
     if not enabled:
         yield
         return
-    suspend_vector_indexes(db)
+    suspend_search_indexes(db)
     try:
         yield
     finally:
-        restore_vector_indexes(db)
+        restore_search_indexes(db)
 
 
 # --------------------------------------------------------------------------- stale rows

@@ -10,7 +10,7 @@ import pytest
 
 from memserver import indexer as indexing
 from memserver import reindex as reindexing
-from memserver.indexer import suspend_vector_indexes
+from memserver.indexer import suspend_search_indexes
 from memserver.kb import KnowledgeBase
 from memserver.page import Page, TimelineEntry, page_slug, render_page
 
@@ -246,18 +246,29 @@ def _hnsw(kb: KnowledgeBase) -> list[tuple[str, str]]:
         ).fetchall()
 
 
-def test_bulk_reindex_rebuilds_vector_indexes_even_after_a_crash(
+def _text_indexes(kb: KnowledgeBase) -> set[str]:
+    with kb.db.connection() as conn:
+        rows = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%% USING gin %%'"
+        )
+        return {name for (name,) in rows.fetchall()}
+
+
+def test_bulk_reindex_rebuilds_search_indexes_even_after_a_crash(
     kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_all(kb)
     before = _hnsw(kb)
     assert len(before) == 2  # chunks, source_chunks
-    assert suspend_vector_indexes(kb.db) == 2  # as if a bulk reindex died mid-load
-    assert _hnsw(kb) == []
+    searchable = _text_indexes(kb)
+    assert set(indexing.SEARCH_ONLY_INDEXES) <= searchable
+    # as if a bulk reindex died mid-load
+    assert suspend_search_indexes(kb.db) == 2 + len(indexing.SEARCH_ONLY_INDEXES)
+    assert _hnsw(kb) == [] and not set(indexing.SEARCH_ONLY_INDEXES) & _text_indexes(kb)
     monkeypatch.setattr(reindexing, "BULK_PAGES", 1)  # 4 pages count as a bulk load
     report = kb.reindex()
     assert report.indexed == 4
-    assert _hnsw(kb) == before
+    assert _hnsw(kb) == before and _text_indexes(kb) == searchable
     with kb.db.connection() as conn:
         left = conn.execute("SELECT count(*) FROM index_meta WHERE key LIKE 'suspended%%'")
         assert left.fetchone() == (0,)
