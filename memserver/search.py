@@ -61,6 +61,7 @@ from memserver.search_types import (
 )
 from memserver.timeline import timeline_events
 from memserver.timeparse import NEWEST, OLDEST, TimeQuery, parse_time, reference_time
+from memserver.weights import arm_weights
 
 __all__ = [
     "DEFAULT_MODE",
@@ -81,21 +82,7 @@ ROUTE_MIN_FOLDERS = 4  # route only when the caller can read at least this many 
 RERANK_TOP = 30
 MAX_ENTITIES = 3
 EXPANSION_MIN_WORDS = 3
-EXPANSION_WEIGHT = 0.5
-PARTIAL_KEYWORD = 0.6
 RECENT_VECTORS = 64
-
-BASE_WEIGHTS: Mapping[str, float] = {
-    "keyword": 1.0,
-    "vector": 1.0,
-    "title": 1.2,
-    "timeline": 1.0,
-    "dated": 0.6,
-    "graph": 1.5,
-    "graph_augment": 0.3,
-    "source_keyword": 1.0,
-    "source_vector": 1.0,
-}
 
 
 @dataclass
@@ -403,7 +390,7 @@ class Searcher:
                 self._complete_sources(conn, text, vector, found)
         if mode.expansion and self.llm is not None and allowed is None:
             self._expand(conn, req, tq, folders, start, end, found, degraded)
-        weights = self._weights(intent, tq, found)
+        weights = arm_weights(intent, tq, found)
         cands = fz.fuse(found, weights)
         if mode.augment_depth > 0 and cands and allowed is None:
             seeds = [c.id for c in cands[:5] if not c.id.startswith(arms.SOURCE_PREFIX)]
@@ -511,43 +498,6 @@ class Searcher:
                 found[f"vector_x{i}"] = arms.vector(
                     conn, self.db, vector, folders, start=start, end=end
                 )
-
-    def _weights(
-        self, intent: Intent, tq: TimeQuery, found: Mapping[str, list[Hit]]
-    ) -> dict[str, float]:
-        weights = dict(BASE_WEIGHTS)
-        for name in found:
-            if name.startswith(("keyword_x", "vector_x")):
-                weights[name] = EXPANSION_WEIGHT
-        if intent.kind == "identifier":
-            weights["keyword"] = 2.0
-            weights["source_keyword"] = 2.0
-        elif intent.kind == "entity":
-            weights["title"] = 2.0
-        elif intent.kind == "relational":
-            weights["graph"] = 2.5
-        elif intent.kind == "concept":
-            # A sentence with no name in it: meaning matters more than shared words.
-            for arm in ("vector", "source_vector"):
-                weights[arm] = 1.4
-            for arm in ("keyword", "source_keyword"):
-                weights[arm] = 0.8
-        if tq.window is not None:
-            weights["timeline"] = 1.5
-            weights["dated"] = 1.0
-        for arm in ("keyword", "source_keyword"):
-            hits = found.get(arm, [])
-            strong = ("all_terms", "rare_term")
-            if len(intent.terms) >= 3 and hits and all(h.detail not in strong for h in hits):
-                # No chunk has all the words of a long question: weak evidence.
-                weights[arm] *= PARTIAL_KEYWORD
-        if any(h.detail == "rare_term" for h in found.get("source_keyword", [])):
-            # The question names a word only one or two notes hold (a ticket, a figure, a
-            # place): those notes answer it. Among notes alike in every other word, the
-            # nearest in meaning add nothing but noise to that (measured: eval_search).
-            weights["source_keyword"] = max(weights["source_keyword"], 2.0)
-            weights["source_vector"] = 0.0
-        return weights
 
     @staticmethod
     def _relevant(
