@@ -25,9 +25,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     reindex = sub.add_parser(
         "reindex",
         help="rebuild the index from knowledge/ and source/",
-        description="Index every page whose file changed (all with --force), drop pages "
-        "whose files are gone, index raw sources (redacted) and embed stale rows. Pages that "
-        "do not fit the schema are reported and skipped. Exit 1 if any page was skipped.",
+        description="Index every page whose file changed (all with --force, and all after "
+        "an upgrade that cuts pages or sources into chunks differently), drop pages whose "
+        "files are gone, index raw sources (redacted) and embed stale rows. Pages that do "
+        "not fit the schema are reported and skipped. Exit 1 if any page was skipped.",
     )
     reindex.add_argument(
         "--force",
