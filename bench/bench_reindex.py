@@ -52,12 +52,12 @@ def _embedder(name: str) -> Any:
 
 def _texts(kb_dir: Path) -> list[str]:
     """The distinct texts a reindex of ``kb_dir`` embeds (pages and sources)."""
+    from memserver.chunks import source_units
     from memserver.indexer import prepare_page
     from memserver.layout import KBPaths
     from memserver.page import parse_page
     from memserver.reindex import page_files
     from memserver.schema import load_schema
-    from memserver.sources_index import chunk_source, source_title
 
     paths = KBPaths.of(kb_dir)
     schema = load_schema(paths.schema)
@@ -69,7 +69,7 @@ def _texts(kb_dir: Path) -> list[str]:
         texts.extend(prepared.texts())
     for source in sorted(paths.source.rglob("*.md")):
         text = source.read_text("utf-8")
-        texts.extend(chunk_source(source_title(source.name, text), text))
+        texts.extend(source_units(text))
     return list(dict.fromkeys(texts))
 
 

@@ -64,18 +64,25 @@ FUZZY_MIN = 0.35
 class TextQuery:
     """What the keyword arms search: the question's words, each a ``websearch_to_tsquery``
     (an identifier such as "INV-2026-044" is one quoted phrase), a Mongolian word also
-    matching its stem as a prefix ("Трейдтэй" -> ``трейд:*``)."""
+    matching its stem as a prefix ("Трейдтэй" -> ``трейд:*``). ``naming`` holds the
+    positions of the terms that name something (identifiers and words written as names,
+    :attr:`memserver.intent.Intent.names`)."""
 
     terms: tuple[tuple[str, str | None], ...]  # (websearch text, prefix stem or None)
+    naming: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, intent: Intent) -> TextQuery:
         terms: list[tuple[str, str | None]] = []
+        naming: set[int] = set()
         for term in intent.terms:
             stems = [p for p in mn_stems(term) if p.isalnum()]
+            if term in intent.names:
+                naming.add(len(terms))
             terms.append((term, stems[-1] if stems else None))
+        naming.update(range(len(terms), len(terms) + len(intent.identifiers)))
         terms.extend((f'"{ident}"', None) for ident in intent.identifiers)
-        return cls(tuple(terms))
+        return cls(tuple(terms), frozenset(naming))
 
     @property
     def empty(self) -> bool:

@@ -26,12 +26,22 @@ FIELDS_SECTION = "Fields"
 # How chunk_page cuts pages. Change it with the cutting: reindex re-chunks every page of
 # an index built with another format (their files have not changed, their chunks have).
 CHUNK_FORMAT = "2:packed-300"
-# Words per raw-source window, and the words two windows share. Conversation notes hold
-# one fact in a sentence or two among many alike: a short window keeps that sentence a
-# large part of what its vector says (a file ranks by its best window).
-SOURCE_WORDS = 80
-SOURCE_OVERLAP = 20
-SOURCE_FORMAT = f"{CHUNK_FORMAT}/source-{SOURCE_WORDS}-{SOURCE_OVERLAP}"
+# Raw sources are cut into sentences: conversation notes hold one fact in a sentence
+# among many alike, and a small embedding model reads a window of several sentences as
+# their average, so the one that answers drowns (measured: bench/eval_search.py, a
+# paraphrased fact in an 80-word window ranked by e5-small like a random note). A
+# sentence shorter than SOURCE_MIN_WORDS joins the next (headings, dates, "Thanks."); a
+# longer run than SOURCE_MAX_WORDS with no sentence end (a table, a list on one line)
+# is cut into overlapping windows of that size.
+SOURCE_MIN_WORDS = 6
+SOURCE_MAX_WORDS = 60
+SOURCE_OVERLAP = 10
+SOURCE_FORMAT = f"{CHUNK_FORMAT}/source-bare-sentences-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}"
+# A sentence ends at . ! ? (or their full-width forms) before a space, at a blank line,
+# and before a list item or heading line.
+_SENTENCE_BREAK = re.compile(
+    r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n\s*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)]|#{1,6})\s)"
+)
 
 
 def _windows(body: str, max_words: int, overlap: int) -> list[str]:
@@ -47,6 +57,36 @@ def _windows(body: str, max_words: int, overlap: int) -> list[str]:
         if end == len(spans):
             break
     return out
+
+
+def source_units(
+    text: str,
+    min_words: int = SOURCE_MIN_WORDS,
+    max_words: int = SOURCE_MAX_WORDS,
+    overlap: int = SOURCE_OVERLAP,
+) -> list[str]:
+    """The sentences of a raw source, whitespace collapsed, in order: a piece of fewer
+    than ``min_words`` words joins the next (the last joins the one before), a piece of
+    more than ``max_words`` is cut into overlapping windows. Every word of ``text`` is
+    in some unit."""
+    units: list[str] = []
+    pending = ""
+    for piece in _SENTENCE_BREAK.split(text):
+        words = piece.split()
+        if not words:
+            continue
+        joined = f"{pending} {' '.join(words)}" if pending else " ".join(words)
+        if len(joined.split()) < min_words:
+            pending = joined
+            continue
+        pending = ""
+        units.extend(_windows(joined, max_words, overlap))
+    if pending:
+        if units and len(units[-1].split()) + len(pending.split()) <= max_words:
+            units[-1] = f"{units[-1]} {pending}"
+        else:
+            units.append(pending)
+    return units
 
 
 def _fields_text(page: Page) -> str:

@@ -60,6 +60,9 @@ class Hit:
     date: dt.date | None = None
     detail: str | None = None
     name: str | None = None  # the name that matched (title arm)
+    # How much of its arm's vote the hit carries (0-1): a raw source sentence holding
+    # a small part of the question's words is weak keyword evidence.
+    share: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ def fuse(
             cand = found.get(hit.id)
             if cand is None:
                 cand = found[hit.id] = Candidate(hit.id, hit.folder)
-            cand.rrf += 1.0 / (k / weight + rank)
+            cand.rrf += hit.share / (k / weight + rank)
             cand.ranks[arm] = rank
             cand.arm_scores[arm] = hit.score
             if hit.detail:

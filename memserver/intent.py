@@ -7,7 +7,8 @@ phrase removed, :attr:`memserver.timeparse.TimeQuery.query`) returns an :class:`
   what the keyword arm searches for; ``prefixes``: Mongolian word stems (case suffixes
   such as -тэй, -ын, -ийг stripped) searched as prefixes;
 * ``identifiers``: tokens such as ``INV-2026-044`` (letters, digits and dashes) that
-  must match exactly;
+  must match exactly; ``names``: the terms the question writes as a name would be
+  (capitalised after its first word, or holding a digit: "Zgorzelec", "Q3");
 * ``folders``: schema folders the question names ("meetings", "decision", "уулзалт");
 * ``relation``: a typed edge the question asks to follow ("who reports to X": verb
   ``reports_to``), from the schema's link fields and ``link_verbs`` patterns, with
@@ -115,6 +116,7 @@ class Intent:
     folders: tuple[str, ...]
     relation: Relation | None
     ngrams: tuple[str, ...]
+    names: tuple[str, ...] = ()
 
     @property
     def has_topic(self) -> bool:
@@ -165,6 +167,17 @@ def ngrams(tokens: list[str], max_n: int = MAX_NGRAM) -> list[str]:
             for stem in mn_stems(run[-1]):
                 out[" ".join([*run[:-1], stem])] = None
     return list(out)
+
+
+def written_names(text: str) -> set[str]:
+    """The words of ``text`` written as a name would be, normalised: capitalised anywhere
+    but as the first word (which any sentence capitalises), or holding a digit."""
+    out: set[str] = set()
+    for i, match in enumerate(_WORD.finditer(text)):
+        word = match.group(0)
+        if (i > 0 and word[0].isupper()) or any(c.isdigit() for c in word):
+            out.update(words(word))
+    return out
 
 
 def identifiers(text: str) -> list[str]:
@@ -296,10 +309,12 @@ def analyze(core: str, schema: Schema, folders: Collection[str]) -> Intent:
         kind = "entity"
     else:
         kind = "concept"
+    named = written_names(core)
     return Intent(
         kind=kind,
         words=tuple(tokens),
         terms=tuple(dict.fromkeys(terms)),
+        names=tuple(t for t in dict.fromkeys(terms) if t in named),
         prefixes=tuple(dict.fromkeys(prefixes)),
         identifiers=tuple(idents),
         folders=tuple(sorted(mentions, key=lambda f: min(mentions[f]))),

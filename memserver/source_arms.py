@@ -3,7 +3,7 @@
 
 Conversation notes of one person share most of their words, so the keyword arm weighs
 each word by its rarity among source chunks (BM25 idf) and marks the files holding a
-word almost no chunk holds (``rare_term``: a ticket id, an amount, a place), and both
+name almost no chunk holds (``rare_term``: a ticket id, an amount, a place), and both
 arms can score files the other found beyond its pool (:func:`source_cosines`,
 :func:`source_text_ranks`).
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,13 +31,39 @@ from memserver.arms import (
 from memserver.db import Database, vector_scan
 from memserver.fusion import Hit
 
-# A word at most this many source chunks hold names its notes (a ticket id, a figure, a
-# place): source_keyword marks the files holding one ``rare_term``.
+# A name (TextQuery.naming) at most this many source chunks hold picks its notes (a
+# ticket id, a figure, a place): source_keyword marks the files holding one ``rare_term``.
+# Only names: in sentence-sized chunks many ordinary words are that rare too ("premium",
+# "insurance"), and the notes holding them need not be the ones asked about.
 RARE_DF = 3
 RARE_MIN_CHUNKS = 30  # in fewer source chunks than this, rarity says nothing
+# The vector arm reads this many nearest sentences per file it returns: one note's
+# sentences on its subject sit close together.
+SENTENCES_PER_FILE = 6
+# Notes built from the same phrases put many sentences at nearly the same place, where an
+# HNSW scan with pgvector's default search width misses some of the nearest: at 40 the
+# nearest 10 of 8,247 sentences were 93% found (one question 10%), at 400 99.8% (the
+# worst 90%), for 2.8 ms instead of 2.3 (bench/eval_search.py's sources).
+SOURCE_EF_SEARCH = 400
 
 
-def source_rank_sql(conn: Conn, query: TextQuery) -> tuple[str, dict[str, Any]]:
+@dataclass(frozen=True)
+class SourceRank:
+    """How :func:`source_rank_sql` ranks source chunks for one question: ``rank`` and
+    ``matched`` are SQL over a chunk's ``tsv`` (``matched``: the summed rarity of the
+    question's words the chunk holds), ``idf_total`` the rarity of all of them."""
+
+    rank: str
+    matched: str
+    idf_total: float
+    params: dict[str, Any]
+
+    def share(self, matched: float) -> float:
+        """The part of the question's rarity a chunk holds (0-1)."""
+        return min(1.0, matched / self.idf_total) if self.idf_total > 0 else 1.0
+
+
+def source_rank_sql(conn: Conn, query: TextQuery) -> SourceRank:
     """A rank for source chunks that weighs each word by its rarity among them: the sum of
     the BM25 inverse document frequency ``ln(1 + (N - df + 0.5) / (df + 0.5))`` of the
     words a chunk holds, plus ``ts_rank_cd`` to order chunks holding the same words.
@@ -44,7 +71,7 @@ def source_rank_sql(conn: Conn, query: TextQuery) -> tuple[str, dict[str, Any]]:
     Conversation notes of one person share most of their words, so plain ``ts_rank_cd``
     (no rarity) ranks two common words above one rare word (a ticket id, a figure, a
     place) that only the right note holds. ``df`` is counted up to MATCH_CAP chunks (a
-    word on more is common either way); returns the SQL and its parameters."""
+    word on more is common either way)."""
     counts = ", ".join(
         f"(SELECT count(*) FROM (SELECT 1 FROM source_chunks WHERE tsv @@ ({query._term(i)})"
         " LIMIT %(cap)s) m)"
@@ -53,16 +80,20 @@ def source_rank_sql(conn: Conn, query: TextQuery) -> tuple[str, dict[str, Any]]:
     params = {**query.params(), "cap": MATCH_CAP}
     row = conn.execute(f"SELECT (SELECT count(*) FROM source_chunks), {counts}", params).fetchone()
     total = float(row[0]) if row else 0.0
-    sql = f"ts_rank_cd(tsv, {query.any_sql()}, 1)"
+    matched: list[str] = []
+    idf_total = 0.0
     rare: list[int] = []
     for i, df in enumerate(row[1:] if row else ()):
         idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
         params[f"idf{i}"] = idf
-        sql += f" + (CASE WHEN tsv @@ ({query._term(i)}) THEN %(idf{i})s ELSE 0 END)"
-        if 0 < df <= RARE_DF and total >= RARE_MIN_CHUNKS:
+        idf_total += idf
+        matched.append(f"(CASE WHEN tsv @@ ({query._term(i)}) THEN %(idf{i})s ELSE 0 END)")
+        if 0 < df <= RARE_DF and total >= RARE_MIN_CHUNKS and i in query.naming:
             rare.append(i)
     params["rare_terms"] = rare  # not a placeholder: read by source_keyword
-    return sql, params
+    matched_sql = "(" + (" + ".join(matched) or "0") + ")"
+    rank = f"ts_rank_cd(tsv, {query.any_sql()}, 1) + {matched_sql}"
+    return SourceRank(rank, matched_sql, idf_total, params)
 
 
 def source_keyword(
@@ -74,15 +105,16 @@ def source_keyword(
     limit: int = POOL,
 ) -> list[Hit]:
     """Raw source chunks matching the words (staged like :func:`keyword`), ranked by
-    :func:`source_rank_sql`, best chunk per source file. A file holding a word that at most
+    :func:`source_rank_sql`, best chunk per source file. A file holding a name that at most
     RARE_DF source chunks hold has detail ``rare_term``."""
     if query.empty:
         return []
-    rank, params = source_rank_sql(conn, query)
+    ranking = source_rank_sql(conn, query)
+    params = ranking.params
 
     def build(match: str) -> str:
         return (
-            f"SELECT path, text, doc_date, {rank} AS r FROM ("
+            f"SELECT path, text, doc_date, {ranking.rank} AS r, {ranking.matched} AS m FROM ("
             f" SELECT s.path, s.text, s.doc_date, s.ordinal, s.tsv FROM source_chunks s"
             f" WHERE s.tsv @@ ({match})"
             + window_sql(start, end, "s.doc_date")
@@ -105,8 +137,9 @@ def source_keyword(
             text,
             day,
             "rare_term" if path in holders else detail,
+            share=ranking.share(float(m)),
         )
-        for detail, (path, text, day, r) in rows
+        for detail, (path, text, day, r, m) in rows
     ]
 
 
@@ -119,7 +152,7 @@ def source_vector(
     end: dt.date | None = None,
     limit: int = POOL,
 ) -> list[Hit]:
-    """Nearest raw source chunks, best chunk per source file."""
+    """Nearest raw source sentences, the best per source file."""
     distance = db.distance_sql()
     sql = (
         "WITH c AS MATERIALIZED ("
@@ -129,8 +162,9 @@ def source_vector(
         + f" ORDER BY {distance}"
         " LIMIT %(pool)s) SELECT path, text, doc_date, d FROM c ORDER BY d, path"
     )
-    params = {"q": query_vector, "start": start, "end": end, "pool": limit * 3}
-    with vector_scan(conn, ef_search=max(100, limit * 3), max_scan_tuples=40_000):
+    pool = limit * SENTENCES_PER_FILE
+    params = {"q": query_vector, "start": start, "end": end, "pool": pool}
+    with vector_scan(conn, ef_search=max(SOURCE_EF_SEARCH, pool), max_scan_tuples=40_000):
         rows = conn.execute(sql, params).fetchall()
     return [
         Hit(SOURCE_PREFIX + path, "source", 1.0 - float(d), text, day)
@@ -161,18 +195,24 @@ def source_text_ranks(conn: Conn, query: TextQuery, paths: Sequence[str]) -> lis
     Detail ``all_terms`` when that chunk holds every word, else ``some_terms``."""
     if query.empty or not paths:
         return []
-    rank, params = source_rank_sql(conn, query)
+    ranking = source_rank_sql(conn, query)
     sql = (
-        f"SELECT DISTINCT ON (path) path, text, doc_date, {rank}"
-        f" AS r, tsv @@ ({query.all_sql()}) FROM source_chunks"
+        f"SELECT DISTINCT ON (path) path, text, doc_date, {ranking.rank} AS r,"
+        f" {ranking.matched} AS m, tsv @@ ({query.all_sql()}) FROM source_chunks"
         f" WHERE path = ANY(%(paths)s) AND tsv @@ ({query.any_sql()})"
         " ORDER BY path, r DESC, ordinal"
     )
-    rows = conn.execute(sql, {**params, "paths": list(paths)}).fetchall()
+    rows = conn.execute(sql, {**ranking.params, "paths": list(paths)}).fetchall()
     rows.sort(key=lambda r: (-r[3], r[0]))
     return [
         Hit(
-            SOURCE_PREFIX + p, "source", float(r), text, day, "all_terms" if every else "some_terms"
+            SOURCE_PREFIX + p,
+            "source",
+            float(r),
+            text,
+            day,
+            "all_terms" if every else "some_terms",
+            share=ranking.share(float(m)),
         )
-        for p, text, day, r, every in rows
+        for p, text, day, r, m, every in rows
     ]

@@ -1,5 +1,5 @@
 """Raw sources in the index: ``source_docs`` mirrors the manifest, ``source_chunks`` holds
-their text in windows, embedded, for searches that include sources.
+their text cut into sentences, embedded, for searches that include sources.
 
 Only redacted text is ever stored: ``<private>`` spans are replaced before chunking, so
 neither the keyword index nor the vectors can reveal them. A source is (re)chunked only
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memserver.chunks import SOURCE_OVERLAP, SOURCE_WORDS
+from memserver.chunks import source_units
 from memserver.db import Database
 from memserver.embed import Embedder
 from memserver.errors import EmbeddingError, UserError
@@ -26,7 +26,6 @@ from memserver.frontmatter import read_frontmatter
 from memserver.indexer import EMBED_BATCH, embed_texts
 from memserver.layout import KBPaths
 from memserver.manifest import Manifest, SourceEntry, Status
-from memserver.page import Page, chunk_page
 from memserver.redact import redact_private
 
 SOURCE_SECTION = "Source"
@@ -59,12 +58,6 @@ def source_title(rel: str, text: str) -> str:
     if match := _HEADING.search(text):
         return " ".join(match.group(1).split())
     return rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-
-
-def chunk_source(title: str, text: str) -> list[str]:
-    """Windows of a (redacted) source, each starting with ``"<title> — Source\\n"``."""
-    page = Page(title=title, type="source", sections={SOURCE_SECTION: text})
-    return [c.text for c in chunk_page(page, SOURCE_WORDS, SOURCE_OVERLAP)]
 
 
 def _read(paths: KBPaths, rel: str) -> tuple[str, str]:
@@ -111,7 +104,7 @@ def index_sources(
             unreadable.append((entry.path, exc.message))
             continue
         title = source_title(entry.path, text)
-        todo.append(_Doc(entry, digest, title, chunk_source(title, text)))
+        todo.append(_Doc(entry, digest, title, source_units(text)))
     missing = set(indexed) - {e.path for e in present}
     gone = sorted(missing | ({path for path, _ in unreadable} & set(indexed)))
     unchanged = len(present) - len(todo) - len(unreadable)

@@ -3,7 +3,7 @@ by the kind of question (``memserver.intent``), its time window and what the arm
 
 A name or identifier favours the title and keyword arms, a sentence with no name in it the
 vector arms, a relation the graph, a window the dated arms; a long question no chunk holds
-whole weakens the keyword arm, and a word almost no raw source holds leaves the sources'
+whole weakens the keyword arm, and a name almost no raw source holds leaves the sources'
 order to the keyword arm.
 """
 

@@ -238,7 +238,7 @@ SOURCES = {
     "notes/2026-11-16-call-with-bob.md": "# Call with Bob\n\nBob asked about the Globex "
     "go-live checklist and the warehouse tablets.\n",
     "notes/2026-10-02-invoice-followup.md": "# Invoice follow-up\n\nSent INV-2026-044 to "
-    "Globex accounts payable.\n",
+    "Globex accounts payable in Zgorzelec.\n",
     "notes/2026-06-01-kickoff.md": "# Kickoff\n\nFirst notes about the driver app.\n",
 }
 

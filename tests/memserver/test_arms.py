@@ -192,8 +192,11 @@ def test_source_text_ranks_only_files_holding_a_word(search_world: World) -> Non
 
 def test_source_rank_weighs_a_rare_word_above_a_common_one(search_world: World) -> None:
     query = intent(search_world, "Globex payable")  # Globex: two notes; payable: one
-    _, params = run(search_world, source_arms.source_rank_sql, query)
-    assert params["idf1"] > params["idf0"] > 0
+    ranking = run(search_world, source_arms.source_rank_sql, query)
+    assert ranking.params["idf1"] > ranking.params["idf0"] > 0
+    assert ranking.idf_total == ranking.params["idf0"] + ranking.params["idf1"]
+    assert ranking.share(ranking.params["idf1"]) == ranking.params["idf1"] / ranking.idf_total
+    assert ranking.share(ranking.idf_total * 2) == 1.0
     found = run(
         search_world, source_arms.source_keyword, intent(search_world, "Globex tablets payable")
     )
@@ -203,12 +206,29 @@ def test_source_rank_weighs_a_rare_word_above_a_common_one(search_world: World) 
     }
 
 
-def test_source_files_holding_a_rare_word_are_marked(
+def test_a_source_hit_carries_the_share_of_the_question_it_holds(search_world: World) -> None:
+    """Both notes hold "Globex"; only the invoice note holds the rarer "payable" too, so
+    its vote in the fusion is whole and the other note's a part."""
+    found = run(search_world, source_arms.source_keyword, intent(search_world, "Globex payable"))
+    share = {h.id.rsplit("/", 1)[-1]: h.share for h in found}
+    assert share["2026-10-02-invoice-followup.md"] == pytest.approx(1.0)
+    assert 0 < share["2026-11-16-call-with-bob.md"] < 0.5
+    ranks = run(
+        search_world,
+        source_arms.source_text_ranks,
+        intent(search_world, "Globex payable"),
+        ["notes/2026-11-16-call-with-bob.md"],
+    )
+    assert ranks[0].share == pytest.approx(share["2026-11-16-call-with-bob.md"])
+
+
+def test_source_files_holding_a_rare_name_are_marked(
     search_world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A word only one chunk holds ("payable") names its file; a word two files hold
-    ("Globex") does not, and in a tiny corpus rarity means nothing at all."""
-    query = intent(search_world, "Globex payable")
+    """A name only one chunk holds ("Zgorzelec") names its file; a name two files hold
+    ("Globex") does not, nor does an ordinary word as rare ("payable"), and in a tiny
+    corpus rarity means nothing at all."""
+    query = intent(search_world, "Globex accounts in Zgorzelec")
     found = run(search_world, source_arms.source_keyword, query)
     assert all(h.detail != "rare_term" for h in found)  # 3 sources: below RARE_MIN_CHUNKS
     monkeypatch.setattr(source_arms, "RARE_MIN_CHUNKS", 0)
@@ -219,6 +239,8 @@ def test_source_files_holding_a_rare_word_are_marked(
         if h.detail == "rare_term"
     }
     assert marked == {"source/notes/2026-10-02-invoice-followup.md"}
+    plain = run(search_world, source_arms.source_keyword, intent(search_world, "Globex payable"))
+    assert all(h.detail != "rare_term" for h in plain)
 
 
 def test_amounts_are_identifiers_but_plain_numbers_are_not() -> None:
@@ -227,3 +249,17 @@ def test_amounts_are_identifiers_but_plain_numbers_are_not() -> None:
     assert identifiers("Rustam second quote $27,950 in 2 weeks of 2026") == ["$27,950"]
     assert identifiers("repairs around 18,400 and INV-2026-044") == ["INV-2026-044", "18,400"]
     assert identifiers("€1.2 million on 2026-09-15") == ["€1.2"]
+
+
+def test_names_are_the_words_written_as_names() -> None:
+    from memserver.intent import written_names
+
+    assert written_names("Helga note about the Zgorzelec visit in Q3") == {"zgorzelec", "q3"}
+    assert written_names("Insurance got more expensive") == set()  # first word: any sentence
+    assert written_names("ask Бат about Дархан") == {"бат", "дархан"}
+
+
+def test_the_text_query_knows_which_terms_name_something(search_world: World) -> None:
+    query = intent(search_world, "Globex accounts payable in Zgorzelec INV-2026-044")
+    named = {query.terms[i][0] for i in query.naming}
+    assert named == {"zgorzelec", '"INV-2026-044"'}

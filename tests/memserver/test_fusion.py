@@ -36,6 +36,14 @@ def test_a_weight_divides_k() -> None:
     assert fused[0].id == "a/1"
 
 
+def test_a_hit_votes_with_its_share() -> None:
+    fused = fz.fuse({"source_keyword": [Hit("s/1", "source", share=0.25), Hit("s/2", "source")]})
+    by_id = {c.id: c for c in fused}
+    assert by_id["s/1"].rrf == pytest.approx(0.25 / 61)
+    assert by_id["s/2"].rrf == pytest.approx(1 / 62)
+    assert [c.id for c in fused] == ["s/2", "s/1"]
+
+
 def test_zero_weight_turns_an_arm_off_and_duplicates_count_once() -> None:
     fused = fz.fuse({"keyword": hits("a/1", "a/1", "a/2"), "vector": hits("a/9")}, {"vector": 0})
     assert [c.id for c in fused] == ["a/1", "a/2"]

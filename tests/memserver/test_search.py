@@ -153,20 +153,24 @@ def test_both_source_arms_score_every_source_file_either_found(
     assert sorted(r.ranks["source_vector"] for r in found)[-1] >= 2  # beyond the pool
 
 
-def test_a_rare_word_in_the_sources_leaves_their_order_to_the_keyword_arm(
+def test_a_rare_name_in_the_sources_leaves_their_order_to_the_keyword_arm(
     search_world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The one note holding "payable" answers the question; the vector arm, which would
+    """The one note naming Zgorzelec answers the question; the vector arm, which would
     rank the notes by meaning, is left out of the source fusion (no source_vector rank)."""
     monkeypatch.setattr(source_arms, "RARE_MIN_CHUNKS", 0)
     monkeypatch.setattr(source_arms, "RARE_DF", 1)
-    response = ask(search_world, "Globex accounts payable", include_sources=True)
+    response = ask(search_world, "Globex accounts in Zgorzelec", include_sources=True)
     sources = [r for r in response.results if r.folder == "source"]
     assert sources[0].id == "source/notes/2026-10-02-invoice-followup.md"
     assert all("source_vector" not in r.ranks for r in sources)
     monkeypatch.setattr(source_arms, "RARE_DF", 0)  # nothing is rare: both arms rank the notes
-    again = ask(search_world, "Globex accounts payable", include_sources=True).results
+    again = ask(search_world, "Globex accounts in Zgorzelec", include_sources=True).results
     assert any("source_vector" in r.ranks for r in again if r.folder == "source")
+    # "payable" is as rare, but an ordinary word: the notes' meaning still counts
+    monkeypatch.setattr(source_arms, "RARE_DF", 1)
+    plain = ask(search_world, "Globex accounts payable", include_sources=True).results
+    assert any("source_vector" in r.ranks for r in plain if r.folder == "source")
 
 
 def test_modes_set_count_and_budget(search_world: World) -> None:
