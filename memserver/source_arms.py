@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -216,3 +216,22 @@ def source_text_ranks(conn: Conn, query: TextQuery, paths: Sequence[str]) -> lis
         )
         for p, text, day, r, m, every in rows
     ]
+
+
+def sentence_context(conn: Conn, snippets: Mapping[str, str]) -> dict[str, str]:
+    """For source results (id -> the sentence that matched), that sentence with the one
+    before and the one after it in its file: a sentence alone often leans on its
+    neighbours ("He agreed.", "That was Tuesday.")."""
+    if not snippets:
+        return {}
+    paths = [i.removeprefix(SOURCE_PREFIX) for i in snippets]
+    rows = conn.execute(
+        "WITH hit AS (SELECT DISTINCT ON (s.path) s.path, s.ordinal FROM source_chunks s"
+        " JOIN unnest(%(paths)s::text[], %(texts)s::text[]) AS h(path, text)"
+        " ON s.path = h.path AND s.text = h.text ORDER BY s.path, s.ordinal)"
+        " SELECT hit.path, string_agg(c.text, ' ' ORDER BY c.ordinal) FROM hit"
+        " JOIN source_chunks c ON c.path = hit.path"
+        " AND c.ordinal BETWEEN hit.ordinal - 1 AND hit.ordinal + 1 GROUP BY hit.path",
+        {"paths": paths, "texts": list(snippets.values())},
+    ).fetchall()
+    return {SOURCE_PREFIX + path: text for path, text in rows}

@@ -10,9 +10,11 @@ import pytest
 
 from memserver import indexer as indexing
 from memserver import reindex as reindexing
+from memserver.arms import SOURCE_PREFIX
 from memserver.indexer import suspend_search_indexes
 from memserver.kb import KnowledgeBase
 from memserver.page import Page, TimelineEntry, page_slug, render_page
+from memserver.source_arms import sentence_context
 
 PAGES = {
     "people": [
@@ -342,3 +344,17 @@ def test_a_new_index_records_its_chunk_formats_before_any_page(kb: KnowledgeBase
     with kb.db.connection() as conn:
         assert indexing.chunk_format_current(conn, indexing.PAGE_CHUNKS)
         assert indexing.chunk_format_current(conn, indexing.SOURCE_CHUNKS)
+
+
+def test_a_source_sentence_found_comes_with_its_neighbours(kb: KnowledgeBase) -> None:
+    kb.reindex()
+    with kb.db.connection() as conn:
+        path, texts = conn.execute(
+            "SELECT path, array_agg(text ORDER BY ordinal) FROM source_chunks"
+            " GROUP BY path HAVING count(*) >= 4 ORDER BY path LIMIT 1"
+        ).fetchone()
+        middle = sentence_context(conn, {SOURCE_PREFIX + path: texts[1]})
+        first = sentence_context(conn, {SOURCE_PREFIX + path: texts[0]})
+        assert sentence_context(conn, {}) == {}
+    assert middle == {SOURCE_PREFIX + path: " ".join(texts[0:3])}
+    assert first == {SOURCE_PREFIX + path: " ".join(texts[0:2])}
