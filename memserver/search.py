@@ -378,16 +378,9 @@ class Searcher:
                 degraded.append("vector_arm_failed")
                 conn.rollback()
         if sources:
-            if on("source_keyword"):
-                found["source_keyword"] = source_arms.source_keyword(
-                    conn, text, start=start, end=end
-                )
-            if vector is not None and on("source_vector"):
-                found["source_vector"] = source_arms.source_vector(
-                    conn, self.db, vector, start=start, end=end
-                )
-            if vector is not None:
-                self._complete_sources(conn, text, vector, found)
+            found.update(
+                source_arms.search_sources(conn, self.db, text, vector, on, start=start, end=end)
+            )
         if mode.expansion and self.llm is not None and allowed is None:
             self._expand(conn, req, tq, folders, start, end, found, degraded)
         weights = arm_weights(intent, tq, found)
@@ -400,29 +393,6 @@ class Searcher:
             cands = fz.fuse(found, weights)
         relevant = self._relevant(cands, found, intent, tq)
         return _Run(cands, found, relevant, exact)
-
-    def _complete_sources(
-        self, conn: Any, text: arms.TextQuery, vector: np.ndarray, found: dict[str, list[Hit]]
-    ) -> None:
-        """Let both source arms weigh in on every file either of them found: a file one
-        arm found beyond the other's pool gets the other arm's score too (its closest
-        chunk's cosine, its best chunk's text rank), ranked after that arm's own hits.
-        Without it such a file would lack the other arm's evidence altogether, and a file
-        only the keyword arm found would even escape the cosine blend of the fusion."""
-        keyword, nearest = found.get("source_keyword"), found.get("source_vector")
-        if keyword is None or nearest is None:
-            return
-
-        def beyond(hits: list[Hit], pool: list[Hit]) -> list[str]:
-            seen = {h.id for h in pool}
-            return [h.id.removeprefix(arms.SOURCE_PREFIX) for h in hits if h.id not in seen]
-
-        found["source_vector"] = nearest + source_arms.source_cosines(
-            conn, self.db, vector, beyond(keyword, nearest)
-        )
-        found["source_keyword"] = keyword + source_arms.source_text_ranks(
-            conn, text, beyond(nearest, keyword)
-        )
 
     def _entities(
         self, conn: Any, names: list[Hit], tq: TimeQuery, intent: Intent, scope: list[str]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -235,3 +235,38 @@ def sentence_context(conn: Conn, snippets: Mapping[str, str]) -> dict[str, str]:
         {"paths": paths, "texts": list(snippets.values())},
     ).fetchall()
     return {SOURCE_PREFIX + path: text for path, text in rows}
+
+
+def search_sources(
+    conn: Conn,
+    db: Database,
+    text: TextQuery,
+    vector: np.ndarray | None,
+    on: Callable[[str], bool],
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+) -> dict[str, list[Hit]]:
+    """The source arms ``on(arm)`` allows (the vector arm only with a query vector).
+
+    With both, each weighs in on every file either found: a file one arm found beyond the
+    other's pool gets the other arm's score too (its closest sentence's cosine, its best
+    sentence's text rank), ranked after that arm's own hits. Without it such a file would
+    lack the other arm's evidence altogether, and a file only the keyword arm found would
+    even escape the cosine blend of the fusion."""
+    found: dict[str, list[Hit]] = {}
+    if on("source_keyword"):
+        found["source_keyword"] = source_keyword(conn, text, start=start, end=end)
+    if vector is not None and on("source_vector"):
+        found["source_vector"] = source_vector(conn, db, vector, start=start, end=end)
+    keyword, nearest = found.get("source_keyword"), found.get("source_vector")
+    if vector is None or keyword is None or nearest is None:
+        return found
+
+    def beyond(hits: list[Hit], pool: list[Hit]) -> list[str]:
+        seen = {h.id for h in pool}
+        return [h.id.removeprefix(SOURCE_PREFIX) for h in hits if h.id not in seen]
+
+    found["source_vector"] = nearest + source_cosines(conn, db, vector, beyond(keyword, nearest))
+    found["source_keyword"] = keyword + source_text_ranks(conn, text, beyond(nearest, keyword))
+    return found
