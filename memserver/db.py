@@ -7,7 +7,7 @@ Which server
     ``vector`` (pgvector) and ``pg_trgm`` extensions; a missing one is a StoreError that
     says how to get it.
 
-Migrations
+Migrations (``memserver.migrate``)
     ``migrations/NNN_name.sql`` files are applied in order, each recorded in
     ``schema_migrations`` (name, sha256, time), all in one transaction under a
     transaction-scoped advisory lock, so two processes migrating at once are safe: the
@@ -56,13 +56,11 @@ Filtered vector queries
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -77,21 +75,19 @@ from psycopg_pool import ConnectionPool
 
 from memserver import pgserver
 from memserver.errors import EmbeddingModelChanged, StoreError
+from memserver.migrate import MIGRATE_LOCK, apply_migrations
 
 if TYPE_CHECKING:
     from memserver.layout import KBPaths
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 EMBEDDED_DATABASE = "memserver"
 REQUIRED_EXTENSIONS = ("vector", "pg_trgm")
 VECTOR_TABLES = ("chunks", "source_chunks")
 _CORE_TABLES = ("pages", "page_versions", "page_aliases", "chunks", "links", "timeline_entries")
 HNSW_MAX_VECTOR_DIMS = 2000
 HNSW_MAX_HALFVEC_DIMS = 4000
-# Advisory lock keys (any constant bigint; "ms" + purpose).
-_MIGRATE_LOCK = 0x6D73_0001
+# Advisory lock keys (any constant bigint; "ms" + purpose; migrations: memserver.migrate).
 _EMBEDDING_LOCK = 0x6D73_0002
-_MIGRATION_NAME = re.compile(r"^(\d{3,})_[a-z0-9_]+\.sql$")
 _CONNECT_TIMEOUT = 10
 
 
@@ -195,57 +191,6 @@ def ensure_extensions(
                 ).fetchone()
             )
             raise missing_extension_error(name, url, available=available, detail=str(exc)) from exc
-
-
-# --------------------------------------------------------------------------- migrations
-
-
-def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
-    """The migration files in the order they apply (by number)."""
-    files = []
-    for path in directory.glob("*.sql"):
-        match = _MIGRATION_NAME.match(path.name)
-        if match is None:
-            raise StoreError(
-                f"bad migration file name {path.name!r} in {directory}",
-                "name migrations NNN_lowercase_words.sql, e.g. 002_add_index.sql",
-            )
-        files.append((int(match.group(1)), path))
-    files.sort()
-    numbers = [n for n, _ in files]
-    if len(set(numbers)) != len(numbers):
-        raise StoreError(f"two migrations share a number in {directory}", "renumber one of them")
-    return [path for _, path in files]
-
-
-def apply_migrations(conn: psycopg.Connection[Any], directory: Path = MIGRATIONS_DIR) -> list[str]:
-    """Apply the pending migrations; returns their names. Call inside a transaction."""
-    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " name text PRIMARY KEY, sha256 text NOT NULL,"
-        " applied_at timestamptz NOT NULL DEFAULT now())"
-    )
-    done = dict(conn.execute("SELECT name, sha256 FROM schema_migrations").fetchall())
-    applied = []
-    for path in migration_files(directory):
-        text = path.read_text(encoding="utf-8")
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        name = path.stem
-        if name in done:
-            if done[name] != digest:
-                raise StoreError(
-                    f"migration {path.name} changed after it was applied to this database",
-                    "never edit an applied migration: restore it and add a new numbered file",
-                )
-            continue
-        try:
-            conn.execute(text.encode())
-        except psycopg.Error as exc:
-            raise StoreError(f"migration {path.name} failed: {exc}", "nothing was applied") from exc
-        conn.execute("INSERT INTO schema_migrations (name, sha256) VALUES (%s, %s)", (name, digest))
-        applied.append(name)
-    return applied
 
 
 # --------------------------------------------------------------------------- vector search
@@ -355,7 +300,7 @@ class Database:
                 create_database(server.uri(), EMBEDDED_DATABASE, exist_ok=True)
             assert url is not None
             with _connect(url) as conn, conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))
                 ensure_extensions(conn, url)
                 if migrate:
                     apply_migrations(conn)

@@ -15,11 +15,9 @@ import pytest
 from memserver import pgserver
 from memserver.db import (
     Database,
-    apply_migrations,
     create_database,
     drop_database,
     ensure_extensions,
-    migration_files,
     missing_extension_error,
     normalize_name,
     redact_url,
@@ -28,6 +26,7 @@ from memserver.db import (
 )
 from memserver.errors import EmbeddingModelChanged, StoreError
 from memserver.layout import KBPaths
+from memserver.migrate import apply_migrations, migration_files
 
 ALL_TABLES = {
     "index_meta",
