@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from memserver.db import normalize_name
-from memserver.intent import mn_stems
+from memserver.intent import STOPWORDS, mn_stems
 from memserver.page import Page
 from memserver.schema import FolderSpec, Schema
 
@@ -124,7 +124,8 @@ def _mdlink_ref(target: str, verb: str, current: str, folders: Collection[str]) 
 
 def _name_before(text: str) -> list[str]:
     """The run of capitalised words that ends ``text`` ("... Бат Ганбаатарт" ->
-    ["Бат", "Ганбаатарт"]), at most _MAX_NAME_WORDS."""
+    ["Бат", "Ганбаатарт"]), at most _MAX_NAME_WORDS, without stop words at its start
+    ("Тэр Бат Ганбаатарт" -> the same)."""
     words: list[str] = []
     for token in reversed(text.split()):
         word = token.strip(",;:()\"'“”«»")
@@ -135,6 +136,8 @@ def _name_before(text: str) -> list[str]:
         words.insert(0, word)
         if len(words) == _MAX_NAME_WORDS or token != word:
             break
+    while words and normalize_name(words[0]) in STOPWORDS:  # "Тэр" (he), capitalised first
+        words.pop(0)
     return words
 
 
