@@ -5,8 +5,10 @@ The order of operations (``memserver.search`` drives it):
 1. :func:`fuse`: reciprocal rank fusion. An arm with weight ``w`` contributes
    ``1 / (k / w + rank)`` (k = 60), so a weight turns RRF's k into ``k / w``. Sums are
    normalised by the best, then blended ``0.7 x RRF + 0.3 x cosine`` when the vector arm
-   saw the page. One candidate per page; its snippet is the best chunk of the arm that
-   ranked it best.
+   saw the page, the cosine rescaled to 0-1 across the candidates the vector arms saw
+   (e5 puts nearly every cosine between 0.78 and 0.9, so unscaled it adds almost the
+   same to every score). One candidate per page; its snippet is the best chunk of the
+   arm that ranked it best.
 2. :func:`apply_boosts`: small multiplicative priors only (a folder's ``source_boost``
    clamped to 0.5-1.5, a folder the question names). Large boosts swamp RRF's narrow
    range, so they stay near 1.
@@ -139,9 +141,13 @@ def fuse(
     if not found:
         return []
     top = max(c.rrf for c in found.values())
+    cosines = [c.cosine for c in found.values() if c.cosine is not None]
+    lo, hi = (min(cosines), max(cosines)) if cosines else (0.0, 1.0)
     for cand in found.values():
         norm = cand.rrf / top
         cos = cand.cosine
+        if cos is not None and hi > lo:
+            cos = (cos - lo) / (hi - lo)
         cand.score = RRF_SHARE * norm + (1 - RRF_SHARE) * cos if cos is not None else norm
     return sort_by_score(found.values())
 

@@ -60,7 +60,16 @@ def test_cosine_blends_into_the_score_and_snippet_comes_from_the_best_arm() -> N
     by_id = {c.id: c for c in fused}
     assert by_id["a/1"].snippet == "keyword chunk"  # rank 1 beats rank 2
     top = max(c.rrf for c in fused)
-    assert by_id["a/2"].score == pytest.approx(0.7 * by_id["a/2"].rrf / top + 0.3 * 0.9)
+    # cosines rescaled across the candidates: 0.9 -> 1.0, 0.5 -> 0.0
+    assert by_id["a/2"].score == pytest.approx(0.7 * by_id["a/2"].rrf / top + 0.3 * 1.0)
+    assert by_id["a/1"].score == pytest.approx(0.7 * by_id["a/1"].rrf / top + 0.3 * 0.0)
+
+
+def test_one_cosine_is_blended_as_it_is_and_pages_the_vector_arm_missed_keep_rrf() -> None:
+    fused = fz.fuse({"vector": [Hit("a/2", "a", 0.84)], "title": [Hit("a/1", "a", 1.0)]})
+    by_id = {c.id: c for c in fused}
+    assert by_id["a/2"].score == pytest.approx(0.7 * 1.0 + 0.3 * 0.84)  # nothing to scale by
+    assert by_id["a/1"].score == pytest.approx(by_id["a/1"].rrf / max(c.rrf for c in fused))
 
 
 def test_boosts_are_clamped_and_named_folders_get_a_small_edge() -> None:
