@@ -36,11 +36,13 @@ CHUNK_FORMAT = "2:packed-300"
 SOURCE_MIN_WORDS = 6
 SOURCE_MAX_WORDS = 60
 SOURCE_OVERLAP = 10
-SOURCE_FORMAT = f"{CHUNK_FORMAT}/source-bare-sentences-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}"
+# Change the version with _SENTENCE_BREAK: reindex re-cuts every source of an index cut
+# another way.
+SOURCE_FORMAT = f"{CHUNK_FORMAT}/source-sentences-2-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}"
 # A sentence ends at . ! ? (or their full-width forms) before a space, at a blank line,
-# and before a list item or heading line.
+# and before a list item (- * + • ‣ ◦ – or 1. 1)) or heading line.
 _SENTENCE_BREAK = re.compile(
-    r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n\s*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)]|#{1,6})\s)"
+    r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n\s*\n|\n(?=[ \t]*(?:[-*+•‣◦–]|\d+[.)]|#{1,6})\s)"
 )
 
 

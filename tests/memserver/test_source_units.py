@@ -52,3 +52,11 @@ def test_a_long_run_without_a_sentence_end_is_cut_into_overlapping_windows() -> 
 def test_full_width_sentence_ends_split_too() -> None:
     text = "会议讨论了仓库 项目 的 进度 和 预算。下周 我们 再 讨论 运费 和 合同 细节。"
     assert len(source_units(text, min_words=3)) == 2
+
+
+def test_bullets_of_other_shapes_start_a_unit_too() -> None:
+    text = "What changes:\n• New contracts from October are usage-based.\n• Existing customers switch at renewal time.\n"
+    assert source_units(text) == [
+        "What changes: • New contracts from October are usage-based.",
+        "• Existing customers switch at renewal time.",
+    ]
