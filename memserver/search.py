@@ -533,17 +533,16 @@ class Searcher:
         ids = [c.id for c in cands]
         lines = arms.timeline_lines(conn, ids, arms.TextQuery.of(intent), start, end)
         leads = arms.lead_snippets(conn, [c.id for c in cands if not c.snippet])
-        leads.update(
-            source_arms.sentence_context(
-                conn, {c.id: c.snippet for c in cands if c.folder == "source" and c.snippet}
-            )
+        context = source_arms.sentence_context(
+            conn, {c.id: c.snippet for c in cands if c.folder == "source" and c.snippet}
         )
         terms = [*intent.terms, *(i.lower() for i in intent.identifiers)]
         results = []
         for cand in cands:
             cand.timeline = lines.get(cand.id, [])
             fz.label(cand, ("keyword", "source_keyword"))
-            snippet = self._visible_snippet(cand, leads.get(cand.id) or cand.snippet or "", req)
+            best = context.get(cand.id) or cand.snippet or leads.get(cand.id, "")
+            snippet = self._visible_snippet(cand, best, req)
             results.append(
                 SearchResult(
                     id=cand.id,

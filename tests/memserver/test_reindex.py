@@ -14,6 +14,8 @@ from memserver.arms import SOURCE_PREFIX
 from memserver.indexer import suspend_search_indexes
 from memserver.kb import KnowledgeBase
 from memserver.page import Page, TimelineEntry, page_slug, render_page
+from memserver.search import Searcher
+from memserver.search_types import SearchRequest
 from memserver.source_arms import sentence_context
 
 PAGES = {
@@ -358,3 +360,13 @@ def test_a_source_sentence_found_comes_with_its_neighbours(kb: KnowledgeBase) ->
         assert sentence_context(conn, {}) == {}
     assert middle == {SOURCE_PREFIX + path: " ".join(texts[0:3])}
     assert first == {SOURCE_PREFIX + path: " ".join(texts[0:2])}
+    searcher = Searcher.for_kb(kb, route=False)
+    try:
+        request = SearchRequest(
+            texts[1], include_sources=True, arms={"source_keyword"}, route=False, limit=50
+        )
+        found = {r.id: r for r in searcher.search(request).results}
+    finally:
+        searcher.close()
+    snippet = found[SOURCE_PREFIX + path].snippet
+    assert texts[1] in snippet and len(snippet) > len(texts[1])  # with a neighbour
