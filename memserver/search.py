@@ -382,7 +382,7 @@ class Searcher:
                 source_arms.search_sources(conn, self.db, text, vector, on, start=start, end=end)
             )
         if mode.expansion and self.llm is not None and allowed is None:
-            self._expand(conn, req, tq, folders, start, end, found, degraded)
+            self._expand(conn, req, tq, folders, (start, end), sources, found, degraded)
         weights = arm_weights(intent, tq, found)
         cands = fz.fuse(found, weights)
         if mode.augment_depth > 0 and cands and allowed is None:
@@ -433,12 +433,14 @@ class Searcher:
         req: SearchRequest,
         tq: TimeQuery,
         folders: list[str],
-        start: dt.date | None,
-        end: dt.date | None,
+        window: tuple[dt.date | None, dt.date | None],
+        sources: bool,
         found: dict[str, list[Hit]],
         degraded: list[str],
     ) -> None:
-        """tokenmax: up to two LLM rewrites of the question, searched as extra arms."""
+        """tokenmax: up to two LLM rewrites of the question, searched as extra arms (the
+        raw sources' too when they are searched): ``keyword_x1``, ``source_vector_x2`` ..."""
+        start, end = window
         base = tq.query or req.question
         if len(base.split()) < EXPANSION_MIN_WORDS or self.llm is None:
             return
@@ -468,6 +470,11 @@ class Searcher:
                 found[f"vector_x{i}"] = arms.vector(
                     conn, self.db, vector, folders, start=start, end=end
                 )
+            if sources:
+                extra = source_arms.search_sources(
+                    conn, self.db, text, vector, lambda _: True, start=start, end=end
+                )
+                found.update({f"{arm}_x{i}": hits for arm, hits in extra.items()})
 
     @staticmethod
     def _relevant(

@@ -36,7 +36,7 @@ def arm_weights(intent: Intent, tq: TimeQuery, found: Mapping[str, list[Hit]]) -
     found."""
     weights = dict(BASE_WEIGHTS)
     for name in found:
-        if name.startswith(("keyword_x", "vector_x")):
+        if name.startswith(("keyword_x", "vector_x", "source_keyword_x", "source_vector_x")):
             weights[name] = EXPANSION_WEIGHT
     if intent.kind == "identifier":
         weights["keyword"] = 2.0

@@ -325,3 +325,33 @@ def test_tokenmax_expands_the_question_and_adds_graph_neighbours(
     failed = ask(search_world, "how do we charge customers now", searcher, mode="tokenmax")
     assert "expansion_unavailable" in failed.degraded and failed.results
     llm.close()
+
+
+def test_tokenmax_searches_the_raw_sources_with_the_rewrites_too(
+    search_world: World, llm_server: LLMServer, llm_endpoint: EndpointSettings
+) -> None:
+    """A note in other words than the question is found by the LLM's rewrite: with
+    ``include_sources`` the rewrites run the source arms as well."""
+    from memserver.llm import LLMClient
+
+    llm = LLMClient(llm_endpoint)
+    searcher = Searcher(
+        search_world.kb.db, search_world.kb.schema, search_world.kb.embedder, llm=llm
+    )
+    kickoff = "source/notes/2026-06-01-kickoff.md"
+    question = "mobile application for truckers"  # no word of it in any note
+    plain = ask(search_world, question, searcher, include_sources=True)
+    assert not any("source_keyword" in r.ranks for r in plain.results)
+    llm_server.enqueue('{"variants": ["driver app notes"]}')
+    response = ask(search_world, question, searcher, mode="tokenmax", include_sources=True)
+    assert {"source_keyword_x1", "source_vector_x1"} <= set(response.arms)
+    found = {r.id: r for r in response.results}
+    assert found[kickoff].ranks["source_keyword_x1"] == 1
+    llm_server.enqueue('{"variants": ["driver app notes"]}')
+    denied = ask(
+        search_world, question, searcher, mode="tokenmax", include_sources=True,
+        source_access=False,
+    )  # fmt: skip
+    assert "keyword_x1" in denied.arms
+    assert not any(arm.startswith("source_") for arm in denied.arms)
+    llm.close()
