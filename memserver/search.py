@@ -93,6 +93,7 @@ class _Run:
     arms: dict[str, list[Hit]]
     relevant: set[str]
     exact: set[str]
+    vector: np.ndarray | None = None  # the question's embedding, when there is one
 
 
 def _looks_like_name(text: str) -> bool:
@@ -392,7 +393,7 @@ class Searcher:
             ]
             cands = fz.fuse(found, weights)
         relevant = self._relevant(cands, found, intent, tq)
-        return _Run(cands, found, relevant, exact)
+        return _Run(cands, found, relevant, exact, vector)
 
     def _entities(
         self, conn: Any, names: list[Hit], tq: TimeQuery, intent: Intent, scope: list[str]
@@ -527,7 +528,7 @@ class Searcher:
         if tq.window is not None:
             cands = fz.filter_window(cands, start, end, self._event_folders())
         if mode.rerank and self.reranker is not None and cands:
-            cands = self._rerank(cands, tq.query or req.question, degraded)
+            cands = self._rerank(conn, cands, tq.query or req.question, run.vector, degraded)
         if tq.order is not None:
             cands = fz.order_by_date(cands, run.relevant, newest=tq.order == NEWEST)
         elif intent.relation is not None and run.arms.get("graph"):
@@ -579,11 +580,33 @@ class Searcher:
         hidden = self.schema.folder(cand.folder).hidden_link_fields(visible.__contains__)
         return drop_field_lines(snippet, hidden)
 
-    def _rerank(self, cands: list[Candidate], query: str, degraded: list[str]) -> list[Candidate]:
-        """Cross-encoder order for the top results; on failure the order is kept."""
+    def _rerank(
+        self,
+        conn: Any,
+        cands: list[Candidate],
+        query: str,
+        vector: np.ndarray | None,
+        degraded: list[str],
+    ) -> list[Candidate]:
+        """Cross-encoder order for the top results; on failure the order is kept. A page
+        is read as its title and best chunk; a raw source as its title and the sentences
+        closest to the question (source_arms.closest_sentences): the one sentence that
+        matched may not be the one that answers."""
         assert self.reranker is not None
         top, rest = cands[:RERANK_TOP], cands[RERANK_TOP:]
-        docs = [f"{c.title}\n{c.snippet or ''}"[:2000] for c in top]
+        notes = [c.id for c in top if c.folder == SOURCE_FOLDER]
+        closest = (
+            source_arms.closest_sentences(conn, self.db, vector, notes)
+            if vector is not None and notes
+            else {}
+        )
+
+        def passage(c: Candidate) -> str:
+            found = [c.snippet or "", *closest.get(c.id, [])]
+            body = " … ".join(dict.fromkeys(t for t in found if t))
+            return f"{c.title}\n{body}"[:2000]
+
+        docs = [passage(c) for c in top]
         try:
             scores = self.reranker.rerank(query, docs)
         except Exception as exc:

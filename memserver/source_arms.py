@@ -218,6 +218,28 @@ def source_text_ranks(conn: Conn, query: TextQuery, paths: Sequence[str]) -> lis
     ]
 
 
+def closest_sentences(
+    conn: Conn, db: Database, query_vector: np.ndarray, ids: Sequence[str], per_file: int = 3
+) -> dict[str, list[str]]:
+    """For source results (``source/<path>``), the ``per_file`` sentences of each file
+    closest to the question, closest first (exact, no index): what a reranker reads of a
+    note."""
+    if not ids:
+        return {}
+    distance = db.distance_sql()
+    rows = conn.execute(
+        "SELECT path, text FROM (SELECT path, text, row_number() OVER"
+        f" (PARTITION BY path ORDER BY {distance}, ordinal) AS n FROM source_chunks"
+        " WHERE embedding IS NOT NULL AND path = ANY(%(paths)s)) s"
+        " WHERE n <= %(k)s ORDER BY path, n",
+        {"q": query_vector, "paths": [i.removeprefix(SOURCE_PREFIX) for i in ids], "k": per_file},
+    ).fetchall()
+    out: dict[str, list[str]] = {}
+    for path, text in rows:
+        out.setdefault(SOURCE_PREFIX + path, []).append(text)
+    return out
+
+
 def sentence_context(conn: Conn, snippets: Mapping[str, str]) -> dict[str, str]:
     """For source results (id -> the sentence that matched), that sentence with the one
     before and the one after it in its file: a sentence alone often leans on its

@@ -11,12 +11,15 @@ import pytest
 from memserver import indexer as indexing
 from memserver import reindex as reindexing
 from memserver.arms import SOURCE_PREFIX
+from memserver.config import EndpointSettings
 from memserver.indexer import suspend_search_indexes
 from memserver.kb import KnowledgeBase
+from memserver.llm import Reranker
 from memserver.page import Page, TimelineEntry, page_slug, render_page
 from memserver.search import Searcher
 from memserver.search_types import SearchRequest
-from memserver.source_arms import sentence_context
+from memserver.source_arms import closest_sentences, sentence_context
+from tests.fixtures.llm_server import LLMServer
 
 PAGES = {
     "people": [
@@ -370,3 +373,33 @@ def test_a_source_sentence_found_comes_with_its_neighbours(kb: KnowledgeBase) ->
         searcher.close()
     snippet = found[SOURCE_PREFIX + path].snippet
     assert texts[1] in snippet and len(snippet) > len(texts[1])  # with a neighbour
+
+
+def test_a_reranker_reads_a_source_by_its_sentences_closest_to_the_question(
+    kb: KnowledgeBase, llm_server: LLMServer
+) -> None:
+    """The one sentence a note matched by need not be the one that answers: a reranker is
+    given the note's three sentences closest to the question."""
+    kb.reindex()
+    with kb.db.connection() as conn:
+        path, texts = conn.execute(
+            "SELECT path, array_agg(text ORDER BY ordinal) FROM source_chunks"
+            " GROUP BY path HAVING count(*) >= 5 ORDER BY path LIMIT 1"
+        ).fetchone()
+        note = SOURCE_PREFIX + path
+        vector = kb.embedder.embed_query(texts[2])
+        closest = closest_sentences(conn, kb.db, vector, [note])
+        assert closest_sentences(conn, kb.db, vector, []) == {}
+    assert closest[note][0] == texts[2] and len(closest[note]) == 3
+    assert set(closest[note]) <= set(texts)
+    settings = EndpointSettings(name="rerank", base_url=llm_server.base_url, model="r")
+    searcher = Searcher(kb.db, kb.schema, kb.embedder, reranker=Reranker(settings))
+    try:
+        request = SearchRequest(texts[2], include_sources=True, route=False)
+        response = searcher.search(request)
+    finally:
+        searcher.close()
+    assert "reranker_unavailable" not in response.degraded
+    (call,) = [c for c in llm_server.calls if c.path.endswith("rerank")]
+    read = [d for d in call.body["documents"] if texts[2] in d]
+    assert read and all(text in read[0] for text in closest[note])
