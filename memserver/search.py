@@ -16,8 +16,8 @@ For one question (and an explicit reference time ``now``):
    adds LLM query variants and depth-1 graph neighbours;
 5. **fusion and shaping** (``memserver.fusion``): RRF k=60 with per-intent arm weights,
    folder priors, recency decay, the window filter, date ordering for latest/first,
-   optional cross-encoder rerank, exact-name pinning, evidence labels, autocut, and the
-   mode's result count and token budget.
+   optional cross-encoder rerank (``memserver.search_models``), exact-name pinning,
+   evidence labels, autocut, and the mode's result count and token budget.
 
 Every response says how the time was read and what was ``degraded``
 (``embedding_fallback_hash``, ``vector_arm_failed``, ``reranker_unavailable`` ...).
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from memserver import arms, source_arms
+from memserver import arms, search_models, source_arms
 from memserver import fusion as fz
 from memserver.db import Database
 from memserver.embed import Embedder
@@ -79,9 +79,7 @@ log = logging.getLogger(__name__)
 
 SOURCE_FOLDER = "source"
 ROUTE_MIN_FOLDERS = 4  # route only when the caller can read at least this many folders
-RERANK_TOP = 30
 MAX_ENTITIES = 3
-EXPANSION_MIN_WORDS = 3
 RECENT_VECTORS = 64
 
 
@@ -383,7 +381,18 @@ class Searcher:
                 source_arms.search_sources(conn, self.db, text, vector, on, start=start, end=end)
             )
         if mode.expansion and self.llm is not None and allowed is None:
-            self._expand(conn, req, tq, folders, (start, end), sources, found, degraded)
+            found |= search_models.expansion_arms(
+                conn,
+                self.db,
+                self.llm,
+                self.schema,
+                tq.query or req.question,
+                folders,
+                (start, end),
+                sources=sources,
+                embed=lambda variant: self._query_vector(variant, degraded),
+                degraded=degraded,
+            )
         weights = arm_weights(intent, tq, found)
         cands = fz.fuse(found, weights)
         if mode.augment_depth > 0 and cands and allowed is None:
@@ -427,55 +436,6 @@ class Searcher:
             for c in found.candidates
             if c.why != "semantic" and c.score >= 0.5 and c.folder not in intent.folders
         ][:1]
-
-    def _expand(
-        self,
-        conn: Any,
-        req: SearchRequest,
-        tq: TimeQuery,
-        folders: list[str],
-        window: tuple[dt.date | None, dt.date | None],
-        sources: bool,
-        found: dict[str, list[Hit]],
-        degraded: list[str],
-    ) -> None:
-        """tokenmax: up to two LLM rewrites of the question, searched as extra arms (the
-        raw sources' too when they are searched): ``keyword_x1``, ``source_vector_x2`` ..."""
-        start, end = window
-        base = tq.query or req.question
-        if len(base.split()) < EXPANSION_MIN_WORDS or self.llm is None:
-            return
-        try:
-            answer = self.llm.chat_json(
-                [
-                    {
-                        "role": "system",
-                        "content": "Rewrite a search question for a company knowledge base "
-                        "into at most two alternative phrasings with different words "
-                        '(synonyms, expanded names). Answer {"variants": ["...", "..."]}.',
-                    },
-                    {"role": "user", "content": base},
-                ]
-            )
-            variants = [str(v) for v in answer.get("variants", []) if str(v).strip()][:2]
-        except Exception as exc:  # expansion is optional: the plain question still runs
-            log.warning("query expansion failed: %s", exc)
-            degraded.append("expansion_unavailable")
-            return
-        for i, variant in enumerate(variants, 1):
-            intent = analyze(variant, self.schema, folders)
-            text = arms.TextQuery.of(intent)
-            found[f"keyword_x{i}"] = arms.keyword(conn, text, folders, start=start, end=end)
-            vector = self._query_vector(variant, degraded)
-            if vector is not None:
-                found[f"vector_x{i}"] = arms.vector(
-                    conn, self.db, vector, folders, start=start, end=end
-                )
-            if sources:
-                extra = source_arms.search_sources(
-                    conn, self.db, text, vector, lambda _: True, start=start, end=end
-                )
-                found.update({f"{arm}_x{i}": hits for arm, hits in extra.items()})
 
     @staticmethod
     def _relevant(
@@ -528,7 +488,10 @@ class Searcher:
         if tq.window is not None:
             cands = fz.filter_window(cands, start, end, self._event_folders())
         if mode.rerank and self.reranker is not None and cands:
-            cands = self._rerank(conn, cands, tq.query or req.question, run.vector, degraded)
+            query = tq.query or req.question
+            cands = search_models.rerank(
+                conn, self.db, self.reranker, cands, query, run.vector, degraded
+            )
         if tq.order is not None:
             cands = fz.order_by_date(cands, run.relevant, newest=tq.order == NEWEST)
         elif intent.relation is not None and run.arms.get("graph"):
@@ -579,46 +542,6 @@ class Searcher:
         visible = set(req.scope)
         hidden = self.schema.folder(cand.folder).hidden_link_fields(visible.__contains__)
         return drop_field_lines(snippet, hidden)
-
-    def _rerank(
-        self,
-        conn: Any,
-        cands: list[Candidate],
-        query: str,
-        vector: np.ndarray | None,
-        degraded: list[str],
-    ) -> list[Candidate]:
-        """Cross-encoder order for the top results; on failure the order is kept. A page
-        is read as its title and best chunk; a raw source as its title and the sentences
-        closest to the question (source_arms.closest_sentences): the one sentence that
-        matched may not be the one that answers."""
-        assert self.reranker is not None
-        top, rest = cands[:RERANK_TOP], cands[RERANK_TOP:]
-        notes = [c.id for c in top if c.folder == SOURCE_FOLDER]
-        closest = (
-            source_arms.closest_sentences(conn, self.db, vector, notes)
-            if vector is not None and notes
-            else {}
-        )
-
-        def passage(c: Candidate) -> str:
-            found = [c.snippet or "", *closest.get(c.id, [])]
-            body = " … ".join(dict.fromkeys(t for t in found if t))
-            return f"{c.title}\n{body}"[:2000]
-
-        docs = [passage(c) for c in top]
-        try:
-            scores = self.reranker.rerank(query, docs)
-        except Exception as exc:
-            log.warning("reranker failed, keeping the fused order: %s", exc)
-            degraded.append("reranker_unavailable")
-            return cands
-        order = sorted(range(len(top)), key=lambda i: (-scores[i], i))
-        reranked = [top[i] for i in order]
-        for cand, score in zip(reranked, sorted(scores, reverse=True), strict=True):
-            cand.ranks["rerank"] = reranked.index(cand) + 1
-            cand.arm_scores["rerank"] = score
-        return reranked + rest
 
     # ---------------------------------------------------------------- timeline
 
