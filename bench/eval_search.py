@@ -17,6 +17,7 @@ Raw sources: recall@1 / recall@5 / MRR of the right note among source results
 alone.
 
     .venv/bin/python bench/eval_search.py [--kb /tmp/eval-kb] [--distractors 300] [--json out.json]
+        [--notes-seed 11] [--show-misses]
 """
 
 from __future__ import annotations
@@ -89,11 +90,13 @@ def _page(spec: Mapping[str, Any], folder_type: str) -> Page:
     )
 
 
-def build(kb_dir: Path, spec: Mapping[str, Any], distractors: int, seed: int) -> dict[str, Fact]:
+def build(
+    kb_dir: Path, spec: Mapping[str, Any], distractors: int, seed: int, notes_seed: int
+) -> dict[str, Fact]:
     """Write the KB (rewritten only when the questions or the notes changed; unchanged
     files keep their hash, so the reindex embeds only what changed); returns
     {source path: fact} for the notes a question asks about."""
-    notes = generate_notes()
+    notes = generate_notes(notes_seed)
     digest = hashlib.sha256(QUESTIONS.read_bytes() + f"{distractors}:{seed}".encode())
     for rel, (text, _) in sorted(notes.items()):
         digest.update(f"{rel}\0{text}\0".encode())
@@ -218,13 +221,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", type=Path, default=Path("/tmp/memserver-eval-kb"))
     parser.add_argument("--distractors", type=int, default=300)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--notes-seed", type=int, default=11, help="another draw of the same notes' filler"
+    )
     parser.add_argument("--json", type=Path, help="write every question's outcome here")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args(argv)
 
     spec = yaml.safe_load(QUESTIONS.read_text(encoding="utf-8"))
     now = dt.datetime.fromisoformat(spec["now"])
-    facts = build(args.kb, spec, args.distractors, args.seed)
+    facts = build(args.kb, spec, args.distractors, args.seed, args.notes_seed)
     qs = questions(spec)
     began = time.perf_counter()
     with KnowledgeBase.open(args.kb, embedder=LocalEmbedder(), database_url=None) as kb:

@@ -38,13 +38,25 @@ from memserver.fusion import Hit
 RARE_DF = 3
 RARE_MIN_CHUNKS = 30  # in fewer source chunks than this, rarity says nothing
 # The vector arm reads this many nearest sentences per file it returns: one note's
-# sentences on its subject sit close together.
-SENTENCES_PER_FILE = 6
+# sentences on its subject sit close together, and the pool is also where a sentence's
+# hubness is measured (below). 6 per file (300 sentences): recall@5 0.95 / 0.95 / 0.93 on
+# three draws of bench/eval_search.py's notes; 10: 0.98 / 0.95 / 0.93, for 5 ms more.
+SENTENCES_PER_FILE = 10
 # Notes built from the same phrases put many sentences at nearly the same place, where an
 # HNSW scan with pgvector's default search width misses some of the nearest: at 40 the
 # nearest 10 of 8,247 sentences were 93% found (one question 10%), at 400 99.8% (the
 # worst 90%), for 2.8 ms instead of 2.3 (bench/eval_search.py's sources).
 SOURCE_EF_SEARCH = 400
+# Notes written from recurring phrases ("X raised a risk on the billing cleanup: the
+# vendor is slow to answer") put whole families of near-identical sentences close to any
+# question on their topic, above the one sentence that says what was asked in other
+# words: hubs. The vector arm lowers a sentence's cosine by HUB_WEIGHT x its mean cosine
+# to its HUB_NEIGHBOURS most similar sentences of the pool it retrieved (cross-domain
+# similarity local scaling, CSLS, within the pool). On bench/eval_search.py's sources:
+# recall@5 0.74 -> 0.88 vector-only and 0.86 -> 0.95 hybrid, the same from 0.2 to 0.4
+# and for 5 to 20 neighbours (bench/RESULTS.md, Search quality).
+HUB_NEIGHBOURS = 10
+HUB_WEIGHT = 0.25
 
 
 @dataclass(frozen=True)
@@ -143,6 +155,85 @@ def source_keyword(
     ]
 
 
+def hubness(vectors: np.ndarray, pool: np.ndarray, *, within: bool) -> np.ndarray:
+    """The mean cosine of each of ``vectors`` to its HUB_NEIGHBOURS most similar vectors of
+    ``pool`` (``within``: ``vectors`` is the pool; a vector is not its own neighbour).
+    Zeros when the pool is too small to tell."""
+    k = HUB_NEIGHBOURS
+    if len(vectors) == 0 or len(pool) <= k + int(within):
+        return np.zeros(len(vectors))
+
+    def unit(m: np.ndarray) -> np.ndarray:
+        m = np.asarray(m, dtype=np.float32)
+        return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+
+    sims = unit(vectors) @ unit(pool).T
+    if within:
+        np.fill_diagonal(sims, -np.inf)
+    return np.asarray(np.partition(sims, -k, axis=1)[:, -k:].mean(axis=1), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class NearestSentences:
+    """The source sentences nearest a question (the vector arm's pool): the best per
+    file as hits, and the pool's vectors and hubness, to damp the sentences of other
+    files by the same measure (:func:`source_cosines`)."""
+
+    hits: list[Hit]
+    vectors: np.ndarray
+    hubs: Mapping[tuple[str, str], float]  # (path, sentence) -> its hubness in the pool
+    mean_hub: float
+
+    def damp(
+        self, keys: Sequence[tuple[str, str]], cosines: np.ndarray, vectors: np.ndarray
+    ) -> np.ndarray:
+        """Cosines of the sentences ``keys`` ((path, text)), damped like the pool's own:
+        a sentence of the pool by its hubness there, another by its closeness to the pool."""
+        near = hubness(vectors, self.vectors, within=False)
+        hub = np.array([self.hubs.get(key, float(h)) for key, h in zip(keys, near, strict=True)])
+        return cosines - HUB_WEIGHT * (hub - self.mean_hub)
+
+
+def nearest_sentences(
+    conn: Conn,
+    db: Database,
+    query_vector: np.ndarray,
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    limit: int = POOL,
+) -> NearestSentences:
+    """The nearest raw source sentences, each cosine damped by its hubness in the pool:
+    ``cosine - HUB_WEIGHT x (hubness - the pool's mean hubness)``, so a sentence of a
+    family that sits near any question on its topic loses to one as near standing alone,
+    and the scores stay on the cosine's scale. Best sentence per file, best first."""
+    distance = db.distance_sql()
+    sql = (
+        "WITH c AS MATERIALIZED ("
+        f" SELECT path, text, doc_date, embedding, {distance} AS d FROM source_chunks"
+        " WHERE embedding IS NOT NULL"
+        + window_sql(start, end, "doc_date")
+        + f" ORDER BY {distance}"
+        " LIMIT %(pool)s) SELECT path, text, doc_date, d, embedding FROM c ORDER BY d, path"
+    )
+    pool = limit * SENTENCES_PER_FILE
+    params = {"q": query_vector, "start": start, "end": end, "pool": pool}
+    with vector_scan(conn, ef_search=max(SOURCE_EF_SEARCH, pool), max_scan_tuples=40_000):
+        # Binary: 300 vectors read as text cost ~30 ms to parse, as binary ~5.
+        rows = conn.execute(sql, params, binary=True).fetchall()
+    if not rows:
+        return NearestSentences([], np.zeros((0, len(query_vector))), {}, 0.0)
+    vectors = np.stack([np.asarray(r[4], dtype=np.float32) for r in rows])
+    hub = hubness(vectors, vectors, within=True)
+    mean_hub = float(hub.mean())
+    scores = np.array([1.0 - float(r[3]) for r in rows]) - HUB_WEIGHT * (hub - mean_hub)
+    order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))
+    best = best_per_key([(rows[i][0], rows[i][1], rows[i][2], scores[i]) for i in order], limit)
+    hits = [Hit(SOURCE_PREFIX + p, "source", float(sc), text, day) for p, text, day, sc in best]
+    hubs = {(r[0], r[1]): float(h) for r, h in zip(rows, hub, strict=True)}
+    return NearestSentences(hits, vectors, hubs, mean_hub)
+
+
 def source_vector(
     conn: Conn,
     db: Database,
@@ -152,41 +243,42 @@ def source_vector(
     end: dt.date | None = None,
     limit: int = POOL,
 ) -> list[Hit]:
-    """Nearest raw source sentences, the best per source file."""
-    distance = db.distance_sql()
-    sql = (
-        "WITH c AS MATERIALIZED ("
-        f" SELECT path, text, doc_date, {distance} AS d FROM source_chunks"
-        " WHERE embedding IS NOT NULL"
-        + window_sql(start, end, "doc_date")
-        + f" ORDER BY {distance}"
-        " LIMIT %(pool)s) SELECT path, text, doc_date, d FROM c ORDER BY d, path"
-    )
-    pool = limit * SENTENCES_PER_FILE
-    params = {"q": query_vector, "start": start, "end": end, "pool": pool}
-    with vector_scan(conn, ef_search=max(SOURCE_EF_SEARCH, pool), max_scan_tuples=40_000):
-        rows = conn.execute(sql, params).fetchall()
-    return [
-        Hit(SOURCE_PREFIX + path, "source", 1.0 - float(d), text, day)
-        for path, text, day, d in best_per_key(rows, limit)
-    ]
+    """Nearest raw source sentences (damped by hubness), the best per source file."""
+    near = nearest_sentences(conn, db, query_vector, start=start, end=end, limit=limit)
+    return near.hits
 
 
 def source_cosines(
-    conn: Conn, db: Database, query_vector: np.ndarray, paths: Sequence[str]
+    conn: Conn,
+    db: Database,
+    query_vector: np.ndarray,
+    paths: Sequence[str],
+    near: NearestSentences | None = None,
 ) -> list[Hit]:
     """The cosine of each source file's closest chunk (exact, no index), best first:
-    the vector evidence for files the keyword arm found beyond the vector arm's pool."""
+    the vector evidence for files the keyword arm found beyond the vector arm's pool,
+    damped by their hubness in that pool (``near``) like the arm's own."""
     if not paths:
         return []
     distance = db.distance_sql()
     rows = conn.execute(
-        f"SELECT DISTINCT ON (path) path, text, doc_date, {distance} AS d FROM source_chunks"
-        " WHERE embedding IS NOT NULL AND path = ANY(%(paths)s) ORDER BY path, d, ordinal",
+        f"SELECT DISTINCT ON (path) path, text, doc_date, {distance} AS d, embedding"
+        " FROM source_chunks WHERE embedding IS NOT NULL AND path = ANY(%(paths)s)"
+        " ORDER BY path, d, ordinal",
         {"q": query_vector, "paths": list(paths)},
+        binary=True,
     ).fetchall()
-    rows.sort(key=lambda r: (r[3], r[0]))
-    return [Hit(SOURCE_PREFIX + p, "source", 1.0 - float(d), text, day) for p, text, day, d in rows]
+    if not rows:
+        return []
+    scores = np.array([1.0 - float(r[3]) for r in rows])
+    if near is not None and len(near.vectors):
+        vectors = np.stack([np.asarray(r[4], dtype=np.float32) for r in rows])
+        scores = near.damp([(r[0], r[1]) for r in rows], scores, vectors)
+    order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))
+    return [
+        Hit(SOURCE_PREFIX + rows[i][0], "source", float(scores[i]), rows[i][1], rows[i][2])
+        for i in order
+    ]
 
 
 def source_text_ranks(conn: Conn, query: TextQuery, paths: Sequence[str]) -> list[Hit]:
@@ -279,8 +371,10 @@ def search_sources(
     found: dict[str, list[Hit]] = {}
     if on("source_keyword"):
         found["source_keyword"] = source_keyword(conn, text, start=start, end=end)
+    near = None
     if vector is not None and on("source_vector"):
-        found["source_vector"] = source_vector(conn, db, vector, start=start, end=end)
+        near = nearest_sentences(conn, db, vector, start=start, end=end)
+        found["source_vector"] = near.hits
     keyword, nearest = found.get("source_keyword"), found.get("source_vector")
     if vector is None or keyword is None or nearest is None:
         return found
@@ -289,6 +383,8 @@ def search_sources(
         seen = {h.id for h in pool}
         return [h.id.removeprefix(SOURCE_PREFIX) for h in hits if h.id not in seen]
 
-    found["source_vector"] = nearest + source_cosines(conn, db, vector, beyond(keyword, nearest))
+    found["source_vector"] = nearest + source_cosines(
+        conn, db, vector, beyond(keyword, nearest), near
+    )
     found["source_keyword"] = keyword + source_text_ranks(conn, text, beyond(nearest, keyword))
     return found

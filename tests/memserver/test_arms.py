@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
 from memserver import arms, source_arms
@@ -163,6 +164,45 @@ def test_sources_arms_one_hit_per_file(search_world: World) -> None:
     vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
     near = run(search_world, source_arms.source_vector, search_world.kb.db, vector)
     assert len({h.id for h in near}) == len(near) == 3
+
+
+def test_hubness_is_closeness_to_the_rest_of_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A family of near-identical sentences sits close to each other; a sentence standing
+    alone does not. Within a pool a vector is not its own neighbour."""
+    monkeypatch.setattr(source_arms, "HUB_NEIGHBOURS", 2)
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=16)
+    family = np.stack([base + 0.05 * rng.normal(size=16) for _ in range(4)])
+    loner = (base + 1.5 * rng.normal(size=16))[None, :]
+    pool = np.vstack([family, loner])
+    hub = source_arms.hubness(pool, pool, within=True)
+    assert hub[:4].min() > 0.95 > hub[4]
+    assert source_arms.hubness(family[:2], family[:2], within=True).tolist() == [0.0, 0.0]
+    outside = source_arms.hubness(loner, family, within=False)  # the loner, not in the pool
+    assert outside[0] == pytest.approx(hub[4], abs=1e-5)
+
+
+def test_the_source_vector_arm_damps_hubs_on_the_cosine_scale(
+    search_world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With damping the arm's scores move off the raw cosines, by HUB_WEIGHT x (a
+    sentence's hubness - the pool's mean), and the files the keyword arm found beyond the
+    pool are damped against that pool the same way; without it they are the cosines."""
+    monkeypatch.setattr(source_arms, "HUB_NEIGHBOURS", 1)
+    db = search_world.kb.db
+    vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
+    with search_world.kb.db.connection() as conn:
+        near = source_arms.nearest_sentences(conn, db, vector)
+        paths = [h.id.removeprefix(arms.SOURCE_PREFIX) for h in near.hits]
+        raw = {h.id: h.score for h in source_arms.source_cosines(conn, db, vector, paths)}
+        damped = source_arms.source_cosines(conn, db, vector, paths, near)
+    assert len(near.vectors) >= 3 and near.mean_hub > 0
+    assert [h.score for h in near.hits] == sorted((h.score for h in near.hits), reverse=True)
+    assert {h.id: h.score for h in damped} == pytest.approx({h.id: h.score for h in near.hits})
+    assert any(abs(h.score - raw[h.id]) > 1e-4 for h in near.hits)
+    monkeypatch.setattr(source_arms, "HUB_WEIGHT", 0.0)
+    plain = run(search_world, source_arms.source_vector, db, vector)
+    assert {h.id: h.score for h in plain} == pytest.approx(raw)
 
 
 def test_source_cosines_score_given_files_like_the_vector_arm(search_world: World) -> None:
