@@ -60,15 +60,17 @@ class QueryOnLocal:
         return self.local.embed_query(text)
 
 
-def build(root: Path, pages: int, seed: int) -> tuple[list[GenPage], float]:
-    """Generate and index ``pages`` pages under ``root`` (reused when already indexed)."""
+def build(root: Path, pages: int, seed: int, *, local: bool = False) -> tuple[list[GenPage], float]:
+    """Generate and index ``pages`` pages under ``root`` with the hash embedder, or the
+    local model with ``local`` (reused when already indexed); the pages and the seconds."""
     marker = root / ".bench-stamp"
-    stamp = f"{pages}:{seed}"
+    stamp = f"{pages}:{seed}" + (":local" if local else "")
     began = time.perf_counter()
     if marker.is_file() and marker.read_text() == stamp:
         return generate_pages(pages, seed), 0.0
     made = generate_kb(root, pages=pages, seed=seed)
-    with KnowledgeBase.open(root, embedder=HashEmbedder(), database_url=None) as kb:
+    embedder = LocalEmbedder() if local else HashEmbedder()
+    with KnowledgeBase.open(root, embedder=embedder, database_url=None) as kb:
         last = [0.0]
 
         def progress(done: int, total: int) -> None:

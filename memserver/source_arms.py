@@ -3,9 +3,10 @@
 
 Conversation notes of one person share most of their words, so the keyword arm weighs
 each word by its rarity among source chunks (BM25 idf) and marks the files holding a
-name almost no chunk holds (``rare_term``: a ticket id, an amount, a place), and both
-arms can score files the other found beyond its pool (:func:`source_cosines`,
-:func:`source_text_ranks`).
+name almost no chunk holds (``rare_term``: a ticket id, an amount, a place); the vector
+arm damps sentences that sit close to many others of its pool (:func:`nearest_sentences`:
+recurring phrases outrank nothing on nearness alone); and both arms can score files the
+other found beyond its pool (:func:`source_cosines`, :func:`source_text_ranks`).
 """
 
 from __future__ import annotations
@@ -232,20 +233,6 @@ def nearest_sentences(
     hits = [Hit(SOURCE_PREFIX + p, "source", float(sc), text, day) for p, text, day, sc in best]
     hubs = {(r[0], r[1]): float(h) for r, h in zip(rows, hub, strict=True)}
     return NearestSentences(hits, vectors, hubs, mean_hub)
-
-
-def source_vector(
-    conn: Conn,
-    db: Database,
-    query_vector: np.ndarray,
-    *,
-    start: dt.date | None = None,
-    end: dt.date | None = None,
-    limit: int = POOL,
-) -> list[Hit]:
-    """Nearest raw source sentences (damped by hubness), the best per source file."""
-    near = nearest_sentences(conn, db, query_vector, start=start, end=end, limit=limit)
-    return near.hits
 
 
 def source_cosines(

@@ -27,6 +27,12 @@ def run(world: World, fn: Callable[..., list[Hit]], *args: object, **kw: object)
         return fn(conn, *args, **kw)
 
 
+def nearest(world: World, vector: np.ndarray) -> list[Hit]:
+    """The source vector arm's hits."""
+    with world.kb.db.connection() as conn:
+        return source_arms.nearest_sentences(conn, world.kb.db, vector).hits
+
+
 def _keyword(world: World, folders: tuple[str, ...]) -> list[Hit]:
     return run(world, arms.keyword, intent(world, "Alice Chen compensation Globex"), folders)
 
@@ -162,7 +168,7 @@ def test_sources_arms_one_hit_per_file(search_world: World) -> None:
     assert [h.id for h in found] == ["source/notes/2026-10-02-invoice-followup.md"]
     assert found[0].folder == "source" and found[0].date == dt.date(2026, 10, 2)
     vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
-    near = run(search_world, source_arms.source_vector, search_world.kb.db, vector)
+    near = nearest(search_world, vector)
     assert len({h.id for h in near}) == len(near) == 3
 
 
@@ -201,14 +207,14 @@ def test_the_source_vector_arm_damps_hubs_on_the_cosine_scale(
     assert {h.id: h.score for h in damped} == pytest.approx({h.id: h.score for h in near.hits})
     assert any(abs(h.score - raw[h.id]) > 1e-4 for h in near.hits)
     monkeypatch.setattr(source_arms, "HUB_WEIGHT", 0.0)
-    plain = run(search_world, source_arms.source_vector, db, vector)
+    plain = nearest(search_world, vector)
     assert {h.id: h.score for h in plain} == pytest.approx(raw)
 
 
 def test_source_cosines_score_given_files_like_the_vector_arm(search_world: World) -> None:
     db = search_world.kb.db
     vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
-    near = {h.id: h.score for h in run(search_world, source_arms.source_vector, db, vector)}
+    near = {h.id: h.score for h in nearest(search_world, vector)}
     paths = [i.removeprefix(arms.SOURCE_PREFIX) for i in near]
     scored = run(search_world, source_arms.source_cosines, db, vector, paths[1:])
     assert [h.id for h in scored] == list(near)[1:]  # the same order, the files asked only

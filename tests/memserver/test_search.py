@@ -139,7 +139,9 @@ def test_both_source_arms_score_every_source_file_either_found(
     file, as in a KB with more sources than the pool) still gets its cosine and a vector
     rank, so both arms' evidence on it is fused."""
     monkeypatch.setattr(
-        source_arms, "source_vector", functools.partial(source_arms.source_vector, limit=1)
+        source_arms,
+        "nearest_sentences",
+        functools.partial(source_arms.nearest_sentences, limit=1),
     )
     response = ask(
         search_world,
