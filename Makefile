@@ -22,6 +22,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+	$(BIN)/mypy --explicit-package-bases bench
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q

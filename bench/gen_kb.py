@@ -469,7 +469,7 @@ def generate_pages(total: int, seed: int = 7, schema: Schema | None = None) -> l
             n += 1
         titles_used.add((day, title))
         deciders = rng.sample(people, k=min(len(people), rng.randint(1, 3)))
-        fields: dict[str, Any] = {
+        fields = {
             "date": day.isoformat(),
             "status": "accepted",
             "decided_by": deciders,

@@ -114,6 +114,7 @@ async def client_loop(
     async with open_http(url, secret) as memory:
         turn = 0
         while time.monotonic() < deadline:
+            args: dict[str, Any]
             if turn % 2 == 0:
                 tool, args = "kb_get_page", {"id": rng.choice(ids)}
             else:
