@@ -54,8 +54,8 @@ SHORT_WINDOW_DAYS = 8  # windows up to this long use an exact vector scan
 SCAN_TUPLES = 40_000  # HNSW iterative scan bound
 # The page vector arm's HNSW search width. With e5 vectors (bench/bench_vector_recall.py)
 # a width of 100 returned 99.4% of the exact nearest 10 pages at 2,000 pages but 98.0% at
-# 5,000 (worst question 60%), where 200 found 99.4% of the nearest chunks (worst 90%) for
-# 0.5 ms more: recall falls as the graph grows, so the width has room to spare.
+# 5,000 (worst question 60%), where 200 returns 99.6% (worst 90%) for about 1 ms more:
+# recall falls as the graph grows, so the width has room to spare.
 PAGE_EF_SEARCH = 200
 WINDOW_SCAN_TUPLES = 8_000
 FUZZY_MAX_WORDS = 4  # a longer question is not a misspelt name

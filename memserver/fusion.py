@@ -100,7 +100,9 @@ class Candidate:
 
     @property
     def cosine(self) -> float | None:
-        """The vector arm's cosine similarity (pages or raw sources), if it saw this."""
+        """The vector arm's cosine similarity (pages or raw sources), if it saw this. A raw
+        source's is damped by its hubness (``source_arms.nearest_sentences``), centred on
+        its pool, so the blend and the labels read it on the cosine's scale."""
         found = [self.arm_scores[arm] for arm in VECTOR_ARMS if arm in self.arm_scores]
         return max(found) if found else None
 

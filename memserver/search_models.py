@@ -92,13 +92,13 @@ def rerank(
     not be the one that answers."""
     top, rest = cands[:RERANK_TOP], cands[RERANK_TOP:]
     notes = [c.id for c in top if c.id.startswith(arms.SOURCE_PREFIX)]
-    closest = (
-        source_arms.closest_sentences(conn, db, vector, notes, RERANK_SENTENCES)
-        if vector is not None and notes
-        else {}
-    )
-    docs = [_passage(c, closest.get(c.id, ())) for c in top]
     try:
+        closest = (
+            source_arms.closest_sentences(conn, db, vector, notes, RERANK_SENTENCES)
+            if vector is not None and notes
+            else {}
+        )
+        docs = [_passage(c, closest.get(c.id, ())) for c in top]
         scores = reranker.rerank(query, docs)
     except Exception as exc:
         log.warning("reranker failed, keeping the fused order: %s", exc)

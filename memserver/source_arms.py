@@ -184,12 +184,15 @@ class NearestSentences:
     vectors: np.ndarray
     hubs: Mapping[tuple[str, str], float]  # (path, sentence) -> its hubness in the pool
     mean_hub: float
+    active: bool = True  # False when the pool was too small to measure hubness in
 
     def damp(
         self, keys: Sequence[tuple[str, str]], cosines: np.ndarray, vectors: np.ndarray
     ) -> np.ndarray:
         """Cosines of the sentences ``keys`` ((path, text)), damped like the pool's own:
         a sentence of the pool by its hubness there, another by its closeness to the pool."""
+        if not self.active:
+            return cosines
         near = hubness(vectors, self.vectors, within=False)
         hub = np.array([self.hubs.get(key, float(h)) for key, h in zip(keys, near, strict=True)])
         return cosines - HUB_WEIGHT * (hub - self.mean_hub)
@@ -223,7 +226,7 @@ def nearest_sentences(
         # Binary: 300 vectors read as text cost ~30 ms to parse, as binary ~5.
         rows = conn.execute(sql, params, binary=True).fetchall()
     if not rows:
-        return NearestSentences([], np.zeros((0, len(query_vector))), {}, 0.0)
+        return NearestSentences([], np.zeros((0, len(query_vector))), {}, 0.0, active=False)
     vectors = np.stack([np.asarray(r[4], dtype=np.float32) for r in rows])
     hub = hubness(vectors, vectors, within=True)
     mean_hub = float(hub.mean())
@@ -232,7 +235,7 @@ def nearest_sentences(
     best = best_per_key([(rows[i][0], rows[i][1], rows[i][2], scores[i]) for i in order], limit)
     hits = [Hit(SOURCE_PREFIX + p, "source", float(sc), text, day) for p, text, day, sc in best]
     hubs = {(r[0], r[1]): float(h) for r, h in zip(rows, hub, strict=True)}
-    return NearestSentences(hits, vectors, hubs, mean_hub)
+    return NearestSentences(hits, vectors, hubs, mean_hub, active=bool(hub.any()))
 
 
 def source_cosines(
@@ -243,29 +246,30 @@ def source_cosines(
     near: NearestSentences | None = None,
 ) -> list[Hit]:
     """The cosine of each source file's closest chunk (exact, no index), best first:
-    the vector evidence for files the keyword arm found beyond the vector arm's pool,
-    damped by their hubness in that pool (``near``) like the arm's own."""
+    the vector evidence for files the keyword arm found beyond the vector arm's pool.
+    With ``near`` each file's SENTENCES_PER_FILE closest chunks are damped by their
+    hubness in that pool, like the arm's own, and the best after damping counts."""
     if not paths:
         return []
     distance = db.distance_sql()
+    per_file = SENTENCES_PER_FILE if near is not None and near.active else 1
     rows = conn.execute(
-        f"SELECT DISTINCT ON (path) path, text, doc_date, {distance} AS d, embedding"
-        " FROM source_chunks WHERE embedding IS NOT NULL AND path = ANY(%(paths)s)"
-        " ORDER BY path, d, ordinal",
-        {"q": query_vector, "paths": list(paths)},
+        "SELECT path, text, doc_date, d, embedding FROM (SELECT path, text, doc_date,"
+        f" {distance} AS d, embedding, row_number() OVER (PARTITION BY path"
+        f" ORDER BY {distance}, ordinal) AS n FROM source_chunks"
+        " WHERE embedding IS NOT NULL AND path = ANY(%(paths)s)) s WHERE n <= %(k)s",
+        {"q": query_vector, "paths": list(paths), "k": per_file},
         binary=True,
     ).fetchall()
     if not rows:
         return []
     scores = np.array([1.0 - float(r[3]) for r in rows])
-    if near is not None and len(near.vectors):
+    if per_file > 1 and near is not None:
         vectors = np.stack([np.asarray(r[4], dtype=np.float32) for r in rows])
         scores = near.damp([(r[0], r[1]) for r in rows], scores, vectors)
     order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))
-    return [
-        Hit(SOURCE_PREFIX + rows[i][0], "source", float(scores[i]), rows[i][1], rows[i][2])
-        for i in order
-    ]
+    best = best_per_key([(rows[i][0], rows[i][1], rows[i][2], scores[i]) for i in order], len(rows))
+    return [Hit(SOURCE_PREFIX + p, "source", float(sc), text, day) for p, text, day, sc in best]
 
 
 def source_text_ranks(conn: Conn, query: TextQuery, paths: Sequence[str]) -> list[Hit]:

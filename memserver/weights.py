@@ -65,5 +65,6 @@ def arm_weights(intent: Intent, tq: TimeQuery, found: Mapping[str, list[Hit]]) -
         # place): those notes answer it. Among notes alike in every other word, the
         # nearest in meaning add nothing but noise to that (measured: eval_search).
         weights["source_keyword"] = max(weights["source_keyword"], 2.0)
-        weights["source_vector"] = 0.0
+        for arm in [a for a in weights if a.startswith("source_vector")]:
+            weights[arm] = 0.0
     return weights

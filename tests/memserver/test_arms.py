@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable
 
@@ -186,6 +187,15 @@ def test_hubness_is_closeness_to_the_rest_of_the_pool(monkeypatch: pytest.Monkey
     assert source_arms.hubness(family[:2], family[:2], within=True).tolist() == [0.0, 0.0]
     outside = source_arms.hubness(loner, family, within=False)  # the loner, not in the pool
     assert outside[0] == pytest.approx(hub[4], abs=1e-5)
+    near = source_arms.NearestSentences([], family, {("a.md", "in the pool"): 0.9}, 0.5)
+    keys = [("a.md", "in the pool"), ("b.md", "outside it")]
+    vectors = np.vstack([family[0], loner[0]])
+    damped = near.damp(keys, np.array([0.8, 0.8]), vectors)
+    beyond = source_arms.hubness(loner, family, within=False)[0]
+    weight = source_arms.HUB_WEIGHT
+    assert damped.tolist() == pytest.approx([0.8 - weight * 0.4, 0.8 - weight * (beyond - 0.5)])
+    idle = dataclasses.replace(near, active=False)  # a pool too small to tell
+    assert idle.damp(keys, np.array([0.8, 0.8]), vectors).tolist() == [0.8, 0.8]
 
 
 def test_the_source_vector_arm_damps_hubs_on_the_cosine_scale(
@@ -214,9 +224,11 @@ def test_the_source_vector_arm_damps_hubs_on_the_cosine_scale(
 def test_source_cosines_score_given_files_like_the_vector_arm(search_world: World) -> None:
     db = search_world.kb.db
     vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
-    near = {h.id: h.score for h in nearest(search_world, vector)}
+    with search_world.kb.db.connection() as conn:
+        pool = source_arms.nearest_sentences(conn, db, vector)
+    near = {h.id: h.score for h in pool.hits}
     paths = [i.removeprefix(arms.SOURCE_PREFIX) for i in near]
-    scored = run(search_world, source_arms.source_cosines, db, vector, paths[1:])
+    scored = run(search_world, source_arms.source_cosines, db, vector, paths[1:], pool)
     assert [h.id for h in scored] == list(near)[1:]  # the same order, the files asked only
     assert all(abs(h.score - near[h.id]) < 1e-6 for h in scored)
     assert run(search_world, source_arms.source_cosines, db, vector, []) == []

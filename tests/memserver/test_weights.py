@@ -34,6 +34,8 @@ def test_keyword_evidence_weakens_without_every_word_and_rules_sources_with_a_ra
     assert arm_weights(intent("concept", words), plain, some)["keyword"] == 0.8 * PARTIAL_KEYWORD
     every = {"keyword": [Hit("meetings/a", "meetings", 1.0, "x", None, "all_terms")]}
     assert arm_weights(intent("concept", words), plain, every)["keyword"] == 0.8
-    rare = {"source_keyword": [Hit("source/a.md", "source", 9.0, "x", None, "rare_term")]}
+    rare_hit = Hit("source/a.md", "source", 9.0, "x", None, "rare_term")
+    rare = {"source_keyword": [rare_hit], "source_vector_x1": [rare_hit]}
     weights = arm_weights(intent("concept", words), plain, rare)
     assert weights["source_vector"] == 0.0 and weights["source_keyword"] == 2.0
+    assert weights["source_vector_x1"] == 0.0  # an LLM rewrite's nearest sentences too
