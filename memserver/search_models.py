@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import psycopg
 
 from memserver import arms, source_arms
 from memserver.db import Database
@@ -92,13 +93,15 @@ def rerank(
     not be the one that answers."""
     top, rest = cands[:RERANK_TOP], cands[RERANK_TOP:]
     notes = [c.id for c in top if c.id.startswith(arms.SOURCE_PREFIX)]
+    closest: Mapping[str, list[str]] = {}
+    if vector is not None and notes:
+        try:
+            closest = source_arms.closest_sentences(conn, db, vector, notes, RERANK_SENTENCES)
+        except psycopg.Error as exc:  # a note is then read by its matched sentence alone
+            log.warning("rerank: reading the sources' closest sentences failed: %s", exc)
+            conn.rollback()
+    docs = [_passage(c, closest.get(c.id, ())) for c in top]
     try:
-        closest = (
-            source_arms.closest_sentences(conn, db, vector, notes, RERANK_SENTENCES)
-            if vector is not None and notes
-            else {}
-        )
-        docs = [_passage(c, closest.get(c.id, ())) for c in top]
         scores = reranker.rerank(query, docs)
     except Exception as exc:
         log.warning("reranker failed, keeping the fused order: %s", exc)

@@ -10,6 +10,7 @@ import pytest
 
 from memserver import indexer as indexing
 from memserver import reindex as reindexing
+from memserver import source_arms
 from memserver.arms import SOURCE_PREFIX
 from memserver.config import EndpointSettings
 from memserver.indexer import suspend_search_indexes
@@ -403,3 +404,28 @@ def test_a_reranker_reads_a_source_by_its_sentences_closest_to_the_question(
     (call,) = [c for c in llm_server.calls if c.path.endswith("rerank")]
     read = [d for d in call.body["documents"] if texts[2] in d]
     assert read and all(text in read[0] for text in closest[note])
+
+
+def test_a_failing_sentence_lookup_still_reranks_the_sources(
+    kb: KnowledgeBase, llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When reading a note's closest sentences fails in the database, the reranker reads
+    the note by its matched sentence and the search goes on in a clean transaction."""
+    kb.reindex()
+
+    def failing(conn: Any, *args: object) -> dict[str, list[str]]:
+        conn.execute("SELECT 1 / 0")  # aborts the transaction, as a real failure would
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(source_arms, "closest_sentences", failing)
+    settings = EndpointSettings(name="rerank", base_url=llm_server.base_url, model="r")
+    searcher = Searcher(kb.db, kb.schema, kb.embedder, reranker=Reranker(settings))
+    try:
+        question = "Globex pilot kickoff warehouse tablets"
+        response = searcher.search(SearchRequest(question, include_sources=True, route=False))
+    finally:
+        searcher.close()
+    assert "reranker_unavailable" not in response.degraded
+    sources = [r for r in response.results if r.folder == "source"]
+    assert sources and all(r.snippet for r in sources)
+    assert response.results[0].ranks.get("rerank") == 1
