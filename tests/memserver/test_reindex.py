@@ -352,13 +352,27 @@ def test_a_new_index_records_its_chunk_formats_before_any_page(kb: KnowledgeBase
         assert indexing.chunk_format_current(conn, indexing.SOURCE_CHUNKS)
 
 
+def _a_note(kb: KnowledgeBase, sentences: int) -> tuple[str, list[str]]:
+    """The path and sentences of the first source note with at least ``sentences``."""
+    with kb.db.connection() as conn:
+        row = conn.execute(
+            "SELECT path, array_agg(text ORDER BY ordinal) FROM source_chunks"
+            " GROUP BY path HAVING count(*) >= %s ORDER BY path LIMIT 1",
+            (sentences,),
+        ).fetchone()
+    assert row is not None
+    return row[0], list(row[1])
+
+
+def _reranking(kb: KnowledgeBase, llm_server: LLMServer) -> Searcher:
+    settings = EndpointSettings(name="rerank", base_url=llm_server.base_url, model="r")
+    return Searcher(kb.db, kb.schema, kb.embedder, reranker=Reranker(settings))
+
+
 def test_a_source_sentence_found_comes_with_its_neighbours(kb: KnowledgeBase) -> None:
     kb.reindex()
+    path, texts = _a_note(kb, 4)
     with kb.db.connection() as conn:
-        path, texts = conn.execute(
-            "SELECT path, array_agg(text ORDER BY ordinal) FROM source_chunks"
-            " GROUP BY path HAVING count(*) >= 4 ORDER BY path LIMIT 1"
-        ).fetchone()
         middle = sentence_context(conn, {SOURCE_PREFIX + path: texts[1]})
         first = sentence_context(conn, {SOURCE_PREFIX + path: texts[0]})
         assert sentence_context(conn, {}) == {}
@@ -382,19 +396,15 @@ def test_a_reranker_reads_a_source_by_its_sentences_closest_to_the_question(
     """The one sentence a note matched by need not be the one that answers: a reranker is
     given the note's three sentences closest to the question."""
     kb.reindex()
+    path, texts = _a_note(kb, 5)
+    note = SOURCE_PREFIX + path
     with kb.db.connection() as conn:
-        path, texts = conn.execute(
-            "SELECT path, array_agg(text ORDER BY ordinal) FROM source_chunks"
-            " GROUP BY path HAVING count(*) >= 5 ORDER BY path LIMIT 1"
-        ).fetchone()
-        note = SOURCE_PREFIX + path
         vector = kb.embedder.embed_query(texts[2])
         closest = closest_sentences(conn, kb.db, vector, [note])
         assert closest_sentences(conn, kb.db, vector, []) == {}
     assert closest[note][0] == texts[2] and len(closest[note]) == 3
     assert set(closest[note]) <= set(texts)
-    settings = EndpointSettings(name="rerank", base_url=llm_server.base_url, model="r")
-    searcher = Searcher(kb.db, kb.schema, kb.embedder, reranker=Reranker(settings))
+    searcher = _reranking(kb, llm_server)
     try:
         request = SearchRequest(texts[2], include_sources=True, route=False)
         response = searcher.search(request)
@@ -418,8 +428,7 @@ def test_a_failing_sentence_lookup_still_reranks_the_sources(
         raise AssertionError("unreachable")
 
     monkeypatch.setattr(source_arms, "closest_sentences", failing)
-    settings = EndpointSettings(name="rerank", base_url=llm_server.base_url, model="r")
-    searcher = Searcher(kb.db, kb.schema, kb.embedder, reranker=Reranker(settings))
+    searcher = _reranking(kb, llm_server)
     try:
         question = "Globex pilot kickoff warehouse tablets"
         response = searcher.search(SearchRequest(question, include_sources=True, route=False))
