@@ -227,14 +227,12 @@ def nearest_sentences(
         rows = conn.execute(sql, params, binary=True).fetchall()
     if not rows:
         return NearestSentences([], np.zeros((0, len(query_vector))), {}, 0.0, active=False)
-    vectors = np.stack([np.asarray(r[4], dtype=np.float32) for r in rows])
+    vectors = _vectors(rows)
     hub = hubness(vectors, vectors, within=True)
     mean_hub = float(hub.mean())
-    scores = np.array([1.0 - float(r[3]) for r in rows]) - HUB_WEIGHT * (hub - mean_hub)
-    order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))
-    best = best_per_key([(rows[i][0], rows[i][1], rows[i][2], scores[i]) for i in order], limit)
-    hits = [Hit(SOURCE_PREFIX + p, "source", float(sc), text, day) for p, text, day, sc in best]
+    scores = _cosines(rows) - HUB_WEIGHT * (hub - mean_hub)
     hubs = {(r[0], r[1]): float(h) for r, h in zip(rows, hub, strict=True)}
+    hits = _best_per_file(rows, scores, limit)
     return NearestSentences(hits, vectors, hubs, mean_hub, active=bool(hub.any()))
 
 
@@ -263,12 +261,27 @@ def source_cosines(
     ).fetchall()
     if not rows:
         return []
-    scores = np.array([1.0 - float(r[3]) for r in rows])
+    scores = _cosines(rows)
     if per_file > 1 and near is not None:
-        vectors = np.stack([np.asarray(r[4], dtype=np.float32) for r in rows])
-        scores = near.damp([(r[0], r[1]) for r in rows], scores, vectors)
+        scores = near.damp([(r[0], r[1]) for r in rows], scores, _vectors(rows))
+    return _best_per_file(rows, scores, len(rows))
+
+
+# Rows of the vector queries: (path, text, doc_date, cosine distance, embedding).
+
+
+def _cosines(rows: Sequence[tuple[Any, ...]]) -> np.ndarray:
+    return np.array([1.0 - float(r[3]) for r in rows])
+
+
+def _vectors(rows: Sequence[tuple[Any, ...]]) -> np.ndarray:
+    return np.stack([np.asarray(r[4], dtype=np.float32) for r in rows])
+
+
+def _best_per_file(rows: Sequence[tuple[Any, ...]], scores: np.ndarray, limit: int) -> list[Hit]:
+    """Each file's best-scoring sentence as a hit, best first (ties by path)."""
     order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))
-    best = best_per_key([(rows[i][0], rows[i][1], rows[i][2], scores[i]) for i in order], len(rows))
+    best = best_per_key([(rows[i][0], rows[i][1], rows[i][2], scores[i]) for i in order], limit)
     return [Hit(SOURCE_PREFIX + p, "source", float(sc), text, day) for p, text, day, sc in best]
 
 
