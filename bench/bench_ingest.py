@@ -46,18 +46,18 @@ from bench.load_mcp import free_port, percentile, wait_ready  # noqa: E402
 from ingest_agent.agent import IngestAgent, RunSummary  # noqa: E402
 from ingest_agent.extract_llm import LLMExtractor  # noqa: E402
 from ingest_agent.memory import Memory  # noqa: E402
-from memserver import pgserver  # noqa: E402
-from memserver.audit import AuditLog  # noqa: E402
-from memserver.config import EndpointSettings, load_settings  # noqa: E402
-from memserver.db import create_database, drop_database, with_database  # noqa: E402
-from memserver.embed import HashEmbedder  # noqa: E402
-from memserver.kb import KnowledgeBase  # noqa: E402
-from memserver.layout import KBPaths  # noqa: E402
-from memserver.llm import LLMClient, TokenBudget  # noqa: E402
-from memserver.mcp_client import open_http  # noqa: E402
-from memserver.mcp_server import build_server, create_http_app  # noqa: E402
-from memserver.tokens import TokenStore  # noqa: E402
-from memserver.tools.base import Services  # noqa: E402
+from memserver.clients.config import EndpointSettings, load_settings  # noqa: E402
+from memserver.clients.embed import HashEmbedder  # noqa: E402
+from memserver.clients.llm import LLMClient, TokenBudget  # noqa: E402
+from memserver.clients.mcp import open_http  # noqa: E402
+from memserver.db import pgserver  # noqa: E402
+from memserver.db.database import create_database, drop_database, with_database  # noqa: E402
+from memserver.kb.layout import KBPaths  # noqa: E402
+from memserver.server.audit import AuditLog  # noqa: E402
+from memserver.server.mcp_server import build_server, create_http_app  # noqa: E402
+from memserver.server.tokens import TokenStore  # noqa: E402
+from memserver.server.tools.base import Services  # noqa: E402
+from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
 from tests.fixtures.llm_server import LLMServer, serve_app  # noqa: E402
 from tests.ingest_agent.scripted import ScriptedModel  # noqa: E402
 

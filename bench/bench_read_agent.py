@@ -56,9 +56,9 @@ from bench.common import (  # noqa: E402
     wait_ready,
 )
 from bench.gen_kb import GeneratedKB, generate_kb  # noqa: E402
-from memserver.config import load_settings  # noqa: E402
-from memserver.llm import LLMClient  # noqa: E402
-from memserver.mcp_client import open_http  # noqa: E402
+from memserver.clients.config import load_settings  # noqa: E402
+from memserver.clients.llm import LLMClient  # noqa: E402
+from memserver.clients.mcp import open_http  # noqa: E402
 from read_agent.agent import Answer, ReadAgent  # noqa: E402
 
 NOW = "2026-07-01T12:00:00+00:00"  # after the generated two years of meetings

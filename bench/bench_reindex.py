@@ -38,26 +38,26 @@ for entry in (str(REPO), str(REPO / "bench")):
 
 from gen_kb import generate_kb  # noqa: E402
 
-from memserver import pgserver  # noqa: E402
-from memserver.db import create_database, drop_database, with_database  # noqa: E402
+from memserver.db import pgserver  # noqa: E402
+from memserver.db.database import create_database, drop_database, with_database  # noqa: E402
 
 SCRATCH = Path(tempfile.gettempdir()) / "memserver-bench"
 
 
 def _embedder(name: str) -> Any:
-    from memserver.embed import HashEmbedder, LocalEmbedder
+    from memserver.clients.embed import HashEmbedder, LocalEmbedder
 
     return HashEmbedder() if name == "hash" else LocalEmbedder(batch_size=64)
 
 
 def _texts(kb_dir: Path) -> list[str]:
     """The distinct texts a reindex of ``kb_dir`` embeds (pages and sources)."""
-    from memserver.chunks import source_units
-    from memserver.indexer import prepare_page
-    from memserver.layout import KBPaths
-    from memserver.page import parse_page
-    from memserver.reindex import page_files
-    from memserver.schema import load_schema
+    from memserver.index.indexer import prepare_page
+    from memserver.index.reindex import page_files
+    from memserver.kb.chunks import source_units
+    from memserver.kb.layout import KBPaths
+    from memserver.kb.page import parse_page
+    from memserver.kb.schema import load_schema
 
     paths = KBPaths.of(kb_dir)
     schema = load_schema(paths.schema)
@@ -107,7 +107,7 @@ def child(
     kb_dir: Path, url: str, embedder_name: str, profile: bool, pgdata: Path | None = None
 ) -> dict[str, Any]:
     """One measurement (runs in its own process)."""
-    from memserver.kb import KnowledgeBase
+    from memserver.store.knowledge_base import KnowledgeBase
 
     kb = KnowledgeBase.open(kb_dir, embedder=_embedder(embedder_name), database_url=url)
     try:

@@ -35,10 +35,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from gen_kb import GenPage, generate_kb, generate_pages  # noqa: E402
 
-from memserver.embed import HashEmbedder, LocalEmbedder  # noqa: E402
-from memserver.kb import KnowledgeBase  # noqa: E402
-from memserver.route import Router  # noqa: E402
-from memserver.search import MODES, Searcher, SearchRequest  # noqa: E402
+from memserver.clients.embed import HashEmbedder, LocalEmbedder  # noqa: E402
+from memserver.routing.router import Router  # noqa: E402
+from memserver.search.pipeline import MODES, Searcher, SearchRequest  # noqa: E402
+from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
 
 NOW = dt.datetime(2026, 7, 1, 10, 0, tzinfo=dt.timezone(dt.timedelta(hours=8)))
 

@@ -11,7 +11,7 @@ Three measurements (``--only`` picks some):
   (``python -X importtime``; modules loaded by ``importlib.import_module``, like the
   command modules themselves, are not listed, their own imports are).
 - ``http``: per-call latency of ``LLMClient.chat`` (the ``openai`` client over
-  ``memserver.tls.http_client``, one reused connection) against the scripted LLM server
+  ``memserver.clients.tls.http_client``, one reused connection) against the scripted LLM server
   of ``tests/fixtures/llm_server.py``, and of a bare ``GET /health`` through the same
   kind of client; p50 and p95 of ``--calls`` calls after one warm-up call.
 
@@ -51,9 +51,9 @@ def _use_root(root: Path) -> None:
 def bench_page(rounds: int) -> dict[str, Any]:
     from gen_kb import SCHEMA, generate_pages
 
-    import memserver.frontmatter as frontmatter
-    from memserver.page import parse_page, render_page
-    from memserver.schema import load_schema
+    import memserver.kb.frontmatter as frontmatter
+    from memserver.kb.page import parse_page, render_page
+    from memserver.kb.schema import load_schema
 
     schema = load_schema(SCHEMA)
     pages = generate_pages(200, 7, schema)
@@ -118,7 +118,7 @@ def bench_cli(root: Path, runs: int, importtime: bool) -> dict[str, Any]:
 
 def bench_http(calls: int) -> dict[str, Any]:
     from bench.common import percentile, scripted_llm
-    from memserver.tls import http_client
+    from memserver.clients.tls import http_client
 
     def timed(fn: Callable[[], object]) -> dict[str, float]:
         fn()  # connects

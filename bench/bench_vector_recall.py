@@ -9,7 +9,7 @@ The exact answer is numpy cosine over every chunk vector fetched from ``chunks``
   scan, ``max_scan_tuples`` = ``arms.SCAN_TUPLES``, ``LIMIT`` pool = 100 chunks, re-sorted);
   of its first 10 chunks, how many are among the exact nearest 10 (a tie at the 10th
   distance counts as found). Also the median time of the scan.
-* page recall@10: ``memserver.arms.vector`` as the search runs it (ef_search = pool =
+* page recall@10: ``memserver.search.arms.vector`` as the search runs it (ef_search = pool =
   100); of the exact nearest 10 pages (a page's best chunk), how many are among the arm's
   first 10 pages, and among all its pages (up to ``arms.POOL``, what fusion sees).
 
@@ -43,10 +43,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_search_latency import build, queries  # noqa: E402
 
-from memserver import arms  # noqa: E402
-from memserver.db import vector_scan  # noqa: E402
-from memserver.embed import HashEmbedder, LocalEmbedder  # noqa: E402
-from memserver.kb import KnowledgeBase  # noqa: E402
+from memserver.clients.embed import HashEmbedder, LocalEmbedder  # noqa: E402
+from memserver.db.database import vector_scan  # noqa: E402
+from memserver.search import arms  # noqa: E402
+from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
 
 K = 10
 TIE = 1e-5  # float32 vectors in PostgreSQL vs float64 here

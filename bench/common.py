@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx2
 
-from memserver.config import EndpointSettings
-from memserver.llm import LLMClient
+from memserver.clients.config import EndpointSettings
+from memserver.clients.llm import LLMClient
 
 
 def percentile(values: Sequence[float], q: float) -> float:

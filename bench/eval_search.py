@@ -44,12 +44,12 @@ from eval_sources import Fact  # noqa: E402
 from eval_sources import generate as generate_notes  # noqa: E402
 from gen_kb import generate_kb  # noqa: E402
 
-from memserver.embed import LocalEmbedder  # noqa: E402
-from memserver.kb import KnowledgeBase  # noqa: E402
-from memserver.layout import KBPaths  # noqa: E402
-from memserver.page import Page, TimelineEntry, check_page, page_slug, render_page  # noqa: E402
-from memserver.schema import load_schema  # noqa: E402
-from memserver.search import Searcher, SearchRequest  # noqa: E402
+from memserver.clients.embed import LocalEmbedder  # noqa: E402
+from memserver.kb.layout import KBPaths  # noqa: E402
+from memserver.kb.page import Page, TimelineEntry, check_page, page_slug, render_page  # noqa: E402
+from memserver.kb.schema import load_schema  # noqa: E402
+from memserver.search.pipeline import Searcher, SearchRequest  # noqa: E402
+from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
 
 QUESTIONS = REPO / "bench" / "eval_questions.yaml"
 TOP = 20

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from memserver.layout import slugify
+from memserver.kb.layout import slugify
 
 NOTES = 27
 START = dt.date(2026, 3, 2)

@@ -38,9 +38,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from memserver.layout import KBPaths  # noqa: E402
-from memserver.page import Page, TimelineEntry, check_page, page_slug, render_page  # noqa: E402
-from memserver.schema import Schema, load_schema  # noqa: E402
+from memserver.kb.layout import KBPaths  # noqa: E402
+from memserver.kb.page import Page, TimelineEntry, check_page, page_slug, render_page  # noqa: E402
+from memserver.kb.schema import Schema, load_schema  # noqa: E402
 
 SCHEMA = REPO / "example_kb" / "schema.yaml"
 START = dt.date(2024, 7, 1)

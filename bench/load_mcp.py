@@ -31,7 +31,7 @@ from typing import Any
 
 import anyio
 
-from memserver.mcp_client import MemoryClient, open_http
+from memserver.clients.mcp import MemoryClient, open_http
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:

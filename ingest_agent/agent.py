@@ -50,6 +50,7 @@ from ingest_agent.model import (
     is_dated,
 )
 from ingest_agent.text import has_cyrillic, norm, transliterate
+from memserver.clients.llm import TokenBudget
 from memserver.commands.output import progress
 from memserver.errors import (
     BudgetExceeded,
@@ -59,10 +60,9 @@ from memserver.errors import (
     ToolCallError,
     UserError,
 )
-from memserver.llm import TokenBudget
-from memserver.page import Page, as_date, page_slug, validate_page
-from memserver.redact import has_private, redact_private
-from memserver.schema import FolderSpec, Schema
+from memserver.kb.page import Page, as_date, page_slug, validate_page
+from memserver.kb.redact import has_private, redact_private
+from memserver.kb.schema import FolderSpec, Schema
 
 if TYPE_CHECKING:
     from ingest_agent.extract_llm import LLMExtractor

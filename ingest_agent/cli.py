@@ -35,14 +35,14 @@ import anyio
 from ingest_agent.agent import IngestAgent, RunSummary
 from ingest_agent.errors import IngestUsageError
 from ingest_agent.memory import Memory
-from memserver.cli_support import run_translating_errors
+from memserver.clients.config import Settings, load_settings
+from memserver.clients.llm import LLMClient, TokenBudget
+from memserver.clients.mcp import MemoryClient, connect, open_stdio
 from memserver.commands.output import print_json
-from memserver.config import Settings, load_settings
+from memserver.commands.support import run_translating_errors
 from memserver.errors import MemoryError_
-from memserver.llm import LLMClient, TokenBudget
-from memserver.mcp_client import MemoryClient, connect, open_stdio
-from memserver.page import Page, render_page
-from memserver.schema import FolderSpec
+from memserver.kb.page import Page, render_page
+from memserver.kb.schema import FolderSpec
 
 log = logging.getLogger("ingest_agent")
 

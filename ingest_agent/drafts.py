@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 
 from ingest_agent.model import Draft, Source, is_dated, link_fields, link_names
 from ingest_agent.text import norm
-from memserver.page import Page, TimelineEntry, as_date
-from memserver.schema import FolderSpec, Schema
+from memserver.kb.page import Page, TimelineEntry, as_date
+from memserver.kb.schema import FolderSpec, Schema
 
 
 @dataclass

@@ -30,10 +30,10 @@ from ingest_agent.extract_rules import coerce
 from ingest_agent.merge import Order
 from ingest_agent.model import Draft, Extraction, Source
 from ingest_agent.text import resolve_date
-from memserver.llm import LLMClient
-from memserver.page import Page, TimelineEntry, folder_json_schema
-from memserver.redact import redact_private
-from memserver.schema import FolderSpec, Schema
+from memserver.clients.llm import LLMClient
+from memserver.kb.page import Page, TimelineEntry, folder_json_schema
+from memserver.kb.redact import redact_private
+from memserver.kb.schema import FolderSpec, Schema
 
 EXTRACTOR = "llm"
 MAX_SOURCE_CHARS = 60_000

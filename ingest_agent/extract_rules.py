@@ -43,9 +43,9 @@ from ingest_agent.text import (
     plain,
     transliterate,
 )
-from memserver.frontmatter import frontmatter_end, load_yaml
-from memserver.page import Page, TimelineEntry, as_date, date_in_name
-from memserver.schema import FieldSpec, FolderSpec, Schema
+from memserver.kb.frontmatter import frontmatter_end, load_yaml
+from memserver.kb.page import Page, TimelineEntry, as_date, date_in_name
+from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
 EXTRACTOR = "rules"
 PAGE_THRESHOLD = 2.0  # structural evidence needed before a source becomes a page

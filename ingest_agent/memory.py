@@ -1,7 +1,7 @@
 """The agent's view of the memory server: typed calls over MCP, nothing else.
 
 The agent reaches knowledge only through the server's tools (``source_*``, ``kb_*``).
-``Memory`` wraps a ``memserver.mcp_client.MemoryClient`` with the calls the loop needs
+``Memory`` wraps a ``memserver.clients.mcp.MemoryClient`` with the calls the loop needs
 and remembers, for one run, what it learnt: page names it resolved or wrote (so a page
 created earlier in the pass is found again without a round trip), and the document
 dates of sources (to order a page's sources in time for the merge rules).
@@ -22,10 +22,10 @@ from typing import Any
 
 from ingest_agent.model import Source, StoredView, is_dated, schema_from_view
 from ingest_agent.text import norm
+from memserver.clients.mcp import MemoryClient
 from memserver.errors import NotFoundError, ToolCallError
-from memserver.mcp_client import MemoryClient
-from memserver.page import Page, TimelineEntry, as_date, page_slug
-from memserver.schema import Schema
+from memserver.kb.page import Page, TimelineEntry, as_date, page_slug
+from memserver.kb.schema import Schema
 
 log = logging.getLogger(__name__)
 

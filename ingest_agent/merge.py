@@ -35,8 +35,8 @@ from typing import Any
 
 from ingest_agent.errors import SourceFailed
 from ingest_agent.text import norm
-from memserver.page import Page, TimelineEntry, as_date
-from memserver.schema import FieldSpec, FolderSpec
+from memserver.kb.page import Page, TimelineEntry, as_date
+from memserver.kb.schema import FieldSpec, FolderSpec
 
 
 class Order(StrEnum):

@@ -1,6 +1,6 @@
 """What flows through the agent: a source as read, page drafts, and an extraction.
 
-A :class:`Draft` is one page as a single source describes it: a ``memserver.page.Page``
+A :class:`Draft` is one page as a single source describes it: a ``memserver.kb.page.Page``
 whose link fields still hold names as written ("Bob Martinez", "Алекс Ким"), plus the
 folder it belongs in. The agent resolves those names, merges the draft into the stored
 page (``merge.py``) and writes the result.
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memserver.page import Page
-from memserver.schema import FolderSpec, Schema
+from memserver.kb.page import Page
+from memserver.kb.schema import FolderSpec, Schema
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def schema_from_view(view: Mapping[str, Any]) -> Schema:
     """The Schema from a ``kb_schema`` result (the folders the token may see)."""
     import json
 
-    from memserver.schema import parse_schema
+    from memserver.kb.schema import parse_schema
 
     data = {
         "timezone": view.get("timezone") or "UTC",

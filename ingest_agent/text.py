@@ -17,8 +17,8 @@ import unicodedata
 from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
-from memserver.page import as_date
-from memserver.timeparse import parse_time
+from memserver.kb.page import as_date
+from memserver.search.timeparse import parse_time
 
 _ISO = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d])")
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)

@@ -29,10 +29,10 @@ from typing import Any
 
 import anyio
 
-from memserver.budget import TokenBudget, estimate_tokens
+from memserver.clients.budget import TokenBudget, estimate_tokens
+from memserver.clients.llm import ChatResult, LLMClient
+from memserver.clients.mcp import MemoryClient
 from memserver.errors import BudgetExceeded, LLMError
-from memserver.llm import ChatResult, LLMClient
-from memserver.mcp_client import MemoryClient
 from read_agent import extractive
 from read_agent.citations import Source, verify
 from read_agent.toolset import CallLog, ToolRecord, Toolset

@@ -27,9 +27,9 @@ from typing import TextIO
 import anyio
 
 from memserver import __version__
-from memserver.cli_support import add_config_option, configure_logging, run_translating_errors
+from memserver.clients.config import Settings, load_settings
 from memserver.commands.output import print_json
-from memserver.config import Settings, load_settings
+from memserver.commands.support import add_config_option, configure_logging, run_translating_errors
 from memserver.errors import UserError
 from read_agent.agent import DEFAULT_MAX_STEPS, Answer, Turn
 from read_agent.citations import Source

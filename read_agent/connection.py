@@ -25,10 +25,10 @@ import anyio
 import httpx2
 from mcp.shared.exceptions import MCPError
 
-from memserver.config import Settings
+from memserver.clients.config import Settings
+from memserver.clients.llm import LLMClient
+from memserver.clients.mcp import MemoryClient, connect, open_stdio
 from memserver.errors import ConfigError, MemoryError_
-from memserver.llm import LLMClient
-from memserver.mcp_client import MemoryClient, connect, open_stdio
 from read_agent.agent import DEFAULT_MAX_STEPS, ReadAgent
 from read_agent.errors import MemoryUnavailableError
 

@@ -23,7 +23,7 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import Tool
 
-from memserver.mcp_client import MemoryClient, result_text
+from memserver.clients.mcp import MemoryClient, result_text
 from read_agent.citations import Source, merge_sources, sources_in
 
 MAX_RESULT_CHARS = 16_000

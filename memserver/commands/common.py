@@ -6,15 +6,15 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memserver.config import Settings
-    from memserver.kb import KnowledgeBase
+    from memserver.clients.config import Settings
+    from memserver.store.knowledge_base import KnowledgeBase
 
 
 def open_kb(
     args: argparse.Namespace, settings: Settings | None = None, *, check_embedding: bool = True
 ) -> KnowledgeBase:
     """The knowledge base of ``args.kb``, with ``settings`` or those of ``args.config``."""
-    from memserver.kb import KnowledgeBase
+    from memserver.store.knowledge_base import KnowledgeBase
 
     return KnowledgeBase.open(
         args.kb, settings, config=args.config, check_embedding=check_embedding

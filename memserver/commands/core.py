@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memserver.commands.output import console, print_json
 from memserver.errors import PageValidationError, Problem, SchemaError, UserError
-from memserver.layout import KBPaths
+from memserver.kb.layout import KBPaths
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_schema_check(args: argparse.Namespace) -> int:
-    from memserver.schema import load_schema
+    from memserver.kb.schema import load_schema
 
     paths = KBPaths.of(args.kb)
     try:
@@ -66,7 +66,7 @@ def run_schema_check(args: argparse.Namespace) -> int:
 def run_scan(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from memserver.manifest import Manifest, Status
+    from memserver.kb.manifest import Manifest, Status
 
     result = Manifest(KBPaths.of(args.kb)).scan()
     if args.json:
@@ -104,8 +104,8 @@ def _folder_of(file: Path, given: str | None) -> str:
 
 
 def run_page_check(args: argparse.Namespace) -> int:
-    from memserver.page import effective_date, page_slug, parse_page, render_page, validate_page
-    from memserver.schema import load_schema
+    from memserver.kb.page import effective_date, page_slug, parse_page, render_page, validate_page
+    from memserver.kb.schema import load_schema
 
     file = Path(args.file)
     try:

@@ -61,8 +61,8 @@ def _folders(value: str | None) -> Collection[str] | None:
 def run_neighbors(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
-    from memserver.graph import neighbors
-    from memserver.kb import split_id
+    from memserver.graph.neighbors import neighbors
+    from memserver.store.knowledge_base import split_id
 
     split_id(args.id)
     verbs = comma_list(args.verbs)
@@ -95,7 +95,7 @@ def run_neighbors(args: argparse.Namespace) -> int:
 def run_resolve(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
-    from memserver.resolve import advice, resolve
+    from memserver.graph.resolve import advice, resolve
 
     if not 1 <= args.limit <= 50:
         raise UserError(f"--limit {args.limit} is out of range", "use 1 to 50")

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 from memserver.commands.output import print_json
 from memserver.errors import UserError
-from memserver.layout import KBPaths
+from memserver.kb.layout import KBPaths
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from memserver.config import EndpointSettings
-    from memserver.route import Embed
+    from memserver.clients.config import EndpointSettings
+    from memserver.routing.router import Embed
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +46,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_route(args: argparse.Namespace) -> int:
-    from memserver.config import load_settings
-    from memserver.route import Router
-    from memserver.schema import load_schema
+    from memserver.clients.config import load_settings
+    from memserver.kb.schema import load_schema
+    from memserver.routing.router import Router
 
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
     if not text.strip():
@@ -82,7 +82,7 @@ def run_route(args: argparse.Namespace) -> int:
 def _embedder(endpoint: EndpointSettings) -> tuple[Embed | None, tuple[str, ...]]:
     """The configured embedder's passage function, or None (keyword overlap only)."""
     try:
-        from memserver.embed import embedder_from_settings
+        from memserver.clients.embed import embedder_from_settings
 
         embedder = embedder_from_settings(endpoint)
     except Exception as exc:  # routing must still answer without embeddings

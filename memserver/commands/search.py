@@ -72,8 +72,8 @@ def kb_timezone(kb: str | None, explicit: str | None) -> str:
     An invalid schema.yaml does not stop a read-only look at a question: it is reported
     on stderr and UTC is used (the repository root's schema.yaml is the meta-schema).
     """
-    from memserver.schema import load_schema
-    from memserver.timeparse import zone
+    from memserver.kb.schema import load_schema
+    from memserver.search.timeparse import zone
 
     if explicit:
         return zone(explicit).key
@@ -92,7 +92,7 @@ def kb_timezone(kb: str | None, explicit: str | None) -> str:
 def _timeparse(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
-    from memserver.timeparse import parse_time, reference_time
+    from memserver.search.timeparse import parse_time, reference_time
 
     tz = kb_timezone(args.kb, args.tz)
     now = reference_time(parse_now(args.now), tz)
@@ -123,8 +123,8 @@ def _timeparse(args: argparse.Namespace) -> int:
 def _search(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
-    from memserver.config import load_settings
-    from memserver.search import Searcher, SearchRequest
+    from memserver.clients.config import load_settings
+    from memserver.search.pipeline import Searcher, SearchRequest
 
     if args.limit is not None and not 1 <= args.limit <= 100:
         raise UserError(f"--limit {args.limit} is out of range", "use 1 to 100")

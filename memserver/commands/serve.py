@@ -8,11 +8,11 @@ import os
 from typing import TYPE_CHECKING
 
 from memserver.errors import UserError
-from memserver.layout import KBPaths
+from memserver.kb.layout import KBPaths
 
 if TYPE_CHECKING:
-    from memserver.kb import KnowledgeBase
-    from memserver.tools.base import Services
+    from memserver.server.tools.base import Services
+    from memserver.store.knowledge_base import KnowledgeBase
 
 logger = logging.getLogger(__name__)
 
@@ -50,11 +50,11 @@ def parse_addr(addr: str) -> tuple[str, int]:
 def run_serve(args: argparse.Namespace) -> int:
     import anyio
 
-    from memserver.audit import AuditLog
-    from memserver.db import Database
-    from memserver.mcp_server import build_server, serve_http, serve_stdio
-    from memserver.scope import Scope
-    from memserver.tokens import TokenStore
+    from memserver.db.database import Database
+    from memserver.server.audit import AuditLog
+    from memserver.server.mcp_server import build_server, serve_http, serve_stdio
+    from memserver.server.scope import Scope
+    from memserver.server.tokens import TokenStore
 
     paths = KBPaths.of(args.kb)
     if not paths.schema.is_file():
@@ -107,13 +107,13 @@ def _no_stdio_token() -> UserError:
 
 def make_services(paths: KBPaths, config: str | None) -> Services:
     """Services whose knowledge base opens on first use with the configured settings."""
-    from memserver.config import load_settings
-    from memserver.tools.base import Services
+    from memserver.clients.config import load_settings
+    from memserver.server.tools.base import Services
 
     settings = load_settings(config)
 
     def open_kb() -> KnowledgeBase:
-        from memserver.kb import KnowledgeBase
+        from memserver.store.knowledge_base import KnowledgeBase
 
         return KnowledgeBase.open(paths.root, settings)
 

@@ -63,9 +63,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
-    from memserver.config import load_settings
-    from memserver.db import Database, redact_url
-    from memserver.layout import KBPaths
+    from memserver.clients.config import load_settings
+    from memserver.db.database import Database, redact_url
+    from memserver.kb.layout import KBPaths
 
     settings = load_settings(args.config)
     with Database.open(KBPaths.of(args.kb), settings.database_url, migrate=False) as db:

@@ -12,10 +12,10 @@ from rich.table import Table
 
 from memserver.commands.output import console, print_json
 from memserver.errors import UserError
-from memserver.layout import KBPaths
+from memserver.kb.layout import KBPaths
 
 if TYPE_CHECKING:
-    from memserver.db import Database
+    from memserver.db.database import Database
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _known_folders(paths: KBPaths) -> tuple[str, ...]:
-    from memserver.schema import load_schema
+    from memserver.kb.schema import load_schema
 
     if not paths.schema.is_file():
         raise UserError(
@@ -69,8 +69,8 @@ def _known_folders(paths: KBPaths) -> tuple[str, ...]:
 @contextmanager
 def _database(args: argparse.Namespace) -> Iterator[Database]:
     """The knowledge base's index database (tokens and the audit log live there)."""
-    from memserver.config import load_settings
-    from memserver.db import Database
+    from memserver.clients.config import load_settings
+    from memserver.db.database import Database
 
     settings = load_settings(args.config)
     with Database.open(KBPaths.of(args.kb), settings.database_url, max_size=1) as db:
@@ -78,7 +78,7 @@ def _database(args: argparse.Namespace) -> Iterator[Database]:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    from memserver.tokens import TokenStore, parse_instant
+    from memserver.server.tokens import TokenStore, parse_instant
 
     paths = KBPaths.of(args.kb)
     expires = parse_instant(args.expires) if args.expires else None
@@ -111,8 +111,8 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from memserver.audit import AuditLog, UseWindow
-    from memserver.tokens import TokenStore, utcnow
+    from memserver.server.audit import AuditLog, UseWindow
+    from memserver.server.tokens import TokenStore, utcnow
 
     with _database(args) as db:
         tokens = TokenStore(db).list()
@@ -151,7 +151,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_revoke(args: argparse.Namespace) -> int:
-    from memserver.tokens import TokenStore
+    from memserver.server.tokens import TokenStore
 
     with _database(args) as db:
         token = TokenStore(db).revoke(args.name)
@@ -160,8 +160,8 @@ def run_revoke(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from memserver.audit import AuditLog
-    from memserver.tokens import parse_instant
+    from memserver.server.audit import AuditLog
+    from memserver.server.tokens import parse_instant
 
     since = parse_instant(args.since, past=True) if args.since else None
     with _database(args) as db:

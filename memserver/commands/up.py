@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from memserver.up import DEFAULT_ADDR, DEFAULT_AGENT_ADDR, DEFAULT_WATCH
+from memserver.up.runner import DEFAULT_ADDR, DEFAULT_AGENT_ADDR, DEFAULT_WATCH
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_up_command(args: argparse.Namespace) -> int:
-    from memserver.up import UpOptions, run_up
+    from memserver.up.runner import UpOptions, run_up
 
     options = UpOptions(
         kb=Path(args.kb),

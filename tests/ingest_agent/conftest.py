@@ -24,15 +24,15 @@ from typing import Any
 
 import pytest
 
-from memserver.audit import AuditLog
-from memserver.config import load_settings
-from memserver.db import create_database, drop_database, with_database
-from memserver.embed import HashEmbedder
-from memserver.kb import KnowledgeBase
-from memserver.layout import KBPaths
-from memserver.mcp_server import MemoryServer
-from memserver.tokens import TokenStore
-from memserver.tools.base import Services
+from memserver.clients.config import load_settings
+from memserver.clients.embed import HashEmbedder
+from memserver.db.database import create_database, drop_database, with_database
+from memserver.kb.layout import KBPaths
+from memserver.server.audit import AuditLog
+from memserver.server.mcp_server import MemoryServer
+from memserver.server.tokens import TokenStore
+from memserver.server.tools.base import Services
+from memserver.store.knowledge_base import KnowledgeBase
 from tests.fixtures.llm_server import LLMServer
 from tests.fixtures.server import EXAMPLE_KB, copy_example_kb, serve_memory
 

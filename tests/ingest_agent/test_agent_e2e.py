@@ -13,9 +13,9 @@ from collections import Counter
 from typing import Any
 
 from ingest_agent.text import norm
-from memserver.manifest import Manifest
-from memserver.page import Page, parse_page, validate_page
-from memserver.schema import load_schema
+from memserver.kb.manifest import Manifest
+from memserver.kb.page import Page, parse_page, validate_page
+from memserver.kb.schema import load_schema
 from tests.fixtures.llm_server import LLMServer
 from tests.ingest_agent.conftest import Ingest, IngestServer
 from tests.ingest_agent.scripted import ScriptedModel

@@ -13,8 +13,8 @@ import anyio
 
 from ingest_agent.agent import IngestAgent
 from ingest_agent.memory import Memory
-from memserver.mcp_client import MemoryClient, open_http
-from memserver.page import TimelineEntry
+from memserver.clients.mcp import MemoryClient, open_http
+from memserver.kb.page import TimelineEntry
 from tests.fixtures.llm_server import LLMServer
 from tests.ingest_agent.conftest import Ingest, IngestServer
 from tests.ingest_agent.scripted import ScriptedModel

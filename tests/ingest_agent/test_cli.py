@@ -18,7 +18,7 @@ import pytest
 
 from ingest_agent.cli import main, parse_duration
 from ingest_agent.errors import IngestUsageError
-from memserver.manifest import Manifest
+from memserver.kb.manifest import Manifest
 from tests.fixtures.llm_server import LLMServer, Stall
 from tests.ingest_agent.conftest import Ingest, IngestServer
 from tests.ingest_agent.scripted import ScriptedModel
@@ -233,7 +233,7 @@ def test_a_read_only_token_is_refused_in_one_line(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from memserver.tokens import TokenStore
+    from memserver.server.tokens import TokenStore
 
     reader = TokenStore(small_server.kb().db).create("reader-only", "*").secret
     monkeypatch.setenv("MEMORY_TOKEN", reader)

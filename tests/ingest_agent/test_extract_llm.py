@@ -13,11 +13,11 @@ from ingest_agent.errors import ExtractionError
 from ingest_agent.extract_llm import LLMExtractor, answer_schema
 from ingest_agent.merge import Order
 from ingest_agent.model import Source
-from memserver.config import EndpointSettings
+from memserver.clients.config import EndpointSettings
+from memserver.clients.llm import LLMClient, TokenBudget
 from memserver.errors import LLMError
-from memserver.llm import LLMClient, TokenBudget
-from memserver.page import Page
-from memserver.schema import load_schema
+from memserver.kb.page import Page
+from memserver.kb.schema import load_schema
 from tests.fixtures.kb import EXAMPLE_KB
 from tests.fixtures.llm_server import LLMServer, Stall
 

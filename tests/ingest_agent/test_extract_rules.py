@@ -7,8 +7,8 @@ import datetime as dt
 from ingest_agent.extract_rules import RulesExtractor, clean_title
 from ingest_agent.model import Source
 from ingest_agent.text import resolve_date, transliterate
-from memserver.page import Page, validate_page
-from memserver.schema import load_schema
+from memserver.kb.page import Page, validate_page
+from memserver.kb.schema import load_schema
 from tests.fixtures.kb import EXAMPLE_KB
 
 SCHEMA = load_schema(EXAMPLE_KB)

@@ -7,8 +7,8 @@ from typing import Any
 import anyio
 import pytest
 
+from memserver.clients.mcp import open_http
 from memserver.errors import ToolCallError
-from memserver.mcp_client import open_http
 from tests.fixtures.llm_server import LLMServer
 from tests.ingest_agent.conftest import IngestServer
 

@@ -21,10 +21,10 @@ import anyio
 import pytest
 import uvicorn
 
-from memserver.config import EndpointSettings
-from memserver.llm import LLMClient
-from memserver.mcp_client import open_http
-from memserver.page import Page, TimelineEntry
+from memserver.clients.config import EndpointSettings
+from memserver.clients.llm import LLMClient
+from memserver.clients.mcp import open_http
+from memserver.kb.page import Page, TimelineEntry
 from read_agent.agent import ReadAgent
 from tests.fixtures.server import RunningServer, free_socket, wait_ready
 

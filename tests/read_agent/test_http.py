@@ -14,10 +14,10 @@ import httpx2
 import openai
 import pytest
 
-from memserver.config import EndpointSettings
+from memserver.clients.config import EndpointSettings
+from memserver.clients.llm import LLMClient
+from memserver.clients.mcp import connect
 from memserver.errors import ServerAuthError
-from memserver.llm import LLMClient
-from memserver.mcp_client import connect
 from read_agent.connection import AgentPool, Target
 from read_agent.errors import MemoryUnavailableError
 from read_agent.http import create_app, error_response

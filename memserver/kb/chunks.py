@@ -1,0 +1,166 @@
+"""Chunks of a page for the index (its fields and sections packed together, long sections
+in overlapping windows, each timeline entry alone) and the content hash of a page file."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from memserver.kb.page_model import OPEN_QUESTIONS, TIMELINE, Page
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a page for the index; ``text`` starts with ``"<title> — <section>\\n"``."""
+
+    section: str
+    text: str
+    ordinal: int
+    date: datetime.date | None = None
+
+
+FIELDS_SECTION = "Fields"
+# How chunk_page cuts pages. Change it with the cutting: reindex re-chunks every page of
+# an index built with another format (their files have not changed, their chunks have).
+CHUNK_FORMAT = "2:packed-300"
+# Raw sources are cut into sentences: conversation notes hold one fact in a sentence
+# among many alike, and a small embedding model reads a window of several sentences as
+# their average, so the one that answers drowns (measured: bench/eval_search.py, a
+# paraphrased fact in an 80-word window ranked by e5-small like a random note). A
+# sentence shorter than SOURCE_MIN_WORDS joins the next (headings, dates, "Thanks."); a
+# longer run than SOURCE_MAX_WORDS with no sentence end (a table, a list on one line)
+# is cut into overlapping windows of that size.
+SOURCE_MIN_WORDS = 6
+SOURCE_MAX_WORDS = 60
+SOURCE_OVERLAP = 10
+# Change the version with _SENTENCE_BREAK: reindex re-cuts every source of an index cut
+# another way.
+SOURCE_FORMAT = f"{CHUNK_FORMAT}/source-sentences-2-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}"
+# A sentence ends at . ! ? (or their full-width forms) before a space, at a blank line,
+# and before a list item (- * + • ‣ ◦ – or 1. 1)) or heading line.
+_SENTENCE_BREAK = re.compile(
+    r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n\s*\n|\n(?=[ \t]*(?:[-*+•‣◦–]|\d+[.)]|#{1,6})\s)"
+)
+
+
+def _windows(body: str, max_words: int, overlap: int) -> list[str]:
+    """Slices of ``body`` of at most ``max_words`` words, overlapping, formatting kept."""
+    spans = [m.span() for m in re.finditer(r"\S+", body)]
+    if not spans:
+        return []
+    step = max(1, max_words - max(0, min(overlap, max_words - 1)))
+    out = []
+    for start in range(0, len(spans), step):
+        end = min(start + max_words, len(spans))
+        out.append(body[spans[start][0] : spans[end - 1][1]])
+        if end == len(spans):
+            break
+    return out
+
+
+def source_units(
+    text: str,
+    min_words: int = SOURCE_MIN_WORDS,
+    max_words: int = SOURCE_MAX_WORDS,
+    overlap: int = SOURCE_OVERLAP,
+) -> list[str]:
+    """The sentences of a raw source, whitespace collapsed, in order: a piece of fewer
+    than ``min_words`` words joins the next (the last joins the one before), a piece of
+    more than ``max_words`` is cut into overlapping windows. Every word of ``text`` is
+    in some unit."""
+    units: list[str] = []
+    pending = ""
+    for piece in _SENTENCE_BREAK.split(text):
+        words = piece.split()
+        if not words:
+            continue
+        joined = f"{pending} {' '.join(words)}" if pending else " ".join(words)
+        if len(joined.split()) < min_words:
+            pending = joined
+            continue
+        pending = ""
+        units.extend(_windows(joined, max_words, overlap))
+    if pending:
+        if units and len(units[-1].split()) + len(pending.split()) <= max_words:
+            units[-1] = f"{units[-1]} {pending}"
+        else:
+            units.append(pending)
+    return units
+
+
+def _fields_text(page: Page) -> str:
+    lines = []
+    for key, value in page.fields.items():
+        shown = ", ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+        lines.append(f"{key}: {shown}")
+    if page.aliases:
+        lines.append(f"aliases: {', '.join(page.aliases)}")
+    return "\n".join(lines)
+
+
+def drop_field_lines(text: str, names: Collection[str]) -> str:
+    """``text`` (a chunk or snippet) without the ``name: value`` lines that
+    :func:`chunk_page` writes for the fields ``names`` into its Fields chunk."""
+    if not names:
+        return text
+    prefixes = tuple(f"{name}: " for name in names)
+    return "\n".join(line for line in text.split("\n") if not line.startswith(prefixes))
+
+
+def chunk_page(page: Page, max_words: int = 300, overlap: int = 50) -> list[Chunk]:
+    """Chunks for the index, in this order:
+
+    1. the fields, the sections and the open questions, packed in page order into chunks
+       of up to ``max_words`` words (``"<title> — Summary, Decisions\n..."``, each section
+       under its ``## heading`` when a chunk holds several parts); a part longer than
+       that is cut into overlapping windows of its own (``"<title> — Summary\n..."``);
+    2. each timeline entry alone, with its date (``"<title> — Timeline\n<date>: ..."``).
+
+    A page's short sections thus make one chunk (one vector, one keyword document)
+    rather than one each: a typical page of a few short sections and fields has one.
+    """
+    chunks: list[Chunk] = []
+
+    def add(parts: list[tuple[str, str]], date: datetime.date | None = None) -> None:
+        label = ", ".join(heading for heading, _ in parts)
+        if len(parts) == 1:
+            body = parts[0][1]
+        else:
+            body = "\n".join(
+                text if heading == FIELDS_SECTION else f"## {heading}\n{text}"
+                for heading, text in parts
+            )
+        chunks.append(Chunk(label, f"{page.title} — {label}\n{body}", len(chunks), date))
+
+    parts = [(FIELDS_SECTION, _fields_text(page)), *page.sections.items()]
+    if page.open_questions:
+        parts.append((OPEN_QUESTIONS, "\n".join(f"- {q}" for q in page.open_questions)))
+    pack: list[tuple[str, str]] = []
+    size = 0
+    for heading, body in parts:
+        words = len(body.split())
+        if not words:
+            continue
+        if pack and size + words > max_words:
+            add(pack)
+            pack, size = [], 0
+        if words > max_words:
+            for piece in _windows(body, max_words, overlap):
+                add([(heading, piece)])
+            continue
+        pack.append((heading, body.strip()))
+        size += words
+    if pack:
+        add(pack)
+    for entry in page.timeline:
+        source = f" [source: {entry.source}]" if entry.source else ""
+        add([(TIMELINE, f"{entry.date.isoformat()}: {entry.text}{source}")], entry.date)
+    return chunks
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 (hex) of the text's UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

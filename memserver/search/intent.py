@@ -1,0 +1,405 @@
+"""What a search question asks for, read without any LLM call.
+
+``analyze(question_core, schema, folders)`` (the core is the question with its time
+phrase removed, :attr:`memserver.search.timeparse.TimeQuery.query`) returns an :class:`Intent`:
+
+* ``terms``: the topical words (stop words, question words and folder words removed),
+  what the keyword arm searches for; ``prefixes``: Mongolian word stems (case suffixes
+  such as -тэй, -ын, -ийг stripped) searched as prefixes;
+* ``identifiers``: tokens such as ``INV-2026-044`` (letters, digits and dashes) that
+  must match exactly; ``names``: the terms the question writes as a name would be
+  (capitalised after its first word, or holding a digit: "Zgorzelec", "Q3");
+* ``folders``: schema folders the question names ("meetings", "decision", "уулзалт");
+* ``relation``: a typed edge the question asks to follow ("who reports to X": verb
+  ``reports_to``), from the schema's link fields and ``link_verbs`` patterns, with
+  where in the question it was found (names after it are the edge's target);
+* ``ngrams``: every run of 1-6 normalised words (with Mongolian suffix variants), what
+  the title/alias arm compares with page names exactly;
+* ``kind``: ``identifier``, ``relational``, ``entity`` (short, mostly a name) or
+  ``concept`` (anything else); the search picks per-arm weights from it.
+
+``plan_graph`` turns the entities a question names (title arm hits) into the typed-edge
+paths the graph arm follows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from memserver.db.database import normalize_name
+from memserver.kb.schema import FolderSpec, Schema
+from memserver.search.fusion import Hit
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[^\W_]+(?:[-/.][^\W_]+)+\b")
+# Amounts written as one token: "$27,950", "€1.2", "18,400" (grouped digits or a currency
+# sign); plain numbers ("2 weeks", "2026") are not.
+_FIGURE = re.compile(r"[$€£¥₮]\d+(?:[,.]\d+)*|(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])")
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+MAX_NGRAM = 6
+
+_STOPWORD_TEXT = """
+    a an the and or but of to in on at by for from with without about into onto over under
+    is are was were be been being am do does did done doing have has had having will would
+    shall should can could may might must it its this that these those there here then than
+    as if so not no yes i me my we us our you your he him his she her they them their who
+    whom whose what which when where why how all any some each every both either neither
+    one ones also just only very more most much many such same other tell show find
+    give list please know get got let make made happen happened happening anything
+    something everything thing things info information details detail say said says
+    s t ll ve re d m
+    юу вэ бэ уу үү нь ба болон хэн хэзээ хаана ямар энэ тэр эдгээр тэдгээр бол болсон
+    хийсэн байсан байна байгаа дээр тухай талаар юм гэж хамт руу рүү луу лүү дахь хүртэл
+    онд оны мэдээлэл ямарвэ гэсэн гэх өгөх харуул
+    тай тэй той төй ын ийн ийг ыг аас ээс оос өөс
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+# Mongolian case and plural endings, longest first (stripped to find the word's stem).
+_MN_SUFFIXES = (
+    "тайгаа",
+    "тэйгээ",
+    "тойгоо",
+    "төйгөө",
+    "уудын",
+    "үүдийн",
+    "ийнх",
+    "тай",
+    "тэй",
+    "той",
+    "төй",
+    "ийн",
+    "ийг",
+    "аас",
+    "ээс",
+    "оос",
+    "өөс",
+    "иас",
+    "иэс",
+    "ууд",
+    "үүд",
+    "нуудыг",
+    "ын",
+    "ыг",
+    "ад",
+    "эд",
+    "од",
+    "өд",
+    "д",
+    "т",
+    "г",
+    "н",
+)
+_MN_MIN_STEM = 3
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A typed edge a question asks to follow."""
+
+    verb: str
+    from_folder: str  # the folder whose pages hold the edge
+    to_folder: str  # the folder it points into
+    start: int  # word position of the phrase in the question
+    end: int
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: str  # identifier | relational | entity | concept
+    words: tuple[str, ...]  # normalised words of the question core
+    terms: tuple[str, ...]
+    prefixes: tuple[str, ...]
+    identifiers: tuple[str, ...]
+    folders: tuple[str, ...]
+    relation: Relation | None
+    ngrams: tuple[str, ...]
+    names: tuple[str, ...] = ()
+
+    @property
+    def has_topic(self) -> bool:
+        """Whether anything besides folder and stop words is asked about."""
+        return bool(self.terms or self.identifiers)
+
+
+def words(text: str) -> list[str]:
+    """The question's words in ``db.normalize_name`` form (case-folded, NFKC)."""
+    return normalize_name(text).split()
+
+
+def is_cyrillic(word: str) -> bool:
+    return bool(_CYRILLIC.search(word))
+
+
+def mn_stems(word: str) -> list[str]:
+    """Stems of a Mongolian word with one case/plural ending removed (longest first)."""
+    if not is_cyrillic(word):
+        return []
+    out = []
+    for suffix in _MN_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= _MN_MIN_STEM:
+            out.append(word[: -len(suffix)])
+    return out
+
+
+def _en_stem(word: str) -> str:
+    """A crude English stem for matching phrases ("reports"/"reported" -> "report")."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def ngrams(tokens: list[str], max_n: int = MAX_NGRAM) -> list[str]:
+    """Runs of 1..max_n words, plus variants with the last word's Mongolian ending removed.
+
+    Single stop words and single characters are left out (they name nothing).
+    """
+    out: dict[str, None] = {}
+    for n in range(min(max_n, len(tokens)), 0, -1):
+        for i in range(len(tokens) - n + 1):
+            run = tokens[i : i + n]
+            if n == 1 and (run[0] in STOPWORDS or len(run[0]) < 2):
+                continue
+            out[" ".join(run)] = None
+            for stem in mn_stems(run[-1]):
+                out[" ".join([*run[:-1], stem])] = None
+    return list(out)
+
+
+def written_names(text: str) -> set[str]:
+    """The words of ``text`` written as a name would be, normalised: capitalised anywhere
+    but as the first word (which any sentence capitalises), or holding a digit."""
+    out: set[str] = set()
+    for i, match in enumerate(_WORD.finditer(text)):
+        word = match.group(0)
+        if (i > 0 and word[0].isupper()) or any(c.isdigit() for c in word):
+            out.update(words(word))
+    return out
+
+
+def identifiers(text: str) -> list[str]:
+    """Tokens like INV-2026-044 or PO/7781 (letters and digits joined by - / .) and
+    amounts like $27,950 or 18,400: a note holds them exactly as asked."""
+    found = [m.group(0) for m in _IDENTIFIER.finditer(text)]
+    found += [m.group(0) for m in _FIGURE.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def _folder_names(spec: FolderSpec) -> set[str]:
+    names = {spec.name.lower(), spec.type.lower()}
+    for name in list(names):
+        names.add(_en_stem(name))
+        names.add(name + "s")
+        if name.endswith("y"):
+            names.add(name[:-1] + "ies")
+        if name.endswith("ies"):
+            names.add(name[:-3] + "y")
+    return {normalize_name(n) for n in names if n}
+
+
+def _native_folder_words(specs: Iterable[FolderSpec]) -> dict[str, str]:
+    """Cyrillic description words that belong to exactly one folder -> that folder."""
+    seen: dict[str, set[str]] = {}
+    for spec in specs:
+        for word in words(spec.description):
+            if is_cyrillic(word) and len(word) >= 4 and word not in STOPWORDS:
+                seen.setdefault(word, set()).add(spec.name)
+    return {word: next(iter(owners)) for word, owners in seen.items() if len(owners) == 1}
+
+
+def folder_mentions(tokens: list[str], specs: Collection[FolderSpec]) -> dict[str, list[int]]:
+    """Folders the question names -> the word positions that name them."""
+    by_name = {spec.name: _folder_names(spec) for spec in specs}
+    native = _native_folder_words(specs)
+    found: dict[str, list[int]] = {}
+    for i, token in enumerate(tokens):
+        variants = {token, _en_stem(token), *mn_stems(token)}
+        for folder, names in by_name.items():
+            if variants & names:
+                found.setdefault(folder, []).append(i)
+        for variant in variants:
+            if variant in native:
+                found.setdefault(native[variant], []).append(i)
+    return found
+
+
+@dataclass(frozen=True)
+class _Phrase:
+    stems: tuple[str, ...]
+    verb: str
+    from_folder: str
+    to_folder: str
+
+
+def _phrases(schema: Schema, folders: Collection[str]) -> list[_Phrase]:
+    out: list[_Phrase] = []
+
+    def add(text: str, verb: str, src: str, dst: str) -> None:
+        stems = tuple(_en_stem(w) for w in words(text.replace("_", " ")))
+        if not stems:
+            return
+        if len(stems) == 1 and (stems[0] in STOPWORDS or words(text)[0] in STOPWORDS):
+            return  # "for", "about": too common to mean an edge on their own
+        out.append(_Phrase(stems, verb, src, dst))
+
+    folder_words = set().union(*(_folder_names(spec) for spec in schema.folders))
+    for spec in schema.folders:
+        if spec.name not in folders:
+            continue
+        for field in spec.fields:
+            if field.type in ("link", "links") and field.folder and field.folder in folders:
+                verb = field.verb or field.name
+                add(verb, verb, spec.name, field.folder)
+                # A field named like a folder ("project") names the folder, not an edge.
+                if field.name != verb and normalize_name(field.name) not in folder_words:
+                    add(field.name, verb, spec.name, field.folder)
+        for lv in spec.link_verbs:
+            if lv.to not in folders:
+                continue
+            add(lv.verb, lv.verb, spec.name, lv.to)
+            for phrase in lv.phrases:
+                add(phrase.text, lv.verb, spec.name, lv.to)
+    # Longer phrases first: "reports directly to" before "reports to".
+    out.sort(key=lambda p: -len(p.stems))
+    return out
+
+
+def find_relation(tokens: list[str], schema: Schema, folders: Collection[str]) -> Relation | None:
+    """The first (longest) typed-edge phrase found in the question."""
+    stems = [_en_stem(t) for t in tokens]
+    for phrase in _phrases(schema, folders):
+        n = len(phrase.stems)
+        for i in range(len(stems) - n + 1):
+            window = stems[i : i + n]
+            if all(
+                w == p or (is_cyrillic(p) and tokens[i + j].startswith(p))
+                for j, (w, p) in enumerate(zip(window, phrase.stems, strict=True))
+            ):
+                return Relation(phrase.verb, phrase.from_folder, phrase.to_folder, i, i + n)
+    return None
+
+
+def analyze(core: str, schema: Schema, folders: Collection[str]) -> Intent:
+    """Read the question core (time phrase already removed) against the schema."""
+    tokens = words(core)
+    specs = [spec for spec in schema.folders if spec.name in folders]
+    mentions = folder_mentions(tokens, specs)
+    relation = find_relation(tokens, schema, folders)
+    idents = identifiers(core)
+    folder_positions = {i for positions in mentions.values() for i in positions}
+    relation_positions = set(range(relation.start, relation.end)) if relation else set()
+    ident_words = {w for ident in idents for w in words(ident)}
+    terms: list[str] = []
+    prefixes: list[str] = []
+    for i, token in enumerate(tokens):
+        if token in STOPWORDS or i in folder_positions or i in relation_positions:
+            continue
+        if token in ident_words or (len(token) < 2 and not token.isdigit()):
+            continue
+        terms.append(token)
+        prefixes.extend(mn_stems(token)[-1:])  # the shortest stem: widest prefix
+    if idents:
+        kind = "identifier"
+    elif relation is not None:
+        kind = "relational"
+    elif 0 < len(terms) <= 3 and len(tokens) <= 5:
+        kind = "entity"
+    else:
+        kind = "concept"
+    named = written_names(core)
+    return Intent(
+        kind=kind,
+        words=tuple(tokens),
+        terms=tuple(dict.fromkeys(terms)),
+        names=tuple(t for t in dict.fromkeys(terms) if t in named),
+        prefixes=tuple(dict.fromkeys(prefixes)),
+        identifiers=tuple(idents),
+        folders=tuple(sorted(mentions, key=lambda f: min(mentions[f]))),
+        relation=relation,
+        ngrams=tuple(ngrams(tokens)),
+    )
+
+
+# --------------------------------------------------------------------------- graph paths
+
+
+def folder_verbs(schema: Schema, a: str, b: str) -> list[str]:
+    """Typed verbs declared between folders ``a`` and ``b`` (either way)."""
+    verbs: set[str] = set()
+    for src, dst in ((a, b), (b, a)):
+        try:
+            spec = schema.folder(src)
+        except Exception:  # an unknown folder declares no verbs
+            continue
+        for f in spec.fields:
+            if f.type in ("link", "links") and f.folder == dst:
+                verbs.add(f.verb or f.name)
+        verbs.update(lv.verb for lv in spec.link_verbs if lv.to == dst)
+    return sorted(verbs)
+
+
+@dataclass(frozen=True)
+class GraphPlan:
+    """Which edges to follow from which entity, into which folder."""
+
+    entity: str  # page id
+    into: str  # folder
+    verbs: tuple[str, ...] | None
+    direction: str
+    label: str
+
+
+def plan_graph(
+    entities: Sequence[Hit],
+    intent: Intent,
+    schema: Schema,
+    folders: Collection[str],
+) -> list[GraphPlan]:
+    """Graph paths the question asks for, from the entities it names.
+
+    * a relation ("who reports to X", "projects owned by X") whose ends fit the entity's
+      folder: that verb, inward when the entity is the edge's target;
+    * else a folder the question names ("latest meeting with X"): every typed verb
+      between the two folders (falling back to any edge when none is declared).
+    """
+    plans: list[GraphPlan] = []
+    relation = intent.relation
+    for ent in entities:
+        ent_folder = ent.folder
+        if relation is not None and ent_folder in (relation.from_folder, relation.to_folder):
+            plans.append(_relation_plan(ent, relation, intent))
+            continue
+        for target in intent.folders:
+            if target == ent_folder or target not in folders:
+                continue
+            verbs = folder_verbs(schema, target, ent_folder)
+            plans.append(
+                GraphPlan(ent.id, target, tuple(verbs) or None, "both", "+".join(verbs) or "linked")
+            )
+    return plans
+
+
+def _relation_plan(ent: Hit, relation: Relation, intent: Intent) -> GraphPlan:
+    if relation.from_folder == relation.to_folder:
+        # Same folder both ends: the word order decides ("who reports to X" = inward).
+        position = _entity_position(ent, intent)
+        inward = position is None or position >= relation.end
+    else:
+        inward = ent.folder == relation.to_folder
+    into = relation.from_folder if inward else relation.to_folder
+    return GraphPlan(ent.id, into, (relation.verb,), "in" if inward else "out", relation.verb)
+
+
+def _entity_position(ent: Hit, intent: Intent) -> int | None:
+    """Where in the question the entity's matched name starts (word index)."""
+    gram = (ent.name or "").split()
+    if not gram:
+        return None
+    words = list(intent.words)
+    for i in range(len(words) - len(gram) + 1):
+        if all(words[i + j].startswith(g) for j, g in enumerate(gram)):
+            return i
+    return None

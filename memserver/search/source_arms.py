@@ -1,0 +1,394 @@
+"""Retrieval arms over raw sources (``include_sources``): keyword and vector over
+``source_chunks``, one hit per source file (its best chunk), id ``source/<path>``.
+
+Conversation notes of one person share most of their words, so the keyword arm weighs
+each word by its rarity among source chunks (BM25 idf) and marks the files holding a
+name almost no chunk holds (``rare_term``: a ticket id, an amount, a place); the vector
+arm damps sentences that sit close to many others of its pool (:func:`nearest_sentences`:
+recurring phrases outrank nothing on nearness alone); and both arms can score files the
+other found beyond its pool (:func:`source_cosines`, :func:`source_text_ranks`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memserver.db.database import Database, vector_scan
+from memserver.search.arms import (
+    MATCH_CAP,
+    POOL,
+    SOURCE_PREFIX,
+    Conn,
+    TextQuery,
+    best_per_key,
+    staged,
+    window_sql,
+)
+from memserver.search.fusion import Hit
+
+# A name (TextQuery.naming) at most this many source chunks hold picks its notes (a
+# ticket id, a figure, a place): source_keyword marks the files holding one ``rare_term``.
+# Only names: in sentence-sized chunks many ordinary words are that rare too ("premium",
+# "insurance"), and the notes holding them need not be the ones asked about.
+RARE_DF = 3
+RARE_MIN_CHUNKS = 30  # in fewer source chunks than this, rarity says nothing
+# The vector arm reads this many nearest sentences per file it returns: one note's
+# sentences on its subject sit close together, and the pool is also where a sentence's
+# hubness is measured (below). 6 per file (300 sentences): recall@5 0.95 / 0.95 / 0.93 on
+# three draws of bench/eval_search.py's notes; 10: 0.98 / 0.95 / 0.93, for 5 ms more.
+SENTENCES_PER_FILE = 10
+# Notes built from the same phrases put many sentences at nearly the same place, where an
+# HNSW scan with pgvector's default search width misses some of the nearest: at 40 the
+# nearest 10 of 8,247 sentences were 93% found (one question 10%), at 400 99.8% (the
+# worst 90%), for 2.8 ms instead of 2.3 (bench/eval_search.py's sources).
+SOURCE_EF_SEARCH = 400
+# Notes written from recurring phrases ("X raised a risk on the billing cleanup: the
+# vendor is slow to answer") put whole families of near-identical sentences close to any
+# question on their topic, above the one sentence that says what was asked in other
+# words: hubs. The vector arm lowers a sentence's cosine by HUB_WEIGHT x its mean cosine
+# to its HUB_NEIGHBOURS most similar sentences of the pool it retrieved (cross-domain
+# similarity local scaling, CSLS, within the pool). On bench/eval_search.py's sources:
+# recall@5 0.74 -> 0.88 vector-only and 0.86 -> 0.95 hybrid, the same from 0.2 to 0.4
+# and for 5 to 20 neighbours (bench/RESULTS.md, Search quality).
+HUB_NEIGHBOURS = 10
+HUB_WEIGHT = 0.25
+
+
+@dataclass(frozen=True)
+class SourceRank:
+    """How :func:`source_rank_sql` ranks source chunks for one question: ``rank`` and
+    ``matched`` are SQL over a chunk's ``tsv`` (``matched``: the summed rarity of the
+    question's words the chunk holds), ``idf_total`` the rarity of all of them."""
+
+    rank: str
+    matched: str
+    idf_total: float
+    params: dict[str, Any]
+
+    def share(self, matched: float) -> float:
+        """The part of the question's rarity a chunk holds (0-1)."""
+        return min(1.0, matched / self.idf_total) if self.idf_total > 0 else 1.0
+
+
+def source_rank_sql(conn: Conn, query: TextQuery) -> SourceRank:
+    """A rank for source chunks that weighs each word by its rarity among them: the sum of
+    the BM25 inverse document frequency ``ln(1 + (N - df + 0.5) / (df + 0.5))`` of the
+    words a chunk holds, plus ``ts_rank_cd`` to order chunks holding the same words.
+
+    Conversation notes of one person share most of their words, so plain ``ts_rank_cd``
+    (no rarity) ranks two common words above one rare word (a ticket id, a figure, a
+    place) that only the right note holds. ``df`` is counted up to MATCH_CAP chunks (a
+    word on more is common either way)."""
+    counts = ", ".join(
+        f"(SELECT count(*) FROM (SELECT 1 FROM source_chunks WHERE tsv @@ ({query._term(i)})"
+        " LIMIT %(cap)s) m)"
+        for i in range(len(query.terms))
+    )
+    params = {**query.params(), "cap": MATCH_CAP}
+    row = conn.execute(f"SELECT (SELECT count(*) FROM source_chunks), {counts}", params).fetchone()
+    total = float(row[0]) if row else 0.0
+    matched: list[str] = []
+    idf_total = 0.0
+    rare: list[int] = []
+    for i, df in enumerate(row[1:] if row else ()):
+        idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        params[f"idf{i}"] = idf
+        idf_total += idf
+        matched.append(f"(CASE WHEN tsv @@ ({query._term(i)}) THEN %(idf{i})s ELSE 0 END)")
+        if 0 < df <= RARE_DF and total >= RARE_MIN_CHUNKS and i in query.naming:
+            rare.append(i)
+    params["rare_terms"] = rare  # not a placeholder: read by source_keyword
+    matched_sql = "(" + (" + ".join(matched) or "0") + ")"
+    rank = f"ts_rank_cd(tsv, {query.any_sql()}, 1) + {matched_sql}"
+    return SourceRank(rank, matched_sql, idf_total, params)
+
+
+def source_keyword(
+    conn: Conn,
+    query: TextQuery,
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Raw source chunks matching the words (staged like :func:`keyword`), ranked by
+    :func:`source_rank_sql`, best chunk per source file. A file holding a name that at most
+    RARE_DF source chunks hold has detail ``rare_term``."""
+    if query.empty:
+        return []
+    ranking = source_rank_sql(conn, query)
+    params = ranking.params
+
+    def build(match: str) -> str:
+        return (
+            f"SELECT path, text, doc_date, {ranking.rank} AS r, {ranking.matched} AS m FROM ("
+            f" SELECT s.path, s.text, s.doc_date, s.ordinal, s.tsv FROM source_chunks s"
+            f" WHERE s.tsv @@ ({match})"
+            + window_sql(start, end, "s.doc_date")
+            + " LIMIT %(cap)s) m ORDER BY r DESC, path, ordinal LIMIT %(pool)s"
+        )
+
+    params.update({"start": start, "end": end, "pool": limit * 4})
+    rows = staged(conn, query, build, params, limit)
+    holders: set[str] = set()
+    if params["rare_terms"]:
+        holding = " OR ".join(f"tsv @@ ({query._term(i)})" for i in params["rare_terms"])
+        holders = {
+            p for (p,) in conn.execute(f"SELECT path FROM source_chunks WHERE {holding}", params)
+        }
+    return [
+        Hit(
+            SOURCE_PREFIX + path,
+            "source",
+            float(r),
+            text,
+            day,
+            "rare_term" if path in holders else detail,
+            share=ranking.share(float(m)),
+        )
+        for detail, (path, text, day, r, m) in rows
+    ]
+
+
+def hubness(vectors: np.ndarray, pool: np.ndarray, *, within: bool) -> np.ndarray:
+    """The mean cosine of each of ``vectors`` to its HUB_NEIGHBOURS most similar vectors of
+    ``pool`` (``within``: ``vectors`` is the pool; a vector is not its own neighbour).
+    Zeros when the pool is too small to tell."""
+    k = HUB_NEIGHBOURS
+    if len(vectors) == 0 or len(pool) <= k + int(within):
+        return np.zeros(len(vectors))
+
+    def unit(m: np.ndarray) -> np.ndarray:
+        m = np.asarray(m, dtype=np.float32)
+        return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+
+    sims = unit(vectors) @ unit(pool).T
+    if within:
+        np.fill_diagonal(sims, -np.inf)
+    return np.asarray(np.partition(sims, -k, axis=1)[:, -k:].mean(axis=1), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class NearestSentences:
+    """The source sentences nearest a question (the vector arm's pool): the best per
+    file as hits, and the pool's vectors and hubness, to damp the sentences of other
+    files by the same measure (:func:`source_cosines`)."""
+
+    hits: list[Hit]
+    vectors: np.ndarray
+    hubs: Mapping[tuple[str, str], float]  # (path, sentence) -> its hubness in the pool
+    mean_hub: float
+    active: bool = True  # False when the pool was too small to measure hubness in
+
+    def damp(
+        self, keys: Sequence[tuple[str, str]], cosines: np.ndarray, vectors: np.ndarray
+    ) -> np.ndarray:
+        """Cosines of the sentences ``keys`` ((path, text)), damped like the pool's own:
+        a sentence of the pool by its hubness there, another by its closeness to the pool."""
+        if not self.active:
+            return cosines
+        near = hubness(vectors, self.vectors, within=False)
+        hub = np.array([self.hubs.get(key, float(h)) for key, h in zip(keys, near, strict=True)])
+        return cosines - HUB_WEIGHT * (hub - self.mean_hub)
+
+
+def nearest_sentences(
+    conn: Conn,
+    db: Database,
+    query_vector: np.ndarray,
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    limit: int = POOL,
+) -> NearestSentences:
+    """The nearest raw source sentences, each cosine damped by its hubness in the pool:
+    ``cosine - HUB_WEIGHT x (hubness - the pool's mean hubness)``, so a sentence of a
+    family that sits near any question on its topic loses to one as near standing alone,
+    and the scores stay on the cosine's scale. Best sentence per file, best first."""
+    distance = db.distance_sql()
+    sql = (
+        "WITH c AS MATERIALIZED ("
+        f" SELECT path, text, doc_date, embedding, {distance} AS d FROM source_chunks"
+        " WHERE embedding IS NOT NULL"
+        + window_sql(start, end, "doc_date")
+        + f" ORDER BY {distance}"
+        " LIMIT %(pool)s) SELECT path, text, doc_date, d, embedding FROM c ORDER BY d, path"
+    )
+    pool = limit * SENTENCES_PER_FILE
+    params = {"q": query_vector, "start": start, "end": end, "pool": pool}
+    with vector_scan(conn, ef_search=max(SOURCE_EF_SEARCH, pool), max_scan_tuples=40_000):
+        # Binary: 300 vectors read as text cost ~30 ms to parse, as binary ~5.
+        rows = conn.execute(sql, params, binary=True).fetchall()
+    if not rows:
+        return NearestSentences([], np.zeros((0, len(query_vector))), {}, 0.0, active=False)
+    vectors = _vectors(rows)
+    hub = hubness(vectors, vectors, within=True)
+    mean_hub = float(hub.mean())
+    scores = _cosines(rows) - HUB_WEIGHT * (hub - mean_hub)
+    hubs = {(r[0], r[1]): float(h) for r, h in zip(rows, hub, strict=True)}
+    hits = _best_per_file(rows, scores, limit)
+    return NearestSentences(hits, vectors, hubs, mean_hub, active=bool(hub.any()))
+
+
+def source_cosines(
+    conn: Conn,
+    db: Database,
+    query_vector: np.ndarray,
+    paths: Sequence[str],
+    near: NearestSentences | None = None,
+) -> list[Hit]:
+    """The cosine of each source file's closest chunk (exact, no index), best first:
+    the vector evidence for files the keyword arm found beyond the vector arm's pool.
+    With ``near`` each file's SENTENCES_PER_FILE closest chunks are damped by their
+    hubness in that pool, like the arm's own, and the best after damping counts."""
+    if not paths:
+        return []
+    distance = db.distance_sql()
+    per_file = SENTENCES_PER_FILE if near is not None and near.active else 1
+    rows = conn.execute(
+        "SELECT path, text, doc_date, d, embedding FROM (SELECT path, text, doc_date,"
+        f" {distance} AS d, embedding, row_number() OVER (PARTITION BY path"
+        f" ORDER BY {distance}, ordinal) AS n FROM source_chunks"
+        " WHERE embedding IS NOT NULL AND path = ANY(%(paths)s)) s WHERE n <= %(k)s",
+        {"q": query_vector, "paths": list(paths), "k": per_file},
+        binary=True,
+    ).fetchall()
+    if not rows:
+        return []
+    scores = _cosines(rows)
+    if per_file > 1 and near is not None:
+        scores = near.damp([(r[0], r[1]) for r in rows], scores, _vectors(rows))
+    return _best_per_file(rows, scores, len(rows))
+
+
+# Rows of the vector queries: (path, text, doc_date, cosine distance, embedding).
+
+
+def _cosines(rows: Sequence[tuple[Any, ...]]) -> np.ndarray:
+    return np.array([1.0 - float(r[3]) for r in rows])
+
+
+def _vectors(rows: Sequence[tuple[Any, ...]]) -> np.ndarray:
+    return np.stack([np.asarray(r[4], dtype=np.float32) for r in rows])
+
+
+def _best_per_file(rows: Sequence[tuple[Any, ...]], scores: np.ndarray, limit: int) -> list[Hit]:
+    """Each file's best-scoring sentence as a hit, best first (ties by path)."""
+    order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))
+    best = best_per_key([(rows[i][0], rows[i][1], rows[i][2], scores[i]) for i in order], limit)
+    return [Hit(SOURCE_PREFIX + p, "source", float(sc), text, day) for p, text, day, sc in best]
+
+
+def source_text_ranks(conn: Conn, query: TextQuery, paths: Sequence[str]) -> list[Hit]:
+    """The best chunk of each source file holding any of the words (source_rank_sql), best
+    first: the keyword evidence for files the vector arm found beyond the keyword pool.
+    Detail ``all_terms`` when that chunk holds every word, else ``some_terms``."""
+    if query.empty or not paths:
+        return []
+    ranking = source_rank_sql(conn, query)
+    sql = (
+        f"SELECT DISTINCT ON (path) path, text, doc_date, {ranking.rank} AS r,"
+        f" {ranking.matched} AS m, tsv @@ ({query.all_sql()}) FROM source_chunks"
+        f" WHERE path = ANY(%(paths)s) AND tsv @@ ({query.any_sql()})"
+        " ORDER BY path, r DESC, ordinal"
+    )
+    rows = conn.execute(sql, {**ranking.params, "paths": list(paths)}).fetchall()
+    rows.sort(key=lambda r: (-r[3], r[0]))
+    return [
+        Hit(
+            SOURCE_PREFIX + p,
+            "source",
+            float(r),
+            text,
+            day,
+            "all_terms" if every else "some_terms",
+            share=ranking.share(float(m)),
+        )
+        for p, text, day, r, m, every in rows
+    ]
+
+
+def closest_sentences(
+    conn: Conn, db: Database, query_vector: np.ndarray, ids: Sequence[str], per_file: int = 3
+) -> dict[str, list[str]]:
+    """For source results (``source/<path>``), the ``per_file`` sentences of each file
+    closest to the question, closest first (exact, no index): what a reranker reads of a
+    note."""
+    if not ids:
+        return {}
+    distance = db.distance_sql()
+    rows = conn.execute(
+        "SELECT path, text FROM (SELECT path, text, row_number() OVER"
+        f" (PARTITION BY path ORDER BY {distance}, ordinal) AS n FROM source_chunks"
+        " WHERE embedding IS NOT NULL AND path = ANY(%(paths)s)) s"
+        " WHERE n <= %(k)s ORDER BY path, n",
+        {"q": query_vector, "paths": [i.removeprefix(SOURCE_PREFIX) for i in ids], "k": per_file},
+    ).fetchall()
+    out: dict[str, list[str]] = {}
+    for path, text in rows:
+        out.setdefault(SOURCE_PREFIX + path, []).append(text)
+    return out
+
+
+def sentence_context(conn: Conn, snippets: Mapping[str, str]) -> dict[str, str]:
+    """For source results (id -> the sentence that matched), that sentence with the one
+    before and the one after it in its file: a sentence alone often leans on its
+    neighbours ("He agreed.", "That was Tuesday.")."""
+    if not snippets:
+        return {}
+    paths = [i.removeprefix(SOURCE_PREFIX) for i in snippets]
+    rows = conn.execute(
+        "WITH hit AS (SELECT DISTINCT ON (s.path) s.path, s.ordinal FROM source_chunks s"
+        " JOIN unnest(%(paths)s::text[], %(texts)s::text[]) AS h(path, text)"
+        " ON s.path = h.path AND s.text = h.text ORDER BY s.path, s.ordinal)"
+        " SELECT hit.path, string_agg(c.text, ' ' ORDER BY c.ordinal) FROM hit"
+        " JOIN source_chunks c ON c.path = hit.path"
+        " AND c.ordinal BETWEEN hit.ordinal - 1 AND hit.ordinal + 1 GROUP BY hit.path",
+        {"paths": paths, "texts": list(snippets.values())},
+    ).fetchall()
+    return {SOURCE_PREFIX + path: text for path, text in rows}
+
+
+def search_sources(
+    conn: Conn,
+    db: Database,
+    text: TextQuery,
+    vector: np.ndarray | None,
+    on: Callable[[str], bool],
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+) -> dict[str, list[Hit]]:
+    """The source arms ``on(arm)`` allows (the vector arm only with a query vector).
+
+    With both, each weighs in on every file either found: a file one arm found beyond the
+    other's pool gets the other arm's score too (its closest sentence's cosine, its best
+    sentence's text rank), ranked after that arm's own hits. Without it such a file would
+    lack the other arm's evidence altogether, and a file only the keyword arm found would
+    even escape the cosine blend of the fusion."""
+    found: dict[str, list[Hit]] = {}
+    if on("source_keyword"):
+        found["source_keyword"] = source_keyword(conn, text, start=start, end=end)
+    near = None
+    if vector is not None and on("source_vector"):
+        near = nearest_sentences(conn, db, vector, start=start, end=end)
+        found["source_vector"] = near.hits
+    keyword, nearest = found.get("source_keyword"), found.get("source_vector")
+    if vector is None or keyword is None or nearest is None:
+        return found
+
+    def beyond(hits: list[Hit], pool: list[Hit]) -> list[str]:
+        seen = {h.id for h in pool}
+        return [h.id.removeprefix(SOURCE_PREFIX) for h in hits if h.id not in seen]
+
+    found["source_vector"] = nearest + source_cosines(
+        conn, db, vector, beyond(keyword, nearest), near
+    )
+    found["source_keyword"] = keyword + source_text_ranks(conn, text, beyond(nearest, keyword))
+    return found

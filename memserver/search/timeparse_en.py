@@ -1,0 +1,53 @@
+"""English vocabulary for :mod:`memserver.search.timeparse` (regex fragments and word maps).
+
+The Mongolian counterpart is :mod:`memserver.search.timeparse_mn`. Named groups in the
+fragments (``mon``, ``wd``, ``n``, ``unit``, ``rel``) are read by the handlers in
+``timeparse``.
+"""
+
+from __future__ import annotations
+
+import calendar
+
+MONTHS: dict[str, int] = {}
+for _number, _name in enumerate(calendar.month_name[1:], start=1):
+    MONTHS[_name.lower()] = _number
+    MONTHS[_name[:3].lower()] = _number
+MONTHS["sept"] = 9
+MONTH = r"(?P<mon>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b\.?"
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+WEEKDAY = r"(?P<wd>" + "|".join(WEEKDAYS) + r")\b"
+NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "a couple of": 2, "couple of": 2, "a few": 3, "few": 3,
+}  # fmt: skip
+NUM = r"(?P<n>\d{1,4}|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r")"
+UNIT_PREFIXES = (
+    ("weekend", "weekend"),
+    ("day", "day"),
+    ("week", "week"),
+    ("month", "month"),
+    ("quarter", "quarter"),
+    ("year", "year"),
+    ("hour", "hour"),
+)
+UNITS = r"(?P<unit>days?|weeks?|months?|quarters?|years?|hours?)\b"
+RELATIONS = {
+    "last": -1, "previous": -1, "the previous": -1, "past": -1, "this past": -1,
+    "this": 0, "current": 0, "the current": 0, "next": 1, "coming": 1, "this coming": 1,
+    "the coming": 1, "the next": 1,
+}  # fmt: skip
+REL = r"(?P<rel>" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")"
+RELATIVE_DAYS: tuple[tuple[str, int], ...] = (
+    (r"(?:the\s+)?day\s+before\s+yesterday", -2),
+    (r"yesterday|last\s+night", -1),
+    (r"today|tonight|this\s+(?:morning|afternoon|evening)", 0),
+    (r"(?:the\s+)?day\s+after\s+tomorrow", 2),
+    (r"tomorrow", 1),
+)
+ORD = r"(?:st|nd|rd|th)?"
+NUMERIC_DATE = (
+    r"(?<![\w.-])(?:\d{4}[./]\d{1,2}[./]\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{4}"
+    r"|\d{1,2}-[a-z]{3,9}-\d{4})(?![\w-])"
+)

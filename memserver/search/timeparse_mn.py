@@ -1,0 +1,125 @@
+"""Mongolian vocabulary for :mod:`memserver.search.timeparse` (regex fragments and word maps).
+
+Mongolian marks time with case suffixes rather than prepositions: "өчигдрийн" (of
+yesterday), "9-р сард" (in September), "2026-09-01-ээс хойш" (since 2026-09-01). So every
+fragment here swallows the trailing suffix letters (``SFX``) itself, and the rules in
+``timeparse`` never need a preposition for a Mongolian expression.
+"""
+
+from __future__ import annotations
+
+# Cyrillic letters used in Mongolian (the patterns are compiled case-insensitively).
+LETTERS = "а-яёөү"
+# An attached case suffix: "15-нд", "өчигдрөөс", "сарын", "хоногийн".
+SFX = rf"(?:-?[{LETTERS}]+)?"
+# Word end for Cyrillic: not followed by another letter.
+END = rf"(?![{LETTERS}])"
+
+# Ordinal month names, longest first so "арван хоёрдугаар" wins over "хоёрдугаар".
+MONTH_ORDINALS: dict[str, int] = {
+    "арван хоёрдугаар": 12,
+    "арван нэгдүгээр": 11,
+    "аравдугаар": 10,
+    "нэгдүгээр": 1,
+    "хоёрдугаар": 2,
+    "гуравдугаар": 3,
+    "дөрөвдүгээр": 4,
+    "тавдугаар": 5,
+    "зургадугаар": 6,
+    "долдугаар": 7,
+    "наймдугаар": 8,
+    "есдүгээр": 9,
+}
+_ORDINALS = "|".join(
+    word.replace(" ", r"\s+") for word in sorted(MONTH_ORDINALS, key=len, reverse=True)
+)
+# "9-р сар", "9 сар", "9 дүгээр сар", "есдүгээр сар" (+ suffix: "сарын", "сард", "сараас").
+MONTH = (
+    rf"(?:(?P<mnum>\d{{1,2}})\s*(?:-?\s*р|-?\s*(?:дүгээр|дугаар))?|(?P<mword>{_ORDINALS}))"
+    rf"\s*сар[{LETTERS}]*"
+)
+# "2026 оны " before a month or day; "2026 он/онд/оны/оноос" alone is a year.
+YEAR_PREFIX = r"(?:(?P<year>\d{4})\s*(?:оны|он)\s+)?"
+YEAR = rf"(?<![\w-])(?P<year>\d{{4}})\s*он(?:ы|д|оос|ыг)?{END}"
+# The day after a month: "сарын 15", "сарын 15-нд", "сарын 15-ны".
+DAY = rf"\s+(?P<day>\d{{1,2}})(?!\d){SFX}"
+
+# Relative days: pattern -> offset from today in days.
+RELATIVE_DAYS: tuple[tuple[str, int], ...] = (
+    (rf"уржигд[аө]?р[{LETTERS}]*", -2),  # day before yesterday
+    (rf"өчигд[өо]?р[{LETTERS}]*", -1),  # yesterday
+    (rf"өнөөд[өо]?р[{LETTERS}]*", 0),  # today
+    (rf"маргааш[{LETTERS}]*", 1),  # tomorrow
+)
+
+# Calendar periods: "өнгөрсөн долоо хоног", "энэ сар", "ирэх жил".
+PERIOD_RELATIONS: dict[str, int] = {"өнгөрсөн": -1, "энэ": 0, "ирэх": 1, "дараагийн": 1}
+PERIOD_UNITS = r"долоо\s+хоног|сар|жил|улирал"
+PERIOD = (
+    rf"(?P<rel>{'|'.join(PERIOD_RELATIONS)})\s+(?P<unit>{PERIOD_UNITS})[{LETTERS}]*+"
+    rf"(?!\s+\d)"  # "энэ сарын 15" is a day (RELATIVE_MONTH_DAY), not this month
+)
+# "энэ сарын 15" (the 15th of this month), "өнгөрсөн сарын 3-нд".
+RELATIVE_MONTH_DAY = rf"(?P<rel>{'|'.join(PERIOD_RELATIONS)})\s+сарын{DAY}"
+# One-word years: "ноднин" (last year), "уржнан" (the year before).
+YEAR_WORDS: tuple[tuple[str, int], ...] = (
+    (rf"ноднин[{LETTERS}]*", -1),
+    (rf"уржнан[{LETTERS}]*", -2),
+)
+
+# Weekdays need "гараг/гариг": "Баасан" alone is also a common given name.
+WEEKDAYS: dict[str, int] = {
+    "даваа": 0,
+    "мягмар": 1,
+    "лхагва": 2,
+    "пүрэв": 3,
+    "баасан": 4,
+    "бямба": 5,
+    "ням": 6,
+}
+WEEKDAY = rf"(?:(?P<rel>өнгөрсөн|ирэх|энэ)\s+)?(?P<wd>{'|'.join(WEEKDAYS)})\s+гар[аи]г[{LETTERS}]*"
+
+# Rolling windows and "ago": "сүүлийн 10 хоног", "3 хоногийн өмнө", "2 долоо хоногийн өмнө".
+UNITS = r"долоо\s+хоног|хоног|өдөр|өдр|сар|жил|улирал|цаг"
+LAST_N = rf"(?:сүүлийн|өнгөрсөн)\s+(?P<n>\d{{1,4}})\s+(?P<unit>{UNITS})[{LETTERS}]*"
+AGO = rf"(?P<n>\d{{1,4}})\s+(?P<unit>{UNITS})[{LETTERS}]*\s+өмнө[{LETTERS}]*"
+
+# Words that end a window phrase: "X-аас хойш", "X хүртэл", "X-ээс өмнө", "X-ийн дараа".
+SINCE = rf"хойш[{LETTERS}]*"
+UNTIL = rf"хүртэл[{LETTERS}]*"
+BEFORE = rf"өмнө[{LETTERS}]*"
+AFTER = rf"дараа{END}"
+# "одоо" as the end of a range: "9-р сараас одоог хүртэл".
+NOW = rf"одоо[{LETTERS}]*"
+
+# Ordering and soft recency (applied after the window phrase is removed).
+LATELY = rf"сүүлийн\s+үе[{LETTERS}]*|өнөө\s+үе[{LETTERS}]*"
+SOFT = rf"яг\s+одоо{END}|саяхан|одоогийн|одоо{END}|шинэ\s+юу\s+байна|юу\s+шинэ[{LETTERS}]*"
+NEWEST = (
+    rf"хамгийн\s+(?:сүүлийн|сүүлчийн|сүүлд|шинэ){END}|сүүлийн{END}(?!\s+\d+\s+(?:{UNITS}))"
+    rf"|сүүлчийн{END}|сүүлд{END}"
+)
+OLDEST = (
+    rf"хамгийн\s+(?:анхны|анх|эхний|эртний){END}|анхны{END}|эхний{END}|(?<![{LETTERS}])анх{END}"
+)
+
+# Unit words (after lower-casing) -> unit key, checked with startswith, first hit wins.
+UNIT_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("долоо", "week"),
+    ("хоног", "day"),
+    ("өдөр", "day"),
+    ("өдр", "day"),
+    ("сар", "month"),
+    ("жил", "year"),
+    ("улирал", "quarter"),
+    ("цаг", "hour"),
+)
+
+
+def month_number(mnum: str | None, mword: str | None) -> int | None:
+    """The month of a matched ``MONTH`` fragment (digits or ordinal word)."""
+    if mnum is not None:
+        return int(mnum)
+    if mword is not None:
+        return MONTH_ORDINALS.get(" ".join(mword.lower().split()))
+    return None

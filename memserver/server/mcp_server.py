@@ -1,0 +1,544 @@
+"""The MCP memory server: scoped tools over Streamable HTTP (bearer tokens) or stdio.
+
+``MemoryServer`` is an ``MCPServer`` that knows who is calling. Over HTTP the caller
+is the token the ``TokenVerifier`` accepted (``get_access_token()``); over stdio it is
+fixed at start (``MEMORY_TOKEN`` or ``--trusted``). For every call it
+
+- hides tools the caller may not use (``list_tools``) and refuses them if called;
+- maps obvious argument aliases onto the real names, refuses unknown arguments, and
+  rewrites argument-validation failures into a message that says how to call the tool;
+- runs the tool with ``memserver.server.tools.base.current()`` bound to the caller's scope;
+- translates memory system errors into ``ToolError`` and appends an audit row.
+
+``create_http_app`` returns the Starlette app: ``/healthz`` and the Streamable HTTP
+app mounted at ``/mcp``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import ipaddress
+import json
+import logging
+import os
+import signal
+import stat
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import anyio
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp_types import Tool as MCPTool
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+from memserver import __version__
+from memserver.errors import MemoryError_, ScopeError, StoreError, UserError
+from memserver.server.audit import AuditLog
+from memserver.server.scope import Scope
+from memserver.server.tokens import TokenStore
+from memserver.server.tools import base as toolbase
+from memserver.server.tools.base import COMMON_ALIASES, Access, MemoryToolError, Services
+
+logger = logging.getLogger(__name__)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+INSTRUCTIONS = """\
+A company memory: schema-shaped pages (people, meetings, decisions, ...) with dated
+timelines, built from raw source documents. Start with kb_schema to see the folders
+you may read. Pages are addressed by id = "folder/slug". Cite pages as [folder/slug]
+and give dates. Only folders granted to your token are visible."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """How the server treats one tool: who may call it and which aliases it accepts."""
+
+    name: str
+    access: Access
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+
+class StoreTokenVerifier(TokenVerifier):
+    """Bearer tokens checked against the token store on every HTTP request."""
+
+    def __init__(self, store: TokenStore) -> None:
+        self.store = store
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        record = self.store.verify(token)
+        if record is None:
+            return None
+        return AccessToken(
+            token=record.sha256,  # the secret itself is never kept past this point
+            client_id=record.name,
+            scopes=["write"] if record.write else ["read"],
+            expires_at=int(record.expires.timestamp()) if record.expires else None,
+        )
+
+
+class MemoryServer(MCPServer[Any]):
+    """An MCP server whose tools are filtered, checked and audited per caller."""
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        tokens: TokenStore | None = None,
+        audit: AuditLog | None = None,
+        fixed_scope: Scope | None = None,
+        fixed_secret: str | None = None,
+        public_url: str | None = None,
+    ) -> None:
+        """HTTP: ``tokens`` and ``public_url`` (bearer auth). Stdio: ``fixed_scope``, plus
+        ``tokens`` and the token's ``fixed_secret`` when the scope is a token's, so that
+        revoking it also stops the session."""
+        if fixed_scope is not None and tokens is not None and not fixed_secret:
+            raise ValueError("a token-scoped stdio server needs the token's secret to re-check it")
+        if fixed_scope is None and tokens is None:
+            raise ValueError("a MemoryServer needs either a fixed scope (stdio) or a token store")
+        auth = None
+        verifier = None
+        if fixed_scope is None and tokens is not None:
+            verifier = StoreTokenVerifier(tokens)
+            auth = AuthSettings(
+                issuer_url=public_url or "http://127.0.0.1",  # type: ignore[arg-type]
+                resource_server_url=None,
+                validate_token_resource=False,
+            )
+        super().__init__(
+            name="memory",
+            title="Memory System",
+            instructions=INSTRUCTIONS,
+            version=__version__,
+            token_verifier=verifier,
+            auth=auth,
+            log_level="WARNING",
+        )
+        self.services = services
+        self.tokens = tokens
+        self.audit = audit
+        self.fixed_scope = fixed_scope
+        self._fixed_secret = fixed_secret
+        self._specs: dict[str, ToolSpec] = {}
+
+    # -- registration -----------------------------------------------------------------
+
+    def memory_tool(
+        self,
+        *,
+        access: Access,
+        title: str,
+        destructive: bool = False,
+        idempotent: bool = False,
+        aliases: Mapping[str, str] | None = None,
+    ) -> Callable[[_F], _F]:
+        """Register a tool: its docstring is the prompt, its signature the input schema.
+
+        ``access`` decides who sees it; READ tools are annotated read-only. ``aliases``
+        adds tool-specific argument aliases on top of ``COMMON_ALIASES``.
+        """
+
+        def decorator(fn: _F) -> _F:
+            name = fn.__name__
+            spec = ToolSpec(name=name, access=access, aliases=dict(aliases or {}))
+            self.add_tool(
+                _guarded(fn, spec),
+                name=name,
+                title=title,
+                annotations=ToolAnnotations(
+                    title=title,
+                    read_only_hint=access is Access.READ,
+                    destructive_hint=destructive if access is not Access.READ else False,
+                    idempotent_hint=idempotent or access is Access.READ,
+                    open_world_hint=False,
+                ),
+                structured_output=True,
+            )
+            self._specs[name] = spec
+            return fn
+
+        return decorator
+
+    def spec(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
+
+    def specs(self) -> list[ToolSpec]:
+        """Every registered tool, in registration order."""
+        return list(self._specs.values())
+
+    # -- per-caller behaviour ------------------------------------------------------------
+
+    def caller_scope(self) -> Scope:
+        """The scope of the current request (stdio: fixed; HTTP: the bearer token)."""
+        if self.fixed_scope is not None:
+            if self.tokens is None:  # trusted
+                return self.fixed_scope
+            # Re-checked by the secret's hash, not the name: a revoked token whose name was
+            # given to a new token must not inherit the new token's rights.
+            current = self.tokens.verify(self._fixed_secret or "")
+            if current is None:
+                raise ScopeError(
+                    f"token {self.fixed_scope.token_name!r} is revoked or expired",
+                    "ask for a new token",
+                )
+            return Scope.of_token(current)
+        access = get_access_token()
+        if access is None or self.tokens is None:
+            raise ScopeError("no token on this request", "send Authorization: Bearer <token>")
+        # Looked up fresh (one indexed query): a token revoked mid-session stops here.
+        record = self.tokens.get(access.client_id)
+        if not record.is_active():
+            raise ScopeError(f"token {record.name!r} is {record.status()}", "ask for a new token")
+        return Scope.of_token(record)
+
+    async def list_tools(self) -> list[MCPTool]:
+        try:
+            scope = self.caller_scope()
+        except MemoryError_:
+            return []
+        tools = await super().list_tools()
+        return [t for t in tools if self._visible(t.name, scope)]
+
+    def _visible(self, name: str, scope: Scope) -> bool:
+        spec = self._specs.get(name)
+        return spec is not None and spec.access.allows(scope)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        started = time.perf_counter()
+        caller = "-"
+        outcome = "ok"
+        try:
+            scope = self.caller_scope()
+            caller = scope.token_name
+            spec = self._specs.get(name)
+            if spec is None or not spec.access.allows(scope):
+                if spec is not None:
+                    spec.access.require(scope, name)
+                visible = ", ".join(sorted(n for n in self._specs if self._visible(n, scope)))
+                raise MemoryToolError(
+                    f"unknown tool {name!r}; the tools you can call are: {visible}", "unknown_tool"
+                )
+            prepared = self._prepare_arguments(spec, arguments)
+            bound = toolbase.bind(toolbase.CallContext(name, scope, self.services))
+            try:
+                return await super().call_tool(name, prepared, context)
+            finally:
+                toolbase.unbind(bound)
+        except UnexpectedToolError:
+            outcome = "error:internal"
+            raise
+        except ToolError as exc:
+            error = self._explain(name, exc)
+            outcome = f"error:{error.kind}"
+            raise error from exc
+        except MemoryError_ as exc:
+            error = toolbase.to_tool_error(exc)
+            outcome = f"error:{error.kind}"
+            raise error from exc
+        except BaseException:
+            outcome = "error:internal"
+            raise
+        finally:
+            if self.audit is not None:
+                elapsed = (time.perf_counter() - started) * 1000
+                try:
+                    self.audit.record(caller, name, arguments, outcome, elapsed)
+                except StoreError:
+                    logger.exception("could not write the audit log")
+
+    # -- arguments ---------------------------------------------------------------------
+
+    def _prepare_arguments(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Rename aliases, parse JSON-encoded objects, refuse unknown arguments."""
+        tool = self._tool_manager.get_tool(spec.name)
+        assert tool is not None
+        properties: dict[str, Any] = tool.parameters.get("properties", {})
+        aliases = {**COMMON_ALIASES, **spec.aliases}
+        out: dict[str, Any] = {}
+        unknown: list[str] = []
+        for key, value in arguments.items():
+            target = key if key in properties else aliases.get(key)
+            if target is None or target not in properties:
+                unknown.append(key)
+                continue
+            if target in out and key != target:
+                continue  # the real name wins over an alias given alongside it
+            out[target] = _decode_json(value, properties[target])
+        if unknown:
+            raise MemoryToolError(
+                f"unknown argument(s) {', '.join(map(repr, unknown))} for {spec.name}. "
+                f"{_usage(spec.name, tool.parameters)}",
+                "arguments",
+            )
+        return out
+
+    def _explain(self, name: str, exc: ToolError) -> MemoryToolError:
+        """A ToolError from the SDK or a tool, rewritten for the model (and classified)."""
+        cause = exc.__cause__
+        if isinstance(cause, MemoryToolError):
+            return MemoryToolError(f"{name}: {cause}", cause.kind)
+        if isinstance(exc, MemoryToolError):
+            return exc
+        if isinstance(cause, ValidationError):
+            tool = self._tool_manager.get_tool(name)
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                + (
+                    f" (got {json.dumps(err['input'], default=str)[:80]})"
+                    if err["type"] != "missing"
+                    else ""
+                )
+                for err in cause.errors()
+            )
+            usage = _usage(name, tool.parameters) if tool is not None else ""
+            return MemoryToolError(
+                f"invalid arguments for {name}: {problems}. {usage}", "arguments"
+            )
+        return MemoryToolError(str(exc), "invalid")
+
+
+def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
+    """Re-check access inside the tool and translate memory system errors into ToolError."""
+
+    def translate(exc: MemoryError_) -> MemoryToolError:
+        if not isinstance(exc, UserError):
+            logger.error("tool %s failed", spec.name, exc_info=exc)
+        return toolbase.to_tool_error(exc)
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            spec.access.require(toolbase.current().scope, spec.name)
+            try:
+                return await fn(*args, **kwargs)
+            except MemoryToolError:
+                raise
+            except MemoryError_ as exc:
+                raise translate(exc) from exc
+
+        return run_async
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            spec.access.require(toolbase.current().scope, spec.name)
+            return fn(*args, **kwargs)
+        except MemoryToolError:
+            raise
+        except MemoryError_ as exc:
+            raise translate(exc) from exc
+
+    return run
+
+
+def _decode_json(value: Any, schema: Mapping[str, Any]) -> Any:
+    """A JSON string where an object or array is expected is parsed (models often do this)."""
+    if not isinstance(value, str):
+        return value
+    types = {schema.get("type")} | {s.get("type") for s in schema.get("anyOf", [])}
+    if "$ref" in schema or any("$ref" in s for s in schema.get("anyOf", [])):
+        types.add("object")
+    if "string" in types or not types & {"object", "array"}:
+        return value
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, dict | list) else value
+
+
+def _usage(name: str, parameters: Mapping[str, Any]) -> str:
+    """``Call kb_get_page with: id (string, required), ...`` from an input schema."""
+    properties: dict[str, Any] = parameters.get("properties", {})
+    required = set(parameters.get("required", []))
+    parts = []
+    for arg, schema in properties.items():
+        options = [schema, *schema.get("anyOf", [])]
+        types = [
+            "YYYY-MM-DD" if s.get("format") == "date" else s.get("enum") and "|".join(s["enum"])
+            for s in options
+        ]
+        types += [s.get("type") for s in options]
+        kind = "/".join(t for t in dict.fromkeys(types) if t and t != "null") or "object"
+        flag = ", required" if arg in required else ""
+        parts.append(f"{arg} ({kind}{flag})")
+    return f"Call {name} with: {', '.join(parts) or 'no arguments'}."
+
+
+# -- building and serving ----------------------------------------------------------------
+
+
+def build_server(
+    services: Services,
+    *,
+    tokens: TokenStore | None = None,
+    audit: AuditLog | None = None,
+    fixed_scope: Scope | None = None,
+    fixed_secret: str | None = None,
+    public_url: str | None = None,
+) -> MemoryServer:
+    """A MemoryServer with every tool group of ``memserver.server.tools`` registered."""
+    from memserver.server.tools import register_all
+
+    server = MemoryServer(
+        services,
+        tokens=tokens,
+        audit=audit,
+        fixed_scope=fixed_scope,
+        fixed_secret=fixed_secret,
+        public_url=public_url,
+    )
+    register_all(server)
+    return server
+
+
+def transport_security(host: str, port: int) -> TransportSecuritySettings:
+    """Host/Origin checks that accept the configured address, not only localhost.
+
+    Bound to a wildcard address, any Host may reach us legitimately, and every request
+    needs a bearer token anyway, so the DNS-rebinding check is off.
+    """
+    try:
+        wildcard = ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        wildcard = False
+    if wildcard:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", f"{shown}:{port}", f"{shown}:*", shown]
+    origins = [f"http://{h}" for h in ("127.0.0.1:*", "localhost:*", "[::1]:*")]
+    origins += [f"{scheme}://{shown}:{port}" for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def create_http_app(
+    server: MemoryServer, *, host: str = "127.0.0.1", port: int = 8787
+) -> Starlette:
+    """``/healthz`` plus the Streamable HTTP MCP endpoint at ``/mcp`` (bearer auth)."""
+    mcp_app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        transport_security=transport_security(host, port),
+        host=host,
+    )
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "version": __version__})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            async with server.session_manager.run():
+                yield
+        finally:
+            await anyio.to_thread.run_sync(server.services.close)
+
+    return Starlette(
+        routes=[Route("/healthz", healthz, methods=["GET"]), Mount("/", app=mcp_app)],
+        lifespan=lifespan,
+    )
+
+
+def serve_http(server: MemoryServer, host: str, port: int) -> None:
+    """Serve until SIGINT/SIGTERM, then shut down gracefully and return normally."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        create_http_app(server, host=host, port=port),
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+        lifespan="on",
+    )
+    # uvicorn re-raises the signal that stopped it once it has shut down; a no-op
+    # handler underneath turns that into a normal return (exit status 0).
+    stops = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda signum, frame: None) for sig in stops}
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _StdinLines:
+    """Lines from a pipe, read without a worker thread so that a signal can cancel the wait.
+
+    The SDK reads stdin in a thread that cannot be cancelled, which would keep a stopped
+    server alive until its client closes the pipe.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        pending = b""
+        while True:
+            await anyio.wait_readable(self.fd)
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                if pending:
+                    yield pending.decode("utf-8", errors="replace")
+                return
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                yield line.decode("utf-8", errors="replace") + "\n"
+
+
+def _pollable(fd: int) -> bool:
+    """Pipes, sockets and terminals can be waited on; regular files cannot (epoll)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+async def serve_stdio(server: MemoryServer) -> None:
+    """Serve over stdin/stdout until EOF, SIGINT or SIGTERM; then close the services."""
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(stop_on_signal)
+            fd = sys.stdin.fileno()
+            stdin = _StdinLines(fd) if _pollable(fd) else None
+            async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
+                lowlevel = server._lowlevel_server
+                await lowlevel.run(
+                    read_stream, write_stream, lowlevel.create_initialization_options()
+                )
+            tg.cancel_scope.cancel()
+    finally:
+        await anyio.to_thread.run_sync(server.services.close)

@@ -1,0 +1,29 @@
+"""MCP tools of the memory server, one module per tool group.
+
+Each module in ``TOOL_MODULES`` defines ``register(server: MemoryServer) -> None`` and
+adds its tools with ``@server.memory_tool(...)`` (see ``memserver.server.tools.base``). An
+area adds its tools by writing ``memserver/tools/<group>.py`` and one line here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memserver.server.mcp_server import MemoryServer
+
+# Order is the order of tools/list.
+TOOL_MODULES: tuple[str, ...] = (
+    "pipeline",  # source_pending, source_read, source_mark
+    "pages",  # kb_schema, kb_get_page, kb_list_pages, kb_history, kb_put_page
+    "route",  # kb_route
+    "search",  # kb_query, kb_timeline, kb_latest
+    "graph",  # kb_neighbors, kb_resolve
+)
+
+
+def register_all(server: MemoryServer) -> None:
+    """Add every tool group to ``server``."""
+    for name in TOOL_MODULES:
+        importlib.import_module(f"memserver.server.tools.{name}").register(server)

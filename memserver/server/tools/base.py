@@ -1,0 +1,264 @@
+"""What a tool sees while it runs, and the helpers every tool module shares.
+
+A tool module (``memserver/tools/<group>.py``) defines ``register(server)`` and adds
+its tools with ``@server.memory_tool(access=..., title=...)``. Inside a tool body,
+``current()`` gives the caller's ``Scope`` and the ``Services`` (paths, schema,
+manifest, knowledge base). Raise memory system errors (``NotFoundError``,
+``PageValidationError`` ...) freely: the server translates them into a ``ToolError``
+the model can act on, and records the outcome in the audit log.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from memserver.errors import (
+    EmbeddingError,
+    LLMError,
+    MemoryError_,
+    NotFoundError,
+    PageValidationError,
+    ScopeError,
+    UserError,
+    VersionConflictError,
+)
+from memserver.kb.layout import KBPaths
+from memserver.server.scope import Scope
+
+if TYPE_CHECKING:
+    from memserver.clients.config import Settings
+    from memserver.kb.manifest import Manifest
+    from memserver.kb.schema import Schema
+    from memserver.store.knowledge_base import KnowledgeBase
+
+
+class Access(StrEnum):
+    """Who may see and call a tool."""
+
+    READ = "read"  # any token; results filtered to its folders
+    WRITE = "write"  # tokens created with --write
+    PIPELINE = "pipeline"  # --write tokens that include 'source' (or '*')
+
+    def allows(self, scope: Scope) -> bool:
+        if self is Access.READ:
+            return True
+        if self is Access.WRITE:
+            return scope.write
+        return scope.can_use_pipeline
+
+    def require(self, scope: Scope, tool: str) -> None:
+        if self.allows(scope):
+            return
+        if self is Access.WRITE:
+            raise ScopeError(
+                f"tool {tool} writes, and token {scope.token_name!r} is read-only",
+                "use a token created with --write",
+            )
+        raise ScopeError(
+            f"tool {tool} is a source pipeline tool, and token {scope.token_name!r} "
+            "lacks 'source' or write access",
+            "use a token created with --folders including 'source' (or '*') and --write",
+        )
+
+
+# Argument names models commonly use instead of ours, mapped to ours. A tool gets an
+# alias only when it has the target parameter and not the alias itself.
+COMMON_ALIASES: Mapping[str, str] = {
+    "page_id": "id",
+    "page": "id",
+    "path": "id",
+    "page_path": "id",
+    "slug_id": "id",
+    "folder_name": "folder",
+    "collection": "folder",
+    "source": "path",
+    "source_path": "path",
+    "file": "path",
+    "filename": "path",
+    "expected_version": "base_version",
+    "parent_version": "base_version",
+    "max_results": "limit",
+    "top_k": "limit",
+    "k": "limit",
+    "page_size": "limit",
+    "skip": "offset",
+    "q": "query",
+    "question": "query",
+    "text": "query",
+    "start_date": "start",
+    "from": "start",
+    "since": "start",
+    "end_date": "end",
+    "to": "end",
+    "until": "end",
+}
+
+
+class MemoryToolError(ToolError):
+    """A tool failure the caller can act on; ``kind`` goes into the audit outcome."""
+
+    def __init__(self, message: str, kind: str = "invalid") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def to_tool_error(exc: BaseException) -> MemoryToolError:
+    """Translate a memory system error into the message a model should read."""
+    if isinstance(exc, MemoryToolError):
+        return exc
+    if isinstance(exc, PageValidationError):
+        return MemoryToolError(
+            f"{exc}\nFix every problem listed above and send the whole page again "
+            "(same base_version).",
+            "validation",
+        )
+    if isinstance(exc, VersionConflictError):
+        return MemoryToolError(str(exc), "conflict")
+    if isinstance(exc, NotFoundError):
+        return MemoryToolError(str(exc), "not_found")
+    if isinstance(exc, ScopeError):
+        return MemoryToolError(str(exc), "scope")
+    if isinstance(exc, UserError):
+        return MemoryToolError(str(exc), "invalid")
+    if isinstance(exc, LLMError | EmbeddingError):
+        return MemoryToolError(f"{exc} (a backend failed; try again later)", "backend")
+    if isinstance(exc, MemoryError_):
+        return MemoryToolError(
+            "the memory server failed while handling this call; try again later", "server"
+        )
+    return MemoryToolError("internal error in the memory server; see its log", "internal")
+
+
+@dataclass
+class Services:
+    """Everything tools reach, opened lazily so a server without pages still serves sources.
+
+    ``kb_opener`` builds the knowledge base service (PostgreSQL, embedder) on first use;
+    ``settings`` are the server's (tools that call an LLM, reranker or laya use them);
+    ``pipeline_lock`` serialises manifest writes from concurrent pipeline calls.
+    """
+
+    paths: KBPaths
+    kb_opener: Callable[[], KnowledgeBase] | None = None
+    settings: Settings | None = None  # what the server runs with (LLM, rerank, laya ...)
+    pipeline_lock: threading.Lock = field(default_factory=threading.Lock)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _kb: KnowledgeBase | None = field(default=None, repr=False)
+    _manifest: Manifest | None = field(default=None, repr=False)
+    _schema: tuple[tuple[int, int], Schema] | None = field(default=None, repr=False)
+
+    def schema(self) -> Schema:
+        """The schema, re-read when schema.yaml changes on disk."""
+        from memserver.kb.schema import load_schema
+
+        st = self.paths.schema.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+        with self._lock:
+            if self._schema is None or self._schema[0] != stamp:
+                self._schema = (stamp, load_schema(self.paths.schema))
+            return self._schema[1]
+
+    def manifest(self) -> Manifest:
+        from memserver.kb.manifest import Manifest
+
+        with self._lock:
+            if self._manifest is None:
+                self._manifest = Manifest(self.paths)
+            return self._manifest
+
+    def kb(self) -> KnowledgeBase:
+        with self._lock:
+            if self._kb is None:
+                self._kb = self._open_kb()
+            return self._kb
+
+    def _open_kb(self) -> KnowledgeBase:
+        if self.kb_opener is not None:
+            return self.kb_opener()
+        from memserver.store.knowledge_base import KnowledgeBase
+
+        return KnowledgeBase.open(self.paths.root, self.settings)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._kb is not None:
+                self._kb.close()
+                self._kb = None
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """The caller of the running tool."""
+
+    tool: str
+    scope: Scope
+    services: Services
+
+    @property
+    def folders(self) -> frozenset[str] | None:
+        """The scope to pass to the knowledge base service (None = all folders)."""
+        return self.scope.folders
+
+
+_current: ContextVar[CallContext] = ContextVar("memserver_tool_call")
+
+
+def current() -> CallContext:
+    """The running tool's caller (only inside a tool body)."""
+    try:
+        return _current.get()
+    except LookupError:
+        raise RuntimeError("current() is only available inside a memory server tool") from None
+
+
+def bind(call: CallContext) -> Any:
+    """Make ``call`` current; returns the token for ``unbind``."""
+    return _current.set(call)
+
+
+def unbind(token: Any) -> None:
+    _current.reset(token)
+
+
+def page_id(id: str | None = None, folder: str | None = None, slug: str | None = None) -> str:
+    """The ``folder/slug`` id a caller meant, from ``id`` or ``folder`` + ``slug``.
+
+    Accepts the forms models produce: ``knowledge/people/alice.md``, ``[people/alice]``,
+    ``people/alice.md``, or a bare slug with ``folder``.
+    """
+    text = (id or "").strip().strip("[]").strip()
+    if text:
+        text = text.removeprefix("knowledge/").removesuffix(".md").strip("/")
+        if "/" not in text and folder:
+            text = f"{folder.strip()}/{text}"
+    elif folder and slug:
+        text = f"{folder.strip()}/{slug.strip().removesuffix('.md')}"
+    if "/" not in text or text.count("/") != 1 or text.startswith("/") or text.endswith("/"):
+        got = id or "/".join(p for p in (folder, slug) if p) or "nothing"
+        raise MemoryToolError(
+            f"cannot tell which page you mean (got {got!r}); pass id='<folder>/<slug>' "
+            "such as id='people/alice-smith', or folder='people' and slug='alice-smith'",
+            "arguments",
+        )
+    return text
+
+
+def page_not_found(page: str) -> NotFoundError:
+    """The one message for a missing *or* out-of-scope page, so existence never leaks."""
+    return NotFoundError(
+        f"no page {page!r}",
+        "check the id with kb_list_pages or kb_query; ids look like 'folder/slug'",
+    )
+
+
+def require_visible(page: str, scope: Scope) -> None:
+    """Out-of-scope pages are reported exactly like missing ones."""
+    if not scope.page_visible(page):
+        raise page_not_found(page)

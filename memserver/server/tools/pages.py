@@ -1,0 +1,546 @@
+"""Page tools: kb_schema, kb_get_page, kb_list_pages, kb_history (read) and kb_put_page.
+
+Every read goes through the knowledge base service with the caller's folders, so an
+out-of-scope page is reported exactly like a missing one (``page_not_found``). Link
+fields pointing into folders outside the caller's scope are left out of a page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing_extensions import TypedDict
+
+from memserver.errors import NotFoundError, PageValidationError, Problem, ScopeError
+from memserver.server.tools.base import (
+    Access,
+    CallContext,
+    MemoryToolError,
+    current,
+    page_id,
+    page_not_found,
+    require_visible,
+)
+
+if TYPE_CHECKING:
+    from memserver.kb.page import Page
+    from memserver.kb.schema import FolderSpec, Schema
+    from memserver.server.mcp_server import MemoryServer
+    from memserver.store.knowledge_base import PageSummary, StoredPage
+
+_LINE_DATE = re.compile(r"^\s*[-*]?\s*\**(\d{4}-\d{2}-\d{2})\**\s*[|:\-–—]?\s*(.+?)\s*$")
+_LINE_SOURCE = re.compile(r"\s*\[source:\s*([^\]]+)\]\s*$")
+
+IdArg = Annotated[
+    str,
+    Field(description='Page id "folder/slug", e.g. "people/alice-smith" (or give folder + slug).'),
+]
+FolderArg = Annotated[str | None, Field(description="Schema folder, e.g. 'people'.")]
+SlugArg = Annotated[str | None, Field(description="Page slug within the folder.")]
+
+
+def _decode(value: Any) -> Any:
+    """Objects and arrays sent as JSON text are accepted (models often do this)."""
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+class TimelineInput(BaseModel):
+    """One dated piece of evidence."""
+
+    model_config = ConfigDict(extra="ignore")
+    date: str = Field(description="YYYY-MM-DD: when it happened (not when it was written).")
+    text: str = Field(description="What happened, one line.")
+    source: str | None = Field(default=None, description="Source file it came from.")
+
+    @classmethod
+    def coerce(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            line = value
+            source = None
+            if m := _LINE_SOURCE.search(line):
+                source, line = m.group(1).strip(), line[: m.start()]
+            if m := _LINE_DATE.match(line):
+                return {"date": m.group(1), "text": m.group(2), "source": source}
+            return {"date": "", "text": value}
+        if isinstance(value, Mapping):
+            out = dict(value)
+            for alias in ("event", "description", "summary", "entry", "fact"):
+                if "text" not in out and alias in out:
+                    out["text"] = out[alias]
+            for alias in ("when", "day", "event_date"):
+                if "date" not in out and alias in out:
+                    out["date"] = out[alias]
+            out["date"] = str(out.get("date", ""))
+            return out
+        return value
+
+
+class PageInput(BaseModel):
+    """A page as structured data: frontmatter fields, sections, timeline, open questions."""
+
+    model_config = ConfigDict(extra="ignore")
+    title: str = Field(description="Page title: the entity's name or the event's name.")
+    type: str | None = Field(default=None, description="Page type; defaults to the folder's.")
+    fields: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Schema fields by name (dates YYYY-MM-DD; link fields hold page titles).",
+    )
+    aliases: list[str] = Field(default_factory=list, description="Other names for it.")
+    sources: list[str] = Field(default_factory=list, description="Source files it draws on.")
+    sections: dict[str, str] = Field(
+        default_factory=dict, description="Section heading -> markdown body, schema headings."
+    )
+    timeline: list[TimelineInput] = Field(
+        default_factory=list, description="Dated evidence entries, any order."
+    )
+    open_questions: list[str] = Field(
+        default_factory=list, description="Unresolved conflicts, one per item."
+    )
+
+    @field_validator("fields", "sections", "aliases", "sources", "open_questions", mode="before")
+    @classmethod
+    def _json_or_text(cls, value: Any) -> Any:
+        value = _decode(value)
+        if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            # sections given as [{"heading": ..., "body": ...}]
+            pairs = [
+                (
+                    v.get("heading") or v.get("title") or v.get("name"),
+                    v.get("body") or v.get("text"),
+                )
+                for v in value
+            ]
+            if all(h is not None for h, _ in pairs):
+                return {str(h): str(b or "") for h, b in pairs}
+        if value is None:
+            return None
+        return value
+
+    @field_validator("aliases", "sources", "open_questions", mode="after")
+    @classmethod
+    def _strip_items(cls, value: list[str]) -> list[str]:
+        return [v.strip() for v in value if v.strip()]
+
+    @field_validator("timeline", mode="before")
+    @classmethod
+    def _timeline(cls, value: Any) -> Any:
+        value = _decode(value)
+        if isinstance(value, list):
+            return [TimelineInput.coerce(v) for v in value]
+        return value
+
+
+def _to_page(data: PageInput, folder: FolderSpec) -> tuple[Page, list[Problem]]:
+    """Build a Page, collecting problems the page model cannot hold (bad timeline dates)."""
+    from memserver.kb.page import Page, TimelineEntry
+
+    problems: list[Problem] = []
+    entries: list[TimelineEntry] = []
+    for i, item in enumerate(data.timeline):
+        try:
+            day = dt.date.fromisoformat(item.date.strip())
+        except ValueError:
+            problems.append(
+                Problem(
+                    f"timeline[{i}].date",
+                    f"{item.date!r} is not a date",
+                    "write the day the event happened as YYYY-MM-DD",
+                )
+            )
+            continue
+        if not item.text.strip():
+            problems.append(Problem(f"timeline[{i}].text", "is empty", "say what happened"))
+            continue
+        entries.append(TimelineEntry(date=day, text=item.text.strip(), source=item.source))
+    entries.sort(key=lambda e: e.date, reverse=True)
+    page = Page(
+        title=data.title.strip(),
+        type=(data.type or folder.type).strip(),
+        fields=dict(data.fields),
+        aliases=tuple(data.aliases),
+        sources=tuple(data.sources),
+        sections={k.strip(): v for k, v in data.sections.items()},
+        timeline=tuple(entries),
+        open_questions=tuple(data.open_questions),
+    )
+    return page, problems
+
+
+class TimelineView(TypedDict):
+    date: str
+    text: str
+    source: str | None
+
+
+class PageView(TypedDict):
+    id: str
+    folder: str
+    slug: str
+    version: int
+    title: str
+    type: str
+    effective_date: str | None
+    updated_at: str
+    fields: dict[str, Any]
+    aliases: list[str]
+    sources: list[str]
+    sections: dict[str, str]
+    timeline: list[TimelineView]
+    open_questions: list[str]
+    markdown: str
+
+
+class PageSummaryView(TypedDict):
+    id: str
+    title: str
+    type: str
+    effective_date: str | None
+    version: int
+    updated_at: str
+
+
+class PageList(TypedDict):
+    pages: list[PageSummaryView]
+    total: int
+    offset: int
+    next_offset: int | None
+
+
+class VersionView(TypedDict):
+    version: int
+    created_at: str
+    written_by: str
+    content_hash: str
+
+
+class HistoryView(TypedDict):
+    id: str
+    versions: list[VersionView]
+    markdown: str | None
+
+
+class PutView(TypedDict):
+    id: str
+    version: int
+    created: bool
+    degraded: list[str]
+
+
+class SchemaView(TypedDict):
+    timezone: str
+    rules: str
+    folders: list[dict[str, Any]]
+    can_write: bool
+    source_access: bool
+
+
+def _date(value: dt.date | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def scoped_page(page: Page, folder: FolderSpec, call: CallContext) -> tuple[Page, bool]:
+    """The page without link fields that point into folders outside the caller's scope."""
+    hidden = folder.hidden_link_fields(call.scope.allows_folder)
+    if not any(name in page.fields for name in hidden):
+        return page, False
+    fields = {k: v for k, v in page.fields.items() if k not in hidden}
+    return dataclasses.replace(page, fields=fields), True
+
+
+def page_view(stored: StoredPage, schema: Schema, call: CallContext) -> PageView:
+    from memserver.kb.page import render_page
+
+    folder = schema.folder(stored.folder)
+    page, changed = scoped_page(stored.page, folder, call)
+    return {
+        "id": stored.id,
+        "folder": stored.folder,
+        "slug": stored.slug,
+        "version": stored.version,
+        "title": page.title,
+        "type": page.type,
+        "effective_date": _date(stored.effective_date),
+        "updated_at": stored.updated_at.isoformat(),
+        "fields": json.loads(json.dumps(dict(page.fields), default=str)),
+        "aliases": list(page.aliases),
+        "sources": list(page.sources),
+        "sections": dict(page.sections),
+        "timeline": [
+            {"date": e.date.isoformat(), "text": e.text, "source": e.source} for e in page.timeline
+        ],
+        "open_questions": list(page.open_questions),
+        "markdown": render_page(page, folder) if changed else stored.markdown,
+    }
+
+
+def summary_view(summary: PageSummary) -> PageSummaryView:
+    return {
+        "id": summary.id,
+        "title": summary.title,
+        "type": summary.type,
+        "effective_date": _date(summary.effective_date),
+        "version": summary.version,
+        "updated_at": summary.updated_at.isoformat(),
+    }
+
+
+def _read(call: CallContext, target: str) -> StoredPage:
+    require_visible(target, call.scope)
+    try:
+        return call.services.kb().get_page(target, call.folders)
+    except NotFoundError:
+        raise page_not_found(target) from None
+
+
+def _folder_in_scope(call: CallContext, schema: Schema, name: str) -> FolderSpec:
+    mine = call.scope.filter_folders(schema.folder_names)
+    if name not in mine:
+        raise NotFoundError(
+            f"no folder {name!r} in your scope", f"your folders are: {', '.join(mine) or 'none'}"
+        )
+    return schema.folder(name)
+
+
+def register(server: MemoryServer) -> None:
+    @server.memory_tool(access=Access.READ, title="Knowledge base schema")
+    def kb_schema() -> SchemaView:
+        """Describe the folders you can read: their fields, sections, rules and descriptions.
+
+        Call this first. Each folder lists its page type, a description of what belongs
+        there, the slug template, the date field that gives a page its date, the fields
+        (name, type, whether required, allowed enum values, link target folder), the
+        section headings in order, whether pages keep a timeline, and writing rules.
+        """
+        call = current()
+        schema = call.services.schema()
+        return {
+            "timezone": schema.timezone,
+            "rules": schema.rules,
+            "folders": [f.to_dict() for f in schema.folders if call.scope.allows_folder(f.name)],
+            "can_write": call.scope.write,
+            "source_access": call.scope.source,
+        }
+
+    @server.memory_tool(access=Access.READ, title="Get a page")
+    def kb_get_page(id: IdArg = "", folder: FolderArg = None, slug: SlugArg = None) -> PageView:
+        """Read one page in full: fields, compiled-truth sections, dated timeline, open questions.
+
+        Address it by id "folder/slug" (as returned by kb_list_pages, kb_query or
+        kb_resolve). Sections are the current state; the timeline is dated evidence,
+        newest first. `version` is what you pass as base_version to kb_put_page when
+        you update this page. Cite it as [folder/slug].
+        """
+        call = current()
+        target = page_id(id, folder, slug)
+        return page_view(_read(call, target), call.services.schema(), call)
+
+    @server.memory_tool(access=Access.READ, title="List pages")
+    def kb_list_pages(
+        folder: FolderArg = None,
+        start: Annotated[
+            dt.date | None, Field(description="Only pages dated on or after YYYY-MM-DD.")
+        ] = None,
+        end: Annotated[
+            dt.date | None, Field(description="Only pages dated before YYYY-MM-DD (exclusive).")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="Page size.")] = 50,
+        offset: Annotated[int, Field(ge=0, description="Skip this many (paging).")] = 0,
+    ) -> PageList:
+        """List pages exhaustively, newest effective date first, with optional date window.
+
+        Use it to enumerate ("all meetings in March": folder="meetings",
+        start="2026-03-01", end="2026-04-01"). Results are paginated: while
+        `next_offset` is not null, call again with offset=next_offset. `total` is the
+        number of matching pages. Use kb_get_page to read one.
+        """
+        call = current()
+        if folder is not None:
+            _folder_in_scope(call, call.services.schema(), folder)
+        if start is not None and end is not None and end <= start:
+            raise MemoryToolError(
+                f"end ({end}) must be after start ({start}); end is exclusive", "arguments"
+            )
+        pages, total = call.services.kb().list_pages(
+            call.folders, folder=folder, start=start, end=end, limit=limit, offset=offset
+        )
+        visible = [p for p in pages if call.scope.page_visible(p.id)]
+        more = offset + len(pages) < total
+        return {
+            "pages": [summary_view(p) for p in visible],
+            "total": total,
+            "offset": offset,
+            "next_offset": offset + len(pages) if more else None,
+        }
+
+    @server.memory_tool(access=Access.READ, title="Page history")
+    def kb_history(
+        id: IdArg = "",
+        folder: FolderArg = None,
+        slug: SlugArg = None,
+        version: Annotated[
+            int | None, Field(ge=1, description="Also return the markdown of this version.")
+        ] = None,
+    ) -> HistoryView:
+        """List every stored version of a page (newest first), optionally with one version's text.
+
+        Each version has its number, when and by whom it was written, and a content hash.
+        Pass `version` to read that version's markdown, e.g. to see what a page said
+        before an update.
+        """
+        call = current()
+        target = page_id(id, folder, slug)
+        require_visible(target, call.scope)
+        kb = call.services.kb()
+        try:
+            versions = kb.history(target, call.folders)
+        except NotFoundError:
+            raise page_not_found(target) from None
+        markdown = None
+        if version is not None:
+            try:
+                markdown = kb.get_version(target, version, call.folders)
+            except NotFoundError:
+                raise NotFoundError(
+                    f"page {target!r} has no version {version}",
+                    "call kb_history without version to list them",
+                ) from None
+        return {
+            "id": target,
+            "versions": [
+                {
+                    "version": v.version,
+                    "created_at": v.created_at.isoformat(),
+                    "written_by": v.written_by,
+                    "content_hash": v.content_hash,
+                }
+                for v in versions
+            ],
+            "markdown": markdown,
+        }
+
+    @server.memory_tool(
+        access=Access.WRITE,
+        title="Create or update a page",
+        aliases={
+            "content": "markdown",
+            "body": "markdown",
+            "md": "markdown",
+            "data": "page",
+            "conflict": "conflicts",
+            "structured": "page",
+            "version": "base_version",
+            "current_version": "base_version",
+        },
+    )
+    def kb_put_page(
+        folder: FolderArg = None,
+        id: Annotated[
+            str, Field(description='Id "folder/slug" of the page to update (or to create at).')
+        ] = "",
+        slug: SlugArg = None,
+        page: Annotated[
+            PageInput | None, Field(description="The whole page as structured data.")
+        ] = None,
+        markdown: Annotated[
+            str | None, Field(description="The whole page as markdown with frontmatter.")
+        ] = None,
+        base_version: Annotated[
+            int | None,
+            Field(
+                description="The version you read (kb_get_page). Omit only to create a new page."
+            ),
+        ] = None,
+        conflicts: Annotated[
+            list[dict[str, Any]] | None,
+            Field(
+                description="Facts that changed or that sources disagree on: {field, "
+                "old_value, new_value, old_source, new_source, status: superseded|unresolved}."
+            ),
+        ] = None,
+    ) -> PutView:
+        """Create or update a page: validate it against its folder, render it, store and index it.
+
+        Send the WHOLE page (it replaces the stored one), either as `page` (title, fields,
+        sections, timeline, aliases, sources, open_questions) or as `markdown`. Choose the
+        folder with `folder` (the slug then comes from the folder's slug template) or
+        give `id` "folder/slug" to write a specific page. To update, read the page
+        first and pass its `version` as base_version; without base_version the page is
+        created, and it is refused if it already exists. A stale base_version is refused
+        with the current version: re-read, merge, retry. If the page does not fit the
+        schema, EVERY problem is listed at once: fix them all and send again.
+        Record in `conflicts` each fact a newer source replaced (status "superseded") or
+        that two sources disagree on (status "unresolved"; also list it under
+        open_questions). Returns the id, the new version, whether it was created, and
+        `degraded` reasons (e.g. stored without embeddings).
+        """
+        call = current()
+        schema = call.services.schema()
+        if (page is None) == (markdown is None):
+            raise MemoryToolError(
+                "send exactly one of page (structured) or markdown, with the whole page",
+                "arguments",
+            )
+        target_slug: str | None = None
+        folder_name = (folder or "").strip() or None
+        if id or (folder_name and slug):
+            target = page_id(id, folder_name, slug)
+            folder_name, target_slug = target.split("/", 1)
+        if markdown is not None:
+            from memserver.kb.page import parse_page
+
+            parsed = parse_page(markdown)
+            problems: list[Problem] = []
+        else:
+            assert page is not None
+            if folder_name is None and page.type:
+                folder_name = schema.folder_for_type(page.type).name
+            if folder_name is None:
+                raise MemoryToolError(
+                    "say which folder the page belongs in: folder='<folder>' or "
+                    "id='<folder>/<slug>'",
+                    "arguments",
+                )
+            parsed, problems = _to_page(page, _write_folder(call, schema, folder_name))
+        if folder_name is None:
+            folder_name = schema.folder_for_type(parsed.type).name
+        spec = _write_folder(call, schema, folder_name)
+        from memserver.kb.page import validate_page
+
+        problems = problems + list(validate_page(parsed, spec))
+        if problems:
+            raise PageValidationError(problems, source=f"{folder_name}/{target_slug or '<new>'}")
+        result = call.services.kb().put_page(
+            folder_name,
+            parsed,
+            base_version,
+            written_by=call.scope.token_name,
+            slug=target_slug,
+            conflicts=conflicts or (),
+        )
+        return {
+            "id": result.id,
+            "version": result.version,
+            "created": result.created,
+            "degraded": list(result.degraded),
+        }
+
+
+def _write_folder(call: CallContext, schema: Schema, name: str) -> FolderSpec:
+    if not call.scope.allows_folder(name):
+        mine = call.scope.filter_folders(schema.folder_names)
+        raise ScopeError(
+            f"token {call.scope.token_name!r} may not write to folder {name!r}",
+            f"your folders are: {', '.join(mine) or 'none'}",
+        )
+    return schema.folder(name)

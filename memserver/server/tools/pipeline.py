@@ -1,0 +1,201 @@
+"""Pipeline tools: the ingest agent's view of ``source/`` and the manifest.
+
+All three need a write token that includes ``source`` (or ``*``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from memserver.server.tools.base import Access, MemoryToolError, current
+
+if TYPE_CHECKING:
+    from memserver.kb.manifest import SourceEntry
+    from memserver.server.mcp_server import MemoryServer
+
+
+class SourceInfo(TypedDict):
+    path: str
+    status: str
+    hash: str
+    doc_date: str
+    size: int
+    error: str | None
+    pages: list[str]
+
+
+class PendingResult(TypedDict):
+    sources: list[SourceInfo]
+    total: int
+    counts: dict[str, int]
+
+
+class SourceContent(TypedDict):
+    path: str
+    content: str
+    hash: str
+    doc_date: str
+    status: str
+    size: int
+    redacted: bool
+
+
+class MarkResult(TypedDict):
+    path: str
+    status: str
+    pages: list[str]
+    error: str | None
+
+
+def source_info(entry: SourceEntry) -> SourceInfo:
+    return {
+        "path": entry.path,
+        "status": str(entry.status),
+        "hash": entry.hash,
+        "doc_date": entry.doc_date.isoformat(),
+        "size": entry.size,
+        "error": entry.error,
+        "pages": list(entry.pages),
+    }
+
+
+def register(server: MemoryServer) -> None:
+    @server.memory_tool(access=Access.PIPELINE, title="List sources to ingest", idempotent=True)
+    def source_pending(
+        limit: Annotated[int, Field(ge=1, le=1000, description="How many to return.")] = 50,
+    ) -> PendingResult:
+        """List raw source documents that still need ingesting, oldest document first.
+
+        Rescans source/ first, so new and edited files appear. Returns sources whose
+        status is "pending" (never ingested) or "updated" (changed since ingestion),
+        ordered by document date, oldest first: ingest them in this order so timelines
+        and current state are built chronologically. For each source, call source_read,
+        write the pages, then source_mark. `total` counts all waiting sources;
+        `counts` gives every status in the manifest.
+        """
+        services = current().services
+        with services.pipeline_lock:
+            manifest = services.manifest()
+            pending = manifest.pending()
+            counts: dict[str, int] = {}
+            for entry in manifest.entries():
+                counts[str(entry.status)] = counts.get(str(entry.status), 0) + 1
+        return {
+            "sources": [source_info(e) for e in pending[:limit]],
+            "total": len(pending),
+            "counts": counts,
+        }
+
+    @server.memory_tool(access=Access.PIPELINE, title="Read a source document")
+    def source_read(
+        path: Annotated[
+            str, Field(description="Source path relative to source/, as listed by source_pending.")
+        ],
+    ) -> SourceContent:
+        """Read one raw source document: its text, content hash and document date.
+
+        Private spans (<private>...</private>) are replaced by "[redacted]"; never try to
+        reconstruct them. Keep the returned `hash`: pass it to source_mark when you mark
+        the source ingested, so an edit made while you were working is not lost. Use
+        `doc_date` to resolve relative dates in the text ("yesterday", "last week").
+        """
+        from memserver.kb.redact import redact_private
+
+        services = current().services
+        with services.pipeline_lock:
+            text, digest, entry = services.manifest().read_source(path)
+        content = redact_private(text)
+        return {
+            "path": entry.path,
+            "content": content,
+            "hash": digest,
+            "doc_date": entry.doc_date.isoformat(),
+            "status": str(entry.status),
+            "size": entry.size,
+            "redacted": content != text,
+        }
+
+    @server.memory_tool(
+        access=Access.PIPELINE,
+        title="Record the result of ingesting a source",
+        aliases={
+            "outcome": "status",
+            "state": "status",
+            "result": "status",
+            "sha256": "hash",
+            "content_hash": "hash",
+            "hash_read": "hash",
+            "page_ids": "pages",
+            "pages_written": "pages",
+            "written": "pages",
+            "message": "error",
+            "reason": "error",
+        },
+    )
+    def source_mark(
+        path: Annotated[str, Field(description="Source path relative to source/.")],
+        status: Annotated[
+            Literal["ingested", "failed", "reset"],
+            Field(
+                description='"ingested" after writing its pages, "failed" with the error, '
+                'or "reset" to queue it again.'
+            ),
+        ],
+        hash: Annotated[
+            str | None,
+            Field(description="For ingested: the hash source_read returned."),
+        ] = None,
+        pages: Annotated[
+            list[str] | None,
+            Field(description='For ingested: ids ("folder/slug") of the pages written.'),
+        ] = None,
+        error: Annotated[str | None, Field(description="For failed: what went wrong.")] = None,
+        extractor: Annotated[
+            Literal["llm", "rules"] | None,
+            Field(
+                description='For ingested: what extracted the pages, "llm" (default) or '
+                '"rules" (the deterministic extractor, no model).'
+            ),
+        ] = None,
+    ) -> MarkResult:
+        """Record what happened to a source after you processed it.
+
+        - status="ingested": pass `hash` exactly as source_read returned it and `pages`,
+          the ids of every page you wrote or updated. If the file changed since you read
+          it, it stays "updated" and will come back from source_pending.
+        - status="failed": pass `error`, a short description; the source is retried
+          when the file changes or after a reset.
+        - status="reset": queue the source for ingestion again.
+        """
+        services = current().services
+        if status == "ingested" and not hash:
+            raise MemoryToolError(
+                "status='ingested' needs the hash that source_read returned for this path; "
+                "call source_mark again with hash='<that hash>'",
+                "arguments",
+            )
+        if status == "failed" and not (error or "").strip():
+            raise MemoryToolError(
+                "status='failed' needs error='<what went wrong>'; call source_mark again with it",
+                "arguments",
+            )
+        with services.pipeline_lock:
+            manifest = services.manifest()
+            if status == "ingested":
+                assert hash is not None
+                entry = manifest.mark_ingested(
+                    path, hash, [p.strip() for p in pages or []], extractor=extractor or "llm"
+                )
+            elif status == "failed":
+                entry = manifest.mark_failed(path, (error or "").strip())
+            else:
+                entry = manifest.reset(path)
+        return {
+            "path": entry.path,
+            "status": str(entry.status),
+            "pages": list(entry.pages),
+            "error": entry.error,
+        }

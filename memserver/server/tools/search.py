@@ -1,0 +1,301 @@
+"""Search tools: kb_query (questions with dates in them), kb_timeline (what happened in a
+window, or one page's history) and kb_latest (newest/first pages of a folder).
+
+Scope comes from the caller's token: every arm is filtered to its folders in SQL, raw
+sources are searched only when the token includes ``source``. kb_query routes the
+question to likely folders first when the token can read many (retrying on the whole
+scope when that finds nothing). The reranker, the LLM (query expansion) and the router
+come from the settings the server was started with (``Services.settings``: config.yaml
+plus environment, resolved once by :func:`memserver.clients.config.load_settings`); a server
+built without settings searches without them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from memserver.search.pipeline import MODES, Searcher, SearchRequest
+from memserver.search.timeparse import NEWEST, OLDEST
+from memserver.server.tools.base import CallContext, MemoryToolError, current
+
+if TYPE_CHECKING:
+    from memserver.server.mcp_server import MemoryServer
+    from memserver.store.knowledge_base import KnowledgeBase
+
+_lock = threading.Lock()
+_searchers: weakref.WeakKeyDictionary[Any, Searcher] = weakref.WeakKeyDictionary()
+
+FoldersArg = Annotated[
+    list[str] | str | None,
+    Field(description="Only these folders (list or comma-separated); default: all you can read."),
+]
+NowArg = Annotated[
+    str | None,
+    Field(
+        description="Reference time for 'last week', 'yesterday' ... as ISO date or time "
+        "(default: now)."
+    ),
+]
+
+
+class TimelineLineView(TypedDict):
+    date: str
+    text: str
+
+
+class ResultView(TypedDict):
+    id: str
+    title: str
+    folder: str
+    date: str | None
+    score: float
+    snippet: str
+    ranks: dict[str, int]
+    labels: list[str]
+    timeline: list[TimelineLineView]
+
+
+class QueryView(TypedDict):
+    question: str
+    query: str
+    mode: str
+    now: str
+    time: dict[str, Any]
+    folders: list[str]
+    routing: dict[str, Any] | None
+    degraded: list[str]
+    results: list[ResultView]
+    tokens: int
+    arms: dict[str, int]
+    took_ms: float
+
+
+class EventView(TypedDict):
+    date: str
+    id: str
+    title: str
+    folder: str
+    text: str
+    source: str | None
+    kind: str
+
+
+class TimelineView(TypedDict):
+    window: dict[str, str] | None
+    phrase: str | None
+    page: str | None
+    now: str
+    events: list[EventView]
+    truncated: bool
+
+
+def searcher(call: CallContext) -> Searcher:
+    """The searcher of the caller's knowledge base, built once per knowledge base with the
+    server's settings (never re-read from the environment per call)."""
+    kb: KnowledgeBase = call.services.kb()
+    with _lock:
+        found = _searchers.get(kb)
+        if found is None:
+            found = _searchers[kb] = Searcher.for_kb(kb, call.services.settings)
+            weakref.finalize(kb, found.close)  # its HTTP clients go with the knowledge base
+        return found
+
+
+def folder_list(value: Sequence[str] | str | None) -> list[str] | None:
+    """Folders as a list from a list, a comma-separated string or JSON-ish text."""
+    if value is None:
+        return None
+    items = value.replace(";", ",").split(",") if isinstance(value, str) else list(value)
+    names = [str(v).strip().strip("[]'\" ") for v in items]
+    names = [n for n in names if n and n != "*"]
+    return names or None
+
+
+def parse_now(value: str | None) -> dt.datetime | None:
+    if value is None or not str(value).strip():
+        return None
+    text = str(value).strip().replace("Z", "+00:00")
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise MemoryToolError(
+            f"now={value!r} is not an ISO date or time; write e.g. 2026-09-20 or "
+            "2026-09-20T15:00:00+08:00",
+            "arguments",
+        ) from None
+
+
+def _mode(value: str | None) -> str:
+    name = (value or "balanced").strip().lower()
+    if name not in MODES:
+        raise MemoryToolError(
+            f"mode={value!r} is not a search mode; use one of: {', '.join(MODES)}", "arguments"
+        )
+    return name
+
+
+def _order(value: str | None) -> str:
+    text = (value or NEWEST).strip().lower()
+    if text in ("newest", "latest", "desc", "descending", "recent", "last", "most recent"):
+        return NEWEST
+    if text in ("oldest", "first", "earliest", "asc", "ascending"):
+        return OLDEST
+    raise MemoryToolError(f"order={value!r}: use 'newest' or 'oldest'", "arguments")
+
+
+def _as_view(data: dict[str, Any]) -> QueryView:
+    return QueryView(**data)  # type: ignore[typeddict-item]
+
+
+def register(server: MemoryServer) -> None:
+    from memserver.server.tools.base import Access
+
+    @server.memory_tool(
+        access=Access.READ,
+        title="Search the knowledge base",
+        aliases={"query": "question", "q": "question", "text": "question", "folder": "folders"},
+    )
+    def kb_query(
+        question: Annotated[
+            str, Field(description="The question, dates and all: 'latest meeting with Bob'.")
+        ],
+        folders: FoldersArg = None,
+        mode: Annotated[
+            str,
+            Field(
+                description="conservative (10 results, short), balanced (default, 20), "
+                "tokenmax (50, full text, query expansion)."
+            ),
+        ] = "balanced",
+        limit: Annotated[int | None, Field(ge=1, le=100, description="At most this many.")] = None,
+        include_sources: Annotated[
+            bool, Field(description="Also search raw source notes (not yet ingested text).")
+        ] = False,
+        now: NowArg = None,
+    ) -> QueryView:
+        """Search pages by meaning, words, names, dates and links; best first.
+
+        Write the question naturally, with its time words: "what happened last week",
+        "meetings on 2026-09-15", "latest meeting with Alice", "first decision about
+        pricing", "who reports to Bob", "INV-2026-044", Mongolian too ("өнгөрсөн долоо
+        хоног"). Dates are read for you: `time` shows the window [start, end) and the
+        ordering used. With latest/first, results are ordered by date (label
+        `date_ordered`); "latest meeting with X" follows X's links, so a newer meeting X
+        did not attend never wins. Each result has id (cite it as [folder/slug]), title,
+        folder, date, a snippet, timeline lines that matched, and `labels` saying why it
+        matched (exact_title_match, alias_hit, keyword_exact, high_vector_match,
+        graph:<verb>, timeline_match, weak_semantic ...). Read a page in full with
+        kb_get_page. `degraded` lists anything that fell back (e.g. reranker_unavailable).
+        """
+        call = current()
+        text = (question or "").strip()
+        if not text:
+            raise MemoryToolError("question is empty: say what you are looking for", "arguments")
+        request = SearchRequest(
+            question=text,
+            scope=call.folders,
+            folders=folder_list(folders),
+            mode=_mode(mode),
+            limit=limit,
+            include_sources=bool(include_sources),
+            source_access=call.scope.source,
+            now=parse_now(now),
+            route=True,
+        )
+        return _as_view(searcher(call).search(request).to_dict())
+
+    @server.memory_tool(
+        access=Access.READ,
+        title="Timeline of a period or a page",
+        aliases={
+            "id": "page",
+            "page_id": "page",
+            "period": "window",
+            "when": "window",
+            "range": "window",
+            "query": "window",
+            "folder": "folders",
+        },
+    )
+    def kb_timeline(
+        window: Annotated[
+            str | None,
+            Field(
+                description="A period in words: 'last week', 'in March', '2026-09', "
+                "'from 2026-09-01 to 2026-09-15', 'өчигдөр'."
+            ),
+        ] = None,
+        page: Annotated[
+            str | None, Field(description="A page id 'folder/slug' for its dated history.")
+        ] = None,
+        folders: FoldersArg = None,
+        now: NowArg = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="At most this many events.")] = 100,
+    ) -> TimelineView:
+        """List what happened, newest first: in a period, or in one page's history.
+
+        Give `window` ("last week", "2026-09", "yesterday") for every dated event in it
+        across your folders (timeline entries, and pages such as meetings dated in it),
+        or `page` for that page's dated history (with `window` too: only that period).
+        Each event has its date, the page id and title, the text and its source.
+        `truncated` is true when there were more than `limit`.
+        """
+        call = current()
+        if page is not None and not call.scope.page_visible(page.strip().strip("[]")):
+            from memserver.server.tools.base import page_not_found
+
+            raise page_not_found(page)
+        data = searcher(call).timeline(
+            window=window,
+            page=page,
+            scope=call.folders,
+            folders=folder_list(folders),
+            now=parse_now(now),
+            limit=limit,
+        )
+        return TimelineView(**data)  # type: ignore[typeddict-item]
+
+    @server.memory_tool(
+        access=Access.READ,
+        title="Newest or first pages of a folder",
+        aliases={"query": "about", "entity": "about", "with": "about", "sort": "order"},
+    )
+    def kb_latest(
+        folder: Annotated[str, Field(description="The folder, e.g. 'meetings' or 'decisions'.")],
+        about: Annotated[
+            str | None,
+            Field(description="Only pages about this: a name ('Globex') or a topic ('pricing')."),
+        ] = None,
+        order: Annotated[str, Field(description="'newest' (default) or 'oldest'.")] = "newest",
+        limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
+        now: NowArg = None,
+    ) -> QueryView:
+        """The newest (or oldest) pages of one folder, optionally about an entity or topic.
+
+        "Latest meeting with Globex": folder='meetings', about='Globex'. "First
+        decision about pricing": folder='decisions', about='pricing', order='oldest'.
+        With a named entity, only pages linked to it count (a meeting it attended or
+        was about). Results are ordered by the page's date and shaped like kb_query's.
+        """
+        call = current()
+        name = (folder or "").strip()
+        if not name:
+            raise MemoryToolError("say which folder: folder='meetings' for example", "arguments")
+        request = SearchRequest(
+            question=(about or "").strip(),
+            scope=call.folders,  # names resolve anywhere the token reaches
+            mode="balanced",
+            limit=limit,
+            source_access=call.scope.source,
+            now=parse_now(now),
+            order=_order(order),
+            focus=name,
+        )
+        return _as_view(searcher(call).search(request).to_dict())

@@ -1,0 +1,576 @@
+"""The knowledge base service: the one safe way to write a page, and reading it back.
+
+Write path (``put_page``)
+    validate (every problem at once) -> slug from the folder template -> render ->
+    embed the page's texts (outside any lock or transaction) -> take the page's lock ->
+    compare ``base_version`` with the current version -> in one transaction: the pages
+    row, a page_versions row, aliases, chunks, timeline entries, links, conflicts ->
+    write the markdown atomically (temp file in the same folder, fsync, rename) ->
+    commit. If anything fails after the file was written (the commit included), the
+    previous bytes are put back (or the new file removed) before the lock is released,
+    so the file and the index never disagree and no other writer sees the gap.
+
+    The lock is a session-level advisory lock on the page id, held from the version
+    check until after a possible file restore (a transaction-level lock would be
+    released by the failed commit before the restore). If embedding fails, the page is
+    still written and keyword-indexed with stale chunks, the result says
+    ``degraded: ["embedding_unavailable"]`` and the next ``reindex`` embeds them.
+
+Scope
+    Readers pass ``folders`` (None = all folders). A page outside them behaves exactly
+    like a missing page: the same NotFoundError.
+
+Reindex (``reindex``): see :mod:`memserver.index.reindex`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import logging
+import threading
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from memserver.clients.embed import Embedder, embedder_from_settings
+from memserver.db.database import Database, redact_url
+from memserver.errors import (
+    EmbeddingError,
+    NotFoundError,
+    UserError,
+    VersionConflictError,
+)
+from memserver.index import reindex as reindexing
+from memserver.index.indexer import (
+    PAGE_LOCK_SPACE,
+    PreparedPage,
+    Vectors,
+    adopt_chunk_format,
+    embed_texts,
+    prepare_page,
+    stale_counts,
+)
+from memserver.index.indexer import write_pages as index_pages
+from memserver.kb.layout import KBPaths, check_name, write_atomic
+from memserver.kb.manifest import Manifest
+from memserver.kb.page import Page, check_page, page_slug, parse_page, render_page
+from memserver.kb.schema import Schema, load_schema
+
+if TYPE_CHECKING:
+    from memserver.clients.config import Settings
+
+logger = logging.getLogger(__name__)
+
+EMBEDDING_UNAVAILABLE = "embedding_unavailable"
+CONFLICT_STATUSES = ("superseded", "unresolved")
+_DEADLOCK_RETRIES = 3
+
+ReindexReport = reindexing.ReindexReport
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    id: str  # "folder/slug"
+    folder: str
+    slug: str
+    version: int
+    page: Page
+    markdown: str
+    effective_date: datetime.date | None
+    updated_at: datetime.datetime
+
+
+@dataclass(frozen=True)
+class PageSummary:
+    id: str
+    folder: str
+    slug: str
+    title: str
+    type: str
+    effective_date: datetime.date | None
+    version: int
+    updated_at: datetime.datetime
+
+
+@dataclass(frozen=True)
+class PutResult:
+    id: str
+    version: int
+    created: bool
+    degraded: tuple[str, ...]
+    path: str
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    version: int
+    created_at: datetime.datetime
+    written_by: str
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class ConflictRecord:
+    """A fact that changed (``superseded``) or that two sources disagree on (``unresolved``)."""
+
+    field: str
+    old_value: Any = None
+    new_value: Any = None
+    old_source: str | None = None
+    new_source: str | None = None
+    status: str = "unresolved"
+
+    @classmethod
+    def of(cls, value: ConflictRecord | Mapping[str, Any]) -> ConflictRecord:
+        if isinstance(value, ConflictRecord):
+            record = value
+        else:
+            known = {f.name for f in dataclasses.fields(cls)}
+            unknown = sorted(set(value) - known)
+            if unknown:
+                raise UserError(
+                    f"unknown conflict keys: {', '.join(unknown)}",
+                    f"a conflict has: {', '.join(sorted(known))}",
+                )
+            if not value.get("field"):
+                raise UserError("a conflict needs the field it is about", "set field")
+            record = cls(**dict(value))
+        if record.status not in CONFLICT_STATUSES:
+            raise UserError(
+                f"conflict status {record.status!r} is not one of {', '.join(CONFLICT_STATUSES)}",
+                "use superseded (a newer fact replaced it) or unresolved (sources disagree)",
+            )
+        return record
+
+
+@dataclass(frozen=True)
+class PageWrite:
+    """One guarded page write, everything computed before the page's lock is taken.
+
+    ``prepared`` holds the rendered markdown and the index rows; ``path`` is where the
+    file goes; ``base_version`` is the version the caller read (None = create);
+    ``vectors`` are None when embedding failed (the chunks stay stale); ``degraded``
+    is copied into the result.
+    """
+
+    prepared: PreparedPage
+    path: Path
+    base_version: int | None
+    vectors: Vectors | None
+    written_by: str
+    note: str | None
+    conflicts: tuple[ConflictRecord, ...]
+    degraded: tuple[str, ...]
+
+
+def split_id(page_id: str) -> tuple[str, str]:
+    """``"folder/slug"`` -> ``("folder", "slug")``; UserError for anything else."""
+    folder, sep, slug = str(page_id).partition("/")
+    if not sep or not folder or not slug:
+        raise UserError(
+            f"{page_id!r} is not a page id", "page ids look like folder/slug, e.g. people/alice"
+        )
+    return check_name(folder, "folder"), check_name(slug, "slug")
+
+
+def not_found(page_id: str) -> NotFoundError:
+    """The one error for a page that is missing or outside the caller's scope."""
+    return NotFoundError(
+        f"no page {page_id!r}", "check the id with list_pages or a search; ids are folder/slug"
+    )
+
+
+def _visible_id(page_id: str, folders: Collection[str] | None) -> tuple[str, str]:
+    """``(folder, slug)`` of a page id the caller may read; NotFoundError (the same as for
+    a missing page) when its folder is outside ``folders`` (None = every folder)."""
+    folder, slug = split_id(page_id)
+    if folders is not None and folder not in folders:
+        raise not_found(page_id)
+    return folder, slug
+
+
+def _put_back(path: Path, previous: bytes | None) -> None:
+    """Undo a page file write: the previous bytes again, or no file."""
+    try:
+        if previous is None:
+            path.unlink(missing_ok=True)
+        else:
+            write_atomic(path, previous)
+    except OSError:
+        logger.exception("could not restore %s after a failed write", path)
+
+
+class KnowledgeBase:
+    """Pages on disk plus their PostgreSQL index (see the module docstring)."""
+
+    def __init__(self, paths: KBPaths, schema: Schema, db: Database, embedder: Embedder) -> None:
+        self.paths = paths
+        self.db = db
+        self.embedder = embedder
+        self.manifest = Manifest(paths)
+        self._schema = schema
+        self._schema_stamp = self._stamp()
+        self._schema_lock = threading.Lock()
+        # Test hook: called with the page id after the file is written, before the commit.
+        self.before_commit: Callable[[str], None] | None = None
+
+    @classmethod
+    def open(
+        cls,
+        kb_dir: Path | str,
+        settings: Settings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        database_url: str | None = None,
+        config: Path | str | None = None,
+        check_embedding: bool = True,
+    ) -> KnowledgeBase:
+        """Open a knowledge base: schema, index database (migrated), embedder.
+
+        ``settings`` default to ``load_settings(config)``. ``check_embedding=False``
+        defers the embedding model check (``reindex --force`` switches models).
+        """
+        paths = KBPaths.of(kb_dir)
+        schema = load_schema(paths.schema)
+        if settings is None and (embedder is None or database_url is None):
+            from memserver.clients.config import load_settings
+
+            settings = load_settings(config)
+        if embedder is None:
+            assert settings is not None
+            embedder = embedder_from_settings(settings.embedding)
+        url = database_url or (settings.database_url if settings is not None else None)
+        db = Database.open(paths, url)
+        try:
+            if check_embedding:
+                db.ensure_embedding(embedder.name, embedder.dims)
+            adopt_chunk_format(db)
+        except BaseException:
+            db.close()
+            raise
+        return cls(paths, schema, db, embedder)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- schema
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.paths.schema.stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    @property
+    def schema(self) -> Schema:
+        """The schema, re-read when schema.yaml changes on disk."""
+        stamp = self._stamp()
+        with self._schema_lock:
+            if stamp is not None and stamp != self._schema_stamp:
+                self._schema = load_schema(self.paths.schema)
+                self._schema_stamp = stamp
+            return self._schema
+
+    # ---------------------------------------------------------------- writing
+
+    def put_page(
+        self,
+        folder: str,
+        page: Page,
+        base_version: int | None,
+        *,
+        written_by: str = "",
+        slug: str | None = None,
+        conflicts: Iterable[ConflictRecord | Mapping[str, Any]] = (),
+        note: str | None = None,
+    ) -> PutResult:
+        """Create (``base_version`` None) or update (``base_version`` = the current
+        version) a page; see the module docstring for the guarantees."""
+        schema = self.schema
+        spec = schema.folder(folder)
+        check_page(page, spec)
+        slug = check_name(slug, "slug") if slug else page_slug(page, spec)
+        path = self.paths.page_path(folder, slug)
+        records = tuple(ConflictRecord.of(c) for c in conflicts)
+        prepared = prepare_page(f"{folder}/{slug}", spec, slug, page, render_page(page, spec))
+        degraded: tuple[str, ...]
+        vectors: Vectors | None
+        try:
+            vectors = embed_texts(self.embedder, prepared.texts())
+            degraded = tuple(self.embedder.degraded)
+        except EmbeddingError as exc:
+            logger.warning("storing %s without embeddings: %s", prepared.id, exc)
+            vectors = None
+            degraded = (EMBEDDING_UNAVAILABLE,)
+        self.db.ensure_embedding(self.embedder.name, self.embedder.dims)
+        write = PageWrite(
+            prepared=prepared,
+            path=path,
+            base_version=base_version,
+            vectors=vectors,
+            written_by=written_by,
+            note=note,
+            conflicts=records,
+            degraded=degraded,
+        )
+        for attempt in range(_DEADLOCK_RETRIES):
+            try:
+                return self._store(write)
+            except psycopg.errors.DeadlockDetected:
+                # links rows shared with a concurrent writer; everything was rolled back
+                if attempt == _DEADLOCK_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _store(self, write: PageWrite) -> PutResult:
+        lock = (PAGE_LOCK_SPACE, write.prepared.id)
+        with self.db.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", lock)
+            conn.commit()
+            try:
+                return self._store_locked(conn, write)
+            finally:
+                try:
+                    conn.rollback()  # nothing is pending here; leaves any failed state
+                    conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", lock)
+                    conn.commit()
+                except psycopg.Error:
+                    conn.close()  # ending the session releases its locks; the pool drops it
+
+    def _store_locked(self, conn: psycopg.Connection[Any], write: PageWrite) -> PutResult:
+        prepared, path, base_version = write.prepared, write.path, write.base_version
+        page_id = prepared.id
+        previous = path.read_bytes() if path.exists() else None
+        new_bytes = prepared.markdown.encode("utf-8")
+        written = False
+        try:
+            with conn.transaction():
+                row = conn.execute(
+                    "SELECT version, content_hash FROM pages WHERE id = %s", (page_id,)
+                ).fetchone()
+                current: int | None = row[0] if row else None
+                if row is None and previous is not None:
+                    raise UserError(
+                        f"{page_id} exists on disk but is not in the index",
+                        "run `memserver reindex`, then read the page and update it",
+                    )
+                if base_version != current:
+                    if current is None:
+                        raise NotFoundError(
+                            f"no page {page_id!r} to update (base_version {base_version})",
+                            "omit base_version to create it",
+                        )
+                    raise VersionConflictError(page_id, base_version, current)
+                self._insert_conflicts(conn, prepared, write.conflicts)
+                if row is not None and row[1] == prepared.content_hash and previous == new_bytes:
+                    assert current is not None
+                    return PutResult(page_id, current, False, (), str(path))
+                (latest,) = conn.execute(
+                    "SELECT coalesce(max(version), 0) FROM page_versions WHERE page_id = %s",
+                    (page_id,),
+                ).fetchone() or (0,)
+                version = max(int(latest), current or 0) + 1
+                index_pages(conn, [(prepared, version)], write.vectors, self.schema)
+                conn.execute(
+                    "INSERT INTO page_versions (page_id, version, markdown, content_hash,"
+                    " written_by, note) VALUES (%s, %s, %s, %s, %s, %s)",
+                    (
+                        page_id,
+                        version,
+                        prepared.markdown,
+                        prepared.content_hash,
+                        write.written_by,
+                        write.note,
+                    ),
+                )
+                written = True
+                write_atomic(path, new_bytes)
+                if self.before_commit is not None:
+                    self.before_commit(page_id)
+        except BaseException:
+            if written:
+                _put_back(path, previous)
+            raise
+        return PutResult(page_id, version, current is None, write.degraded, str(path))
+
+    @staticmethod
+    def _insert_conflicts(
+        conn: psycopg.Connection[Any], prepared: PreparedPage, records: Sequence[ConflictRecord]
+    ) -> None:
+        if not records:
+            return
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO conflicts (page_id, folder, field, old_value, new_value,"
+                " old_source, new_source, status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (
+                        prepared.id,
+                        prepared.folder.name,
+                        r.field,
+                        Jsonb(_json_value(r.old_value)),
+                        Jsonb(_json_value(r.new_value)),
+                        r.old_source,
+                        r.new_source,
+                        r.status,
+                    )
+                    for r in records
+                ],
+            )
+
+    def restore(self, page_id: str, version: int, *, written_by: str = "") -> PutResult:
+        """Write version ``version`` of a page again, as its newest version."""
+        folder, slug = split_id(page_id)
+        markdown = self.get_version(page_id, version)
+        page = parse_page(markdown, source=f"{page_id} version {version}")
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT version FROM pages WHERE id = %s", (page_id,)).fetchone()
+        return self.put_page(
+            folder,
+            page,
+            row[0] if row else None,
+            written_by=written_by,
+            slug=slug,
+            note=f"restore of version {version}",
+        )
+
+    # ---------------------------------------------------------------- reading
+
+    def get_page(self, page_id: str, folders: Collection[str] | None = None) -> StoredPage:
+        folder, slug = _visible_id(page_id, folders)
+        with self.db.connection() as conn:
+            row = conn.execute(
+                "SELECT version, body, effective_date, updated_at FROM pages WHERE id = %s",
+                (page_id,),
+            ).fetchone()
+        if row is None:
+            raise not_found(page_id)
+        version, body, day, updated = row
+        page = parse_page(body, source=page_id)
+        return StoredPage(page_id, folder, slug, version, page, body, day, updated)
+
+    def list_pages(
+        self,
+        folders: Collection[str] | None = None,
+        *,
+        folder: str | None = None,
+        start: datetime.date | None = None,
+        end: datetime.date | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[list[PageSummary], int]:
+        """Pages newest effective date first (undated last), in ``[start, end)``, and the
+        total number matching."""
+        where = ["TRUE"]
+        params: dict[str, Any] = {"limit": max(0, limit), "offset": max(0, offset)}
+        if folders is not None:
+            where.append("folder = ANY(%(folders)s)")
+            params["folders"] = sorted(folders)
+        if folder is not None:
+            where.append("folder = %(folder)s")
+            params["folder"] = folder
+        if start is not None:
+            where.append("effective_date >= %(start)s")
+            params["start"] = start
+        if end is not None:
+            where.append("effective_date < %(end)s")
+            params["end"] = end
+        clause = " AND ".join(where)
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, folder, slug, title, type, effective_date, version, updated_at"
+                f" FROM pages WHERE {clause}"
+                " ORDER BY effective_date DESC NULLS LAST, title, id"
+                " LIMIT %(limit)s OFFSET %(offset)s",
+                params,
+            ).fetchall()
+            total_row = conn.execute(
+                f"SELECT count(*) FROM pages WHERE {clause}", params
+            ).fetchone()
+        total = int(total_row[0]) if total_row else 0
+        return [PageSummary(*row) for row in rows], total
+
+    def history(self, page_id: str, folders: Collection[str] | None = None) -> list[VersionInfo]:
+        """Every stored version of a page, newest first (also for a deleted page)."""
+        _visible_id(page_id, folders)
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT version, created_at, coalesce(written_by, ''), content_hash"
+                " FROM page_versions WHERE page_id = %s ORDER BY version DESC",
+                (page_id,),
+            ).fetchall()
+        if not rows:
+            raise not_found(page_id)
+        return [VersionInfo(*row) for row in rows]
+
+    def get_version(
+        self, page_id: str, version: int, folders: Collection[str] | None = None
+    ) -> str:
+        """The markdown of one stored version."""
+        _visible_id(page_id, folders)
+        with self.db.connection() as conn:
+            row = conn.execute(
+                "SELECT markdown FROM page_versions WHERE page_id = %s AND version = %s",
+                (page_id, version),
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(
+                f"page {page_id!r} has no version {version}", "list its versions with history"
+            )
+        return str(row[0])
+
+    def stats(self) -> dict[str, Any]:
+        """Sizes of the index: pages per folder, rows per table, stale rows, model."""
+        info = self.db.embedding_info()
+        with self.db.connection() as conn:
+            folders = dict(
+                conn.execute(
+                    "SELECT folder, count(*) FROM pages GROUP BY folder ORDER BY folder"
+                ).fetchall()
+            )
+            stale = stale_counts(conn)
+            (versions,) = conn.execute("SELECT count(*) FROM page_versions").fetchone() or (0,)
+            (open_conflicts,) = conn.execute(
+                "SELECT count(*) FROM conflicts WHERE status = 'unresolved'"
+            ).fetchone() or (0,)
+        return {
+            "kb": str(self.paths.root),
+            "database": redact_url(self.db.url),
+            "embedding": {
+                "model": info[0] if info else None,
+                "dims": info[1] if info else None,
+                "embedder": self.embedder.name,
+            },
+            "pages": sum(folders.values()),
+            "folders": {name: int(n) for name, n in folders.items()},
+            "tables": self.db.counts(),
+            "stale": stale,
+            "page_versions": int(versions),
+            "open_conflicts": int(open_conflicts),
+        }
+
+    # ---------------------------------------------------------------- reindex
+
+    def reindex(
+        self, force: bool = False, on_progress: Callable[[int, int], None] | None = None
+    ) -> ReindexReport:
+        """Rebuild the index from knowledge/ and source/ (see :mod:`memserver.index.reindex`)."""
+        return reindexing.reindex(self, force=force, on_progress=on_progress)
+
+
+def _json_value(value: Any) -> Any:
+    """A conflict value as JSON (dates and other objects as text)."""
+    return json.loads(json.dumps(value, default=str))

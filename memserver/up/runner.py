@@ -1,0 +1,539 @@
+"""``memserver up``: the whole system on one knowledge base, from one command.
+
+What runs, in this order (each step bounded in time)::
+
+    embedded PostgreSQL (or DATABASE_URL) -> migrate -> check the embedding model
+    -> reindex knowledge/ and source/ (only what changed)
+    -> tokens: "up-ingest" (folders *, write) and "up-read" (folders *, read-only)
+    -> memory server, in this process: MCP over HTTP at http://ADDR/mcp (+ /healthz)
+    -> read agent:   subprocess ``read-agent serve --addr AGENT_ADDR`` (waits for /healthz)
+    -> ingest agent: subprocess ``ingest-agent --url .../mcp --watch 60s``
+
+The agents reach the memory server only over MCP, with ``MEMORY_URL`` and their token
+in the environment (``MEMORY_TOKEN``, or the variable ``mcp.token_env`` names). Token
+secrets live in ``<kb>/.memserver/tokens/<name>.token`` (directory 0700, files 0600) and
+are reused on the next start while the token store still accepts them; a revoked or
+lost token is replaced. Logs: ``<kb>/.memserver/logs/`` (``memserver.log`` for this
+process, ``read-agent.log`` and ``ingest-agent.log`` for the children).
+
+Stopping: SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the agents (SIGINT, then SIGKILL
+after ``stop_timeout``), then the memory server, then releases the embedded PostgreSQL
+(the last process of the knowledge base stops it); exit status 0. A child that exits on
+its own is reported with the tail of its log and everything else is stopped; exit
+status 1. The children run in their own process group (Ctrl-C reaches only this
+process, which stops them in order) and, on Linux, get SIGTERM if this process dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shlex
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType, MappingProxyType
+from typing import IO, TYPE_CHECKING
+
+from memserver.commands.serve import parse_addr
+from memserver.errors import NotFoundError, ServiceError, UserError
+from memserver.kb.layout import KBPaths
+from memserver.up.supervise import (
+    Child,
+    check_port_free,
+    listen_socket,
+    log_to_file,
+    url_of,
+    wait_healthy,
+)
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from memserver.clients.config import Settings
+    from memserver.server.tokens import TokenStore
+    from memserver.store.knowledge_base import KnowledgeBase
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ADDR = "127.0.0.1:8787"
+DEFAULT_AGENT_ADDR = "127.0.0.1:8788"
+DEFAULT_WATCH = "60s"
+INGEST_TOKEN = "up-ingest"
+READ_TOKEN = "up-read"
+HEALTH_TIMEOUT = 120.0
+STOP_TIMEOUT = 10.0
+EXAMPLE_QUESTION = "When was the latest meeting with Globex, and what was decided?"
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@dataclass(frozen=True)
+class UpOptions:
+    """What ``memserver up`` was asked to run."""
+
+    kb: Path
+    config: str | None = None
+    addr: str = DEFAULT_ADDR
+    agent_addr: str = DEFAULT_AGENT_ADDR
+    watch: str = DEFAULT_WATCH
+    ingest: bool = True
+    embedder: str | None = None  # "local" or "hash"; None = as configured
+    health_timeout: float = HEALTH_TIMEOUT
+    stop_timeout: float = STOP_TIMEOUT
+
+
+# -- tokens -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UpTokens:
+    """The secrets of the two tokens ``up`` hands to the agents (and prints for clients)."""
+
+    ingest: str = field(repr=False)
+    read: str = field(repr=False)
+    directory: Path
+
+    def file(self, name: str) -> Path:
+        return self.directory / f"{name}.token"
+
+
+def tokens_dir(paths: KBPaths) -> Path:
+    return paths.state / "tokens"
+
+
+def logs_dir(paths: KBPaths) -> Path:
+    return paths.state / "logs"
+
+
+def ensure_tokens(paths: KBPaths, store: TokenStore) -> UpTokens:
+    """The ingest and read tokens, reused while ``store`` accepts their saved secrets."""
+    directory = _private_dir(tokens_dir(paths))
+    return UpTokens(
+        ingest=ensure_token(store, directory, INGEST_TOKEN, write=True),
+        read=ensure_token(store, directory, READ_TOKEN, write=False),
+        directory=directory,
+    )
+
+
+def ensure_token(store: TokenStore, directory: Path, name: str, *, write: bool) -> str:
+    """The secret of token ``name`` (all folders; ``write`` access as given).
+
+    The secret saved in ``directory/<name>.token`` is reused when the store still knows
+    it as an active token of that name and scope; otherwise any live token of that name
+    is revoked and a new one is created and saved (mode 0600).
+    """
+    path = directory / f"{name}.token"
+    try:
+        saved = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        saved = ""
+    token = store.verify(saved) if saved else None
+    if token is not None and token.name == name and token.all_folders and token.write == write:
+        return saved
+    with contextlib.suppress(NotFoundError):
+        store.revoke(name)
+    created = store.create(name, "*", write=write)
+    _write_secret(path, created.secret)
+    return created.secret
+
+
+def _private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o700)
+    return path
+
+
+def _write_secret(path: Path, secret: str) -> None:
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(secret + "\n")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+# -- the memory server (in this process) --------------------------------------------------------
+
+
+class MemoryServerThread:
+    """The MCP memory server over HTTP, served by uvicorn in a thread of this process."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        settings: Settings,
+        sock: socket.socket,
+        addr: str,
+        on_exit: Callable[[], None],
+    ) -> None:
+        import uvicorn
+
+        from memserver.server.audit import AuditLog
+        from memserver.server.mcp_server import build_server, create_http_app
+        from memserver.server.tokens import TokenStore
+        from memserver.server.tools.base import Services
+
+        host, port = parse_addr(addr)
+        services = Services(paths=kb.paths, kb_opener=lambda: kb, settings=settings)
+        server = build_server(
+            services,
+            tokens=TokenStore(kb.db),
+            audit=AuditLog(kb.db),
+            public_url=url_of(addr),
+        )
+        config = uvicorn.Config(
+            create_http_app(server, host=host, port=port),
+            log_config=None,  # our handlers: <kb>/.memserver/logs/memserver.log
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+        )
+        self.server: uvicorn.Server = uvicorn.Server(config)
+        self.error: BaseException | None = None
+        self._sock = sock
+        self._on_exit = on_exit
+        self._thread = threading.Thread(target=self._run, name="memserver-http", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.server.run(sockets=[self._sock])
+        except BaseException as exc:  # SystemExit from a failed startup included
+            self.error = exc
+            logger.exception("the memory server stopped with an error")
+        finally:
+            self._on_exit()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float) -> None:
+        self.server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        if self._thread.is_alive():
+            self.server.force_exit = True
+            self._thread.join(timeout)
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def with_embedder(settings: Settings, provider: str | None) -> Settings:
+    """``settings`` with the embedding provider replaced (``--embedder``)."""
+    if provider is None or provider == settings.embedding.options.get("provider"):
+        return settings
+    options = {**settings.embedding.options, "provider": provider, "dims": None}
+    embedding = replace(settings.embedding, options=MappingProxyType(options))
+    return replace(settings, embedding=embedding)
+
+
+# -- the whole system ---------------------------------------------------------------------------
+
+
+class Up:
+    """Starts, watches and stops everything (see the module docstring)."""
+
+    def __init__(self, options: UpOptions, out: IO[str] | None = None) -> None:
+        self.options = options
+        self.paths = KBPaths.of(options.kb.resolve())
+        self.out = out or sys.stdout
+        self.kb: KnowledgeBase | None = None
+        self.settings: Settings | None = None
+        self.tokens: UpTokens | None = None
+        self.reindex_failed = 0
+        self.embedder_overridden = False
+        self.memory: MemoryServerThread | None = None
+        self.children: list[Child] = []
+        self._signal: int | None = None
+        self._starting = True
+        self._wake = threading.Event()
+
+    # ---------------------------------------------------------------- running
+
+    def run(self) -> int:
+        """Start everything, wait for a stop signal or a failure, stop everything."""
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in _STOP_SIGNALS}
+        try:
+            try:
+                self._start()
+                self._starting = False
+                return self._watch()
+            except KeyboardInterrupt:
+                self.say("\ninterrupted while starting; stopping")
+                return 130
+            finally:
+                self._starting = False
+                self._shutdown()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        # Only a plain assignment here: the main thread may hold any lock right now.
+        self._signal = signum
+        if self._starting:
+            raise KeyboardInterrupt
+
+    def say(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _start(self) -> None:
+        from memserver.clients.config import load_settings
+        from memserver.server.tokens import TokenStore
+        from memserver.store.knowledge_base import KnowledgeBase
+
+        opts = self.options
+        configured = load_settings(opts.config)
+        settings = with_embedder(configured, opts.embedder)
+        self.settings = settings
+        self.embedder_overridden = settings is not configured
+        sock = listen_socket(opts.addr, "memory server", "--addr")
+        try:
+            check_port_free(opts.agent_addr, "read agent", "--agent-addr")
+            where = "DATABASE_URL" if settings.database_url else "the embedded PostgreSQL"
+            self.say(f"starting {where}, migrating, loading the embedder ...")
+            self.kb = KnowledgeBase.open(self.paths.root, settings)
+            self.say("indexing what changed in knowledge/ and source/ ...")
+            report = self.kb.reindex()
+            self.reindex_failed = len(report.failed)
+            tokens = self.tokens = ensure_tokens(self.paths, TokenStore(self.kb.db))
+            self.memory = MemoryServerThread(self.kb, settings, sock, opts.addr, self._wake.set)
+        except BaseException:
+            sock.close()
+            raise
+        self.memory.start()
+        self.say(f"memory server on {self.mcp_url} ...")
+        wait_healthy(
+            f"{url_of(opts.addr)}/healthz",
+            opts.health_timeout,
+            alive=lambda: self.memory is not None and self.memory.running,
+            failure=lambda: ServiceError(
+                f"the memory server stopped while starting: {self.memory and self.memory.error}",
+                f"see {logs_dir(self.paths) / 'memserver.log'}",
+            ),
+            what="memory server",
+        )
+        reader = self._child(
+            "read agent",
+            ["read_agent.cli", *self._config_args(), "serve", "--addr", opts.agent_addr],
+            tokens.read,
+        )
+        self.say(f"read agent on {url_of(opts.agent_addr)} ...")
+        self._wait_child(reader, f"{url_of(opts.agent_addr)}/healthz")
+        if opts.ingest:
+            argv = ["ingest_agent.cli", *self._config_args(), "--url", self.mcp_url]
+            self._child("ingest agent", [*argv, "--watch", opts.watch], tokens.ingest)
+        self.say(self.banner())
+
+    def _config_args(self) -> list[str]:
+        return ["--config", str(Path(self.options.config).resolve())] if self.options.config else []
+
+    def _child(self, name: str, module_args: list[str], token: str) -> Child:
+        assert self.settings is not None
+        env = dict(os.environ)
+        env["MEMORY_URL"] = self.mcp_url
+        env[str(self.settings.mcp.options.get("token_env", "MEMORY_TOKEN"))] = token
+        env["PYTHONUNBUFFERED"] = "1"
+        log = logs_dir(self.paths) / f"{name.replace(' ', '-')}.log"
+        child = Child(name, [sys.executable, "-m", *module_args], env, log, on_exit=self._wake.set)
+        self.children.append(child)
+        child.start()
+        return child
+
+    def _wait_child(self, child: Child, health_url: str) -> None:
+        wait_healthy(
+            health_url,
+            self.options.health_timeout,
+            alive=lambda: child.exit_code() is None,
+            failure=lambda: child.failure(" while starting"),
+            what=child.name,
+        )
+
+    def _watch(self) -> int:
+        """Until a stop signal (exit 0) or a service that ends by itself (exit 1)."""
+        while self._signal is None:
+            self._wake.wait(0.5)
+            self._wake.clear()
+            if self._signal is not None:
+                break
+            for child in self.children:
+                if child.exit_code() is not None:
+                    raise child.failure()
+            if self.memory is not None and not self.memory.running:
+                raise ServiceError(
+                    f"the memory server stopped: {self.memory.error or 'no error recorded'}",
+                    f"see {logs_dir(self.paths) / 'memserver.log'}",
+                )
+        name = signal.Signals(self._signal).name
+        embedded = self.settings is not None and not self.settings.database_url
+        database = " and the embedded PostgreSQL" if embedded else ""
+        self.say(f"\n{name}: stopping the agents, the memory server{database} ...")
+        return 0
+
+    def _shutdown(self) -> None:
+        timeout = self.options.stop_timeout
+        for child in self.children:  # all asked at once, then waited for
+            child.request_stop()
+        for child in self.children:
+            child.wait(timeout)
+        if self.memory is not None:
+            self.memory.stop(timeout)
+        if self.kb is not None:
+            self.kb.close()  # releases the embedded PostgreSQL (stopped if we were last)
+        if self._signal is not None:
+            self.say("stopped.")
+
+    # ---------------------------------------------------------------- the banner
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{url_of(self.options.addr)}/mcp"
+
+    def banner(self) -> str:
+        opts, settings, tokens, kb = self.options, self.settings, self.tokens, self.kb
+        assert settings is not None and tokens is not None and kb is not None
+        state = self.paths.state
+        agent = url_of(opts.agent_addr)
+        read_file = tokens.file(READ_TOKEN)
+        if settings.llm is None:
+            model = (
+                "none: the ingest agent uses the rules extractor and the read agent "
+                "answers with extracts of the search results\n"
+                + " " * 18
+                + "(set LLM_BASE_URL, LLM_MODEL and LLM_API_KEY, then run again, to use a model)"
+            )
+        else:
+            model = f"{settings.llm.model} at {settings.llm.base_url} (extraction and answers)"
+        database = (
+            "DATABASE_URL" if settings.database_url else f"embedded PostgreSQL ({state / 'pg'})"
+        )
+        ingest = (
+            f"watching {self.paths.source} every {opts.watch}"
+            if opts.ingest
+            else "off (--no-ingest)"
+        )
+        question = json.dumps({"question": EXAMPLE_QUESTION}, ensure_ascii=False)
+        reader_env = f"MEMORY_URL={self.mcp_url} MEMORY_TOKEN=$(cat {shlex.quote(str(read_file))})"
+        key_note = (
+            "  (READ_AGENT_API_KEY is set: send it as the API key)\n"
+            if os.environ.get("READ_AGENT_API_KEY", "").strip()
+            else ""
+        )
+        warn = (
+            f"\n  warning: {self.reindex_failed} page(s) in knowledge/ do not fit the schema and "
+            "were not indexed; run `memserver reindex` to see why\n"
+            if self.reindex_failed
+            else ""
+        )
+        return f"""
+Memory System is up: {self.paths.root}
+
+  memory server   {self.mcp_url}  (MCP, bearer tokens; health: {url_of(opts.addr)}/healthz)
+  read agent      {agent}  (POST /ask, OpenAI-compatible /v1/chat/completions)
+  ingest agent    {ingest}
+  database        {database}
+  embedder        {kb.embedder.name}
+  model           {model}
+  tokens          {tokens.directory}/ ({INGEST_TOKEN}: write, {READ_TOKEN}: read-only)
+  logs            {logs_dir(self.paths)}/ ({", ".join(self.log_names())})
+{warn}
+Ask a question:
+  curl -s {agent}/ask -H 'Content-Type: application/json' \\
+       -d {shlex.quote(question)}
+  {reader_env} \\
+       {script("read-agent")} ask {shlex.quote(EXAMPLE_QUESTION)}
+
+MCP clients (the read token; keep it private):
+{self.mcp_snippets(tokens.read)}
+
+Chat UI (Open WebUI, LibreChat, any OpenAI-compatible client):
+  base URL {agent}/v1, any API key, any model name (listed as "memory")
+{key_note}
+Press Ctrl-C to stop everything.
+"""
+
+    def log_names(self) -> list[str]:
+        return ["memserver.log", *(child.log.name for child in self.children)]
+
+    def mcp_snippets(self, token: str) -> str:
+        """Client configuration for Claude Code (HTTP) and Claude Desktop (stdio)."""
+        code = {
+            "type": "http",
+            "url": self.mcp_url,
+            "headers": {"Authorization": f"Bearer {token}"},
+        }
+        text = "  Claude Code (.mcp.json), or any client that speaks Streamable HTTP:\n"
+        text += _indent(json.dumps({"mcpServers": {"memory": code}}, indent=2), 4) + "\n"
+        if self.embedder_overridden:
+            return text + (
+                "  Claude Desktop starts its own stdio server, which uses the configured "
+                "embedder, not --embedder; run `up` without --embedder for its snippet."
+            )
+        args = ["--kb", str(self.paths.root)]
+        if self.options.config:
+            args += ["--config", str(Path(self.options.config).resolve())]
+        env = {"MEMORY_TOKEN": token}
+        if os.environ.get("DATABASE_URL"):
+            env["DATABASE_URL"] = os.environ["DATABASE_URL"]
+        desktop = {"command": script("memserver"), "args": [*args, "serve", "--stdio"], "env": env}
+        text += "  Claude Desktop (claude_desktop_config.json; it starts a stdio server itself):\n"
+        return text + _indent(json.dumps({"mcpServers": {"memory": desktop}}, indent=2), 4)
+
+
+def script(name: str) -> str:
+    """The full path of one of our console scripts next to this interpreter, if there."""
+    path = Path(sys.executable).with_name(name)
+    return str(path) if path.is_file() else name
+
+
+def _indent(text: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "\n".join(pad + line for line in text.splitlines())
+
+
+def run_up(options: UpOptions, out: IO[str] | None = None, *, verbose: bool = False) -> int:
+    """Run ``memserver up`` until stopped; the exit status (0 after a stop signal)."""
+    up = Up(options, out)
+    if not up.paths.schema.is_file():
+        raise UserError(
+            f"no schema.yaml in {up.paths.root}",
+            "pass --kb with a knowledge base directory (e.g. --kb example_kb)",
+        )
+    if options.ingest:
+        from ingest_agent.cli import parse_duration
+
+        parse_duration(options.watch)
+    with log_to_file(logs_dir(up.paths) / "memserver.log", keep_console=verbose):
+        try:
+            return up.run()
+        except ServiceError as exc:
+            print(f"memserver up: {exc.message}", file=sys.stderr)
+            if exc.hint:
+                print(f"memserver up: {exc.hint}", file=sys.stderr)
+            return 1
+
+
+__all__ = [
+    "DEFAULT_ADDR",
+    "DEFAULT_AGENT_ADDR",
+    "DEFAULT_WATCH",
+    "MemoryServerThread",
+    "Up",
+    "UpOptions",
+    "UpTokens",
+    "ensure_token",
+    "ensure_tokens",
+    "run_up",
+    "with_embedder",
+]

@@ -1,0 +1,106 @@
+"""Knowledge-base paths: safe names, slugs in any script, source paths that stay inside."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memserver.errors import UserError
+from memserver.kb.layout import KBPaths, name_problem, slugify
+
+
+def test_paths_derive_from_the_root(tmp_path: Path) -> None:
+    kb = KBPaths.of(tmp_path)
+    assert kb.schema == tmp_path / "schema.yaml"
+    assert kb.source == tmp_path / "source"
+    assert kb.knowledge == tmp_path / "knowledge"
+    assert kb.manifest == tmp_path / "manifest.json"
+    assert kb.state == tmp_path / ".memserver"
+    assert kb.page_path("people", "bob") == tmp_path / "knowledge" / "people" / "bob.md"
+
+
+def test_page_path_keeps_cyrillic_slugs(tmp_path: Path) -> None:
+    kb = KBPaths.of(tmp_path)
+    path = kb.page_path("people", "энхтуяа-ганбаатар")
+    assert path.name == "энхтуяа-ганбаатар.md"
+
+
+@pytest.mark.parametrize(
+    "slug",
+    ["../secret", "a/b", "..", ".hidden", "", "a\x00b", "a\nb", "a\\b", " padded", "x" * 200],
+)
+def test_page_path_refuses_unsafe_slugs(tmp_path: Path, slug: str) -> None:
+    with pytest.raises(UserError, match="refused slug"):
+        KBPaths.of(tmp_path).page_path("people", slug)
+
+
+@pytest.mark.parametrize("folder", ["..", "../..", "a/b", ".git"])
+def test_page_path_refuses_unsafe_folders(tmp_path: Path, folder: str) -> None:
+    with pytest.raises(UserError, match="refused folder"):
+        KBPaths.of(tmp_path).page_path(folder, "bob")
+
+
+def test_slugify_makes_readable_cyrillic_slugs() -> None:
+    assert slugify("Энхтуяа Ганбаатар") == "энхтуяа-ганбаатар"
+    assert slugify("Бат-Эрдэнэ  (Монгол) ӨҮ") == "бат-эрдэнэ-монгол-өү"
+    assert slugify("Globex: Q3 Kick-off / Review") == "globex-q3-kick-off-review"
+    assert slugify("../../etc/passwd") == "etc-passwd"
+    assert slugify("Café ﬁnance") == "café-finance"
+
+
+@pytest.mark.parametrize("text", ["", "   ", "...", "/", "!!!", "\x00\x01"])
+def test_slugify_refuses_text_without_letters(text: str) -> None:
+    with pytest.raises(UserError, match="cannot make a file name"):
+        slugify(text)
+
+
+def test_slugify_truncates_long_titles() -> None:
+    slug = slugify("word " * 100)
+    assert len(slug) <= 100 and not slug.endswith("-")
+
+
+@given(st.text())
+def test_slugify_never_returns_an_unsafe_name(text: str) -> None:
+    try:
+        slug = slugify(text)
+    except UserError:
+        return
+    assert name_problem(slug) is None
+    assert "/" not in slug and ".." not in slug and not slug.startswith(".")
+    assert slug == slug.lower()
+    assert slugify(slug) == slug
+
+
+def test_source_rel_normalises_tolerated_forms(tmp_path: Path) -> None:
+    kb = KBPaths.of(tmp_path)
+    (kb.source / "notes").mkdir(parents=True)
+    assert kb.source_rel("notes/a.md") == "notes/a.md"
+    assert kb.source_rel("./notes//a.md") == "notes/a.md"
+    assert kb.source_rel("source/notes/a.md") == "notes/a.md"
+
+
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "../schema.yaml", "notes/../../x.md", "", "a\x00.md", "a\\..\\b"]
+)
+def test_source_paths_that_escape_are_refused(tmp_path: Path, path: str) -> None:
+    kb = KBPaths.of(tmp_path)
+    kb.source.mkdir()
+    with pytest.raises(UserError, match="refused source path"):
+        kb.source_file(path)
+
+
+def test_symlink_escaping_source_is_refused(tmp_path: Path) -> None:
+    kb = KBPaths.of(tmp_path / "kb")
+    kb.source.mkdir(parents=True)
+    outside = tmp_path / "secret.md"
+    outside.write_text("secret")
+    os.symlink(outside, kb.source / "link.md")
+    with pytest.raises(UserError, match="resolves outside source"):
+        kb.source_file("link.md")
+    (kb.source / "real.md").write_text("fine")
+    os.symlink(kb.source / "real.md", kb.source / "inside.md")
+    assert kb.source_file("inside.md") == ("inside.md", kb.source / "inside.md")

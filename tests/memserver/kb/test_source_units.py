@@ -1,0 +1,62 @@
+"""Raw sources are cut into sentences for the index (memserver.kb.chunks.source_units)."""
+
+from __future__ import annotations
+
+from memserver.kb.chunks import source_units
+
+NOTE = """# Call with Helga Brandvold
+
+2026-03-02.
+
+We went through the weekly volumes for the Gdansk depot, about 400 pallets in and out.
+Helga said Bluefin volumes were 12 percent above the plan! Did Rustam close OPS-4471 on
+the reefer door alarm? Yes.
+
+- Truck TR-7734 is back from the workshop after a brake check
+- Two new warehouse staff start at Poznan on Monday
+"""
+
+
+def test_a_note_is_cut_at_sentence_ends_and_before_list_items() -> None:
+    assert source_units(NOTE) == [
+        "# Call with Helga Brandvold 2026-03-02.",
+        "We went through the weekly volumes for the Gdansk depot, about 400 pallets in and out.",
+        "Helga said Bluefin volumes were 12 percent above the plan!",
+        "Did Rustam close OPS-4471 on the reefer door alarm?",
+        "Yes. - Truck TR-7734 is back from the workshop after a brake check",  # "Yes." is short
+        "- Two new warehouse staff start at Poznan on Monday",
+    ]
+
+
+def test_every_word_is_kept_in_order() -> None:
+    units = source_units(NOTE)
+    assert " ".join(units).split() == NOTE.split()
+
+
+def test_short_pieces_join_the_next_and_a_short_tail_joins_the_last() -> None:
+    assert source_units("Hi. Ok. The fleet report is due on Friday for the board. Thanks.") == [
+        "Hi. Ok. The fleet report is due on Friday for the board. Thanks."
+    ]
+    assert source_units("Thanks.") == ["Thanks."]
+    assert source_units("   \n\n ") == []
+
+
+def test_a_long_run_without_a_sentence_end_is_cut_into_overlapping_windows() -> None:
+    words = [f"w{i}" for i in range(150)]
+    units = source_units(" ".join(words), max_words=60, overlap=10)
+    assert [len(u.split()) for u in units] == [60, 60, 50]
+    assert units[1].split()[0] == "w50"  # 10 words shared with the window before
+    assert units[-1].split()[-1] == "w149"
+
+
+def test_full_width_sentence_ends_split_too() -> None:
+    text = "会议讨论了仓库 项目 的 进度 和 预算。下周 我们 再 讨论 运费 和 合同 细节。"
+    assert len(source_units(text, min_words=3)) == 2
+
+
+def test_bullets_of_other_shapes_start_a_unit_too() -> None:
+    text = "What changes:\n• New contracts from October are usage-based.\n• Existing customers switch at renewal time.\n"
+    assert source_units(text) == [
+        "What changes: • New contracts from October are usage-based.",
+        "• Existing customers switch at renewal time.",
+    ]

@@ -1,0 +1,290 @@
+"""`memserver up`: the main job, from a fresh copy of example_kb to an answer and a clean stop."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import httpx2
+import psutil
+import pytest
+
+from memserver.clients.mcp import open_http
+from memserver.db import pgserver
+from memserver.db.database import Database
+from memserver.kb.layout import KBPaths
+from memserver.kb.manifest import Manifest, Status
+from memserver.server.tokens import TokenStore
+from memserver.up.runner import INGEST_TOKEN, READ_TOKEN, ensure_tokens
+from memserver.up.supervise import Child
+from tests.fixtures.server import copy_example_kb
+
+READY_TIMEOUT = 120.0  # embedded PostgreSQL start, migrations, reindex, both servers
+INGEST_TIMEOUT = 180.0  # the rules extractor on all of example_kb (about 30-40 s)
+STOP_TIMEOUT = 60.0
+NOW = "2026-11-20T12:00:00+08:00"  # example_kb's reference time
+# Variables that would point the system elsewhere than the fresh copy, or at a model.
+_FOREIGN_ENV = (
+    "DATABASE_URL",
+    "LLM_BASE_URL",
+    "LLM_MODEL",
+    "LLM_API_KEY",
+    "MEMORY_URL",
+    "MEMORY_TOKEN",
+    "MEMORY_CONFIG",
+    "MEMORY_KB",
+    "READ_AGENT_API_KEY",
+)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _FOREIGN_ENV}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def poll(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.5) -> Any:
+    """``check()``'s first truthy result, polled for at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+class Lines:
+    """A child's stdout, read line by line in a thread (so waits on it are bounded)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.seen: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream: IO[str]) -> None:
+        with stream:
+            for line in stream:
+                self._queue.put(line)
+        self._queue.put(None)
+
+    def wait_for(self, text: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"no {text!r} within {timeout:.0f}s:\n{self.text()}")
+            try:
+                line = self._queue.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise AssertionError(f"output ended before {text!r}:\n{self.text()}")
+            self.seen.append(line)
+            if text in line:
+                return
+
+    def text(self) -> str:
+        return "".join(self.seen)
+
+
+@pytest.fixture
+def up_kb(pg_scratch: Path) -> Path:
+    """A fresh copy of example_kb where an embedded PostgreSQL may run (not tmp_path)."""
+    return copy_example_kb(pg_scratch / "kb")
+
+
+@pytest.fixture
+def running_up(up_kb: Path) -> Iterator[tuple[subprocess.Popen[str], Lines, int, int]]:
+    addr_port, agent_port = free_port(), free_port()
+    argv = [
+        *(sys.executable, "-m", "memserver.cli", "--kb", str(up_kb), "up"),
+        *("--addr", f"127.0.0.1:{addr_port}", "--agent-addr", f"127.0.0.1:{agent_port}"),
+        *("--embedder", "hash", "--watch", "2s"),
+    ]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=clean_env()
+    )
+    assert proc.stdout is not None
+    try:
+        yield proc, Lines(proc.stdout), addr_port, agent_port
+    finally:
+        if proc.poll() is None:  # the test failed before its own stop
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                for child in psutil.Process(proc.pid).children(recursive=True):
+                    child.kill()
+                proc.kill()
+                proc.wait(10)
+
+
+def all_ingested(kb: Path) -> bool:
+    entries = Manifest(KBPaths.of(kb)).entries()
+    sources = list((kb / "source").rglob("*.md"))
+    done = [e for e in entries if e.status == Status.INGESTED]
+    assert not [e for e in entries if e.status == Status.FAILED], entries
+    return bool(sources) and len(done) == len(sources)
+
+
+async def list_pages(url: str, token: str) -> dict[str, Any]:
+    async with open_http(url, token) as memory:
+        return await memory.call("kb_list_pages", {"limit": 500})
+
+
+def cited_ids(text: str) -> list[str]:
+    return re.findall(r"\[([^\[\]/\s]+/[^\[\]\s]+)\]", text)
+
+
+def test_up_ingests_answers_and_stops_cleanly(
+    running_up: tuple[subprocess.Popen[str], Lines, int, int], up_kb: Path
+) -> None:
+    proc, lines, addr_port, agent_port = running_up
+    lines.wait_for("Press Ctrl-C to stop everything.", READY_TIMEOUT)
+    banner = lines.text()
+    assert "no model" in banner or "none: the ingest agent uses the rules extractor" in banner
+    assert f"http://127.0.0.1:{agent_port}/v1" in banner
+    memory_url = f"http://127.0.0.1:{addr_port}"
+    assert httpx2.get(f"{memory_url}/healthz", timeout=5).status_code == 200
+    health = httpx2.get(f"http://127.0.0.1:{agent_port}/healthz", timeout=5).json()
+    assert health["llm"] is False
+
+    # The secrets are private files, and the read token is the one in the MCP snippet.
+    state = KBPaths.of(up_kb).state
+    tokens = state / "tokens"
+    assert tokens.stat().st_mode & 0o777 == 0o700
+    for name in (INGEST_TOKEN, READ_TOKEN):
+        assert (tokens / f"{name}.token").stat().st_mode & 0o777 == 0o600
+    read_secret = (tokens / f"{READ_TOKEN}.token").read_text().strip()
+    assert f"Bearer {read_secret}" in banner
+
+    # The ingest agent (rules extractor) turns every source into pages.
+    poll(lambda: all_ingested(up_kb), INGEST_TIMEOUT, "the ingest agent's first pass")
+    listed = anyio.run(list_pages, f"{memory_url}/mcp", read_secret)
+    ids = {page["id"] for page in listed["pages"]}
+    assert listed["total"] >= 30
+    assert all((up_kb / "knowledge" / f"{page_id}.md").is_file() for page_id in ids)
+
+    # A question over HTTP is answered from those pages, with citations of them.
+    question = "When was the latest meeting with Globex, and what was decided?"
+    asked = httpx2.post(
+        f"http://127.0.0.1:{agent_port}/ask",
+        json={"question": question, "now": NOW},
+        timeout=60,
+    ).json()
+    cited = [c["id"] for c in asked["citations"]]
+    assert cited and set(cited) <= ids
+    assert set(cited_ids(asked["answer"])) & ids
+    assert any(c.startswith("meetings/") and "globex" in c for c in cited)
+    assert all((up_kb / "knowledge" / f"{c}.md").is_file() for c in cited)
+    chat = httpx2.post(
+        f"http://127.0.0.1:{agent_port}/v1/chat/completions",
+        json={"model": "anything", "messages": [{"role": "user", "content": question}]},
+        timeout=60,
+    ).json()
+    assert set(cited_ids(chat["choices"][0]["message"]["content"])) & ids
+
+    # Ctrl-C stops everything: the agents, the memory server and the embedded PostgreSQL.
+    postmaster = pgserver.running_pid(state / "pg")
+    assert postmaster is not None
+    children = psutil.Process(proc.pid).children(recursive=True)
+    assert len(children) >= 2  # the read agent and the ingest agent
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(STOP_TIMEOUT) == 0
+    lines.wait_for("stopped.", 5)
+    _, alive = psutil.wait_procs([*children, psutil.Process(postmaster)], timeout=15)
+    assert not alive, alive
+    assert pgserver.running_pid(state / "pg") is None
+    for log in ("memserver.log", "read-agent.log", "ingest-agent.log"):
+        assert (state / "logs" / log).is_file()
+    assert "Traceback" not in (state / "logs" / "memserver.log").read_text()
+
+
+def test_up_refuses_a_port_in_use_before_starting_anything(tmp_path: Path) -> None:
+    kb = copy_example_kb(tmp_path / "kb")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "up"]
+        result = subprocess.run(
+            [*argv, "--addr", f"127.0.0.1:{port}", "--embedder", "hash"],
+            capture_output=True,
+            text=True,
+            env=clean_env(),
+            timeout=60,
+        )
+    assert result.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "--addr" in result.stderr
+    assert not (kb / ".memserver" / "pg").exists()
+
+
+def test_up_refuses_a_directory_without_schema(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "memserver.cli", "--kb", str(tmp_path), "up"],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "no schema.yaml" in result.stderr
+    assert not (tmp_path / ".memserver").exists()
+
+
+def test_tokens_are_reused_while_valid_and_replaced_when_revoked_or_lost(
+    database: Database, tmp_path: Path
+) -> None:
+    paths = KBPaths.of(tmp_path)
+    store = TokenStore(database)
+    first = ensure_tokens(paths, store)
+    ingest = store.verify(first.ingest)
+    assert ingest is not None and ingest.write and ingest.all_folders
+    read = store.verify(first.read)
+    assert read is not None and not read.write and read.all_folders
+
+    again = ensure_tokens(paths, store)
+    assert (again.ingest, again.read) == (first.ingest, first.read)
+
+    store.revoke(READ_TOKEN)
+    (first.directory / f"{INGEST_TOKEN}.token").unlink()
+    third = ensure_tokens(paths, store)
+    assert third.read != first.read and store.verify(third.read) is not None
+    assert third.ingest != first.ingest and store.verify(third.ingest) is not None
+    assert store.verify(first.ingest) is None  # the lost secret's token was revoked
+    assert (third.directory / f"{READ_TOKEN}.token").read_text().strip() == third.read
+
+
+def test_a_child_that_dies_is_reported_with_this_runs_log_tail(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "agent.log"
+    log.parent.mkdir()
+    log.write_text("an older run's line\n")
+    script = "import sys; print('cannot reach the memory server'); sys.exit(3)"
+    child = Child("test agent", [sys.executable, "-c", script], clean_env(), log)
+    child.start()
+    assert child.wait(30) == 3
+    error = child.failure()
+    assert "the test agent exited with status 3" in str(error)
+    assert "cannot reach the memory server" in str(error)
+    assert "older run" not in str(error)
