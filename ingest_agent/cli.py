@@ -23,7 +23,6 @@ import argparse
 import dataclasses
 import json
 import logging
-import re
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -39,29 +38,12 @@ from memserver.clients.config import Settings, load_settings
 from memserver.clients.llm import LLMClient, TokenBudget
 from memserver.clients.mcp import MemoryClient, connect, open_stdio
 from memserver.commands.output import print_json
-from memserver.commands.support import run_translating_errors
+from memserver.commands.support import parse_interval, run_translating_errors
 from memserver.errors import MemoryError_
 from memserver.kb.page import Page, render_page
 from memserver.kb.schema import FolderSpec
 
 log = logging.getLogger("ingest_agent")
-
-MAX_WATCH_SECONDS = 24 * 3600
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
-def parse_duration(text: str) -> float:
-    """``60s``, ``5m``, ``1h``, ``500ms`` or plain seconds -> seconds (0.1 s to 24 h)."""
-    match = _DURATION.match(text)
-    if match is None:
-        raise IngestUsageError(f"cannot read the duration {text!r}", "write e.g. 60s, 5m or 1h")
-    seconds = float(match.group(1)) * _UNITS[match.group(2)]
-    if not 0.1 <= seconds <= MAX_WATCH_SECONDS:
-        raise IngestUsageError(
-            f"--watch {text} is out of range", "poll between every 0.1s and every 24h"
-        )
-    return seconds
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    interval = parse_duration(args.watch) if args.watch else None
+    interval = parse_interval(args.watch) if args.watch else None
     if args.budget is not None and args.budget <= 0:
         raise IngestUsageError(f"--budget must be positive, not {args.budget}")
     settings = load_settings(args.config)

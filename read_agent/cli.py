@@ -219,7 +219,7 @@ def run_chat(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from memserver.commands.serve import parse_addr
+    from memserver.server.addr import parse_addr
     from read_agent.http import create_app
 
     pool = make_pool(args)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from memserver.errors import UserError
 from memserver.kb.layout import KBPaths
+from memserver.server.addr import parse_addr
 
 if TYPE_CHECKING:
     from memserver.server.tools.base import Services
@@ -37,14 +38,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="with --stdio: full access without a token (local admin use only)",
     )
     parser.set_defaults(func=run_serve)
-
-
-def parse_addr(addr: str) -> tuple[str, int]:
-    """``HOST:PORT``, ``:PORT`` or ``[::1]:PORT`` -> (host, port)."""
-    host, sep, port_text = addr.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise UserError(f"cannot read the address {addr!r}", "write HOST:PORT, e.g. 127.0.0.1:8787")
-    return (host.strip("[]") or "127.0.0.1"), int(port_text)
 
 
 def run_serve(args: argparse.Namespace) -> int:

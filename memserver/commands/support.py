@@ -3,7 +3,8 @@
 Each program runs its work through ``run_translating_errors`` so that the user sees
 one line, never a traceback: a ``UserError`` (a mistake the user can fix) exits 2, any
 other memory system error exits 1, Ctrl-C exits 130. ``add_config_option`` and
-``configure_logging`` give memserver and read-agent the same ``--config`` and ``-v``.
+``configure_logging`` give memserver and read-agent the same ``--config`` and ``-v``;
+``parse_interval`` reads ``--watch`` the same way for ``memserver up`` and ingest-agent.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable
 
@@ -19,6 +21,10 @@ from memserver.errors import MemoryError_, UserError
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+MAX_INTERVAL_SECONDS = 24 * 3600
+_INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
 def run_translating_errors(
@@ -63,3 +69,14 @@ def configure_logging(verbose: bool) -> None:
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+
+
+def parse_interval(text: str, option: str = "--watch") -> float:
+    """``60s``, ``5m``, ``1h``, ``500ms`` or plain seconds -> seconds (0.1 s to 24 h)."""
+    match = _INTERVAL.match(text)
+    if match is None:
+        raise UserError(f"cannot read the duration {text!r}", "write e.g. 60s, 5m or 1h")
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if not 0.1 <= seconds <= MAX_INTERVAL_SECONDS:
+        raise UserError(f"{option} {text} is out of range", "poll between every 0.1s and every 24h")
+    return seconds

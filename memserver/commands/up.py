@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memserver.commands.support import parse_interval
 from memserver.up.runner import DEFAULT_ADDR, DEFAULT_AGENT_ADDR, DEFAULT_WATCH
 
 
@@ -52,6 +53,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run_up_command(args: argparse.Namespace) -> int:
     from memserver.up.runner import UpOptions, run_up
 
+    if not args.no_ingest:
+        parse_interval(args.watch)  # the ingest agent's --watch, refused before anything starts
     options = UpOptions(
         kb=Path(args.kb),
         config=args.config,

@@ -1,3 +1,3 @@
 """PostgreSQL: the embedded server, connections and pool, numbered migrations, vector columns.
-Imports ``memserver.kb`` and ``memserver.clients`` only; graph, index and search run SQL
-through its ``Database``."""
+Imports only ``memserver.kb`` (where the embedded data lives); graph, index, search and
+store run their SQL through its ``Database``."""

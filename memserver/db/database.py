@@ -57,8 +57,6 @@ Filtered vector queries
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -124,19 +122,6 @@ def database_name(url: str) -> str:
     """The database a connection string names (libpq's default: the user name)."""
     params = conninfo_to_dict(url)
     return str(params.get("dbname") or params.get("user") or os.environ.get("PGDATABASE", ""))
-
-
-# --------------------------------------------------------------------------- names
-
-
-def normalize_name(text: str) -> str:
-    """The form names are compared in (``page_aliases.alias_norm``, ``links.to_ref_norm``).
-
-    NFKC, case-folded, every run of characters other than letters and digits becomes one
-    space: "Bob Martinez", "bob-martinez" and " BOB_martinez " all give "bob martinez".
-    """
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(re.findall(r"[^\W_]+", folded))
 
 
 # --------------------------------------------------------------------------- extensions

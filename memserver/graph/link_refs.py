@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from memserver.db.database import normalize_name
 from memserver.kb.page import Page
 from memserver.kb.schema import FolderSpec, Schema
-from memserver.search.intent import STOPWORDS, mn_stems
+from memserver.kb.words import STOPWORDS, mn_stems, normalize_name
 
 ORIGINS = ("field", "prose", "wikilink", "mdlink")
 MENTIONS = "mentions"

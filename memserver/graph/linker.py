@@ -4,7 +4,7 @@ Where edges come from: ``memserver.graph.link_refs.extract_links`` (pure: fields
 prose, wikilinks, markdown links; re-exported here).
 
 How a reference finds its page (``write_links_many`` / ``rewire`` / ``unwire_many``)
-    Names are compared in one form only, ``db.normalize_name`` (NFKC, case-folded,
+    Names are compared in one form only, ``kb.words.normalize_name`` (NFKC, case-folded,
     punctuation collapsed), so "Bob Martinez", "bob-martinez" and "BOB_martinez" are the
     same name. A page answers to its title, its slug and its aliases. A reference may
     name a folder (``links.to_folder``: the field's folder, the verb's ``to``, the folder
@@ -47,7 +47,6 @@ from typing import Any
 
 import psycopg
 
-from memserver.db.database import normalize_name
 from memserver.errors import UserError
 from memserver.graph.link_refs import (
     MENTIONS,
@@ -60,6 +59,7 @@ from memserver.graph.link_refs import (
 from memserver.kb.layout import slugify
 from memserver.kb.page import Page
 from memserver.kb.schema import FolderSpec, Schema
+from memserver.kb.words import normalize_name
 
 __all__ = [
     "MENTIONS",

@@ -12,7 +12,7 @@ fuzzy_title    0..1   trigram similarity with the title or an alias (pg_trgm)
 semantic       0..1   cosine similarity of the name with the page's chunks (embedder)
 =============  =====  ===========================================================
 
-Names are compared in one form, ``db.normalize_name`` (the same as the linker's).
+Names are compared in one form, ``kb.words.normalize_name`` (the same as the linker's).
 Candidates are ranked by kind in that order, then by score. Semantic matching runs only
 when nothing matched exactly, and only when the index has embeddings of the same model.
 
@@ -35,10 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memserver.clients.embed import Embedder
-from memserver.db.database import Database, normalize_name, vector_scan
+from memserver.db.database import Database, vector_scan
 from memserver.errors import NotFoundError, UserError
 from memserver.graph.linker import clean_ref, find_named, split_target
 from memserver.kb.schema import Schema
+from memserver.kb.words import normalize_name
 
 WHYS = ("exact_slug", "exact_title", "alias_hit", "fuzzy_title", "semantic")
 STRONG = frozenset(("exact_slug", "exact_title", "alias_hit"))

@@ -30,7 +30,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memserver.clients.embed import Embedder
-from memserver.db.database import VECTOR_TABLES, Database, normalize_name
+from memserver.db.database import VECTOR_TABLES, Database
 from memserver.graph import linker
 from memserver.kb.chunks import CHUNK_FORMAT, SOURCE_FORMAT
 from memserver.kb.page import (
@@ -41,6 +41,7 @@ from memserver.kb.page import (
     effective_date,
 )
 from memserver.kb.schema import FolderSpec, Schema
+from memserver.kb.words import normalize_name
 
 EMBED_BATCH = 64  # texts per embedder call
 # Advisory lock space of pages: (PAGE_LOCK_SPACE, hashtext(page id)), taken by every

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from memserver.clients.embed import Embedder
 from memserver.db.database import Database
@@ -59,12 +59,9 @@ from memserver.index.indexer import (
 )
 from memserver.index.sources import index_sources
 from memserver.kb.layout import KBPaths, name_problem
-from memserver.kb.manifest import Status
+from memserver.kb.manifest import Manifest, Status
 from memserver.kb.page import check_page, parse_page
 from memserver.kb.schema import Schema
-
-if TYPE_CHECKING:
-    from memserver.store.knowledge_base import KnowledgeBase
 
 PAGE_BATCH = 128  # pages per transaction (64: ~10% slower at 10,000 pages, bench/)
 # From this many changed pages (and at least half as many as are indexed) the HNSW
@@ -402,7 +399,11 @@ def _analyze(db: Database, written: int, analyzed: int) -> int:
 
 
 def reindex(
-    kb: KnowledgeBase,
+    db: Database,
+    schema: Schema,
+    paths: KBPaths,
+    manifest: Manifest,
+    embedder: Embedder,
     *,
     force: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
@@ -410,14 +411,12 @@ def reindex(
     """See the module docstring. ``on_progress(done, total)`` counts files (pages and
     sources) handled."""
     started = time.perf_counter()
-    db, embedder, paths = kb.db, kb.embedder, kb.paths
     if force:
         _switch_model(db, embedder)
     else:
         db.ensure_embedding(embedder.name, embedder.dims)
-    schema = kb.schema
     files, failed = page_files(paths, schema)
-    entries = kb.manifest.scan().entries if paths.source.is_dir() else ()
+    entries = manifest.scan().entries if paths.source.is_dir() else ()
     present = [e for e in entries if e.status is not Status.REMOVED]
     progress = _Progress(on_progress, len(files) + len(failed) + len(present))
     progress(len(failed))
@@ -441,7 +440,7 @@ def reindex(
         sources = index_sources(
             db,
             paths,
-            kb.manifest,
+            manifest,
             embedder,
             force=force or resource,
             entries=present,

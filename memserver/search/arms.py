@@ -40,8 +40,9 @@ import psycopg
 from memserver.db.database import Database, vector_scan
 from memserver.graph import neighbors as graphs
 from memserver.kb.layout import slugify
+from memserver.kb.words import mn_stems
 from memserver.search.fusion import Hit, TimelineLine
-from memserver.search.intent import GraphPlan, Intent, mn_stems
+from memserver.search.intent import GraphPlan, Intent
 
 Conn = psycopg.Connection[Any]
 

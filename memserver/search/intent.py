@@ -28,8 +28,8 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from memserver.db.database import normalize_name
 from memserver.kb.schema import FolderSpec, Schema
+from memserver.kb.words import STOPWORDS, is_cyrillic, mn_stems, normalize_name, words
 from memserver.search.fusion import Hit
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -37,62 +37,7 @@ _IDENTIFIER = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[^\W_]+(?:[-/.][^\W_]
 # Amounts written as one token: "$27,950", "€1.2", "18,400" (grouped digits or a currency
 # sign); plain numbers ("2 weeks", "2026") are not.
 _FIGURE = re.compile(r"[$€£¥₮]\d+(?:[,.]\d+)*|(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])")
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 MAX_NGRAM = 6
-
-_STOPWORD_TEXT = """
-    a an the and or but of to in on at by for from with without about into onto over under
-    is are was were be been being am do does did done doing have has had having will would
-    shall should can could may might must it its this that these those there here then than
-    as if so not no yes i me my we us our you your he him his she her they them their who
-    whom whose what which when where why how all any some each every both either neither
-    one ones also just only very more most much many such same other tell show find
-    give list please know get got let make made happen happened happening anything
-    something everything thing things info information details detail say said says
-    s t ll ve re d m
-    юу вэ бэ уу үү нь ба болон хэн хэзээ хаана ямар энэ тэр эдгээр тэдгээр бол болсон
-    хийсэн байсан байна байгаа дээр тухай талаар юм гэж хамт руу рүү луу лүү дахь хүртэл
-    онд оны мэдээлэл ямарвэ гэсэн гэх өгөх харуул
-    тай тэй той төй ын ийн ийг ыг аас ээс оос өөс
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-# Mongolian case and plural endings, longest first (stripped to find the word's stem).
-_MN_SUFFIXES = (
-    "тайгаа",
-    "тэйгээ",
-    "тойгоо",
-    "төйгөө",
-    "уудын",
-    "үүдийн",
-    "ийнх",
-    "тай",
-    "тэй",
-    "той",
-    "төй",
-    "ийн",
-    "ийг",
-    "аас",
-    "ээс",
-    "оос",
-    "өөс",
-    "иас",
-    "иэс",
-    "ууд",
-    "үүд",
-    "нуудыг",
-    "ын",
-    "ыг",
-    "ад",
-    "эд",
-    "од",
-    "өд",
-    "д",
-    "т",
-    "г",
-    "н",
-)
-_MN_MIN_STEM = 3
 
 
 @dataclass(frozen=True)
@@ -122,26 +67,6 @@ class Intent:
     def has_topic(self) -> bool:
         """Whether anything besides folder and stop words is asked about."""
         return bool(self.terms or self.identifiers)
-
-
-def words(text: str) -> list[str]:
-    """The question's words in ``db.normalize_name`` form (case-folded, NFKC)."""
-    return normalize_name(text).split()
-
-
-def is_cyrillic(word: str) -> bool:
-    return bool(_CYRILLIC.search(word))
-
-
-def mn_stems(word: str) -> list[str]:
-    """Stems of a Mongolian word with one case/plural ending removed (longest first)."""
-    if not is_cyrillic(word):
-        return []
-    out = []
-    for suffix in _MN_SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= _MN_MIN_STEM:
-            out.append(word[: -len(suffix)])
-    return out
 
 
 def _en_stem(word: str) -> str:

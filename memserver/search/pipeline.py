@@ -44,12 +44,13 @@ from memserver.errors import NotFoundError, UserError
 from memserver.graph.resolve import dated_folders, resolve
 from memserver.kb.page import drop_field_lines
 from memserver.kb.schema import Schema
+from memserver.kb.words import is_cyrillic
 from memserver.routing.router import Router
 from memserver.search import arms, source_arms
 from memserver.search import fusion as fz
 from memserver.search import model_steps as search_models
 from memserver.search.fusion import Candidate, Hit
-from memserver.search.intent import Intent, analyze, is_cyrillic, plan_graph
+from memserver.search.intent import Intent, analyze, plan_graph
 from memserver.search.timeline import timeline_events
 from memserver.search.timeparse import NEWEST, OLDEST, TimeQuery, parse_time, reference_time
 from memserver.search.types import (

@@ -568,7 +568,15 @@ class KnowledgeBase:
         self, force: bool = False, on_progress: Callable[[int, int], None] | None = None
     ) -> ReindexReport:
         """Rebuild the index from knowledge/ and source/ (see :mod:`memserver.index.reindex`)."""
-        return reindexing.reindex(self, force=force, on_progress=on_progress)
+        return reindexing.reindex(
+            self.db,
+            self.schema,
+            self.paths,
+            self.manifest,
+            self.embedder,
+            force=force,
+            on_progress=on_progress,
+        )
 
 
 def _json_value(value: Any) -> Any:

@@ -41,9 +41,9 @@ from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import IO, TYPE_CHECKING
 
-from memserver.commands.serve import parse_addr
 from memserver.errors import NotFoundError, ServiceError, UserError
 from memserver.kb.layout import KBPaths
+from memserver.server.addr import parse_addr
 from memserver.up.supervise import (
     Child,
     check_port_free,
@@ -510,10 +510,6 @@ def run_up(options: UpOptions, out: IO[str] | None = None, *, verbose: bool = Fa
             f"no schema.yaml in {up.paths.root}",
             "pass --kb with a knowledge base directory (e.g. --kb example_kb)",
         )
-    if options.ingest:
-        from ingest_agent.cli import parse_duration
-
-        parse_duration(options.watch)
     with log_to_file(logs_dir(up.paths) / "memserver.log", keep_console=verbose):
         try:
             return up.run()

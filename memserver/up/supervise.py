@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memserver.commands.serve import parse_addr
 from memserver.errors import ServiceError, UserError
+from memserver.server.addr import parse_addr
 
 logger = logging.getLogger(__name__)
 

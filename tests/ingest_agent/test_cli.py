@@ -16,8 +16,9 @@ from typing import IO, Any
 
 import pytest
 
-from ingest_agent.cli import main, parse_duration
-from ingest_agent.errors import IngestUsageError
+from ingest_agent.cli import main
+from memserver.commands.support import parse_interval
+from memserver.errors import UserError
 from memserver.kb.manifest import Manifest
 from tests.fixtures.llm_server import LLMServer, Stall
 from tests.ingest_agent.conftest import Ingest, IngestServer
@@ -50,15 +51,15 @@ def meeting(name: str, day: int) -> str:
     )
 
 
-def test_parse_duration() -> None:
-    assert parse_duration("60s") == 60
-    assert parse_duration("5m") == 300
-    assert parse_duration("1h") == 3600
-    assert parse_duration("500ms") == 0.5
-    assert parse_duration("2") == 2
+def test_watch_interval_is_read_with_its_unit_and_range() -> None:
+    assert parse_interval("60s") == 60
+    assert parse_interval("5m") == 300
+    assert parse_interval("1h") == 3600
+    assert parse_interval("500ms") == 0.5
+    assert parse_interval("2") == 2
     for bad in ("soon", "0s", "48h"):
-        with pytest.raises(IngestUsageError):
-            parse_duration(bad)
+        with pytest.raises(UserError):
+            parse_interval(bad)
 
 
 def test_bad_answers_and_timeouts_fail_their_source_and_the_run_goes_on(

@@ -1,17 +1,15 @@
 """MCP tools of the memory server, one module per tool group.
 
-Each module in ``TOOL_MODULES`` defines ``register(server: MemoryServer) -> None`` and
+Each module in ``TOOL_MODULES`` defines ``register(server: ToolHost) -> None`` and
 adds its tools with ``@server.memory_tool(...)`` (see ``memserver.server.tools.base``). An
-area adds its tools by writing ``memserver/tools/<group>.py`` and one line here.
+area adds its tools by writing ``memserver/server/tools/<group>.py`` and one line here.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from memserver.server.mcp_server import MemoryServer
+from memserver.server.tools.base import ToolHost
 
 # Order is the order of tools/list.
 TOOL_MODULES: tuple[str, ...] = (
@@ -23,7 +21,7 @@ TOOL_MODULES: tuple[str, ...] = (
 )
 
 
-def register_all(server: MemoryServer) -> None:
+def register_all(server: ToolHost) -> None:
     """Add every tool group to ``server``."""
     for name in TOOL_MODULES:
         importlib.import_module(f"memserver.server.tools.{name}").register(server)

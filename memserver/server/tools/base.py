@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -66,6 +66,25 @@ class Access(StrEnum):
             "lacks 'source' or write access",
             "use a token created with --folders including 'source' (or '*') and --write",
         )
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class ToolHost(Protocol):
+    """What a tool module's ``register(server)`` needs of the server: the decorator that
+    adds a tool (``MemoryServer.memory_tool``). Typed here so the tool modules need not
+    import the server that imports them."""
+
+    def memory_tool(
+        self,
+        *,
+        access: Access,
+        title: str,
+        destructive: bool = False,
+        idempotent: bool = False,
+        aliases: Mapping[str, str] | None = None,
+    ) -> Callable[[_F], _F]: ...
 
 
 # Argument names models commonly use instead of ours, mapped to ours. A tool gets an

@@ -9,7 +9,7 @@ one, and resolve looks only at pages the token can read.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -17,11 +17,15 @@ from typing_extensions import TypedDict
 from memserver.errors import NotFoundError
 from memserver.graph.neighbors import MAX_DEPTH, MAX_EDGES, neighbors
 from memserver.graph.resolve import advice, resolve
-from memserver.server.tools.base import Access, current, page_id, page_not_found, require_visible
+from memserver.server.tools.base import (
+    Access,
+    ToolHost,
+    current,
+    page_id,
+    page_not_found,
+    require_visible,
+)
 from memserver.server.tools.pages import FolderArg, IdArg, SlugArg
-
-if TYPE_CHECKING:
-    from memserver.server.mcp_server import MemoryServer
 
 
 class EdgeView(TypedDict):
@@ -69,7 +73,7 @@ def _verbs(value: list[str] | str | None) -> list[str] | None:
     return verbs or None
 
 
-def register(server: MemoryServer) -> None:
+def register(server: ToolHost) -> None:
     @server.memory_tool(
         access=Access.READ,
         title="Linked pages",

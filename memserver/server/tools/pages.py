@@ -22,6 +22,7 @@ from memserver.server.tools.base import (
     Access,
     CallContext,
     MemoryToolError,
+    ToolHost,
     current,
     page_id,
     page_not_found,
@@ -31,7 +32,6 @@ from memserver.server.tools.base import (
 if TYPE_CHECKING:
     from memserver.kb.page import Page
     from memserver.kb.schema import FolderSpec, Schema
-    from memserver.server.mcp_server import MemoryServer
     from memserver.store.knowledge_base import PageSummary, StoredPage
 
 _LINE_DATE = re.compile(r"^\s*[-*]?\s*\**(\d{4}-\d{2}-\d{2})\**\s*[|:\-–—]?\s*(.+?)\s*$")
@@ -312,7 +312,7 @@ def _folder_in_scope(call: CallContext, schema: Schema, name: str) -> FolderSpec
     return schema.folder(name)
 
 
-def register(server: MemoryServer) -> None:
+def register(server: ToolHost) -> None:
     @server.memory_tool(access=Access.READ, title="Knowledge base schema")
     def kb_schema() -> SchemaView:
         """Describe the folders you can read: their fields, sections, rules and descriptions.

@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.server.tools.base import Access, MemoryToolError, current
+from memserver.server.tools.base import Access, MemoryToolError, ToolHost, current
 
 if TYPE_CHECKING:
     from memserver.kb.manifest import SourceEntry
-    from memserver.server.mcp_server import MemoryServer
 
 
 class SourceInfo(TypedDict):
@@ -62,7 +61,7 @@ def source_info(entry: SourceEntry) -> SourceInfo:
     }
 
 
-def register(server: MemoryServer) -> None:
+def register(server: ToolHost) -> None:
     @server.memory_tool(access=Access.PIPELINE, title="List sources to ingest", idempotent=True)
     def source_pending(
         limit: Annotated[int, Field(ge=1, le=1000, description="How many to return.")] = 50,

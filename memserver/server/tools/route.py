@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.server.tools.base import Access, MemoryToolError, Services, current
+from memserver.server.tools.base import Access, MemoryToolError, Services, ToolHost, current
 
 if TYPE_CHECKING:
     import numpy as np
 
     from memserver.kb.schema import Schema
     from memserver.routing.router import Router
-    from memserver.server.mcp_server import MemoryServer
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +74,7 @@ def _router(services: Services, schema: Schema) -> Router:
         return router
 
 
-def register(server: MemoryServer) -> None:
+def register(server: ToolHost) -> None:
     @server.memory_tool(access=Access.READ, title="Route a text to folders", idempotent=True)
     def kb_route(
         text: Annotated[str, Field(description="The text to route (a note, a question).")],

@@ -23,10 +23,9 @@ from typing_extensions import TypedDict
 
 from memserver.search.pipeline import MODES, Searcher, SearchRequest
 from memserver.search.timeparse import NEWEST, OLDEST
-from memserver.server.tools.base import CallContext, MemoryToolError, current
+from memserver.server.tools.base import CallContext, MemoryToolError, ToolHost, current
 
 if TYPE_CHECKING:
-    from memserver.server.mcp_server import MemoryServer
     from memserver.store.knowledge_base import KnowledgeBase
 
 _lock = threading.Lock()
@@ -154,7 +153,7 @@ def _as_view(data: dict[str, Any]) -> QueryView:
     return QueryView(**data)  # type: ignore[typeddict-item]
 
 
-def register(server: MemoryServer) -> None:
+def register(server: ToolHost) -> None:
     from memserver.server.tools.base import Access
 
     @server.memory_tool(

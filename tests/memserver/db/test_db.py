@@ -19,7 +19,6 @@ from memserver.db.database import (
     drop_database,
     ensure_extensions,
     missing_extension_error,
-    normalize_name,
     redact_url,
     vector_scan,
     with_database,
@@ -27,6 +26,7 @@ from memserver.db.database import (
 from memserver.db.migrate import apply_migrations, migration_files
 from memserver.errors import EmbeddingModelChanged, StoreError
 from memserver.kb.layout import KBPaths
+from memserver.kb.words import normalize_name
 
 ALL_TABLES = {
     "index_meta",
@@ -363,13 +363,6 @@ def test_text_and_trigram_indexes_answer_queries(database: Database) -> None:
     assert hit == [("people/bob-martinez",)]
     assert fuzzy == [("people/bob-martinez",)]
     assert alias == [("people/bob-martinez",)]
-
-
-def test_normalize_name_makes_spellings_of_one_name_equal() -> None:
-    assert normalize_name("Bob Martinez") == normalize_name("bob-martinez") == "bob martinez"
-    assert normalize_name("  BOB_martinez ") == "bob martinez"
-    assert normalize_name("Өнөрбаяр Б.") == "өнөрбаяр б"
-    assert normalize_name("ﬁnance") == "finance"
 
 
 def _hnsw_indexes(database: Database) -> set[str]:

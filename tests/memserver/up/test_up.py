@@ -253,6 +253,22 @@ def test_up_refuses_a_directory_without_schema(tmp_path: Path) -> None:
     assert not (tmp_path / ".memserver").exists()
 
 
+def test_up_refuses_a_watch_interval_it_cannot_read_before_starting_anything(
+    tmp_path: Path,
+) -> None:
+    kb = copy_example_kb(tmp_path / "kb")
+    result = subprocess.run(
+        [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "up", "--watch", "soon"],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "cannot read the duration 'soon'" in result.stderr
+    assert not (kb / ".memserver" / "pg").exists()
+
+
 def test_tokens_are_reused_while_valid_and_replaced_when_revoked_or_lost(
     database: Database, tmp_path: Path
 ) -> None:
