@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_search_latency import build, queries  # noqa: E402
 
 from memserver.clients.embed import HashEmbedder, LocalEmbedder  # noqa: E402
-from memserver.db.database import vector_scan  # noqa: E402
+from memserver.db.vectors import vector_scan  # noqa: E402
 from memserver.search import arms  # noqa: E402
 from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
 

@@ -39,8 +39,8 @@ from ingest_agent.drafts import (
     repair_by_rules,
 )
 from ingest_agent.errors import SourceFailed
-from ingest_agent.extract_rules import RulesExtractor, transliterated_alias
-from ingest_agent.memory import Memory, Resolved, is_validation, is_version_conflict
+from ingest_agent.extract_rules import RulesExtractor
+from ingest_agent.memory import Memory, is_validation, is_version_conflict
 from ingest_agent.merge import Conflict, MergeResult, Order, merge_page
 from ingest_agent.model import (
     Draft,
@@ -49,7 +49,7 @@ from ingest_agent.model import (
     SourceOutcome,
     is_dated,
 )
-from ingest_agent.text import has_cyrillic, norm, transliterate
+from ingest_agent.resolution import Resolver
 from memserver.clients.llm import TokenBudget
 from memserver.commands.output import progress
 from memserver.errors import (
@@ -60,7 +60,7 @@ from memserver.errors import (
     ToolCallError,
     UserError,
 )
-from memserver.kb.page import Page, as_date, page_slug, validate_page
+from memserver.kb.page import Page, page_slug, validate_page
 from memserver.kb.redact import has_private, redact_private
 from memserver.kb.schema import FolderSpec, Schema
 
@@ -70,102 +70,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WRITE_ATTEMPTS = 4  # a version conflict re-reads and merges again, this many times at most
-MAX_LOOKUPS = 120  # names per source the rules extractor looks up
-PRELOAD_LIMIT = 300  # up to this many entity pages, their names are read once per run
-FUZZY_ACCEPT = 0.85  # a single fuzzy candidate this close is the same entity
-TRANSLITERATED_ACCEPT = 0.5  # ... and this close, when found through the other script
-LOCAL_TRANSLITERATED_ACCEPT = 0.8  # difflib ratio for names seen in this run
-AMBIGUOUS = "ambiguous"
-# Capitalised words that start sentences or name dates, never worth a lookup.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "as",
-        "at",
-        "but",
-        "by",
-        "for",
-        "from",
-        "he",
-        "her",
-        "his",
-        "i",
-        "if",
-        "in",
-        "it",
-        "its",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "so",
-        "the",
-        "their",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "us",
-        "we",
-        "what",
-        "when",
-        "where",
-        "who",
-        "why",
-        "with",
-        "you",
-        "your",
-        "next",
-        "notes",
-        "action",
-        "items",
-        "summary",
-        "decision",
-        "decisions",
-        "discussion",
-        "context",
-        "outcome",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "week",
-        "weekly",
-        "today",
-        "yesterday",
-        "tomorrow",
-        "new",
-        "yes",
-        "ok",
-        "thanks",
-        "thank",
-        "please",
-        "also",
-    ]
-)
 _PROBLEM_LINE = re.compile(r"^\s*-\s+([\w.\[\]-]+)(?: \(line \d+\))?: (.*)$", re.MULTILINE)
 
 # Called with each page as it would be written (``--dry-run`` prints them).
@@ -220,8 +124,7 @@ class IngestAgent:
         self.budget = budget if budget is not None else TokenBudget(None)
         self.dry_run = dry_run
         self.on_page = on_page
-        self._known: dict[str, tuple[str, str]] = {}
-        self._unknown: set[str] = set()
+        self.resolver = Resolver(memory, schema)
 
     @property
     def extractor_name(self) -> str:
@@ -233,8 +136,7 @@ class IngestAgent:
         self, only: Sequence[str] | None = None, *, show_progress: bool = True
     ) -> RunSummary:
         """Ingest ``only`` these sources, or every pending one, oldest document first."""
-        self._known.clear()
-        self._unknown.clear()
+        self.resolver.reset()
         started = time.perf_counter()
         calls_before = self.memory.calls
         summary = RunSummary()
@@ -309,44 +211,11 @@ class IngestAgent:
 
     async def _extract(self, source: Source, hint: Sequence[str]) -> Extraction:
         if self.llm is not None:
-            titles = await self._entity_titles()
+            titles = await self.resolver.entity_titles()
             llm = self.llm
             return await anyio.to_thread.run_sync(lambda: llm.extract(source, hint, titles))
-        known = await self._lookup(self.rules.mentions(source))
+        known = await self.resolver.lookup(self.rules.mentions(source))
         return self.rules.extract(source, hint, known)
-
-    def _entity_folders(self) -> list[str]:
-        return [f.name for f in self.schema.folders if not is_dated(f)]
-
-    async def _entity_titles(self) -> list[str]:
-        """Titles of existing entity pages, so the model reuses names."""
-        return sorted({title for _, _, title in await self.memory.titles(self._entity_folders())})
-
-    async def _lookup(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """norm(name) -> (folder, title) for names of existing entity pages (titles, aliases)."""
-        entity = self._entity_folders()
-        if await self.memory.preload_names(entity, PRELOAD_LIMIT):
-            return self.memory.names_in(entity)  # every title and alias: match locally
-        for _, folder, title in await self.memory.titles(entity):
-            self._known.setdefault(norm(title), (folder, title))
-        for name in names[:MAX_LOOKUPS]:
-            key = norm(name)
-            if key in self._known or key in self._unknown or len(key) < 3 or key in STOPWORDS:
-                continue
-            local = next(
-                (hit for f in entity if (hit := self.memory.local(name, f)) is not None), None
-            )
-            if local is not None:
-                self._known[key] = (local.folder, local.title)
-                continue
-            verdict, candidates, ambiguous = await self.memory.resolve(name)
-            best = candidates[0] if candidates else None
-            if verdict == "exists" and not ambiguous and best and best["folder"] in entity:
-                self._known[key] = (best["folder"], best["title"])
-            else:
-                # Not a page now; pages this run writes are found through memory.local.
-                self._unknown.add(key)
-        return dict(self._known)
 
     # -- applying an extraction ----------------------------------------------------------------
 
@@ -357,10 +226,10 @@ class IngestAgent:
         entities = [w for w in works if not is_dated(self._folder(w))]
         events = [w for w in works if is_dated(self._folder(w))]
         for work in entities:
-            await self._resolve_entity(work, names)
+            await self.resolver.resolve_entity(work, names)
         entities = dedupe(entities)
         for work in events:
-            await self._resolve_event(work)
+            await self.resolver.resolve_event(work)
         for work in [*entities, *events]:
             work.draft = replace(work.draft, page=linked(work.draft, names, self.schema))
         event_entries(source, entities, events, self.schema)
@@ -374,88 +243,10 @@ class IngestAgent:
                 outcome.changed.append(page_id)
             outcome.conflicts += [c.as_dict() for c in conflicts]
             if not is_dated(self._folder(work)):
-                self._known[norm(work.draft.title)] = (work.draft.folder, work.draft.title)
+                self.resolver.remember(work.draft.folder, work.draft.title)
 
     def _folder(self, work: Work) -> FolderSpec:
         return self.schema.folder(work.draft.folder)
-
-    async def _resolve_entity(self, work: Work, names: dict[tuple[str, str], str | None]) -> None:
-        draft = work.draft
-        spec = self._folder(work)
-        found = await self._find(draft.title, draft.page.aliases, spec.name)
-        keys = {norm(n) for n in (draft.title, *draft.page.aliases)}
-        if isinstance(found, str):  # ambiguous: two pages fit equally well
-            work.dropped = True
-            for key in keys:
-                names[(spec.name, key)] = None
-            return
-        page = draft.page
-        if found is not None:
-            work.page_id = found.id
-            title = found.title
-            if norm(title) != norm(draft.title):
-                page = replace(page, title=title, aliases=(*page.aliases, draft.title))
-        else:
-            title = draft.title
-            latin = transliterated_alias(title)
-            if latin is not None:
-                page = replace(page, aliases=(*page.aliases, latin))
-        work.draft = replace(draft, page=page)
-        for key in keys:
-            names[(spec.name, key)] = title
-
-    async def _find(self, title: str, aliases: Sequence[str], folder: str) -> Resolved | str | None:
-        """The existing page a name is, None for a new page, "ambiguous" when unclear."""
-        for name in (title, *aliases):
-            hit = self.memory.local(name, folder)
-            if hit is not None:
-                return hit
-        verdict, candidates, ambiguous = await self.memory.resolve(title, folder)
-        if ambiguous:
-            return AMBIGUOUS
-        if candidates:
-            best = candidates[0]
-            strong = verdict == "exists"
-            close = best.get("why") == "fuzzy_title" and float(best.get("score", 0)) >= FUZZY_ACCEPT
-            if strong or close:
-                return Resolved(best["id"], best["title"], folder, str(best.get("why")))
-        for alias in aliases:
-            verdict, candidates, ambiguous = await self.memory.resolve(alias, folder)
-            if verdict == "exists" and candidates and not ambiguous:
-                return Resolved(candidates[0]["id"], candidates[0]["title"], folder, "alias")
-        if has_cyrillic(title):
-            latin = transliterate(title) or title
-            hit = self.memory.local(latin, folder) or self.memory.similar(
-                latin, folder, LOCAL_TRANSLITERATED_ACCEPT
-            )
-            if hit is not None:
-                return hit
-            verdict, candidates, ambiguous = await self.memory.resolve(latin, folder)
-            if candidates and not ambiguous:
-                best = candidates[0]
-                if verdict == "exists" or (
-                    best.get("why") == "fuzzy_title"
-                    and float(best.get("score", 0)) >= TRANSLITERATED_ACCEPT
-                ):
-                    return Resolved(best["id"], best["title"], folder, "transliterated")
-        return None
-
-    async def _resolve_event(self, work: Work) -> None:
-        spec = self._folder(work)
-        page = work.draft.page
-        day = as_date(page.fields.get(spec.date_field)) if spec.date_field else None
-        hit = self.memory.local(page.title, spec.name, day)
-        if hit is not None:
-            work.page_id = hit.id
-            return
-        verdict, candidates, ambiguous = await self.memory.resolve(page.title, spec.name, day)
-        if verdict == "exists" and candidates and not ambiguous:
-            work.page_id = candidates[0]["id"]
-            return
-        try:
-            work.page_id = f"{spec.name}/{page_slug(page, spec)}"
-        except UserError:
-            work.page_id = None  # no usable date: validation will say so
 
     # -- writing -------------------------------------------------------------------------
 

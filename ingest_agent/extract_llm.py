@@ -26,9 +26,9 @@ from dataclasses import replace
 from typing import Any
 
 from ingest_agent.errors import ExtractionError
-from ingest_agent.extract_rules import coerce
 from ingest_agent.merge import Order
 from ingest_agent.model import Draft, Extraction, Source
+from ingest_agent.note import coerce
 from ingest_agent.text import resolve_date
 from memserver.clients.llm import LLMClient
 from memserver.kb.page import Page, TimelineEntry, folder_json_schema

@@ -33,17 +33,23 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ingest_agent.model import Draft, Extraction, Source, is_dated
+from ingest_agent.note import (
+    Known,
+    NoteBody,
+    clean_title,
+    coerce,
+    names_in_value,
+    split_source,
+    title_from_path,
+)
 from ingest_agent.text import (
     blocks,
     dated_sentences,
     full_name,
-    has_cyrillic,
     name_candidates,
     norm,
     plain,
-    transliterate,
 )
-from memserver.kb.frontmatter import frontmatter_end, load_yaml
 from memserver.kb.page import Page, TimelineEntry, as_date, date_in_name
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
@@ -51,21 +57,8 @@ EXTRACTOR = "rules"
 PAGE_THRESHOLD = 2.0  # structural evidence needed before a source becomes a page
 TIMELINE_TEXT_CHARS = 280
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_TRAILING_DATE = re.compile(r"\s*(?:[—–:|,-]\s*)?\(?\d{4}-\d{2}-\d{2}\)?\s*$")
 _LABEL = re.compile(r"^\s*([^\W\d][\w /'-]{0,30}?)\s*:\s+(.+?)\s*$")
-_PARENS = re.compile(r"\([^()]*\)")
 _QUOTED_ALIAS = re.compile(r"\(\s*[\"“]([^\"”]{2,40})[\"”]\s*\)")
-_ITEM_SPLIT = re.compile(r"\s*(?:,|;|\band\b|\s&\s)\s*")
-
-# Known page names: norm(name) -> (folder, title), from the agent's lookups.
-Known = Mapping[str, tuple[str, str]]
-
-
-@dataclass
-class _Body:
-    front: dict[str, Any]
-    heading: str | None
-    lines: list[str]
 
 
 @dataclass
@@ -87,113 +80,6 @@ class _PageBuild:
             sections=self.sections,
             timeline=tuple(self.timeline) if self.folder.timeline else (),
         )
-
-
-def split_source(text: str) -> _Body:
-    """Frontmatter (a mapping, {} when absent or broken), the first heading, body lines."""
-    lines = text.replace("\r\n", "\n").removeprefix("\ufeff").split("\n")
-    front: dict[str, Any] = {}
-    end = frontmatter_end(lines) if lines and lines[0].strip() == "---" else None
-    if end is not None:
-        try:
-            loaded = load_yaml("\n".join(lines[1:end]))
-        except Exception:  # a broken frontmatter is read as text, never fatal
-            loaded = None
-        if isinstance(loaded, dict):
-            front = {str(k): v for k, v in loaded.items()}
-            lines = lines[end + 1 :]
-    heading = None
-    for index, line in enumerate(lines):
-        match = _HEADING.match(line)
-        if match and len(match.group(1)) == 1:
-            heading = match.group(2).strip()
-            lines = lines[:index] + lines[index + 1 :]
-            break
-        if line.strip() and not match:
-            break
-    return _Body(front, heading, lines)
-
-
-def clean_title(heading: str) -> str:
-    """A heading as a title: without markup and a trailing date ("Globex demo — 2026-07-22")."""
-    title = plain(heading)
-    stripped = _TRAILING_DATE.sub("", title).strip(" —–-:|,")
-    return stripped or title
-
-
-def title_from_path(path: str) -> str:
-    stem = PurePosixPath(path).stem
-    stem = re.sub(r"^\d{4}-\d{2}-\d{2}[-_ ]*", "", stem) or stem
-    words = stem.replace("_", " ").replace("-", " ").split()
-    text = " ".join(words)
-    return text[:1].upper() + text[1:] if text else stem
-
-
-# --- values -------------------------------------------------------------------------------
-
-
-def coerce(spec: FieldSpec, value: Any) -> Any:
-    """A frontmatter or labelled value as the field's type, or None when it does not fit."""
-    if value is None:
-        return None
-    if spec.type == "date":
-        day = as_date(value)
-        if day is None:
-            match = re.search(r"\d{4}-\d{2}-\d{2}", str(value))
-            day = as_date(match.group(0)) if match else None
-        return day.isoformat() if day else None
-    if spec.type == "number":
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, int | float):
-            return value
-        text = re.sub(r"[,\s$€£₮]", "", str(value))
-        try:
-            number = float(text)
-        except ValueError:
-            return None
-        return int(number) if number.is_integer() else number
-    if spec.type == "bool":
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        return (
-            True
-            if text in ("yes", "true", "1")
-            else False
-            if text in ("no", "false", "0")
-            else None
-        )
-    if spec.type == "enum":
-        text = norm(str(value)).replace(" ", "_")
-        for allowed in spec.values:
-            if norm(allowed).replace(" ", "_") == text:
-                return allowed
-        return None
-    if spec.type in ("list", "links"):
-        items = value if isinstance(value, list | tuple) else _ITEM_SPLIT.split(str(value))
-        out = [" ".join(str(v).split()) for v in items if str(v).strip()]
-        return out or None
-    if spec.type == "text":
-        return str(value).strip() or None
-    text = " ".join(str(value).split())
-    return text or None
-
-
-def _names_in_value(value: str, known: Known) -> list[str]:
-    """Person-like names in a labelled value ("Bob Martinez (VP, Globex), Alex Kim")."""
-    text = plain(value)
-    while _PARENS.search(text):
-        text = _PARENS.sub("", text)
-    out = []
-    for item in _ITEM_SPLIT.split(text):
-        item = item.strip(" .")
-        if not item:
-            continue
-        name = full_name(item) or (item if norm(item) in known else None)
-        if name is not None:
-            out.append(name)
-    return out
 
 
 # --- the extractor -----------------------------------------------------------------------
@@ -236,7 +122,7 @@ class RulesExtractor:
     # -- the folder
 
     def choose_folder(
-        self, path: str, body: _Body, labels: Mapping[str, str], hint: Sequence[str]
+        self, path: str, body: NoteBody, labels: Mapping[str, str], hint: Sequence[str]
     ) -> FolderSpec | None:
         """The folder of the source's own page, or None when the source is not a page."""
         by_type = {f.type: f for f in self.schema.folders}
@@ -280,7 +166,7 @@ class RulesExtractor:
             return None
         return by_name[best[0]]
 
-    def _date(self, path: str, body: _Body) -> dt.date | None:
+    def _date(self, path: str, body: NoteBody) -> dt.date | None:
         for key in ("date", "event_date"):
             day = as_date(body.front.get(key))
             if day is not None:
@@ -294,7 +180,7 @@ class RulesExtractor:
     def _primary(
         self,
         source: Source,
-        body: _Body,
+        body: NoteBody,
         labels: Mapping[str, str],
         folder: FolderSpec,
         known: Known,
@@ -330,7 +216,7 @@ class RulesExtractor:
                 continue
             parsed: Any
             if label_spec.is_link:
-                names = _names_in_value(value, known)
+                names = names_in_value(value, known)
                 parsed = (
                     (names or None) if label_spec.type == "links" else (names[0] if names else None)
                 )
@@ -541,9 +427,3 @@ def _short(sentence: str) -> str:
         return text
     cut = text[:TIMELINE_TEXT_CHARS].rsplit(" ", 1)[0]
     return f"{cut}…"
-
-
-def transliterated_alias(title: str) -> str | None:
-    """The Latin spelling to add as an alias of a Cyrillic title (None otherwise)."""
-    latin = transliterate(title) if has_cyrillic(title) else None
-    return latin if latin and norm(latin) != norm(title) else None

@@ -188,3 +188,9 @@ def full_name(text: str) -> str | None:
     if all(re.fullmatch(_CAPITAL_WORD, w) for w in words):
         return " ".join(words)
     return None
+
+
+def transliterated_alias(title: str) -> str | None:
+    """The Latin spelling to add as an alias of a Cyrillic title (None otherwise)."""
+    latin = transliterate(title) if has_cyrillic(title) else None
+    return latin if latin and norm(latin) != norm(title) else None

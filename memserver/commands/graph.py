@@ -62,7 +62,7 @@ def run_neighbors(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from memserver.graph.neighbors import neighbors
-    from memserver.store.knowledge_base import split_id
+    from memserver.store.records import split_id
 
     split_id(args.id)
     verbs = comma_list(args.verbs)

@@ -1,4 +1,5 @@
-"""The PostgreSQL index: connecting, migrating, and typing the embedding columns.
+"""The PostgreSQL index: connecting, migrating, and typing the embedding columns
+(the column types and HNSW indexes themselves: :mod:`memserver.db.vectors`).
 
 Which server
     ``Database.open(kb)`` uses ``database_url`` if given, else the ``DATABASE_URL``
@@ -62,17 +63,23 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import numpy as np
 import psycopg
-from pgvector.psycopg import register_vector
-from pgvector.psycopg.vector import VectorBinaryLoader, VectorLoader
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg.types import TypeInfo
 from psycopg_pool import ConnectionPool
 
 from memserver.db import pgserver
 from memserver.db.migrate import MIGRATE_LOCK, apply_migrations
+from memserver.db.vectors import (
+    check_dims,
+    create_vector_indexes,
+    drop_vector_indexes,
+    embedding_label,
+    read_embedding,
+    register_types,
+    retype_vectors,
+    vector_type,
+)
 from memserver.errors import EmbeddingModelChanged, StoreError
 
 if TYPE_CHECKING:
@@ -80,10 +87,7 @@ if TYPE_CHECKING:
 
 EMBEDDED_DATABASE = "memserver"
 REQUIRED_EXTENSIONS = ("vector", "pg_trgm")
-VECTOR_TABLES = ("chunks", "source_chunks")
 _CORE_TABLES = ("pages", "page_versions", "page_aliases", "chunks", "links", "timeline_entries")
-HNSW_MAX_VECTOR_DIMS = 2000
-HNSW_MAX_HALFVEC_DIMS = 4000
 # Advisory lock keys (any constant bigint; "ms" + purpose; migrations: memserver.db.migrate).
 _EMBEDDING_LOCK = 0x6D73_0002
 _CONNECT_TIMEOUT = 10
@@ -176,65 +180,6 @@ def ensure_extensions(
                 ).fetchone()
             )
             raise missing_extension_error(name, url, available=available, detail=str(exc)) from exc
-
-
-# --------------------------------------------------------------------------- vector search
-
-
-@contextmanager
-def vector_scan(
-    conn: psycopg.Connection[Any],
-    *,
-    ef_search: int = 100,
-    max_scan_tuples: int = 20_000,
-    order: str = "relaxed_order",
-) -> Iterator[psycopg.Connection[Any]]:
-    """A transaction in which HNSW scans are iterative (filters cannot starve a LIMIT).
-
-    ``order`` is ``relaxed_order`` (fast; re-sort the rows by distance) or
-    ``strict_order``; ``max_scan_tuples`` bounds the work of one scan.
-    """
-    if order not in ("relaxed_order", "strict_order", "off"):
-        raise ValueError(f"unknown hnsw.iterative_scan mode {order!r}")
-    with conn.transaction():
-        conn.execute(
-            "SELECT set_config('hnsw.iterative_scan', %s, true),"
-            " set_config('hnsw.ef_search', %s, true),"
-            " set_config('hnsw.max_scan_tuples', %s, true)",
-            (order, str(ef_search), str(max_scan_tuples)),
-        )
-        yield conn
-
-
-def _embedding_label(model: str, dims: int, other: tuple[str, int]) -> str:
-    return model if model != other[0] else f"{model} ({dims} dims)"
-
-
-def _vector_type(dims: int) -> str:
-    return "vector" if dims <= HNSW_MAX_VECTOR_DIMS else "halfvec"
-
-
-class _NumpyVectorLoader(VectorLoader):
-    def load(self, data: Any) -> np.ndarray:  # type: ignore[override]
-        vector = super().load(data)
-        assert vector is not None
-        return vector.to_numpy()
-
-
-class _NumpyVectorBinaryLoader(VectorBinaryLoader):
-    def load(self, data: Any) -> np.ndarray:  # type: ignore[override]
-        vector = super().load(data)
-        assert vector is not None
-        return vector.to_numpy()
-
-
-def register_types(conn: psycopg.Connection[Any]) -> None:
-    """Register pgvector's types on ``conn``; ``vector`` values load as float32 numpy arrays."""
-    register_vector(conn)
-    info = TypeInfo.fetch(conn, "vector")
-    assert info is not None  # register_vector raised otherwise
-    conn.adapters.register_loader(info.oid, _NumpyVectorLoader)
-    conn.adapters.register_loader(info.oid, _NumpyVectorBinaryLoader)
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -344,7 +289,7 @@ class Database:
     def embedding_info(self) -> tuple[str, int] | None:
         """The recorded ``(model, dims)``, or None before the first embedding."""
         with self.connection() as conn:
-            return _read_embedding(conn)
+            return read_embedding(conn)
 
     def ensure_embedding(self, model: str, dims: int) -> None:
         """Record ``model``/``dims`` on first use (typing the vector columns and building
@@ -352,15 +297,15 @@ class Database:
         wanted = (model, int(dims))
         if self._embedding == wanted:
             return
-        _check_dims(dims)
+        check_dims(dims)
         with self.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_EMBEDDING_LOCK,))
-            current = _read_embedding(conn)
+            current = read_embedding(conn)
             if current is None:
-                _retype_vectors(conn, wanted, clear=False)
+                retype_vectors(conn, wanted, clear=False)
             elif current != wanted:
                 raise EmbeddingModelChanged(
-                    _embedding_label(*current, wanted), _embedding_label(*wanted, current)
+                    embedding_label(*current, wanted), embedding_label(*wanted, current)
                 )
         self._embedding = wanted
 
@@ -369,10 +314,10 @@ class Database:
 
         All embedded rows become stale; the HNSW indexes are rebuilt for the new type.
         """
-        _check_dims(dims)
+        check_dims(dims)
         with self.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_EMBEDDING_LOCK,))
-            _retype_vectors(conn, (model, int(dims)), clear=True)
+            retype_vectors(conn, (model, int(dims)), clear=True)
         self._embedding = (model, int(dims))
 
     @contextmanager
@@ -392,14 +337,14 @@ class Database:
             )
         with self.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_EMBEDDING_LOCK,))
-            _drop_vector_indexes(conn)
+            drop_vector_indexes(conn)
         try:
             yield
         finally:
             with self.transaction() as conn:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_EMBEDDING_LOCK,))
-                current = _read_embedding(conn)  # reset_embedding may have run meanwhile
-                _create_vector_indexes(conn, (current or info)[1])
+                current = read_embedding(conn)  # reset_embedding may have run meanwhile
+                create_vector_indexes(conn, (current or info)[1])
 
     def distance_sql(self, param: str = "q", column: str = "embedding") -> str:
         """The cosine-distance expression for ``column`` against ``%(param)s`` that
@@ -411,7 +356,7 @@ class Database:
                 "call Database.ensure_embedding(model, dims) before vector queries",
             )
         dims = info[1]
-        if _vector_type(dims) == "vector":
+        if vector_type(dims) == "vector":
             return f"{column} <=> %({param})s::vector"
         return f"{column}::halfvec({dims}) <=> %({param})s::halfvec({dims})"
 
@@ -481,75 +426,3 @@ def drop_database(admin_url: str, name: str) -> None:
     statement = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
     with _connect(admin_url, autocommit=True) as conn:
         conn.execute(statement)
-
-
-def _check_dims(dims: int) -> None:
-    if not 1 <= int(dims) <= HNSW_MAX_HALFVEC_DIMS:
-        raise StoreError(
-            f"embedding dimension {dims} is not supported (1 to {HNSW_MAX_HALFVEC_DIMS})",
-            "configure the embedding endpoint's `dims` to a smaller output size",
-        )
-
-
-def _read_embedding(conn: psycopg.Connection[Any]) -> tuple[str, int] | None:
-    rows = dict(
-        conn.execute(
-            "SELECT key, value FROM index_meta WHERE key IN ('embedding_model', 'embedding_dims')"
-        ).fetchall()
-    )
-    if "embedding_model" not in rows or "embedding_dims" not in rows:
-        return None
-    return rows["embedding_model"], int(rows["embedding_dims"])
-
-
-def _retype_vectors(
-    conn: psycopg.Connection[Any], embedding: tuple[str, int], *, clear: bool
-) -> None:
-    """Type every vector column ``vector(dims)`` and (re)build its HNSW cosine index."""
-    model, dims = embedding
-    _drop_vector_indexes(conn)
-    for table in VECTOR_TABLES:
-        ident = sql.Identifier(table)
-        where: sql.Composable
-        if clear:
-            where = sql.SQL("embedding IS NOT NULL")
-        else:  # vectors written before any model was recorded; keep those that fit
-            where = sql.SQL("embedding IS NOT NULL AND vector_dims(embedding) <> {}").format(
-                sql.Literal(dims)
-            )
-        conn.execute(
-            sql.SQL("UPDATE {} SET embedding = NULL, stale = true WHERE {}").format(ident, where)
-        )
-        conn.execute(
-            sql.SQL("ALTER TABLE {} ALTER COLUMN embedding TYPE vector({})").format(
-                ident, sql.Literal(dims)
-            )
-        )
-    _create_vector_indexes(conn, dims)
-    conn.execute(
-        "INSERT INTO index_meta (key, value) VALUES ('embedding_model', %s), ('embedding_dims', %s)"
-        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
-        (model, str(dims)),
-    )
-
-
-def _drop_vector_indexes(conn: psycopg.Connection[Any]) -> None:
-    for table in VECTOR_TABLES:
-        index = sql.Identifier(f"{table}_embedding_hnsw")
-        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(index))
-
-
-def _create_vector_indexes(conn: psycopg.Connection[Any], dims: int) -> None:
-    conn.execute("SELECT set_config('maintenance_work_mem', '256MB', true)")
-    for table in VECTOR_TABLES:
-        index = sql.Identifier(f"{table}_embedding_hnsw")
-        expr: sql.Composable
-        if _vector_type(dims) == "vector":
-            expr = sql.SQL("embedding vector_cosine_ops")
-        else:
-            expr = sql.SQL("(embedding::halfvec({})) halfvec_cosine_ops").format(sql.Literal(dims))
-        conn.execute(
-            sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw ({})").format(
-                index, sql.Identifier(table), expr
-            )
-        )

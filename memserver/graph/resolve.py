@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memserver.clients.embed import Embedder
-from memserver.db.database import Database, vector_scan
+from memserver.db.database import Database
+from memserver.db.vectors import vector_scan
 from memserver.errors import NotFoundError, UserError
 from memserver.graph.linker import clean_ref, find_named, split_target
 from memserver.kb.schema import Schema

@@ -30,7 +30,8 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memserver.clients.embed import Embedder
-from memserver.db.database import VECTOR_TABLES, Database
+from memserver.db.database import Database
+from memserver.db.vectors import VECTOR_TABLES
 from memserver.graph import linker
 from memserver.kb.chunks import CHUNK_FORMAT, SOURCE_FORMAT
 from memserver.kb.page import (

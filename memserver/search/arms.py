@@ -30,21 +30,17 @@ A window ``[start, end)`` is applied in SQL where the arm has dates: a chunk's
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Collection, Sequence
 
 import numpy as np
-import psycopg
 
-from memserver.db.database import Database, vector_scan
+from memserver.db.database import Database
+from memserver.db.vectors import vector_scan
 from memserver.graph import neighbors as graphs
 from memserver.kb.layout import slugify
-from memserver.kb.words import mn_stems
 from memserver.search.fusion import Hit, TimelineLine
 from memserver.search.intent import GraphPlan, Intent
-
-Conn = psycopg.Connection[Any]
+from memserver.search.text_query import Conn, TextQuery, best_per_key, staged, window_sql
 
 POOL = 50  # candidates per arm (gbrain: >= 50)
 # Chunks ranked per keyword stage at most. A word on tens of thousands of chunks (a
@@ -63,121 +59,7 @@ FUZZY_MAX_WORDS = 4  # a longer question is not a misspelt name
 FUZZY_MIN = 0.35
 
 
-# --------------------------------------------------------------------------- text query
-
-
-@dataclass(frozen=True)
-class TextQuery:
-    """What the keyword arms search: the question's words, each a ``websearch_to_tsquery``
-    (an identifier such as "INV-2026-044" is one quoted phrase), a Mongolian word also
-    matching its stem as a prefix ("Трейдтэй" -> ``трейд:*``). ``naming`` holds the
-    positions of the terms that name something (identifiers and words written as names,
-    :attr:`memserver.search.intent.Intent.names`)."""
-
-    terms: tuple[tuple[str, str | None], ...]  # (websearch text, prefix stem or None)
-    naming: frozenset[int] = frozenset()
-
-    @classmethod
-    def of(cls, intent: Intent) -> TextQuery:
-        terms: list[tuple[str, str | None]] = []
-        naming: set[int] = set()
-        for term in intent.terms:
-            stems = [p for p in mn_stems(term) if p.isalnum()]
-            if term in intent.names:
-                naming.add(len(terms))
-            terms.append((term, stems[-1] if stems else None))
-        naming.update(range(len(terms), len(terms) + len(intent.identifiers)))
-        terms.extend((f'"{ident}"', None) for ident in intent.identifiers)
-        return cls(tuple(terms), frozenset(naming))
-
-    @property
-    def empty(self) -> bool:
-        return not self.terms
-
-    def _term(self, i: int) -> str:
-        sql = f"websearch_to_tsquery('simple', %(kw_t{i})s)"
-        if self.terms[i][1] is not None:
-            sql = f"({sql} || to_tsquery('simple', %(kw_p{i})s))"
-        return sql
-
-    def any_sql(self) -> str:
-        """Any of the words (ranking, timeline matching)."""
-        return " || ".join(self._term(i) for i in range(len(self.terms))) or "''::tsquery"
-
-    def all_sql(self) -> str:
-        return " && ".join(self._term(i) for i in range(len(self.terms))) or "''::tsquery"
-
-    def pairs_sql(self) -> str:
-        """At least two of the words."""
-        n = len(self.terms)
-        if n <= 2:
-            return self.all_sql()
-        pairs = [f"({self._term(i)} && {self._term(j)})" for i in range(n) for j in range(i + 1, n)]
-        return " || ".join(pairs)
-
-    def stages(self) -> list[tuple[str, str]]:
-        """Ever looser matches, tried in turn until enough are found: all the words, at
-        least two (three or more words), any (at most three words)."""
-        n = len(self.terms)
-        out = [("all_terms", self.all_sql())]
-        if n >= 3:
-            out.append(("two_terms", self.pairs_sql()))
-        if 2 <= n <= 3:
-            out.append(("some_terms", self.any_sql()))
-        return out
-
-    def params(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for i, (text, prefix) in enumerate(self.terms):
-            out[f"kw_t{i}"] = text
-            if prefix is not None:
-                out[f"kw_p{i}"] = f"{prefix}:*"
-        return out
-
-
-def window_sql(start: dt.date | None, end: dt.date | None, column: str) -> str:
-    return (
-        f" AND (%(start)s::date IS NULL OR {column} >= %(start)s)"
-        f" AND (%(end)s::date IS NULL OR {column} < %(end)s)"
-    )
-
-
-def best_per_key(rows: Sequence[tuple[Any, ...]], limit: int) -> list[tuple[Any, ...]]:
-    """Rows are (key, ...) best first; keep the first row of each key."""
-    seen: set[Any] = set()
-    out = []
-    for row in rows:
-        if row[0] in seen:
-            continue
-        seen.add(row[0])
-        out.append(row)
-        if len(out) >= limit:
-            break
-    return out
-
-
 # --------------------------------------------------------------------------- keyword
-
-
-def staged(
-    conn: Conn, query: TextQuery, build: Callable[[str], str], params: dict[str, Any], limit: int
-) -> list[tuple[str, tuple[Any, ...]]]:
-    """Rows of ever looser stages (best first within each) until ``limit`` keys are found.
-
-    ``build(match_sql)`` returns the SQL for one stage; its rows start with the key.
-    Strict stages are cheap (few rows to rank); a loose stage over common words is the
-    expensive one, so it runs only when the strict ones found too little.
-    """
-    out: list[tuple[str, tuple[Any, ...]]] = []
-    seen: set[Any] = set()
-    for detail, match in query.stages():
-        for row in conn.execute(build(match), params).fetchall():
-            if row[0] not in seen:
-                seen.add(row[0])
-                out.append((detail, row))
-        if len(seen) >= limit:
-            break
-    return out[:limit]
 
 
 def keyword(
@@ -507,64 +389,3 @@ def graph_augment(
             if len(hits) >= limit:
                 return hits
     return hits
-
-
-# --------------------------------------------------------------------------- sources
-
-SOURCE_PREFIX = "source/"  # raw source ids: "source/<path under source/>"
-# (the source arms themselves are in memserver.search.source_arms)
-
-
-# --------------------------------------------------------------------------- details
-
-
-@dataclass(frozen=True)
-class PageInfo:
-    title: str
-    folder: str
-    date: dt.date | None
-    window_match: bool
-
-
-def page_info(
-    conn: Conn, ids: Sequence[str], start: dt.date | None, end: dt.date | None
-) -> dict[str, PageInfo]:
-    """Title, folder, effective date of pages, and whether a timeline entry is in the window."""
-    page_ids = [i for i in ids if not i.startswith(SOURCE_PREFIX)]
-    out: dict[str, PageInfo] = {}
-    if page_ids:
-        has_window = start is not None or end is not None
-        match = (
-            "EXISTS (SELECT 1 FROM timeline_entries t WHERE t.page_id = p.id"
-            + window_sql(start, end, "t.date")
-            + ")"
-            if has_window
-            else "false"
-        )
-        rows = conn.execute(
-            f"SELECT p.id, p.title, p.folder, p.effective_date, {match} FROM pages p"
-            " WHERE p.id = ANY(%(ids)s)",
-            {"ids": page_ids, "start": start, "end": end},
-        ).fetchall()
-        out.update({pid: PageInfo(t, f, d, bool(m)) for pid, t, f, d, m in rows})
-    paths = [i.removeprefix(SOURCE_PREFIX) for i in ids if i.startswith(SOURCE_PREFIX)]
-    if paths:
-        rows = conn.execute(
-            "SELECT path, coalesce(title, path), doc_date FROM source_docs WHERE path = ANY(%s)",
-            (paths,),
-        ).fetchall()
-        out.update({SOURCE_PREFIX + p: PageInfo(t, "source", d, False) for p, t, d in rows})
-    return out
-
-
-def lead_snippets(conn: Conn, ids: Sequence[str]) -> dict[str, str]:
-    """A page's first two chunks (its fields and the start of its first section)."""
-    page_ids = [i for i in ids if not i.startswith(SOURCE_PREFIX)]
-    if not page_ids:
-        return {}
-    rows = conn.execute(
-        "SELECT page_id, string_agg(text, E'\\n' ORDER BY ordinal) FROM chunks"
-        " WHERE page_id = ANY(%s) AND ordinal < 2 GROUP BY page_id",
-        (page_ids,),
-    ).fetchall()
-    return {pid: text for pid, text in rows}

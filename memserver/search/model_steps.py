@@ -21,6 +21,8 @@ from memserver.kb.schema import Schema
 from memserver.search import arms, source_arms
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import analyze
+from memserver.search.text_query import TextQuery
+from memserver.search.types import SOURCE_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +67,7 @@ def expansion_arms(
     start, end = window
     found: dict[str, list[Hit]] = {}
     for i, variant in enumerate(variants, 1):
-        text = arms.TextQuery.of(analyze(variant, schema, folders))
+        text = TextQuery.of(analyze(variant, schema, folders))
         found[f"keyword_x{i}"] = arms.keyword(conn, text, folders, start=start, end=end)
         vector = embed(variant)
         if vector is not None:
@@ -92,7 +94,7 @@ def rerank(
     to the question (source_arms.closest_sentences): the one sentence that matched may
     not be the one that answers."""
     top, rest = cands[:RERANK_TOP], cands[RERANK_TOP:]
-    notes = [c.id for c in top if c.id.startswith(arms.SOURCE_PREFIX)]
+    notes = [c.id for c in top if c.id.startswith(SOURCE_PREFIX)]
     closest: Mapping[str, list[str]] = {}
     if vector is not None and notes:
         try:

@@ -14,7 +14,7 @@ For one question (and an explicit reference time ``now``):
    window, or "latest X" with nothing else asked), graph (entities named in the
    question followed along typed edges), raw sources (``include_sources``); tokenmax
    adds LLM query variants and depth-1 graph neighbours;
-5. **fusion and shaping** (``memserver.search.fusion``): RRF k=60 with per-intent arm weights,
+5. **fusion and shaping** (``memserver.search.fusion``, ``memserver.search.shaping``): RRF k=60 with per-intent arm weights,
    folder priors, recency decay, the window filter, date ordering for latest/first,
    optional cross-encoder rerank (``memserver.search.model_steps``), exact-name pinning,
    evidence labels, autocut, and the mode's result count and token budget.
@@ -32,7 +32,7 @@ import logging
 import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -42,7 +42,6 @@ from memserver.clients.llm import LLMClient, Reranker
 from memserver.db.database import Database
 from memserver.errors import NotFoundError, UserError
 from memserver.graph.resolve import dated_folders, resolve
-from memserver.kb.page import drop_field_lines
 from memserver.kb.schema import Schema
 from memserver.kb.words import is_cyrillic
 from memserver.routing.router import Router
@@ -51,11 +50,14 @@ from memserver.search import fusion as fz
 from memserver.search import model_steps as search_models
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent, analyze, plan_graph
+from memserver.search.shaping import ArmRun, shape
+from memserver.search.text_query import TextQuery
 from memserver.search.timeline import timeline_events
-from memserver.search.timeparse import NEWEST, OLDEST, TimeQuery, parse_time, reference_time
+from memserver.search.timeparse import OLDEST, TimeQuery, parse_time, reference_time
 from memserver.search.types import (
     DEFAULT_MODE,
     MODES,
+    SOURCE_PREFIX,
     Mode,
     SearchRequest,
     SearchResponse,
@@ -85,17 +87,6 @@ MAX_ENTITIES = 3
 RECENT_VECTORS = 64
 
 
-@dataclass
-class _Run:
-    """What one pass over a set of folders produced."""
-
-    cands: list[Candidate]
-    arms: dict[str, list[Hit]]
-    relevant: set[str]
-    exact: set[str]
-    vector: np.ndarray | None = None  # the question's embedding, when there is one
-
-
 def _looks_like_name(text: str) -> bool:
     """A capitalised word after the first (or any capitalised Cyrillic word)."""
     words = text.split()
@@ -104,7 +95,7 @@ def _looks_like_name(text: str) -> bool:
     )
 
 
-def _grounded(run: _Run) -> bool:
+def _grounded(run: ArmRun) -> bool:
     """Whether an arm other than plain vector similarity found something."""
     weak = {"vector", "source_vector", "graph_augment"}
     return any(set(c.ranks) - weak for c in run.cands)
@@ -226,6 +217,22 @@ class Searcher:
         wants_vector &= intent.has_topic  # "what happened last week": nothing to compare
         text = tq.query or req.question
         vector = self._query_vector(text, degraded) if wants_vector else None
+
+        def shaped(found: ArmRun) -> tuple[list[SearchResult], int]:
+            return shape(
+                conn,
+                self.db,
+                schema,
+                found,
+                mode,
+                req,
+                tq,
+                intent,
+                now.date(),
+                degraded,
+                reranker=self.reranker,
+            )
+
         with self.db.connection() as conn:
             wants_names = req.arms is None or bool({"title", "graph"} & set(req.arms))
             names = arms.title(conn, intent, scope) if wants_names else []
@@ -240,16 +247,16 @@ class Searcher:
             run = self._run(
                 conn, req, mode, tq, intent, searched, scope, names, vector, sources, degraded
             )
-            results, tokens = self._shape(conn, run, mode, req, tq, intent, now.date(), degraded)
+            results, tokens = shaped(run)
             if routing is not None and searched != scope and (not results or not _grounded(run)):
                 # Nothing, or only nearest vectors, in the routed folders: ask the whole scope.
                 routing["retried"] = True
                 wider = self._run(
                     conn, req, mode, tq, intent, scope, scope, names, vector, sources, degraded
                 )
-                shaped = self._shape(conn, wider, mode, req, tq, intent, now.date(), degraded)
-                if shaped[0] and (_grounded(wider) or not results):
-                    run, (results, tokens) = wider, shaped
+                wide = shaped(wider)
+                if wide[0] and (_grounded(wider) or not results):
+                    run, (results, tokens) = wider, wide
                     searched = scope
         return SearchResponse(
             question=req.question,
@@ -333,7 +340,7 @@ class Searcher:
         vector: np.ndarray | None,
         sources: bool,
         degraded: list[str],
-    ) -> _Run:
+    ) -> ArmRun:
         start, end = window_dates(tq.window)
         newest = tq.order != OLDEST
         allowed = set(req.arms) if req.arms is not None else None
@@ -341,7 +348,7 @@ class Searcher:
         def on(name: str) -> bool:
             return allowed is None or name in allowed
 
-        text = arms.TextQuery.of(intent)
+        text = TextQuery.of(intent)
         found: dict[str, list[Hit]] = {}
         if on("keyword"):
             found["keyword"] = arms.keyword(conn, text, folders, start=start, end=end)
@@ -398,13 +405,13 @@ class Searcher:
         weights = arm_weights(intent, tq, found)
         cands = fz.fuse(found, weights)
         if mode.augment_depth > 0 and cands and allowed is None:
-            seeds = [c.id for c in cands[:5] if not c.id.startswith(arms.SOURCE_PREFIX)]
+            seeds = [c.id for c in cands[:5] if not c.id.startswith(SOURCE_PREFIX)]
             found["graph_augment"] = [
                 h for h in arms.graph_augment(conn, seeds, scope) if h.folder in folders
             ]
             cands = fz.fuse(found, weights)
         relevant = self._relevant(cands, found, intent, tq)
-        return _Run(cands, found, relevant, exact, vector)
+        return ArmRun(cands, found, relevant, exact, vector)
 
     def _entities(
         self, conn: Any, names: list[Hit], tq: TimeQuery, intent: Intent, scope: list[str]
@@ -459,91 +466,6 @@ class Searcher:
             return not intent.has_topic and "dated" in c.ranks
 
         return {c.id for c in cands if (not targets or c.folder in targets) and topical(c)}
-
-    # ---------------------------------------------------------------- shaping
-
-    def _shape(
-        self,
-        conn: Any,
-        run: _Run,
-        mode: Mode,
-        req: SearchRequest,
-        tq: TimeQuery,
-        intent: Intent,
-        today: dt.date,
-        degraded: list[str],
-    ) -> tuple[list[SearchResult], int]:
-        schema = self.schema
-        start, end = window_dates(tq.window)
-        cands = run.cands
-        info = arms.page_info(conn, [c.id for c in cands], start, end)
-        cands = [c for c in cands if c.id in info]  # deleted meanwhile
-        for cand in cands:
-            meta = info[cand.id]
-            cand.title, cand.folder, cand.date = meta.title, meta.folder, meta.date
-            cand.window_match = meta.window_match
-        boosts = {f.name: f.source_boost for f in schema.folders}
-        cands = fz.apply_boosts(cands, boosts, intent.folders)
-        if tq.soft_recency:
-            halflife = {f.name: f.recency_halflife_days for f in schema.folders}
-            cands = fz.apply_recency(cands, halflife, today)
-        if tq.window is not None:
-            cands = fz.filter_window(cands, start, end, self._event_folders())
-        if mode.rerank and self.reranker is not None and cands:
-            query = tq.query or req.question
-            cands = search_models.rerank(
-                conn, self.db, self.reranker, cands, query, run.vector, degraded
-            )
-        if tq.order is not None:
-            cands = fz.order_by_date(cands, run.relevant, newest=tq.order == NEWEST)
-        elif intent.relation is not None and run.arms.get("graph"):
-            cands = fz.promote(cands, {h.id for h in run.arms["graph"]})
-        cands = fz.pin_exact(cands, run.exact)
-        if mode.autocut and tq.order is None:
-            cands = fz.autocut(cands)
-        limit = max(1, min(int(req.limit), 100)) if req.limit else mode.limit
-        cands = cands[:limit]
-        ids = [c.id for c in cands]
-        lines = arms.timeline_lines(conn, ids, arms.TextQuery.of(intent), start, end)
-        leads = arms.lead_snippets(conn, [c.id for c in cands if not c.snippet])
-        context = source_arms.sentence_context(
-            conn, {c.id: c.snippet for c in cands if c.folder == "source" and c.snippet}
-        )
-        terms = [*intent.terms, *(i.lower() for i in intent.identifiers)]
-        results = []
-        for cand in cands:
-            cand.timeline = lines.get(cand.id, [])
-            fz.label(cand, ("keyword", "source_keyword"))
-            best = context.get(cand.id) or cand.snippet or leads.get(cand.id, "")
-            snippet = self._visible_snippet(cand, best, req)
-            results.append(
-                SearchResult(
-                    id=cand.id,
-                    title=cand.title,
-                    folder=cand.folder,
-                    date=cand.date.isoformat() if cand.date else None,
-                    score=round(cand.score, 4),
-                    snippet=fz.trim_snippet(snippet, mode.snippet_chars, terms),
-                    ranks=dict(cand.ranks),
-                    labels=tuple(cand.labels),
-                    timeline=tuple(cand.timeline),
-                )
-            )
-
-        def size(r: SearchResult) -> int:
-            return fz.text_tokens(r.title, r.snippet, *(t.text for t in r.timeline)) + 8
-
-        kept, tokens = fz.budget_cut(results, size, mode.budget)
-        return kept, tokens
-
-    def _visible_snippet(self, cand: Candidate, snippet: str, req: SearchRequest) -> str:
-        """The snippet without link-field values that point outside the caller's scope
-        (the same rule as kb_get_page): the page is visible, its hidden links are not."""
-        if req.scope is None or cand.folder not in self.schema.folder_names:
-            return snippet
-        visible = set(req.scope)
-        hidden = self.schema.folder(cand.folder).hidden_link_fields(visible.__contains__)
-        return drop_field_lines(snippet, hidden)
 
     # ---------------------------------------------------------------- timeline
 

@@ -19,18 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from memserver.db.database import Database, vector_scan
-from memserver.search.arms import (
-    MATCH_CAP,
-    POOL,
-    SOURCE_PREFIX,
-    Conn,
-    TextQuery,
-    best_per_key,
-    staged,
-    window_sql,
-)
+from memserver.db.database import Database
+from memserver.db.vectors import vector_scan
+from memserver.search.arms import MATCH_CAP, POOL
 from memserver.search.fusion import Hit
+from memserver.search.text_query import Conn, TextQuery, best_per_key, staged, window_sql
+from memserver.search.types import SOURCE_PREFIX
 
 # A name (TextQuery.naming) at most this many source chunks hold picks its notes (a
 # ticket id, a figure, a place): source_keyword marks the files holding one ``rare_term``.

@@ -14,7 +14,7 @@ from typing import Any
 from memserver.db.database import Database
 from memserver.errors import NotFoundError, UserError
 from memserver.kb.schema import Schema
-from memserver.search.arms import window_sql
+from memserver.search.text_query import window_sql
 from memserver.search.timeparse import TimeQuery, parse_time, reference_time
 from memserver.search.types import window_dates
 

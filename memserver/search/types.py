@@ -15,6 +15,8 @@ from memserver.errors import UserError
 from memserver.search import fusion as fz
 from memserver.search.timeparse import Window
 
+SOURCE_PREFIX = "source/"  # raw source ids: "source/<path under source/>"
+
 
 @dataclass(frozen=True)
 class Mode:

@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, Unpack, cast
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -53,7 +53,13 @@ from memserver.server.audit import AuditLog
 from memserver.server.scope import Scope
 from memserver.server.tokens import TokenStore
 from memserver.server.tools import base as toolbase
-from memserver.server.tools.base import COMMON_ALIASES, Access, MemoryToolError, Services
+from memserver.server.tools.base import (
+    COMMON_ALIASES,
+    Access,
+    MemoryToolError,
+    Services,
+    ToolOptions,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -141,23 +147,20 @@ class MemoryServer(MCPServer[Any]):
     # -- registration -----------------------------------------------------------------
 
     def memory_tool(
-        self,
-        *,
-        access: Access,
-        title: str,
-        destructive: bool = False,
-        idempotent: bool = False,
-        aliases: Mapping[str, str] | None = None,
+        self, *, access: Access, title: str, **options: Unpack[ToolOptions]
     ) -> Callable[[_F], _F]:
         """Register a tool: its docstring is the prompt, its signature the input schema.
 
-        ``access`` decides who sees it; READ tools are annotated read-only. ``aliases``
-        adds tool-specific argument aliases on top of ``COMMON_ALIASES``.
+        ``access`` decides who sees it; READ tools are annotated read-only. The
+        ``aliases`` option adds tool-specific argument aliases on top of ``COMMON_ALIASES``.
         """
+        destructive = options.get("destructive", False)
+        idempotent = options.get("idempotent", False)
+        aliases = options.get("aliases") or {}
 
         def decorator(fn: _F) -> _F:
             name = fn.__name__
-            spec = ToolSpec(name=name, access=access, aliases=dict(aliases or {}))
+            spec = ToolSpec(name=name, access=access, aliases=dict(aliases))
             self.add_tool(
                 _guarded(fn, spec),
                 name=name,

@@ -25,13 +25,11 @@ Reindex (``reindex``): see :mod:`memserver.index.reindex`.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import json
 import logging
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +59,17 @@ from memserver.kb.layout import KBPaths, check_name, write_atomic
 from memserver.kb.manifest import Manifest
 from memserver.kb.page import Page, check_page, page_slug, parse_page, render_page
 from memserver.kb.schema import Schema, load_schema
+from memserver.store.records import (
+    ConflictRecord,
+    PageSummary,
+    PageWrite,
+    PutResult,
+    StoredPage,
+    VersionInfo,
+    not_found,
+    split_id,
+    visible_id,
+)
 
 if TYPE_CHECKING:
     from memserver.clients.config import Settings
@@ -68,131 +77,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EMBEDDING_UNAVAILABLE = "embedding_unavailable"
-CONFLICT_STATUSES = ("superseded", "unresolved")
 _DEADLOCK_RETRIES = 3
 
 ReindexReport = reindexing.ReindexReport
-
-
-@dataclass(frozen=True)
-class StoredPage:
-    id: str  # "folder/slug"
-    folder: str
-    slug: str
-    version: int
-    page: Page
-    markdown: str
-    effective_date: datetime.date | None
-    updated_at: datetime.datetime
-
-
-@dataclass(frozen=True)
-class PageSummary:
-    id: str
-    folder: str
-    slug: str
-    title: str
-    type: str
-    effective_date: datetime.date | None
-    version: int
-    updated_at: datetime.datetime
-
-
-@dataclass(frozen=True)
-class PutResult:
-    id: str
-    version: int
-    created: bool
-    degraded: tuple[str, ...]
-    path: str
-
-
-@dataclass(frozen=True)
-class VersionInfo:
-    version: int
-    created_at: datetime.datetime
-    written_by: str
-    content_hash: str
-
-
-@dataclass(frozen=True)
-class ConflictRecord:
-    """A fact that changed (``superseded``) or that two sources disagree on (``unresolved``)."""
-
-    field: str
-    old_value: Any = None
-    new_value: Any = None
-    old_source: str | None = None
-    new_source: str | None = None
-    status: str = "unresolved"
-
-    @classmethod
-    def of(cls, value: ConflictRecord | Mapping[str, Any]) -> ConflictRecord:
-        if isinstance(value, ConflictRecord):
-            record = value
-        else:
-            known = {f.name for f in dataclasses.fields(cls)}
-            unknown = sorted(set(value) - known)
-            if unknown:
-                raise UserError(
-                    f"unknown conflict keys: {', '.join(unknown)}",
-                    f"a conflict has: {', '.join(sorted(known))}",
-                )
-            if not value.get("field"):
-                raise UserError("a conflict needs the field it is about", "set field")
-            record = cls(**dict(value))
-        if record.status not in CONFLICT_STATUSES:
-            raise UserError(
-                f"conflict status {record.status!r} is not one of {', '.join(CONFLICT_STATUSES)}",
-                "use superseded (a newer fact replaced it) or unresolved (sources disagree)",
-            )
-        return record
-
-
-@dataclass(frozen=True)
-class PageWrite:
-    """One guarded page write, everything computed before the page's lock is taken.
-
-    ``prepared`` holds the rendered markdown and the index rows; ``path`` is where the
-    file goes; ``base_version`` is the version the caller read (None = create);
-    ``vectors`` are None when embedding failed (the chunks stay stale); ``degraded``
-    is copied into the result.
-    """
-
-    prepared: PreparedPage
-    path: Path
-    base_version: int | None
-    vectors: Vectors | None
-    written_by: str
-    note: str | None
-    conflicts: tuple[ConflictRecord, ...]
-    degraded: tuple[str, ...]
-
-
-def split_id(page_id: str) -> tuple[str, str]:
-    """``"folder/slug"`` -> ``("folder", "slug")``; UserError for anything else."""
-    folder, sep, slug = str(page_id).partition("/")
-    if not sep or not folder or not slug:
-        raise UserError(
-            f"{page_id!r} is not a page id", "page ids look like folder/slug, e.g. people/alice"
-        )
-    return check_name(folder, "folder"), check_name(slug, "slug")
-
-
-def not_found(page_id: str) -> NotFoundError:
-    """The one error for a page that is missing or outside the caller's scope."""
-    return NotFoundError(
-        f"no page {page_id!r}", "check the id with list_pages or a search; ids are folder/slug"
-    )
-
-
-def _visible_id(page_id: str, folders: Collection[str] | None) -> tuple[str, str]:
-    """``(folder, slug)`` of a page id the caller may read; NotFoundError (the same as for
-    a missing page) when its folder is outside ``folders`` (None = every folder)."""
-    folder, slug = split_id(page_id)
-    if folders is not None and folder not in folders:
-        raise not_found(page_id)
-    return folder, slug
 
 
 def _put_back(path: Path, previous: bytes | None) -> None:
@@ -450,7 +337,7 @@ class KnowledgeBase:
     # ---------------------------------------------------------------- reading
 
     def get_page(self, page_id: str, folders: Collection[str] | None = None) -> StoredPage:
-        folder, slug = _visible_id(page_id, folders)
+        folder, slug = visible_id(page_id, folders)
         with self.db.connection() as conn:
             row = conn.execute(
                 "SELECT version, body, effective_date, updated_at FROM pages WHERE id = %s",
@@ -505,7 +392,7 @@ class KnowledgeBase:
 
     def history(self, page_id: str, folders: Collection[str] | None = None) -> list[VersionInfo]:
         """Every stored version of a page, newest first (also for a deleted page)."""
-        _visible_id(page_id, folders)
+        visible_id(page_id, folders)
         with self.db.connection() as conn:
             rows = conn.execute(
                 "SELECT version, created_at, coalesce(written_by, ''), content_hash"
@@ -520,7 +407,7 @@ class KnowledgeBase:
         self, page_id: str, version: int, folders: Collection[str] | None = None
     ) -> str:
         """The markdown of one stored version."""
-        _visible_id(page_id, folders)
+        visible_id(page_id, folders)
         with self.db.connection() as conn:
             row = conn.execute(
                 "SELECT markdown FROM page_versions WHERE page_id = %s AND version = %s",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, Unpack
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -71,19 +71,21 @@ class Access(StrEnum):
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+class ToolOptions(TypedDict, total=False):
+    """How a tool is annotated beyond its access and title."""
+
+    destructive: bool  # a write that removes or replaces (default False)
+    idempotent: bool  # calling it twice does what calling it once does (reads always are)
+    aliases: Mapping[str, str]  # tool-specific argument aliases beyond COMMON_ALIASES
+
+
 class ToolHost(Protocol):
     """What a tool module's ``register(server)`` needs of the server: the decorator that
     adds a tool (``MemoryServer.memory_tool``). Typed here so the tool modules need not
     import the server that imports them."""
 
     def memory_tool(
-        self,
-        *,
-        access: Access,
-        title: str,
-        destructive: bool = False,
-        idempotent: bool = False,
-        aliases: Mapping[str, str] | None = None,
+        self, *, access: Access, title: str, **options: Unpack[ToolOptions]
     ) -> Callable[[_F], _F]: ...
 
 

@@ -32,7 +32,7 @@ from memserver.server.tools.base import (
 if TYPE_CHECKING:
     from memserver.kb.page import Page
     from memserver.kb.schema import FolderSpec, Schema
-    from memserver.store.knowledge_base import PageSummary, StoredPage
+    from memserver.store.records import PageSummary, StoredPage
 
 _LINE_DATE = re.compile(r"^\s*[-*]?\s*\**(\d{4}-\d{2}-\d{2})\**\s*[|:\-–—]?\s*(.+?)\s*$")
 _LINE_SOURCE = re.compile(r"\s*\[source:\s*([^\]]+)\]\s*$")

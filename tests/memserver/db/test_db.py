@@ -20,10 +20,10 @@ from memserver.db.database import (
     ensure_extensions,
     missing_extension_error,
     redact_url,
-    vector_scan,
     with_database,
 )
 from memserver.db.migrate import apply_migrations, migration_files
+from memserver.db.vectors import vector_scan
 from memserver.errors import EmbeddingModelChanged, StoreError
 from memserver.kb.layout import KBPaths
 from memserver.kb.words import normalize_name

@@ -15,10 +15,9 @@ from memserver.index import reindex as reindexing
 from memserver.index.indexer import suspend_search_indexes
 from memserver.kb.page import Page, TimelineEntry, page_slug, render_page
 from memserver.search import source_arms
-from memserver.search.arms import SOURCE_PREFIX
 from memserver.search.pipeline import Searcher
 from memserver.search.source_arms import closest_sentences, sentence_context
-from memserver.search.types import SearchRequest
+from memserver.search.types import SOURCE_PREFIX, SearchRequest
 from memserver.store.knowledge_base import KnowledgeBase
 from tests.fixtures.llm_server import LLMServer
 

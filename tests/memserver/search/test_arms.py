@@ -12,6 +12,8 @@ import pytest
 from memserver.search import arms, source_arms
 from memserver.search.fusion import Hit
 from memserver.search.intent import GraphPlan, analyze, plan_graph
+from memserver.search.text_query import TextQuery
+from memserver.search.types import SOURCE_PREFIX
 from tests.memserver.search.search_pages import PUBLIC, World, search_world
 
 __all__ = ["search_world"]
@@ -19,8 +21,8 @@ __all__ = ["search_world"]
 ALL = (*PUBLIC, "hr")
 
 
-def intent(world: World, text: str, folders: tuple[str, ...] = ALL) -> arms.TextQuery:
-    return arms.TextQuery.of(analyze(text, world.kb.schema, folders))
+def intent(world: World, text: str, folders: tuple[str, ...] = ALL) -> TextQuery:
+    return TextQuery.of(analyze(text, world.kb.schema, folders))
 
 
 def run(world: World, fn: Callable[..., list[Hit]], *args: object, **kw: object) -> list[Hit]:
@@ -209,7 +211,7 @@ def test_the_source_vector_arm_damps_hubs_on_the_cosine_scale(
     vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
     with search_world.kb.db.connection() as conn:
         near = source_arms.nearest_sentences(conn, db, vector)
-        paths = [h.id.removeprefix(arms.SOURCE_PREFIX) for h in near.hits]
+        paths = [h.id.removeprefix(SOURCE_PREFIX) for h in near.hits]
         raw = {h.id: h.score for h in source_arms.source_cosines(conn, db, vector, paths)}
         damped = source_arms.source_cosines(conn, db, vector, paths, near)
     assert len(near.vectors) >= 3 and near.mean_hub > 0
@@ -227,7 +229,7 @@ def test_source_cosines_score_given_files_like_the_vector_arm(search_world: Worl
     with search_world.kb.db.connection() as conn:
         pool = source_arms.nearest_sentences(conn, db, vector)
     near = {h.id: h.score for h in pool.hits}
-    paths = [i.removeprefix(arms.SOURCE_PREFIX) for i in near]
+    paths = [i.removeprefix(SOURCE_PREFIX) for i in near]
     scored = run(search_world, source_arms.source_cosines, db, vector, paths[1:], pool)
     assert [h.id for h in scored] == list(near)[1:]  # the same order, the files asked only
     assert all(abs(h.score - near[h.id]) < 1e-6 for h in scored)
@@ -240,7 +242,7 @@ def test_source_text_ranks_only_files_holding_a_word(search_world: World) -> Non
     found = run(
         search_world, source_arms.source_text_ranks, query, [invoice, "notes/2026-06-01-kickoff.md"]
     )
-    assert [h.id for h in found] == [arms.SOURCE_PREFIX + invoice]
+    assert [h.id for h in found] == [SOURCE_PREFIX + invoice]
     assert found[0].detail == "all_terms" and found[0].score > 0
     partial = run(
         search_world, source_arms.source_text_ranks, intent(search_world, "Globex zebra"), [invoice]

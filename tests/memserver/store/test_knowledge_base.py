@@ -22,7 +22,8 @@ from memserver.errors import (
 )
 from memserver.kb.layout import KBPaths
 from memserver.kb.page import Page, TimelineEntry, chunk_page, render_page
-from memserver.store.knowledge_base import KnowledgeBase, split_id
+from memserver.store.knowledge_base import KnowledgeBase
+from memserver.store.records import split_id
 
 
 class DownEmbedder:

@@ -240,14 +240,19 @@ def test_up_refuses_a_port_in_use_before_starting_anything(tmp_path: Path) -> No
     assert not (kb / ".memserver" / "pg").exists()
 
 
-def test_up_refuses_a_directory_without_schema(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "memserver.cli", "--kb", str(tmp_path), "up"],
+def run_up_briefly(kb: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``memserver up`` expected to refuse at once (bounded: it must not start anything)."""
+    return subprocess.run(
+        [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "up", *args],
         capture_output=True,
         text=True,
         env=clean_env(),
         timeout=60,
     )
+
+
+def test_up_refuses_a_directory_without_schema(tmp_path: Path) -> None:
+    result = run_up_briefly(tmp_path)
     assert result.returncode == 2
     assert "no schema.yaml" in result.stderr
     assert not (tmp_path / ".memserver").exists()
@@ -257,13 +262,7 @@ def test_up_refuses_a_watch_interval_it_cannot_read_before_starting_anything(
     tmp_path: Path,
 ) -> None:
     kb = copy_example_kb(tmp_path / "kb")
-    result = subprocess.run(
-        [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "up", "--watch", "soon"],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        timeout=60,
-    )
+    result = run_up_briefly(kb, "--watch", "soon")
     assert result.returncode == 2
     assert "cannot read the duration 'soon'" in result.stderr
     assert not (kb / ".memserver" / "pg").exists()

@@ -1,0 +1,138 @@
+"""A note as the extractors read it: its frontmatter, first heading and body lines
+(:func:`split_source`), a title from a heading or a file name, and a value read as a
+field's type (:func:`coerce`), shared by the rules and the LLM extractor.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from ingest_agent.text import full_name, norm, plain
+from memserver.kb.frontmatter import frontmatter_end, load_yaml
+from memserver.kb.page import as_date
+from memserver.kb.schema import FieldSpec
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_TRAILING_DATE = re.compile(r"\s*(?:[—–:|,-]\s*)?\(?\d{4}-\d{2}-\d{2}\)?\s*$")
+_PARENS = re.compile(r"\([^()]*\)")
+_ITEM_SPLIT = re.compile(r"\s*(?:,|;|\band\b|\s&\s)\s*")
+
+# Known page names: norm(name) -> (folder, title), from the agent's lookups.
+Known = Mapping[str, tuple[str, str]]
+
+
+@dataclass
+class NoteBody:
+    """A note split for reading: its frontmatter, first ``#`` heading and remaining lines."""
+
+    front: dict[str, Any]
+    heading: str | None
+    lines: list[str]
+
+
+def split_source(text: str) -> NoteBody:
+    """Frontmatter (a mapping, {} when absent or broken), the first heading, body lines."""
+    lines = text.replace("\r\n", "\n").removeprefix("\ufeff").split("\n")
+    front: dict[str, Any] = {}
+    end = frontmatter_end(lines) if lines and lines[0].strip() == "---" else None
+    if end is not None:
+        try:
+            loaded = load_yaml("\n".join(lines[1:end]))
+        except Exception:  # a broken frontmatter is read as text, never fatal
+            loaded = None
+        if isinstance(loaded, dict):
+            front = {str(k): v for k, v in loaded.items()}
+            lines = lines[end + 1 :]
+    heading = None
+    for index, line in enumerate(lines):
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) == 1:
+            heading = match.group(2).strip()
+            lines = lines[:index] + lines[index + 1 :]
+            break
+        if line.strip() and not match:
+            break
+    return NoteBody(front, heading, lines)
+
+
+def clean_title(heading: str) -> str:
+    """A heading as a title: without markup and a trailing date ("Globex demo — 2026-07-22")."""
+    title = plain(heading)
+    stripped = _TRAILING_DATE.sub("", title).strip(" —–-:|,")
+    return stripped or title
+
+
+def title_from_path(path: str) -> str:
+    stem = PurePosixPath(path).stem
+    stem = re.sub(r"^\d{4}-\d{2}-\d{2}[-_ ]*", "", stem) or stem
+    words = stem.replace("_", " ").replace("-", " ").split()
+    text = " ".join(words)
+    return text[:1].upper() + text[1:] if text else stem
+
+
+def coerce(spec: FieldSpec, value: Any) -> Any:
+    """A frontmatter or labelled value as the field's type, or None when it does not fit."""
+    if value is None:
+        return None
+    if spec.type == "date":
+        day = as_date(value)
+        if day is None:
+            match = re.search(r"\d{4}-\d{2}-\d{2}", str(value))
+            day = as_date(match.group(0)) if match else None
+        return day.isoformat() if day else None
+    if spec.type == "number":
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int | float):
+            return value
+        text = re.sub(r"[,\s$€£₮]", "", str(value))
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        return int(number) if number.is_integer() else number
+    if spec.type == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        return (
+            True
+            if text in ("yes", "true", "1")
+            else False
+            if text in ("no", "false", "0")
+            else None
+        )
+    if spec.type == "enum":
+        text = norm(str(value)).replace(" ", "_")
+        for allowed in spec.values:
+            if norm(allowed).replace(" ", "_") == text:
+                return allowed
+        return None
+    if spec.type in ("list", "links"):
+        items = value if isinstance(value, list | tuple) else _ITEM_SPLIT.split(str(value))
+        out = [" ".join(str(v).split()) for v in items if str(v).strip()]
+        return out or None
+    if spec.type == "text":
+        return str(value).strip() or None
+    text = " ".join(str(value).split())
+    return text or None
+
+
+def names_in_value(value: str, known: Known) -> list[str]:
+    """Person-like names in a labelled value ("Bob Martinez (VP, Globex), Alex Kim")."""
+    text = plain(value)
+    while _PARENS.search(text):
+        text = _PARENS.sub("", text)
+    out = []
+    for item in _ITEM_SPLIT.split(text):
+        item = item.strip(" .")
+        if not item:
+            continue
+        name = full_name(item) or (item if norm(item) in known else None)
+        if name is not None:
+            out.append(name)
+    return out

@@ -1,0 +1,129 @@
+"""Shaping: the fused candidates of one pass of the arms made into a response's results.
+
+Boosts and recency (:mod:`memserver.search.fusion`), the window filter, the optional
+rerank (:mod:`memserver.search.model_steps`), date order for latest/first or promotion
+of a relation's pages, exact-name pinning, autocut, the mode's result count, snippets
+(timeline lines, a raw source's sentences, a page's lead) and the token budget.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memserver.clients.llm import Reranker
+from memserver.db.database import Database
+from memserver.graph.resolve import dated_folders
+from memserver.kb.page import drop_field_lines
+from memserver.kb.schema import Schema
+from memserver.search import arms, source_arms
+from memserver.search import fusion as fz
+from memserver.search import model_steps as search_models
+from memserver.search.fusion import Candidate, Hit
+from memserver.search.intent import Intent
+from memserver.search.page_details import lead_snippets, page_info
+from memserver.search.text_query import TextQuery
+from memserver.search.timeparse import NEWEST, TimeQuery
+from memserver.search.types import Mode, SearchRequest, SearchResult, window_dates
+
+
+@dataclass
+class ArmRun:
+    """What one pass of the arms over a set of folders produced."""
+
+    cands: list[Candidate]
+    arms: dict[str, list[Hit]]
+    relevant: set[str]
+    exact: set[str]
+    vector: np.ndarray | None = None  # the question's embedding, when there is one
+
+
+def shape(
+    conn: Any,
+    db: Database,
+    schema: Schema,
+    run: ArmRun,
+    mode: Mode,
+    req: SearchRequest,
+    tq: TimeQuery,
+    intent: Intent,
+    today: dt.date,
+    degraded: list[str],
+    *,
+    reranker: Reranker | None = None,
+) -> tuple[list[SearchResult], int]:
+    """The fused candidates of ``run`` made into the response's results: boosts and
+    recency, the window, rerank, date order or relation promotion, exact-name pinning,
+    autocut, the mode's limit, snippets and labels, and the token budget."""
+    start, end = window_dates(tq.window)
+    cands = run.cands
+    info = page_info(conn, [c.id for c in cands], start, end)
+    cands = [c for c in cands if c.id in info]  # deleted meanwhile
+    for cand in cands:
+        meta = info[cand.id]
+        cand.title, cand.folder, cand.date = meta.title, meta.folder, meta.date
+        cand.window_match = meta.window_match
+    boosts = {f.name: f.source_boost for f in schema.folders}
+    cands = fz.apply_boosts(cands, boosts, intent.folders)
+    if tq.soft_recency:
+        halflife = {f.name: f.recency_halflife_days for f in schema.folders}
+        cands = fz.apply_recency(cands, halflife, today)
+    if tq.window is not None:
+        cands = fz.filter_window(cands, start, end, dated_folders(schema))
+    if mode.rerank and reranker is not None and cands:
+        query = tq.query or req.question
+        cands = search_models.rerank(conn, db, reranker, cands, query, run.vector, degraded)
+    if tq.order is not None:
+        cands = fz.order_by_date(cands, run.relevant, newest=tq.order == NEWEST)
+    elif intent.relation is not None and run.arms.get("graph"):
+        cands = fz.promote(cands, {h.id for h in run.arms["graph"]})
+    cands = fz.pin_exact(cands, run.exact)
+    if mode.autocut and tq.order is None:
+        cands = fz.autocut(cands)
+    limit = max(1, min(int(req.limit), 100)) if req.limit else mode.limit
+    cands = cands[:limit]
+    ids = [c.id for c in cands]
+    lines = arms.timeline_lines(conn, ids, TextQuery.of(intent), start, end)
+    leads = lead_snippets(conn, [c.id for c in cands if not c.snippet])
+    context = source_arms.sentence_context(
+        conn, {c.id: c.snippet for c in cands if c.folder == "source" and c.snippet}
+    )
+    terms = [*intent.terms, *(i.lower() for i in intent.identifiers)]
+    results = []
+    for cand in cands:
+        cand.timeline = lines.get(cand.id, [])
+        fz.label(cand, ("keyword", "source_keyword"))
+        best = context.get(cand.id) or cand.snippet or leads.get(cand.id, "")
+        snippet = visible_snippet(schema, cand, best, req)
+        results.append(
+            SearchResult(
+                id=cand.id,
+                title=cand.title,
+                folder=cand.folder,
+                date=cand.date.isoformat() if cand.date else None,
+                score=round(cand.score, 4),
+                snippet=fz.trim_snippet(snippet, mode.snippet_chars, terms),
+                ranks=dict(cand.ranks),
+                labels=tuple(cand.labels),
+                timeline=tuple(cand.timeline),
+            )
+        )
+
+    def size(r: SearchResult) -> int:
+        return fz.text_tokens(r.title, r.snippet, *(t.text for t in r.timeline)) + 8
+
+    kept, tokens = fz.budget_cut(results, size, mode.budget)
+    return kept, tokens
+
+
+def visible_snippet(schema: Schema, cand: Candidate, snippet: str, req: SearchRequest) -> str:
+    """The snippet without link-field values that point outside the caller's scope
+    (the same rule as kb_get_page): the page is visible, its hidden links are not."""
+    if req.scope is None or cand.folder not in schema.folder_names:
+        return snippet
+    visible = set(req.scope)
+    hidden = schema.folder(cand.folder).hidden_link_fields(visible.__contains__)
+    return drop_field_lines(snippet, hidden)

@@ -1,0 +1,129 @@
+"""What the keyword arms match, and the SQL pieces every arm shares: the question's terms
+as ``websearch_to_tsquery`` expressions in ever looser stages (:class:`TextQuery`,
+:func:`staged`), the window condition and best-row-per-key.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from memserver.kb.words import mn_stems
+from memserver.search.intent import Intent
+
+Conn = psycopg.Connection[Any]
+
+
+@dataclass(frozen=True)
+class TextQuery:
+    """What the keyword arms search: the question's words, each a ``websearch_to_tsquery``
+    (an identifier such as "INV-2026-044" is one quoted phrase), a Mongolian word also
+    matching its stem as a prefix ("Трейдтэй" -> ``трейд:*``). ``naming`` holds the
+    positions of the terms that name something (identifiers and words written as names,
+    :attr:`memserver.search.intent.Intent.names`)."""
+
+    terms: tuple[tuple[str, str | None], ...]  # (websearch text, prefix stem or None)
+    naming: frozenset[int] = frozenset()
+
+    @classmethod
+    def of(cls, intent: Intent) -> TextQuery:
+        terms: list[tuple[str, str | None]] = []
+        naming: set[int] = set()
+        for term in intent.terms:
+            stems = [p for p in mn_stems(term) if p.isalnum()]
+            if term in intent.names:
+                naming.add(len(terms))
+            terms.append((term, stems[-1] if stems else None))
+        naming.update(range(len(terms), len(terms) + len(intent.identifiers)))
+        terms.extend((f'"{ident}"', None) for ident in intent.identifiers)
+        return cls(tuple(terms), frozenset(naming))
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+    def _term(self, i: int) -> str:
+        sql = f"websearch_to_tsquery('simple', %(kw_t{i})s)"
+        if self.terms[i][1] is not None:
+            sql = f"({sql} || to_tsquery('simple', %(kw_p{i})s))"
+        return sql
+
+    def any_sql(self) -> str:
+        """Any of the words (ranking, timeline matching)."""
+        return " || ".join(self._term(i) for i in range(len(self.terms))) or "''::tsquery"
+
+    def all_sql(self) -> str:
+        return " && ".join(self._term(i) for i in range(len(self.terms))) or "''::tsquery"
+
+    def pairs_sql(self) -> str:
+        """At least two of the words."""
+        n = len(self.terms)
+        if n <= 2:
+            return self.all_sql()
+        pairs = [f"({self._term(i)} && {self._term(j)})" for i in range(n) for j in range(i + 1, n)]
+        return " || ".join(pairs)
+
+    def stages(self) -> list[tuple[str, str]]:
+        """Ever looser matches, tried in turn until enough are found: all the words, at
+        least two (three or more words), any (at most three words)."""
+        n = len(self.terms)
+        out = [("all_terms", self.all_sql())]
+        if n >= 3:
+            out.append(("two_terms", self.pairs_sql()))
+        if 2 <= n <= 3:
+            out.append(("some_terms", self.any_sql()))
+        return out
+
+    def params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for i, (text, prefix) in enumerate(self.terms):
+            out[f"kw_t{i}"] = text
+            if prefix is not None:
+                out[f"kw_p{i}"] = f"{prefix}:*"
+        return out
+
+
+def window_sql(start: dt.date | None, end: dt.date | None, column: str) -> str:
+    return (
+        f" AND (%(start)s::date IS NULL OR {column} >= %(start)s)"
+        f" AND (%(end)s::date IS NULL OR {column} < %(end)s)"
+    )
+
+
+def best_per_key(rows: Sequence[tuple[Any, ...]], limit: int) -> list[tuple[Any, ...]]:
+    """Rows are (key, ...) best first; keep the first row of each key."""
+    seen: set[Any] = set()
+    out = []
+    for row in rows:
+        if row[0] in seen:
+            continue
+        seen.add(row[0])
+        out.append(row)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def staged(
+    conn: Conn, query: TextQuery, build: Callable[[str], str], params: dict[str, Any], limit: int
+) -> list[tuple[str, tuple[Any, ...]]]:
+    """Rows of ever looser stages (best first within each) until ``limit`` keys are found.
+
+    ``build(match_sql)`` returns the SQL for one stage; its rows start with the key.
+    Strict stages are cheap (few rows to rank); a loose stage over common words is the
+    expensive one, so it runs only when the strict ones found too little.
+    """
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    seen: set[Any] = set()
+    for detail, match in query.stages():
+        for row in conn.execute(build(match), params).fetchall():
+            if row[0] not in seen:
+                seen.add(row[0])
+                out.append((detail, row))
+        if len(seen) >= limit:
+            break
+    return out[:limit]
