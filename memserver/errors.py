@@ -17,7 +17,7 @@ Hierarchy::
     │   ├── ScopeError            the token may not do this
     │   └── EmbeddingModelChanged the index was built with another embedding model
     ├── StoreError                the database failed (start, connection, extension)
-    ├── EmbeddingError            an embedder failed (the write path degrades, see kb.py)
+    ├── EmbeddingError            an embedder failed (the write path degrades, see store/knowledge_base.py)
     └── LLMError                  an OpenAI-compatible endpoint failed (names the endpoint)
         └── BudgetExceeded        the per-run token budget is spent
 """

@@ -1,4 +1,4 @@
-"""Schema migrations: numbered SQL files under ``memserver/migrations`` applied in
+"""Schema migrations: numbered SQL files under ``memserver/db/migrations`` applied in
 order, each once, recorded with its SHA-256 in ``schema_migrations`` (an applied file
 that changed afterwards is refused)."""
 

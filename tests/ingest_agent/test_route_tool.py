@@ -1,4 +1,4 @@
-"""kb_route, the routing hint the agent asks for (memserver/tools/route.py), over HTTP."""
+"""kb_route, the routing hint the agent asks for (memserver/server/tools/route.py), over HTTP."""
 
 from __future__ import annotations
 

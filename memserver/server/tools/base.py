@@ -1,6 +1,6 @@
 """What a tool sees while it runs, and the helpers every tool module shares.
 
-A tool module (``memserver/tools/<group>.py``) defines ``register(server)`` and adds
+A tool module (``memserver/server/tools/<group>.py``) defines ``register(server)`` and adds
 its tools with ``@server.memory_tool(access=..., title=...)``. Inside a tool body,
 ``current()`` gives the caller's ``Scope`` and the ``Services`` (paths, schema,
 manifest, knowledge base). Raise memory system errors (``NotFoundError``,

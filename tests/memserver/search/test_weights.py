@@ -1,4 +1,4 @@
-"""Arm weights for the fusion (memserver/weights.py), rule by rule."""
+"""Arm weights for the fusion (memserver/search/weights.py), rule by rule."""
 
 from __future__ import annotations
 
