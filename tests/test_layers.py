@@ -22,6 +22,7 @@ LAYERS = (
     "search",
     "store",
     "server",
+    "console",
     "up",
     "commands",
     "cli",

@@ -24,8 +24,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `serve` to the `memserver` parser."""
     parser = sub.add_parser(
         "serve",
-        help="serve the knowledge base over MCP (Streamable HTTP at /mcp, or stdio)",
-        description="Serve MCP tools over Streamable HTTP (bearer tokens; /mcp and /healthz) "
+        help="serve the knowledge base over MCP (Streamable HTTP at /mcp, or stdio) and the web console",
+        description="Serve MCP tools over Streamable HTTP (bearer tokens; /mcp, /healthz and "
+        "the web console at /ui) "
         "or, with --stdio, over stdin/stdout as the token in MEMORY_TOKEN (or --trusted).",
     )
     parser.add_argument(
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     import anyio
 
+    from memserver.console.app import create_app
     from memserver.db.database import Database
     from memserver.server.audit import AuditLog
     from memserver.server.mcp_server import build_server, serve_http, serve_stdio
@@ -85,8 +87,8 @@ def run_serve(args: argparse.Namespace) -> int:
         server = build_server(
             services, tokens=tokens, audit=audit, public_url=f"http://{args.addr}"
         )
-        logger.warning("serving %s on http://%s:%d/mcp", paths.root, host, port)
-        serve_http(server, host, port)
+        logger.warning("serving %s on http://%s:%d/mcp (console: /ui)", paths.root, host, port)
+        serve_http(create_app(server, host=host, port=port), host, port)
     return 0
 
 

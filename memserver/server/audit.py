@@ -132,16 +132,31 @@ class AuditLog:
         since: dt.datetime | None = None,
         token: str | None = None,
         tool: str | None = None,
+        outcome: str | None = None,
+        until: dt.datetime | None = None,
         limit: int | None = None,
     ) -> list[AuditEntry]:
-        """Rows matching the filters, oldest first; ``limit`` keeps the newest ones."""
+        """Rows matching the filters, oldest first; ``limit`` keeps the newest ones.
+
+        ``outcome`` is ``ok``, ``error`` (any error) or one ``error:<kind>``; ``until``
+        is exclusive."""
+        errors = outcome == "error"
         filters = (
             ("created_at >= %(since)s", since),
+            ("created_at < %(until)s", until),
             ("token_name = %(token)s", token),
             ("tool = %(tool)s", tool),
+            ("outcome LIKE 'error:%%'" if errors else "outcome = %(outcome)s", outcome),
         )
         where = [sql.SQL(text) for text, value in filters if value is not None]
-        params = {"since": since, "token": token, "tool": tool, "limit": limit}
+        params = {
+            "since": since,
+            "until": until,
+            "token": token,
+            "tool": tool,
+            "outcome": outcome,
+            "limit": limit,
+        }
         rows = self._run(
             sql.SQL(
                 "SELECT {} FROM audit_log WHERE {} ORDER BY created_at DESC, id DESC"

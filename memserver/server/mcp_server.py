@@ -27,7 +27,7 @@ import signal
 import stat
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Unpack, cast
 
@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from memserver import __version__
 from memserver.errors import MemoryError_, ScopeError, StoreError, UserError
@@ -226,11 +226,31 @@ class MemoryServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        return await self._call(name, arguments, context, self.caller_scope)
+
+    async def call_as(
+        self, scope: Scope, name: str, arguments: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Run tool ``name`` in this process for ``scope`` (the web console's caller),
+        exactly as an MCP call runs it: hidden tools refused, aliases, checks, the same
+        audit row; returns its structured result, raises ``MemoryToolError``."""
+        result = await self._call(name, dict(arguments), None, lambda: scope)
+        if not isinstance(result, CallToolResult) or result.is_error:
+            raise MemoryToolError(f"{name} did not return a result", "internal")
+        return dict(result.structured_content or {})
+
+    async def _call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        context: Context[Any, Any] | None,
+        scope_of_caller: Callable[[], Scope],
+    ) -> CallToolResult | InputRequiredResult:
         started = time.perf_counter()
         caller = "-"
         outcome = "ok"
         try:
-            scope = self.caller_scope()
+            scope = scope_of_caller()
             caller = scope.token_name
             spec = self._specs.get(name)
             if spec is None or not spec.access.allows(scope):
@@ -437,9 +457,16 @@ def transport_security(host: str, port: int) -> TransportSecuritySettings:
 
 
 def create_http_app(
-    server: MemoryServer, *, host: str = "127.0.0.1", port: int = 8787
+    server: MemoryServer,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8787,
+    routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
-    """``/healthz`` plus the Streamable HTTP MCP endpoint at ``/mcp`` (bearer auth)."""
+    """``/healthz`` plus the Streamable HTTP MCP endpoint at ``/mcp`` (bearer auth).
+
+    ``routes`` are served before the MCP endpoint, on the same port (the web console
+    passes its ``/ui`` mount here; the server does not import it)."""
     mcp_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         transport_security=transport_security(host, port),
@@ -458,17 +485,22 @@ def create_http_app(
             await anyio.to_thread.run_sync(server.services.close)
 
     return Starlette(
-        routes=[Route("/healthz", healthz, methods=["GET"]), Mount("/", app=mcp_app)],
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            *routes,
+            Mount("/", app=mcp_app),
+        ],
         lifespan=lifespan,
     )
 
 
-def serve_http(server: MemoryServer, host: str, port: int) -> None:
-    """Serve until SIGINT/SIGTERM, then shut down gracefully and return normally."""
+def serve_http(app: Starlette, host: str, port: int) -> None:
+    """Serve ``app`` (``create_http_app``'s, or the console's around it) until SIGINT or
+    SIGTERM, then shut down gracefully and return normally."""
     import uvicorn
 
     config = uvicorn.Config(
-        create_http_app(server, host=host, port=port),
+        app,
         host=host,
         port=port,
         log_level="warning",

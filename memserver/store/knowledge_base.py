@@ -70,6 +70,7 @@ from memserver.store.records import (
     split_id,
     visible_id,
 )
+from memserver.store.reviews import flag_for_review
 
 if TYPE_CHECKING:
     from memserver.clients.config import Settings
@@ -183,9 +184,11 @@ class KnowledgeBase:
         slug: str | None = None,
         conflicts: Iterable[ConflictRecord | Mapping[str, Any]] = (),
         note: str | None = None,
+        review: str | None = None,
     ) -> PutResult:
         """Create (``base_version`` None) or update (``base_version`` = the current
-        version) a page; see the module docstring for the guarantees."""
+        version) a page; see the module docstring for the guarantees. ``review`` (why)
+        lists the new version for a person's review (:mod:`memserver.store.reviews`)."""
         schema = self.schema
         spec = schema.folder(folder)
         check_page(page, spec)
@@ -212,6 +215,7 @@ class KnowledgeBase:
             note=note,
             conflicts=records,
             degraded=degraded,
+            review=(review or "").strip() or None,
         )
         for attempt in range(_DEADLOCK_RETRIES):
             try:
@@ -283,6 +287,10 @@ class KnowledgeBase:
                         write.note,
                     ),
                 )
+                if write.review is not None:
+                    flag_for_review(
+                        conn, prepared.id, prepared.folder.name, version, current, write
+                    )
                 written = True
                 write_atomic(path, new_bytes)
                 if self.before_commit is not None:

@@ -103,7 +103,7 @@ class PageWrite:
     ``prepared`` holds the rendered markdown and the index rows; ``path`` is where the
     file goes; ``base_version`` is the version the caller read (None = create);
     ``vectors`` are None when embedding failed (the chunks stay stale); ``degraded``
-    is copied into the result.
+    is copied into the result; ``review`` flags the new version for review.
     """
 
     prepared: PreparedPage
@@ -114,6 +114,7 @@ class PageWrite:
     note: str | None
     conflicts: tuple[ConflictRecord, ...]
     degraded: tuple[str, ...]
+    review: str | None = None  # why a person should review this change (None: no review)
 
 
 def split_id(page_id: str) -> tuple[str, str]:

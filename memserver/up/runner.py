@@ -5,7 +5,8 @@ What runs, in this order (each step bounded in time)::
     embedded PostgreSQL (or DATABASE_URL) -> migrate -> check the embedding model
     -> reindex knowledge/ and source/ (only what changed)
     -> tokens: "up-ingest" (folders *, write) and "up-read" (folders *, read-only)
-    -> memory server, in this process: MCP over HTTP at http://ADDR/mcp (+ /healthz)
+    -> memory server, in this process: MCP over HTTP at http://ADDR/mcp (+ /healthz),
+       and the web console at http://ADDR/ui (the banner's login link signs in as admin)
     -> read agent:   subprocess ``read-agent serve --addr AGENT_ADDR`` (waits for /healthz)
     -> ingest agent: subprocess ``ingest-agent --url .../mcp --watch 60s``
 
@@ -30,6 +31,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import shlex
 import signal
 import socket
@@ -171,11 +173,13 @@ class MemoryServerThread:
         sock: socket.socket,
         addr: str,
         on_exit: Callable[[], None],
+        login_key: str | None = None,
     ) -> None:
         import uvicorn
 
+        from memserver.console.app import create_app
         from memserver.server.audit import AuditLog
-        from memserver.server.mcp_server import build_server, create_http_app
+        from memserver.server.mcp_server import build_server
         from memserver.server.tokens import TokenStore
         from memserver.server.tools.base import Services
 
@@ -188,7 +192,7 @@ class MemoryServerThread:
             public_url=url_of(addr),
         )
         config = uvicorn.Config(
-            create_http_app(server, host=host, port=port),
+            create_app(server, host=host, port=port, login_key=login_key),
             log_config=None,  # our handlers: <kb>/.memserver/logs/memserver.log
             log_level="warning",
             lifespan="on",
@@ -256,6 +260,8 @@ class Up:
         self.children: list[Child] = []
         self._signal: int | None = None
         self._starting = True
+        # The console's trusted login link (printed in the banner), valid while we run.
+        self.login_key = secrets.token_urlsafe(24)
         self._wake = threading.Event()
 
     # ---------------------------------------------------------------- running
@@ -308,7 +314,9 @@ class Up:
             report = self.kb.reindex()
             self.reindex_failed = len(report.failed)
             tokens = self.tokens = ensure_tokens(self.paths, TokenStore(self.kb.db))
-            self.memory = MemoryServerThread(self.kb, settings, sock, opts.addr, self._wake.set)
+            self.memory = MemoryServerThread(
+                self.kb, settings, sock, opts.addr, self._wake.set, login_key=self.login_key
+            )
         except BaseException:
             sock.close()
             raise
@@ -400,6 +408,11 @@ class Up:
     def mcp_url(self) -> str:
         return f"{url_of(self.options.addr)}/mcp"
 
+    @property
+    def console_url(self) -> str:
+        """The console's login link: a trusted session while this process runs."""
+        return f"{url_of(self.options.addr)}/ui/login?key={self.login_key}"
+
     def banner(self) -> str:
         opts, settings, tokens, kb = self.options, self.settings, self.tokens, self.kb
         assert settings is not None and tokens is not None and kb is not None
@@ -440,6 +453,8 @@ class Up:
 Memory System is up: {self.paths.root}
 
   memory server   {self.mcp_url}  (MCP, bearer tokens; health: {url_of(opts.addr)}/healthz)
+  web console     {self.console_url}
+                  (this link signs you in as admin while `up` runs; or sign in with a token)
   read agent      {agent}  (POST /ask, OpenAI-compatible /v1/chat/completions)
   ingest agent    {ingest}
   database        {database}

@@ -468,6 +468,13 @@ def register(server: ToolHost) -> None:
                 "old_value, new_value, old_source, new_source, status: superseded|unresolved}."
             ),
         ] = None,
+        review: Annotated[
+            str | None,
+            Field(
+                description="Why a person should check this change before it is trusted "
+                "(e.g. it reverses a decision). The page is written and listed for review."
+            ),
+        ] = None,
     ) -> PutView:
         """Create or update a page: validate it against its folder, render it, store and index it.
 
@@ -481,8 +488,10 @@ def register(server: ToolHost) -> None:
         schema, EVERY problem is listed at once: fix them all and send again.
         Record in `conflicts` each fact a newer source replaced (status "superseded") or
         that two sources disagree on (status "unresolved"; also list it under
-        open_questions). Returns the id, the new version, whether it was created, and
-        `degraded` reasons (e.g. stored without embeddings).
+        open_questions). Give `review` with a reason when a person should check the
+        change (it is written at once and listed for review). Returns the id, the new
+        version, whether it was created, and `degraded` reasons (e.g. stored without
+        embeddings).
         """
         call = current()
         schema = call.services.schema()
@@ -527,6 +536,7 @@ def register(server: ToolHost) -> None:
             written_by=call.scope.token_name,
             slug=target_slug,
             conflicts=conflicts or (),
+            review=review,
         )
         return {
             "id": result.id,

@@ -1,0 +1,153 @@
+"""The review view: flagged changes (accept, reject, edit), conflicts, open questions.
+
+Every action that writes a page goes through ``kb_put_page`` with the version the
+reviewer saw as ``base_version`` (a change written meanwhile is refused, not lost), and
+every decision is an audit row (``console.review.<decision>``, ``console.conflict.resolve``)
+next to the tool call's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from memserver.console.web import (
+    ConsoleError,
+    blocking,
+    console_of,
+    form_of,
+    redirect,
+    render,
+    signed_in,
+    tool,
+    url,
+)
+
+LIMIT = 100
+
+
+def _id(request: Request, name: str = "id") -> int:
+    try:
+        return int(request.path_params[name])
+    except ValueError:
+        raise ConsoleError(404, "no such item", "open the review list again") from None
+
+
+def _version(value: Any) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        raise ConsoleError(
+            400, "the form has no base_version", "reload the review list and try again"
+        ) from None
+
+
+async def view(request: Request) -> Response:
+    caller = await signed_in(request)
+    reviews = console_of(request).reviews()
+    folders = caller.scope.folders
+    pending = await blocking(reviews.pending, folders, LIMIT)
+    conflicts = await blocking(reviews.conflicts, folders, ("unresolved", "superseded"), LIMIT)
+    questions = await blocking(reviews.open_questions, folders, LIMIT)
+    return render(
+        request,
+        caller,
+        "review.html",
+        pending=pending,
+        conflicts=conflicts,
+        questions=questions,
+        done=request.query_params.get("done", ""),
+    )
+
+
+async def accept(request: Request) -> Response:
+    caller = await signed_in(request, write=True)
+    await form_of(request, caller)
+    console = console_of(request)
+    review_id = _id(request)
+    decided = await blocking(
+        console.reviews().decide,
+        review_id,
+        "accepted",
+        by=caller.scope.token_name,
+        folders=caller.scope.folders,
+    )
+    await blocking(console.record, caller, "review.accept", {"id": review_id}, "ok")
+    return redirect(url("review", done=f"accepted {decided.page_id} v{decided.version}"))
+
+
+async def reject(request: Request) -> Response:
+    """Write the version before the flagged one again (guarded by the flagged version)."""
+    caller = await signed_in(request, write=True)
+    form = await form_of(request, caller)
+    console = console_of(request)
+    review_id = _id(request)
+    base = _version(form.get("base_version"))
+    review = await blocking(console.reviews().get, review_id, caller.scope.folders)
+    if review.base_version is None:
+        raise ConsoleError(
+            400,
+            f"the change created {review.page_id}: there is no earlier version to go back to",
+            "edit the page instead, or accept it",
+        )
+    old = await tool(caller, request, "kb_history", id=review.page_id, version=review.base_version)
+    put = await tool(
+        caller,
+        request,
+        "kb_put_page",
+        id=review.page_id,
+        markdown=old["markdown"],
+        base_version=base,
+    )
+    await blocking(
+        console.reviews().decide,
+        review_id,
+        "rejected",
+        by=caller.scope.token_name,
+        folders=caller.scope.folders,
+        result_version=put["version"],
+    )
+    await blocking(console.record, caller, "review.reject", {"id": review_id}, "ok")
+    done = f"rejected {review.page_id} v{review.version}: v{review.base_version} is back as v{put['version']}"
+    return redirect(url("review", done=done))
+
+
+async def edit(request: Request) -> Response:
+    caller = await signed_in(request, write=True)
+    console = console_of(request)
+    review_id = _id(request)
+    review = await blocking(console.reviews().get, review_id, caller.scope.folders)
+    if request.method == "GET":
+        current = await tool(caller, request, "kb_get_page", id=review.page_id)
+        return render(request, caller, "edit.html", review=review, page=current, error="")
+    form = await form_of(request, caller)
+    base = _version(form.get("base_version"))
+    markdown = str(form.get("markdown") or "")
+    put = await tool(
+        caller, request, "kb_put_page", id=review.page_id, markdown=markdown, base_version=base
+    )
+    await blocking(
+        console.reviews().decide,
+        review_id,
+        "edited",
+        by=caller.scope.token_name,
+        folders=caller.scope.folders,
+        result_version=put["version"],
+    )
+    await blocking(console.record, caller, "review.edit", {"id": review_id}, "ok")
+    return redirect(url("review", done=f"edited {review.page_id}: now v{put['version']}"))
+
+
+async def resolve_conflict(request: Request) -> Response:
+    caller = await signed_in(request, write=True)
+    form = await form_of(request, caller)
+    console = console_of(request)
+    conflict_id = _id(request)
+    note = str(form.get("note") or "").strip()[:500] or f"resolved by {caller.scope.token_name}"
+    await blocking(
+        console.reviews().resolve_conflict, conflict_id, note=note, folders=caller.scope.folders
+    )
+    await blocking(console.record, caller, "conflict.resolve", {"id": conflict_id}, "ok")
+    return redirect(url("review", done=f"resolved conflict {conflict_id}"))

@@ -1,0 +1,233 @@
+"""What waits for a person: changes flagged for review, facts in conflict, open questions.
+
+A *flagged change* is a page version written with ``put_page(..., review=<why>)``: it is
+the page's content (nothing waits or is lost) and it is listed in ``page_reviews`` until
+someone decides (``accepted``, ``rejected`` or ``edited``; the web console writes the
+page for the last two, through the same guarded put, and records the result version).
+*Conflicts* are the ``conflicts`` rows the ingest merge recorded (``unresolved``: two
+sources disagree; ``superseded``: a newer fact replaced an older one); resolving one
+marks it ``resolved``. *Open questions* are read off the pages' ``## Open Questions``.
+
+Scope: every read takes ``folders`` (None = all) and an out-of-scope row behaves exactly
+like a missing one. Database errors become StoreError here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from memserver.errors import NotFoundError, StoreError, UserError
+from memserver.kb.page import parse_page
+
+if TYPE_CHECKING:
+    from memserver.db.database import Database
+    from memserver.store.records import PageWrite
+
+DECISIONS = ("accepted", "rejected", "edited")
+_REVIEW_COLUMNS = (
+    "r.id, r.page_id, r.folder, r.version, r.base_version, r.reason, r.flagged_by,"
+    " r.created_at, r.status, r.decided_by, r.decided_at, r.result_version,"
+    " coalesce(p.title, r.page_id), p.version"
+)
+
+
+@dataclass(frozen=True)
+class Review:
+    """One flagged change and, once decided, what was decided."""
+
+    id: int
+    page_id: str
+    folder: str
+    version: int  # the flagged version
+    base_version: int | None  # the version it replaced (None: it created the page)
+    reason: str
+    flagged_by: str
+    created_at: dt.datetime
+    status: str  # pending, accepted, rejected, edited
+    decided_by: str | None
+    decided_at: dt.datetime | None
+    result_version: int | None
+    title: str
+    current_version: int | None  # the page's version now (None: not in the index)
+
+    @property
+    def stale(self) -> bool:
+        """The page changed again after the flagged version."""
+        return self.current_version != self.version
+
+
+@dataclass(frozen=True)
+class Conflict:
+    id: int
+    page_id: str
+    folder: str
+    field: str
+    old_value: Any
+    new_value: Any
+    old_source: str | None
+    new_source: str | None
+    status: str
+    created_at: dt.datetime
+    title: str
+
+
+@dataclass(frozen=True)
+class OpenQuestions:
+    page_id: str
+    folder: str
+    title: str
+    version: int
+    questions: tuple[str, ...]
+
+
+def flag_for_review(
+    conn: psycopg.Connection[Any],
+    page_id: str,
+    folder: str,
+    version: int,
+    base_version: int | None,
+    write: PageWrite,
+) -> None:
+    """List a version just written for review (inside the write's transaction)."""
+    conn.execute(
+        "INSERT INTO page_reviews (page_id, folder, version, base_version, reason, flagged_by)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        (page_id, folder, version, base_version, write.review, write.written_by),
+    )
+
+
+class Reviews:
+    """The review queue, conflicts and open questions of one knowledge base's index."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- flagged changes ------------------------------------------------------------
+
+    def pending(self, folders: Collection[str] | None, limit: int = 100) -> list[Review]:
+        """Flagged changes nobody has decided yet, oldest first."""
+        rows = self._run(
+            f"SELECT {_REVIEW_COLUMNS} FROM page_reviews r LEFT JOIN pages p ON p.id = r.page_id"
+            " WHERE r.status = 'pending'"
+            " AND (%(scope)s::text[] IS NULL OR r.folder = ANY(%(scope)s))"
+            " ORDER BY r.created_at, r.id LIMIT %(limit)s",
+            {"scope": _scope(folders), "limit": limit},
+        )
+        return [Review(*row) for row in rows]
+
+    def get(self, review_id: int, folders: Collection[str] | None) -> Review:
+        rows = self._run(
+            f"SELECT {_REVIEW_COLUMNS} FROM page_reviews r LEFT JOIN pages p ON p.id = r.page_id"
+            " WHERE r.id = %(id)s AND (%(scope)s::text[] IS NULL OR r.folder = ANY(%(scope)s))",
+            {"id": review_id, "scope": _scope(folders)},
+        )
+        if not rows:
+            raise NotFoundError(f"no flagged change {review_id}", "open the review list again")
+        return Review(*rows[0])
+
+    def decide(
+        self,
+        review_id: int,
+        status: str,
+        *,
+        by: str,
+        folders: Collection[str] | None,
+        result_version: int | None = None,
+    ) -> Review:
+        """Record a decision on a pending change (UserError if it was already decided)."""
+        if status not in DECISIONS:
+            raise UserError(f"{status!r} is not a decision", f"use one of {', '.join(DECISIONS)}")
+        current = self.get(review_id, folders)
+        rows = self._run(
+            "UPDATE page_reviews SET status = %s, decided_by = %s, decided_at = now(),"
+            " result_version = %s WHERE id = %s AND status = 'pending' RETURNING id",
+            (status, by, result_version, review_id),
+        )
+        if not rows:
+            raise UserError(
+                f"the change to {current.page_id} (version {current.version}) was already "
+                f"{current.status} by {current.decided_by or 'someone'}",
+                "reload the review list",
+            )
+        return self.get(review_id, folders)
+
+    # -- conflicts ------------------------------------------------------------------
+
+    def conflicts(
+        self,
+        folders: Collection[str] | None,
+        status: Sequence[str] = ("unresolved",),
+        limit: int = 100,
+    ) -> list[Conflict]:
+        """Conflicts with these statuses, newest first."""
+        rows = self._run(
+            "SELECT c.id, c.page_id, c.folder, c.field, c.old_value, c.new_value, c.old_source,"
+            " c.new_source, c.status, c.created_at, coalesce(p.title, c.page_id)"
+            " FROM conflicts c LEFT JOIN pages p ON p.id = c.page_id"
+            " WHERE c.status = ANY(%(status)s)"
+            " AND (%(scope)s::text[] IS NULL OR c.folder = ANY(%(scope)s))"
+            " ORDER BY c.created_at DESC, c.id DESC LIMIT %(limit)s",
+            {"status": list(status), "scope": _scope(folders), "limit": limit},
+        )
+        return [Conflict(*row) for row in rows]
+
+    def resolve_conflict(
+        self, conflict_id: int, *, note: str, folders: Collection[str] | None
+    ) -> None:
+        rows = self._run(
+            "UPDATE conflicts SET status = 'resolved', note = %(note)s, resolved_at = now()"
+            " WHERE id = %(id)s AND status <> 'resolved'"
+            " AND (%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s)) RETURNING id",
+            {"id": conflict_id, "note": note, "scope": _scope(folders)},
+        )
+        if not rows:
+            raise NotFoundError(
+                f"no open conflict {conflict_id}", "it may have been resolved; reload the list"
+            )
+
+    # -- open questions -------------------------------------------------------------
+
+    def open_questions(
+        self, folders: Collection[str] | None, limit: int = 100
+    ) -> list[OpenQuestions]:
+        """Pages with an ``## Open Questions`` section, most recently updated first."""
+        rows = self._run(
+            "SELECT id, folder, title, version, body FROM pages"
+            " WHERE body LIKE %(marker)s"
+            " AND (%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s))"
+            " ORDER BY updated_at DESC, id LIMIT %(limit)s",
+            {"marker": "%\n## Open Questions\n%", "scope": _scope(folders), "limit": limit},
+        )
+        out = []
+        for page_id, folder, title, version, body in rows:
+            questions = parse_page(body, source=page_id).open_questions
+            if questions:
+                out.append(OpenQuestions(page_id, folder, title, version, tuple(questions)))
+        return out
+
+    # -- internals ------------------------------------------------------------------
+
+    def _run(self, query: str, params: Any) -> list[tuple[Any, ...]]:
+        with self._connection() as conn:
+            return conn.execute(query, params).fetchall()
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self.db.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"could not read or update the review lists: {str(exc).strip()}",
+                "check that PostgreSQL is running and migrated (`memserver migrate`)",
+            ) from exc
+
+
+def _scope(folders: Collection[str] | None) -> list[str] | None:
+    return None if folders is None else sorted(folders)
