@@ -1,9 +1,9 @@
 // The graph view: the embedded neighbourhood (#graph-data) laid out by d3-force into SVG.
-// Verb checkboxes hide and show edge types; drag a node to move it; click to open it.
+// Verb checkboxes hide and show edge types (each verb its colour, each folder its node
+// colour); drag a node to move it; click to open it.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const COLOURS = ["#2f5bd3", "#1f7a3a", "#b3261e", "#8a5a00", "#6b3fa0", "#00707a", "#a0306b", "#4d5566"];
 
 function element(name, attributes) {
   const node = document.createElementNS(SVG, name);
@@ -20,16 +20,15 @@ function draw(svg, data, verbs) {
   const keep = new Set([data.center]);
   for (const e of edges) { keep.add(e.source); keep.add(e.target); }
   const nodes = data.nodes.filter((n) => keep.has(n.id)).map((n) => ({ ...n }));
-  const lines = edges.map(() => svg.appendChild(element("line")));
-  const labels = edges.map((e) => {
-    const text = svg.appendChild(element("text", { class: "edge", "text-anchor": "middle" }));
-    text.textContent = e.verb;
-    return text;
+  const lines = edges.map((e) => {
+    const line = svg.appendChild(element("line", { class: `verb-${data.verbs.indexOf(e.verb) % 8}` }));
+    const title = line.appendChild(element("title"));
+    title.textContent = `${e.source} —${e.verb}→ ${e.target}`;
+    return line;
   });
   const groups = nodes.map((n) => {
     const group = svg.appendChild(element("g", { class: "node" + (n.id === data.center ? " center" : ""), "data-id": n.id }));
-    const circle = group.appendChild(element("circle", { r: n.id === data.center ? 11 : 8 }));
-    circle.setAttribute("fill", COLOURS[folders.indexOf(n.folder) % COLOURS.length]);
+    group.appendChild(element("circle", { r: n.id === data.center ? 11 : 8, class: `folder-${folders.indexOf(n.folder) % 8}` }));
     const title = group.appendChild(element("title"));
     title.textContent = `${n.title} [${n.id}]`;
     const text = group.appendChild(element("text", { x: 12, y: 4 }));
@@ -37,11 +36,16 @@ function draw(svg, data, verbs) {
     return group;
   });
   const simulation = d3.forceSimulation(nodes)
-    .force("link", d3.forceLink(edges).id((n) => n.id).distance(90))
-    .force("charge", d3.forceManyBody().strength(-260))
-    .force("center", d3.forceCenter(width / 2, height / 2))
-    .force("collide", d3.forceCollide(24));
-  simulation.on("tick", () => {
+    .force("link", d3.forceLink(edges).id((n) => n.id).distance(140))
+    .force("charge", d3.forceManyBody().strength(-900))
+    .force("x", d3.forceX(width / 2).strength(0.04))
+    .force("y", d3.forceY(height / 2).strength(0.12))
+    .force("collide", d3.forceCollide(34))
+    .stop();
+  // Laid out at once (a static layout, d3's ~300 ticks to alpha_min), then drawn; the
+  // simulation only runs again while a page is dragged.
+  simulation.tick(Math.ceil(Math.log(simulation.alphaMin()) / Math.log(1 - simulation.alphaDecay())));
+  const place = () => {
     for (const n of nodes) {
       n.x = Math.max(14, Math.min(width - 14, n.x));
       n.y = Math.max(14, Math.min(height - 14, n.y));
@@ -49,11 +53,11 @@ function draw(svg, data, verbs) {
     edges.forEach((e, i) => {
       lines[i].setAttribute("x1", e.source.x); lines[i].setAttribute("y1", e.source.y);
       lines[i].setAttribute("x2", e.target.x); lines[i].setAttribute("y2", e.target.y);
-      labels[i].setAttribute("x", (e.source.x + e.target.x) / 2);
-      labels[i].setAttribute("y", (e.source.y + e.target.y) / 2);
     });
     nodes.forEach((n, i) => groups[i].setAttribute("transform", `translate(${n.x},${n.y})`));
-  });
+  };
+  place();
+  simulation.on("tick", place);
   groups.forEach((group, i) => draggable(svg, group, nodes[i], simulation));
   svg.dataset.nodes = String(nodes.length);
   return simulation;

@@ -43,7 +43,7 @@ FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
-    "--window-size=1280,900",
+    "--window-size=1280,1000",
 )
 
 
@@ -70,16 +70,29 @@ class Browser:
     def click(self, css: str) -> None:
         self.wait(ec.element_to_be_clickable((By.CSS_SELECTOR, css))).click()
 
+    def follow(self, css: str) -> None:
+        """Click a link or a form's button and wait until the next page has replaced this
+        one (so nothing is read off the old page by mistake)."""
+        page = self.driver.find_element(By.TAG_NAME, "html")
+        self.click(css)
+        self.wait(ec.staleness_of(page))
+
+    def submit(self, css: str) -> None:
+        """Submit a form and wait for the page it leads to."""
+        page = self.driver.find_element(By.TAG_NAME, "html")
+        self.find(css).submit()
+        self.wait(ec.staleness_of(page))
+
     def sign_in(self, secret: str) -> None:
         self.sign_out()
         self.go("login")
         self.find("#token").send_keys(secret)
-        self.find("#login-form").submit()
+        self.submit("#login-form")
         self.find("#who")
 
     def sign_out(self) -> None:
         if self.all("#sign-out"):
-            self.click("#sign-out")
+            self.follow("#sign-out")
             self.find("#login-form")
         self.driver.delete_all_cookies()
 

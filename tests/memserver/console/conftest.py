@@ -32,6 +32,7 @@ from memserver.server.mcp_server import MemoryServer
 from memserver.server.tokens import TokenStore
 from memserver.server.tools.base import Services
 from memserver.store.knowledge_base import KnowledgeBase
+from memserver.store.reviews import Reviews
 from tests.fixtures.server import copy_example_kb, serve_memory
 from tests.memserver.console.browser import Browser, open_browser
 
@@ -70,6 +71,9 @@ class ConsoleServer:
     def kb(self) -> KnowledgeBase:
         return self.server.services.kb()
 
+    def kb_reviews(self) -> Reviews:
+        return Reviews(self.kb().db)
+
     def token(
         self, folders: str = "*", *, write: bool = False, name: str = "ui"
     ) -> tuple[str, str]:
@@ -78,6 +82,27 @@ class ConsoleServer:
 
     def client(self) -> httpx2.Client:
         return httpx2.Client(base_url=self.base_url, timeout=30.0, follow_redirects=False)
+
+    def call(self, secret: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """One MCP tool call over HTTP, as an agent makes it."""
+        import anyio
+
+        from memserver.clients.mcp import open_http
+
+        async def run() -> dict[str, Any]:
+            async with open_http(f"{self.base_url}/mcp", secret) as memory:
+                return await memory.call(tool, arguments)
+
+        return anyio.run(run)
+
+    @contextlib.contextmanager
+    def signed_in(self, secret: str) -> Iterator[httpx2.Client]:
+        """An HTTP client signed in to the console with ``secret`` (cookies kept)."""
+        with self.client() as client:
+            page = client.get("/ui/login")
+            response = client.post("/ui/login", data={"csrf": csrf_of(page.text), "token": secret})
+            assert response.status_code == 303, response.text
+            yield client
 
     def ingest(self, *args: str) -> dict[str, Any]:
         """Run the ingest agent (rules extractor) once against this server."""
@@ -89,6 +114,15 @@ class ConsoleServer:
             main, ["--url", f"{self.base_url}/mcp", "--json", *args], self.ingest_secret
         )
         return json.loads(out) if out.strip().startswith("{") else {"output": out}
+
+
+def csrf_of(html: str) -> str:
+    """The CSRF token of the first form in a page."""
+    import re
+
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found is not None, html[:500]
+    return found.group(1)
 
 
 def _run_agent(main: Any, argv: list[str], token: str) -> str:
