@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint typecheck pytest install up bench clean
+.PHONY: test lint typecheck pytest browser install up bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,7 +24,17 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/mypy --explicit-package-bases bench
 
-pytest: $(STAMP)
+# The web console's browser tests drive Debian's Chromium with its driver (selenium
+# finds them on PATH; nothing is downloaded). Installed here when missing.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+	  echo "installing chromium and chromium-driver (apt) for the console's browser tests"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	fi
+
+pytest: $(STAMP) browser
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest

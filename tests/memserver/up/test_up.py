@@ -169,6 +169,13 @@ def test_up_ingests_answers_and_stops_cleanly(
     health = httpx2.get(f"http://127.0.0.1:{agent_port}/healthz", timeout=5).json()
     assert health["llm"] is False
 
+    # The banner's console link signs a browser in as the trusted admin.
+    link = re.search(rf"{memory_url}/ui/login\?key=\S+", banner)
+    assert link is not None
+    with httpx2.Client(timeout=10) as browser:
+        assert browser.get(link.group(0)).status_code == 303
+        assert browser.get(f"{memory_url}/ui/tokens").status_code == 200
+
     # The secrets are private files, and the read token is the one in the MCP snippet.
     state = KBPaths.of(up_kb).state
     tokens = state / "tokens"
