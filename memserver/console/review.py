@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memserver.console.sessions import Caller
 from memserver.console.web import (
     ConsoleError,
     blocking,
@@ -24,6 +25,7 @@ from memserver.console.web import (
     tool,
     url,
 )
+from memserver.store.reviews import Review
 
 LIMIT = 100
 
@@ -42,6 +44,24 @@ def _version(value: Any) -> int:
         raise ConsoleError(
             400, "the form has no base_version", "reload the review list and try again"
         ) from None
+
+
+async def _decide(
+    request: Request, caller: Caller, review_id: int, decision: str, result: int | None = None
+) -> Review:
+    """Record the decision on a flagged change, and its audit row."""
+    console = console_of(request)
+    decided = await blocking(
+        console.reviews().decide,
+        review_id,
+        decision,
+        by=caller.scope.token_name,
+        folders=caller.scope.folders,
+        result_version=result,
+    )
+    action = {"accepted": "accept", "rejected": "reject", "edited": "edit"}[decision]
+    await blocking(console.record, caller, f"review.{action}", {"id": review_id}, "ok")
+    return decided
 
 
 async def view(request: Request) -> Response:
@@ -65,16 +85,7 @@ async def view(request: Request) -> Response:
 async def accept(request: Request) -> Response:
     caller = await signed_in(request, write=True)
     await form_of(request, caller)
-    console = console_of(request)
-    review_id = _id(request)
-    decided = await blocking(
-        console.reviews().decide,
-        review_id,
-        "accepted",
-        by=caller.scope.token_name,
-        folders=caller.scope.folders,
-    )
-    await blocking(console.record, caller, "review.accept", {"id": review_id}, "ok")
+    decided = await _decide(request, caller, _id(request), "accepted")
     return redirect(url("review", done=f"accepted {decided.page_id} v{decided.version}"))
 
 
@@ -101,15 +112,7 @@ async def reject(request: Request) -> Response:
         markdown=old["markdown"],
         base_version=base,
     )
-    await blocking(
-        console.reviews().decide,
-        review_id,
-        "rejected",
-        by=caller.scope.token_name,
-        folders=caller.scope.folders,
-        result_version=put["version"],
-    )
-    await blocking(console.record, caller, "review.reject", {"id": review_id}, "ok")
+    await _decide(request, caller, review_id, "rejected", put["version"])
     done = f"rejected {review.page_id} v{review.version}: v{review.base_version} is back as v{put['version']}"
     return redirect(url("review", done=done))
 
@@ -128,15 +131,7 @@ async def edit(request: Request) -> Response:
     put = await tool(
         caller, request, "kb_put_page", id=review.page_id, markdown=markdown, base_version=base
     )
-    await blocking(
-        console.reviews().decide,
-        review_id,
-        "edited",
-        by=caller.scope.token_name,
-        folders=caller.scope.folders,
-        result_version=put["version"],
-    )
-    await blocking(console.record, caller, "review.edit", {"id": review_id}, "ok")
+    await _decide(request, caller, review_id, "edited", put["version"])
     return redirect(url("review", done=f"edited {review.page_id}: now v{put['version']}"))
 
 

@@ -266,6 +266,19 @@ class Database:
             yield conn
 
     @contextmanager
+    def checked(self, action: str) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection whose database errors become one StoreError: ``could not
+        <action> in the index database: ...`` (for stores at the repository edge)."""
+        try:
+            with self.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"could not {action} in the index database: {str(exc).strip()}",
+                "check that PostgreSQL is running and migrated (`memserver migrate`)",
+            ) from exc
+
+    @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection inside one explicit transaction."""
         with self.pool.connection() as conn, conn.transaction():

@@ -18,14 +18,12 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import sql
-
-from memserver.errors import StoreError
 
 if TYPE_CHECKING:
     from memserver.db.database import Database
@@ -206,17 +204,9 @@ class AuditLog:
         with self._connection() as conn:
             return conn.execute(query, params).fetchall()
 
-    @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+    def _connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
         """A pooled connection (committed on success); database errors become StoreError."""
-        try:
-            with self.db.connection() as conn:
-                yield conn
-        except psycopg.Error as exc:
-            raise StoreError(
-                f"could not use the audit log in the index database: {str(exc).strip()}",
-                "check that PostgreSQL is running and migrated (`memserver migrate`)",
-            ) from exc
+        return self.db.checked("use the audit log")
 
 
 def _utc(value: dt.datetime) -> dt.datetime:

@@ -15,14 +15,13 @@ like a missing one. Database errors become StoreError here.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from memserver.errors import NotFoundError, StoreError, UserError
+from memserver.errors import NotFoundError, UserError
 from memserver.kb.page import parse_page
 
 if TYPE_CHECKING:
@@ -214,19 +213,8 @@ class Reviews:
     # -- internals ------------------------------------------------------------------
 
     def _run(self, query: str, params: Any) -> list[tuple[Any, ...]]:
-        with self._connection() as conn:
+        with self.db.checked("read or update the review lists") as conn:
             return conn.execute(query, params).fetchall()
-
-    @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            with self.db.connection() as conn:
-                yield conn
-        except psycopg.Error as exc:
-            raise StoreError(
-                f"could not read or update the review lists: {str(exc).strip()}",
-                "check that PostgreSQL is running and migrated (`memserver migrate`)",
-            ) from exc
 
 
 def _scope(folders: Collection[str] | None) -> list[str] | None:
