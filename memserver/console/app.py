@@ -23,6 +23,7 @@ from memserver.console.web import (
     Console,
     ConsoleError,
     SignInRequired,
+    current_caller,
     redirect,
     render,
     url,
@@ -61,7 +62,7 @@ def console_routes() -> list[BaseRoute]:
 
 async def _refused(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ConsoleError)
-    return render(request, None, "error.html", exc.status, error=exc)
+    return render(request, await current_caller(request), "error.html", exc.status, error=exc)
 
 
 async def _sign_in(request: Request, exc: Exception) -> Response:
@@ -74,7 +75,8 @@ async def _sign_in(request: Request, exc: Exception) -> Response:
 async def _http(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     error = ConsoleError(exc.status_code, str(exc.detail), "go back to the search page")
-    return render(request, None, "error.html", exc.status_code, error=error)
+    caller = await current_caller(request)
+    return render(request, caller, "error.html", exc.status_code, error=error)
 
 
 def console_app(console: Console) -> Starlette:

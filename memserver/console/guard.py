@@ -4,12 +4,14 @@ that keep the pages to themselves (no inline script, no framing, no caching).
 
 The Host/Origin rules are the MCP endpoint's (``transport_security`` of the server, run
 by the SDK's own checker), so a DNS-rebinding page or a form posted from another origin
-is refused with 421 / 403 before any view runs.
+is refused with 421 / 403 before any view runs; on top of them a form whose Origin is
+not the host it was sent to is refused too (whatever address the server listens on).
 """
 
 from __future__ import annotations
 
 import hmac
+from urllib.parse import urlsplit
 
 from mcp.server.transport_security import (
     RequestBodyLimitMiddleware,
@@ -17,12 +19,14 @@ from mcp.server.transport_security import (
     TransportSecuritySettings,
 )
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memserver.errors import ScopeError
 
 MAX_BODY_BYTES = 1024 * 1024  # the largest form: a page's markdown in the edit view
 CSRF_FIELD = "csrf"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 HEADERS = {
     "content-security-policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -34,6 +38,19 @@ HEADERS = {
     "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
+
+
+def _cross_origin(request: Request) -> Response | None:
+    """A form sent from a page of another origin than the one it is sent to: 403.
+
+    Checked even where the MCP rules are off (a server bound to 0.0.0.0 accepts any
+    Host): the console's cookie must never act for another site's page."""
+    origin = request.headers.get("origin")
+    if not origin or origin == "null":
+        return Response("Cross-origin form refused", status_code=403) if origin else None
+    if urlsplit(origin).netloc != request.headers.get("host", ""):
+        return Response("Cross-origin form refused", status_code=403)
+    return None
 
 
 class CSRFError(ScopeError):
@@ -62,7 +79,10 @@ class ConsoleGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        refused = await self.checker.validate_request(Request(scope), is_post=False)
+        request = Request(scope)
+        refused = await self.checker.validate_request(request, is_post=False)
+        if refused is None and request.method not in SAFE_METHODS:
+            refused = _cross_origin(request)
         if refused is not None:
             await refused(scope, receive, self._with_headers(send))
             return

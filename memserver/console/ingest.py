@@ -20,6 +20,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from memserver.console.sessions import COOKIE, SignedOut
 from memserver.console.web import (
     blocking,
     console_of,
@@ -35,6 +36,7 @@ from memserver.kb.manifest import Manifest, SourceEntry, Status
 POLL_SECONDS = 0.25
 STREAM_SECONDS = 300.0
 HEARTBEAT_SECONDS = 15.0
+RECHECK_SECONDS = 5.0
 LIST_LIMIT = 200
 RECENT = 8
 
@@ -85,15 +87,24 @@ async def retry(request: Request) -> Response:
 
 async def events(request: Request) -> Response:
     await signed_in(request, source=True)
-    manifest = console_of(request).services.manifest()
+    console = console_of(request)
+    manifest = console.services.manifest()
+    session = request.cookies.get(COOKIE)
 
     async def stream() -> AsyncIterator[str]:
         yield "retry: 1000\n\n"
         seen: tuple[int, int] | None = None
-        started = last_sent = time.monotonic()
+        started = last_sent = checked = time.monotonic()
         while time.monotonic() - started < STREAM_SECONDS:
             if await request.is_disconnected():
                 return
+            if time.monotonic() - checked > RECHECK_SECONDS:
+                checked = time.monotonic()
+                try:  # a revoked token ends its stream too, within RECHECK_SECONDS
+                    await anyio.to_thread.run_sync(console.sessions.caller, session)
+                except SignedOut:
+                    yield "event: signed-out\ndata: {}\n\n"
+                    return
             stamp = await anyio.to_thread.run_sync(_stamp, manifest)
             if stamp != seen:
                 seen = stamp

@@ -176,6 +176,16 @@ async def signed_in(
     return caller
 
 
+async def current_caller(request: Request) -> Caller | None:
+    """The signed-in caller, or None (for pages anyone may see, such as errors)."""
+    try:
+        return await run_in_threadpool(
+            console_of(request).sessions.caller, request.cookies.get(COOKIE)
+        )
+    except SignedOut:
+        return None
+
+
 async def form_of(request: Request, caller: Caller) -> Mapping[str, Any]:
     """The posted form, after its CSRF token is checked."""
     form = await request.form()

@@ -26,6 +26,7 @@ function followLedger(section) {
     }));
     live.textContent = "live, updated " + new Date().toLocaleTimeString();
   });
+  source.addEventListener("signed-out", () => { source.close(); window.location.reload(); });
   source.onerror = () => { live.textContent = "reconnecting ..."; };
   window.addEventListener("pagehide", () => source.close());
 }

@@ -304,3 +304,27 @@ def test_edit_a_flagged_change_and_resolve_a_conflict(console_server: ConsoleSer
         flagged.version + 1,
     )
     assert all(c.id != conflict.id for c in console_server.kb_reviews().conflicts(None))
+
+
+def test_the_event_stream_ends_when_its_token_is_revoked(console_server: ConsoleServer) -> None:
+    name, secret = console_server.token("*", write=True)
+    with (
+        console_server.signed_in(secret) as client,
+        client.stream("GET", "/ui/ingest/events") as stream,
+    ):
+        lines = stream.iter_lines()
+        assert any(line.startswith("event: ledger") for line in lines)
+        console_server.tokens.revoke(name)
+        rest = list(lines)  # the server ends the stream itself
+    assert "event: signed-out" in rest
+
+
+def test_an_error_page_keeps_the_navigation_of_the_signed_in_caller(
+    console_server: ConsoleServer,
+) -> None:
+    name, secret = console_server.token("people")
+    with console_server.signed_in(secret) as client:
+        response = client.get("/ui/page/people/nobody-at-all")
+        unknown = client.get("/ui/no-such-view")
+    assert response.status_code == 404 and f"{name} [people, read]" in response.text
+    assert unknown.status_code == 404 and 'id="sign-out"' in unknown.text
