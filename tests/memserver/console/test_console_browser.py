@@ -154,6 +154,10 @@ def test_accept_and_reject_a_flagged_change(
     browser.go("review")
     assert len(browser.all("#changes tr.change")) == 2
     browser.screenshot("review")
+    browser.follow(f"#changes tr.change[data-page='{project}'] a.edit")
+    assert "due_date: 2026-12-15" in (browser.find("#markdown").get_attribute("value") or "")
+    browser.screenshot("edit")
+    browser.go("review")
     browser.follow(f"#changes tr.change[data-page='{project}'] button.accept")
     assert "accepted" in browser.text("#review-done")
     browser.follow(f"#changes tr.change[data-page='{decision}'] button.reject")
@@ -181,6 +185,7 @@ def test_revoking_a_token_signs_its_session_out(
     browser.follow(f"#tokens tr.token[data-name='{name}'] button.revoke")
     assert f"token '{name}' is revoked" in browser.text("#signed-out")
     assert console_server.tokens.get(name).status() == "revoked"
+    browser.screenshot("signed-out")
     browser.go("")
     browser.find("#login-form")
     assert browser.errors() == []
