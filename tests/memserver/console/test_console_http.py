@@ -328,3 +328,36 @@ def test_an_error_page_keeps_the_navigation_of_the_signed_in_caller(
         unknown = client.get("/ui/no-such-view")
     assert response.status_code == 404 and f"{name} [people, read]" in response.text
     assert unknown.status_code == 404 and 'id="sign-out"' in unknown.text
+
+
+def test_rejecting_a_change_the_page_has_moved_past_is_refused(
+    console_server: ConsoleServer,
+) -> None:
+    _, secret = console_server.token("*", write=True)
+    kb = console_server.kb()
+    page_id = "people/dana-whitfield"
+    stored = kb.get_page(page_id)
+    flagged = kb.put_page(
+        "people",
+        replace(stored.page, aliases=("Dana W",)),
+        stored.version,
+        slug="dana-whitfield",
+        review="alias?",
+    )
+    later = kb.put_page(
+        "people",
+        replace(stored.page, aliases=("Dana W", "DW")),
+        flagged.version,
+        slug="dana-whitfield",
+    )
+    review = next(r for r in console_server.kb_reviews().pending(None) if r.page_id == page_id)
+    with console_server.signed_in(secret) as client:
+        listing = client.get("/ui/review")
+        assert "the page changed since" in listing.text
+        refused = client.post(
+            f"/ui/review/{review.id}/reject",
+            data={"csrf": csrf_of(listing.text), "base_version": str(review.version)},
+        )
+    assert refused.status_code == 409
+    assert kb.get_page(page_id).version == later.version  # the later change is kept
+    assert console_server.kb_reviews().get(review.id, None).status == "pending"
