@@ -4,7 +4,7 @@
 
     read-agent ask [--json] [--now ISO] QUESTION
     read-agent chat                       # /reset, /sources, /quit; reads stdin lines
-    read-agent serve [--addr :8788]       # POST /ask, /v1/chat/completions, /v1/models
+    read-agent serve [--addr 127.0.0.1:8788]  # POST /ask, /v1/chat/completions, /v1/models
 
 The memory server is reached with MEMORY_URL + MEMORY_TOKEN (or the config ``mcp``
 block), or with ``--kb DIR``, which spawns a local stdio server. The model comes from
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -36,7 +37,7 @@ from read_agent.citations import Source
 from read_agent.connection import AgentPool, env_api_key, make_llm, memory_target, unwrap
 from read_agent.http import parse_now
 
-DEFAULT_ADDR = ":8788"
+DEFAULT_ADDR = "127.0.0.1:8788"
 CHAT_HELP = "/reset forgets the conversation, /sources lists the last answer's pages, /quit ends"
 
 
@@ -88,10 +89,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--api-key-env",
         default="READ_AGENT_API_KEY",
         help="environment variable holding the API key clients must send as a Bearer token "
-        "(default READ_AGENT_API_KEY; unset = no key)",
+        "(default READ_AGENT_API_KEY; unset = no key, allowed only on a loopback address)",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept browser requests from this web origin, e.g. https://chat.example.com "
+        "(repeatable; loopback origins are always accepted)",
     )
     serve.add_argument(
         "--model-id", default="memory", help="model id listed by /v1/models (default memory)"
+    )
+    serve.add_argument(
+        "--fd",
+        type=int,
+        default=None,
+        help="serve on this inherited listening socket instead of opening --addr "
+        "(memserver up hands over the port it holds)",
     )
     serve.set_defaults(func=run_serve)
     return parser
@@ -220,14 +236,23 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from memserver.server.addr import parse_addr
+    from memserver.server.guard import HostRules, is_loopback
+    from memserver.server.http_serve import server_config
     from read_agent.http import create_app
 
-    pool = make_pool(args)
     host, port = parse_addr(args.addr)
-    app = create_app(pool, api_key=env_api_key(args.api_key_env), model_id=args.model_id)
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
-    )
+    api_key = env_api_key(args.api_key_env)
+    if api_key is None and not is_loopback(host):
+        raise UserError(
+            f"refusing to serve on {args.addr} without an API key: anyone who can reach "
+            "that address could read the knowledge base",
+            f"set {args.api_key_env} to a secret clients must send as a Bearer token, "
+            "or listen on 127.0.0.1",
+        )
+    pool = make_pool(args)
+    hosts = HostRules.for_address(host, port, extra_origins=args.allow_origin)
+    app = create_app(pool, api_key=api_key, model_id=args.model_id, hosts=hosts)
+    config = server_config(app, host=host, port=port)
     logging.getLogger(__name__).warning(
         "read agent on http://%s:%d (memory: %s)", host, port, pool.target.description
     )
@@ -236,7 +261,7 @@ def run_serve(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, lambda signum, frame: None) for sig in stops}
     try:
         server = uvicorn.Server(config)
-        server.run()
+        server.run(sockets=[socket.socket(fileno=args.fd)] if args.fd is not None else None)
         if not server.started:
             raise UserError(
                 f"the read agent could not start on {args.addr}",

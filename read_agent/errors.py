@@ -9,10 +9,13 @@ Hierarchy (``memserver.errors`` classes in brackets)::
     [MemoryError_]
     ├── [UserError]
     │   ├── BadRequestError        an HTTP body the endpoint cannot use (HTTP 400)
-    │   ├── AuthenticationError    missing or wrong API key for the endpoint (HTTP 401)
     │   └── [ServerAuthError]      the memory server refused our token (HTTP 502 here)
     ├── [ToolCallError]            a tool failed outside the model loop (HTTP 502)
     └── MemoryUnavailableError     the memory server cannot be reached (HTTP 503)
+
+A missing or wrong API key, a foreign Host or Origin, a body too large or not JSON are
+refused before any of this by ``memserver.server.guard.HttpGuard`` (401, 421, 403, 413,
+415).
 
 Inside the tool-calling loop a failing tool is never raised: its message goes back to
 the model as the tool's result, so the model can correct the call.
@@ -29,10 +32,6 @@ class BadRequestError(UserError):
     def __init__(self, message: str, hint: str = "", param: str | None = None) -> None:
         super().__init__(message, hint)
         self.param = param
-
-
-class AuthenticationError(UserError):
-    """The endpoint's API key is missing or wrong."""
 
 
 class MemoryUnavailableError(MemoryError_):

@@ -11,15 +11,18 @@ Routes (``create_app``):
 Client-supplied ``system``, ``developer`` and ``tool`` messages (and assistant tool
 calls) are dropped before the model sees the conversation: the agent's own system
 prompt is the only one. Earlier user and assistant turns are kept. Errors are
-OpenAI-shaped: ``{"error": {"message", "type", "code", "param"}}``. With an API key
-set, every route but ``/healthz`` needs ``Authorization: Bearer <key>``.
+OpenAI-shaped: ``{"error": {"message", "type", "code", "param"}}``.
+
+Every request passes :class:`memserver.server.guard.HttpGuard` first: a Host and Origin
+of ours (421/403), the API key when one is set (every route but ``/healthz``; 401),
+JSON bodies only (415) of at most ``MAX_BODY_BYTES`` (413), read within a deadline
+(408). A body that is not JSON, of any shape or depth, is a 400.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hmac
 import json
 import logging
 import time
@@ -33,18 +36,21 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from memserver import __version__
 from memserver.errors import MemoryError_, ServerAuthError, ToolCallError, UserError
+from memserver.server.guard import GuardRules, HostRules, HttpGuard, openai_error
 from read_agent.agent import Answer, Turn
 from read_agent.connection import AgentPool
-from read_agent.errors import AuthenticationError, BadRequestError, MemoryUnavailableError
+from read_agent.errors import BadRequestError, MemoryUnavailableError
 
 logger = logging.getLogger(__name__)
 
 MODEL_ID = "memory"
 MAX_HISTORY_TURNS = 20
 MAX_QUESTION_CHARS = 8_000
+MAX_BODY_BYTES = 512 * 1024
 STREAM_PIECE_CHARS = 24
 DROPPED_ROLES = frozenset({"system", "developer", "tool", "function"})
 
@@ -131,7 +137,10 @@ def parse_chat_request(body: Any) -> ChatRequest:
     model = body.get("model") or MODEL_ID
     return ChatRequest(
         question=question,
-        history=tuple(turns[:-1][-MAX_HISTORY_TURNS:]),
+        # Earlier turns reach the model too: each is capped like the question.
+        history=tuple(
+            Turn(t.role, t.content[:MAX_QUESTION_CHARS]) for t in turns[:-1][-MAX_HISTORY_TURNS:]
+        ),
         model=str(model),
         stream=stream,
         include_usage=bool(isinstance(options, Mapping) and options.get("include_usage")),
@@ -152,8 +161,6 @@ def error_response(exc: BaseException) -> JSONResponse:
     """An OpenAI-shaped error for anything raised while handling a request."""
     if isinstance(exc, BadRequestError):
         body, status = error_body(str(exc), "invalid_request_error", None, exc.param), 400
-    elif isinstance(exc, AuthenticationError):
-        body, status = error_body(str(exc), "invalid_request_error", "invalid_api_key"), 401
     elif isinstance(exc, ServerAuthError):
         body, status = error_body(str(exc), "api_error", "memory_server_auth"), 502
     elif isinstance(exc, ToolCallError):
@@ -257,28 +264,25 @@ def completion_chunks(answer: Answer, request: ChatRequest) -> Iterator[bytes]:
 
 
 def create_app(
-    pool: AgentPool, *, api_key: str | None = None, model_id: str = MODEL_ID
-) -> Starlette:
-    """The Starlette app serving ``pool``'s agents (see the module docstring)."""
+    pool: AgentPool,
+    *,
+    api_key: str | None = None,
+    model_id: str = MODEL_ID,
+    hosts: HostRules | None = None,
+) -> ASGIApp:
+    """The app serving ``pool``'s agents behind the HTTP guard (see the module docstring).
 
-    def check_key(request: Request) -> None:
-        if api_key is None:
-            return
-        header = request.headers.get("authorization", "")
-        scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            given.strip().encode(), api_key.encode()
-        ):
-            raise AuthenticationError(
-                "missing or wrong API key for the read agent",
-                "send Authorization: Bearer <key> (the key in READ_AGENT_API_KEY)",
-            )
+    ``hosts`` are the Host/Origin rules of the address it listens on (default: loopback
+    on any port); ``api_key`` None means no key is asked for.
+    """
 
     async def json_body(request: Request) -> Any:
         try:
             return await request.json()
-        except ValueError:
-            raise BadRequestError("the request body is not valid JSON") from None
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+            raise BadRequestError(
+                "the request body is not valid JSON", "send one JSON object"
+            ) from None
 
     async def answer(
         question: str, history: tuple[Turn, ...] = (), now: dt.datetime | None = None
@@ -287,7 +291,6 @@ def create_app(
             return await agent.ask(question, history=history, now=now)
 
     async def ask(request: Request) -> Response:
-        check_key(request)
         body = await json_body(request)
         if not isinstance(body, Mapping):
             raise BadRequestError("the request body must be a JSON object")
@@ -302,7 +305,6 @@ def create_app(
         return JSONResponse(result.as_dict())
 
     async def chat_completions(request: Request) -> Response:
-        check_key(request)
         chat = parse_chat_request(await json_body(request))
         result = await answer(chat.question, chat.history, chat.now)
         if not chat.stream:
@@ -314,7 +316,6 @@ def create_app(
         )
 
     async def models(request: Request) -> Response:
-        check_key(request)
         entry = {"id": model_id, "object": "model", "created": 0, "owned_by": "memory-system"}
         return JSONResponse({"object": "list", "data": [entry]})
 
@@ -345,7 +346,7 @@ def create_app(
         finally:
             await pool.stop()
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/ask", ask, methods=["POST"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
@@ -358,3 +359,10 @@ def create_app(
         exception_handlers={HTTPException: on_error, MemoryError_: on_error, Exception: on_error},
         lifespan=lifespan,
     )
+    rules = GuardRules(
+        hosts=hosts or HostRules.loopback(),
+        api_key=api_key,
+        key_hint="send Authorization: Bearer <key> (the key in READ_AGENT_API_KEY)",
+        max_body=MAX_BODY_BYTES,
+    )
+    return HttpGuard(app, rules, error_body=openai_error)

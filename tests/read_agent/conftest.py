@@ -25,6 +25,7 @@ from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import LLMClient
 from memserver.clients.mcp import open_http
 from memserver.kb.page import Page, TimelineEntry
+from memserver.server.http_serve import server_config
 from read_agent.agent import ReadAgent
 from tests.fixtures.server import RunningServer, free_socket, wait_ready
 
@@ -142,7 +143,7 @@ def serve_asgi(app: Any) -> Iterator[str]:
     """Run ``app`` (lifespan on) on a free loopback port until the block ends."""
     sock = free_socket()
     host, port = sock.getsockname()
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(server_config(app))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     url = f"http://{host}:{port}"

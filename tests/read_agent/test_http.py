@@ -20,7 +20,7 @@ from memserver.clients.mcp import connect
 from memserver.errors import ServerAuthError
 from read_agent.connection import AgentPool, Target
 from read_agent.errors import MemoryUnavailableError
-from read_agent.http import create_app, error_response
+from read_agent.http import MAX_BODY_BYTES, create_app, error_response
 from tests.fixtures.llm_server import LLMServer, Reply, tool_call
 from tests.fixtures.server import RunningServer, free_socket, wait_ready
 from tests.read_agent.conftest import Seeded, serve_asgi
@@ -315,3 +315,71 @@ def test_read_agent_serve_command_answers_the_openai_client_and_stops_cleanly(
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=20)
     assert process.returncode == 0, err
+
+
+# -- the HTTP guard in front of the read agent (DNS rebinding, CSRF, bodies) ---------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "code"),
+    [
+        ({"Host": "evil.example.com"}, 421, "invalid_host"),  # DNS rebinding
+        ({"Origin": "http://evil.example.com"}, 403, "invalid_origin"),  # a web page's fetch
+        ({"Content-Type": "text/plain"}, 415, "unsupported_media_type"),  # a "simple" POST
+    ],
+)
+def test_a_foreign_host_origin_or_non_json_body_is_refused(
+    agent_url: str, headers: dict[str, str], status: int, code: str
+) -> None:
+    body = b'{"question": "What was decided?"}'
+    sent = {"Content-Type": "application/json", **headers}
+    response = httpx2.post(f"{agent_url}/ask", content=body, headers=sent, timeout=10)
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["code"] == code and error["type"] == "invalid_request_error"
+
+
+def test_a_body_over_the_limit_is_413_before_it_is_parsed(agent_url: str) -> None:
+    question = "x" * (MAX_BODY_BYTES + 10)
+    response = httpx2.post(f"{agent_url}/ask", json={"question": question}, timeout=30)
+    assert response.status_code == 413
+    assert str(MAX_BODY_BYTES) in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,  # deep nesting: a RecursionError in the parser
+        b'{"question": "unterminated',
+        b"\xff\xfe not utf-8",
+        b"[]",
+        b'"just a string"',
+        b"null",
+        b'{"question": 5}',
+        b'{"messages": "hi"}',
+    ],
+)
+def test_bad_json_of_any_shape_is_a_400(agent_url: str, body: bytes) -> None:
+    for route in ("/ask", "/v1/chat/completions"):
+        response = httpx2.post(
+            f"{agent_url}{route}",
+            content=body,
+            headers={"Content-Type": "application/json"},
+            timeout=30,
+        )
+        assert response.status_code == 400, (route, response.text[:200])
+        assert response.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_serve_refuses_a_non_loopback_address_without_a_key() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "READ_AGENT_API_KEY"}
+    result = subprocess.run(
+        [sys.executable, "-m", "read_agent.cli", "serve", "--addr", "0.0.0.0:1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "without an API key" in result.stderr and "READ_AGENT_API_KEY" in result.stderr
+    assert "Traceback" not in result.stderr
