@@ -17,6 +17,7 @@ Hierarchy::
     │   ├── ScopeError            the token may not do this
     │   └── EmbeddingModelChanged the index was built with another embedding model
     ├── StoreError                the database failed (start, connection, extension)
+    │   └── DatabaseUnavailable   PostgreSQL does not answer right now (the server retries)
     ├── EmbeddingError            an embedder failed (the write path degrades, see store/knowledge_base.py)
     └── LLMError                  an OpenAI-compatible endpoint failed (names the endpoint)
         └── BudgetExceeded        the per-run token budget is spent
@@ -143,6 +144,16 @@ class EmbeddingModelChanged(UserError):
 
 class StoreError(MemoryError_):
     """The database failed: could not start, connect, or lacks an extension."""
+
+
+class DatabaseUnavailable(StoreError):
+    """PostgreSQL does not answer right now; the server keeps retrying on every call."""
+
+    def __init__(self, where: str, detail: str) -> None:
+        super().__init__(
+            f"database unavailable, retrying: PostgreSQL at {where} does not answer ({detail})",
+            "try again in a few seconds; if it lasts, check that PostgreSQL is running",
+        )
 
 
 class EmbeddingError(MemoryError_):

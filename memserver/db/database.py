@@ -16,8 +16,10 @@ Migrations (``memserver.db.migrate``)
     refused (add a new numbered file instead).
 
 Connections
-    ``db.pool`` is a ``psycopg_pool.ConnectionPool``; every connection has pgvector's
-    types registered (``register_types``): numpy arrays go in as ``vector`` and
+    ``db.pool`` is a :class:`memserver.db.pool.Pool`: a ``psycopg_pool.ConnectionPool``
+    that fails fast with ``DatabaseUnavailable`` while PostgreSQL is down and recovers
+    on the first call after it is back (``db.ping()`` says whether it answers). Every
+    connection has pgvector's types registered (``register_types``): numpy arrays go in as ``vector`` and
     ``vector`` values come out as float32 numpy arrays. Rows are tuples
     (use ``conn.cursor(row_factory=psycopg.rows.dict_row)`` for dicts).
     ``with db.connection() as conn:`` commits on success, rolls back on error;
@@ -66,10 +68,10 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg_pool import ConnectionPool
 
 from memserver.db import pgserver
 from memserver.db.migrate import MIGRATE_LOCK, apply_migrations
+from memserver.db.pool import Pool
 from memserver.db.vectors import (
     check_dims,
     create_vector_indexes,
@@ -193,9 +195,7 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
 class Database:
     """An open connection pool on a migrated index database (see the module docstring)."""
 
-    def __init__(
-        self, url: str, pool: ConnectionPool, server: pgserver.EmbeddedServer | None = None
-    ) -> None:
+    def __init__(self, url: str, pool: Pool, server: pgserver.EmbeddedServer | None = None) -> None:
         self.url = url
         self.pool = pool
         self.server = server
@@ -234,23 +234,8 @@ class Database:
                 ensure_extensions(conn, url)
                 if migrate:
                     apply_migrations(conn)
-            pool = ConnectionPool(
-                url,
-                min_size=1,
-                max_size=max_size,
-                kwargs={"connect_timeout": _CONNECT_TIMEOUT, "application_name": "memserver"},
-                configure=_configure,
-                name="memserver",
-                open=False,
-            )
-            try:
-                pool.open(wait=True, timeout=_CONNECT_TIMEOUT)
-            except Exception as exc:
-                pool.close()
-                raise StoreError(
-                    f"could not open a connection pool on {redact_url(url)}: {exc}",
-                    "check that the server accepts connections",
-                ) from exc
+            pool = Pool(url, shown_url=redact_url(url), max_size=max_size, configure=_configure)
+            pool.open(timeout=_CONNECT_TIMEOUT)
         except BaseException:
             if server is not None:
                 server.release()
@@ -283,6 +268,10 @@ class Database:
         """A pooled connection inside one explicit transaction."""
         with self.pool.connection() as conn, conn.transaction():
             yield conn
+
+    def ping(self) -> str | None:
+        """None when the database answers a query, else why not (for health checks)."""
+        return self.pool.ping()
 
     def migrate(self) -> list[str]:
         """Apply pending migrations; returns the names applied (empty when up to date)."""

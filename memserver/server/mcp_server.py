@@ -10,8 +10,13 @@ fixed at start (``MEMORY_TOKEN`` or ``--trusted``). For every call it
 - runs the tool with ``memserver.server.tools.base.current()`` bound to the caller's scope;
 - translates memory system errors into ``ToolError`` and appends an audit row.
 
-``create_http_app`` returns the Starlette app: ``/healthz`` and the Streamable HTTP
-app mounted at ``/mcp``.
+``create_http_app`` returns the HTTP app: ``/healthz`` (which asks the database) and
+the Streamable HTTP app mounted at ``/mcp``, behind ``memserver.server.guard.HttpGuard``
+(Host, Origin, JSON bodies of at most ``MAX_MCP_BODY`` bytes, read within a deadline)
+and ``memserver.server.sessions.SessionLimit`` (open sessions per token). While
+PostgreSQL is down, a token verified in the last ``VERIFIED_GRACE`` seconds is still
+let in, so its calls fail as a ToolError that says the database is unavailable; any
+other request gets a 503 with that message.
 """
 
 from __future__ import annotations
@@ -19,10 +24,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import ipaddress
 import json
 import logging
 import os
+import select
 import signal
 import stat
 import sys
@@ -43,15 +48,22 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as ASGIScope
 
 from memserver import __version__
-from memserver.errors import MemoryError_, ScopeError, StoreError, UserError
+from memserver.errors import DatabaseUnavailable, MemoryError_, ScopeError, StoreError, UserError
 from memserver.server.audit import AuditLog
+from memserver.server.guard import GuardRules, HostRules, HttpGuard
+from memserver.server.http_serve import server_config
+from memserver.server.prose_scope import redact_references, scope_safe_message
 from memserver.server.scope import Scope
-from memserver.server.tokens import TokenStore
+from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
+from memserver.server.tokens import TokenStore, hash_secret
 from memserver.server.tools import base as toolbase
 from memserver.server.tools.base import (
     COMMON_ALIASES,
@@ -71,6 +83,11 @@ timelines, built from raw source documents. Start with kb_schema to see the fold
 you may read. Pages are addressed by id = "folder/slug". Cite pages as [folder/slug]
 and give dates. Only folders granted to your token are visible."""
 
+MAX_MCP_BODY = 4 * 1024 * 1024
+# While the database is down, a token verified this recently is still let in (so its
+# calls get a clear ToolError); it is checked against the database again once it is back.
+VERIFIED_GRACE = 10 * 60.0
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -86,17 +103,31 @@ class StoreTokenVerifier(TokenVerifier):
 
     def __init__(self, store: TokenStore) -> None:
         self.store = store
+        self._verified: dict[str, tuple[float, AccessToken]] = {}
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        record = self.store.verify(token)
+        try:
+            record = await anyio.to_thread.run_sync(self.store.verify, token)
+        except DatabaseUnavailable:
+            return self._recently_verified(token)
         if record is None:
+            self._verified.pop(hash_secret(token), None)
             return None
-        return AccessToken(
+        access = AccessToken(
             token=record.sha256,  # the secret itself is never kept past this point
             client_id=record.name,
             scopes=["write"] if record.write else ["read"],
             expires_at=int(record.expires.timestamp()) if record.expires else None,
         )
+        self._verified[record.sha256] = (time.monotonic(), access)
+        return access
+
+    def _recently_verified(self, token: str) -> AccessToken:
+        """During an outage: the token as last verified, if that was recent enough."""
+        seen = self._verified.get(hash_secret(token))
+        if seen is not None and time.monotonic() - seen[0] < VERIFIED_GRACE:
+            return seen[1]
+        raise DatabaseUnavailable(self.store.db.pool.shown_url, "cannot check the token")
 
 
 class MemoryServer(MCPServer[Any]):
@@ -182,6 +213,12 @@ class MemoryServer(MCPServer[Any]):
     def spec(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
 
+    def database_problem(self) -> str | None:
+        """None when the index database answers, else why not (for ``/healthz``)."""
+        if self.tokens is not None:
+            return self.tokens.db.ping()
+        return self.services.kb().db.ping()
+
     def specs(self) -> list[ToolSpec]:
         """Every registered tool, in registration order."""
         return list(self._specs.values())
@@ -249,6 +286,7 @@ class MemoryServer(MCPServer[Any]):
         started = time.perf_counter()
         caller = "-"
         outcome = "ok"
+        scope: Scope | None = None
         try:
             scope = scope_of_caller()
             caller = scope.token_name
@@ -270,11 +308,11 @@ class MemoryServer(MCPServer[Any]):
             outcome = "error:internal"
             raise
         except ToolError as exc:
-            error = self._explain(name, exc)
+            error = self._scoped(self._explain(name, exc), scope, arguments)
             outcome = f"error:{error.kind}"
             raise error from exc
         except MemoryError_ as exc:
-            error = toolbase.to_tool_error(exc)
+            error = self._scoped(toolbase.to_tool_error(exc), scope, arguments)
             outcome = f"error:{error.kind}"
             raise error from exc
         except BaseException:
@@ -285,6 +323,8 @@ class MemoryServer(MCPServer[Any]):
                 elapsed = (time.perf_counter() - started) * 1000
                 try:
                     self.audit.record(caller, name, arguments, outcome, elapsed)
+                except DatabaseUnavailable as exc:
+                    logger.warning("could not write the audit log: %s", exc.message)
                 except StoreError:
                     logger.exception("could not write the audit log")
 
@@ -314,6 +354,22 @@ class MemoryServer(MCPServer[Any]):
             )
         return out
 
+    def _scoped(
+        self, error: MemoryToolError, scope: Scope | None, arguments: Mapping[str, Any]
+    ) -> MemoryToolError:
+        """The error as a caller with limited folders may read it: no other folder named."""
+        if scope is None or scope.folders is None:
+            return error
+        try:
+            folders = self.services.schema().folders
+        except MemoryError_:
+            return error
+        visible = {n for f in folders if scope.allows_folder(f.name) for n in (f.name, f.type)}
+        hidden = {n for f in folders for n in (f.name, f.type)} - visible
+        said = json.dumps(arguments, ensure_ascii=False, default=str)
+        message = scope_safe_message(str(error), hidden, said)
+        return error if message == str(error) else MemoryToolError(message, error.kind)
+
     def _explain(self, name: str, exc: ToolError) -> MemoryToolError:
         """A ToolError from the SDK or a tool, rewritten for the model (and classified)."""
         cause = exc.__cause__
@@ -340,7 +396,8 @@ class MemoryServer(MCPServer[Any]):
 
 
 def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
-    """Re-check access inside the tool and translate memory system errors into ToolError."""
+    """Re-check access inside the tool, keep out-of-scope references out of what it
+    returns, and translate memory system errors into ToolError."""
 
     def translate(exc: MemoryError_) -> MemoryToolError:
         if not isinstance(exc, UserError):
@@ -353,7 +410,7 @@ def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
         async def run_async(*args: Any, **kwargs: Any) -> Any:
             spec.access.require(toolbase.current().scope, spec.name)
             try:
-                return await fn(*args, **kwargs)
+                return _in_scope(await fn(*args, **kwargs), spec)
             except MemoryToolError:
                 raise
             except MemoryError_ as exc:
@@ -365,13 +422,23 @@ def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             spec.access.require(toolbase.current().scope, spec.name)
-            return fn(*args, **kwargs)
+            return _in_scope(fn(*args, **kwargs), spec)
         except MemoryToolError:
             raise
         except MemoryError_ as exc:
             raise translate(exc) from exc
 
     return run
+
+
+def _in_scope(result: Any, spec: ToolSpec) -> Any:
+    """A read tool's result without references to pages the caller cannot see."""
+    call = toolbase.current()
+    scope = call.scope
+    if scope.folders is None or spec.access is not Access.READ:
+        return result
+    hidden = [f for f in call.services.schema().folder_names if not scope.allows_folder(f)]
+    return redact_references(result, hidden, call.services.kb().titles)
 
 
 def _decode_json(value: Any, schema: Mapping[str, Any]) -> Any:
@@ -436,24 +503,49 @@ def build_server(
 
 
 def transport_security(host: str, port: int) -> TransportSecuritySettings:
-    """Host/Origin checks that accept the configured address, not only localhost.
-
-    Bound to a wildcard address, any Host may reach us legitimately, and every request
-    needs a bearer token anyway, so the DNS-rebinding check is off.
-    """
-    try:
-        wildcard = ipaddress.ip_address(host.strip("[]")).is_unspecified
-    except ValueError:
-        wildcard = False
-    if wildcard:
+    """The SDK's own Host/Origin check, fed from the same rules as our guard."""
+    rules = HostRules.for_address(host, port)
+    if not rules.enabled:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", f"{shown}:{port}", f"{shown}:*", shown]
-    origins = [f"http://{h}" for h in ("127.0.0.1:*", "localhost:*", "[::1]:*")]
-    origins += [f"{scheme}://{shown}:{port}" for scheme in ("http", "https")]
     return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(rules.hosts),
+        allowed_origins=list(rules.origins),
     )
+
+
+def jsonrpc_error(status: int, code: str, message: str) -> dict[str, Any]:
+    """A refused HTTP request as a JSON-RPC error (what MCP clients read)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600 if status < 500 else -32603, "message": message, "data": code},
+    }
+
+
+class _UnavailableAs503:
+    """A DatabaseUnavailable raised outside a tool (checking a token) becomes a 503."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except DatabaseUnavailable as exc:
+            if started or scope["type"] != "http":
+                raise
+            body = jsonrpc_error(503, "database_unavailable", str(exc))
+            await JSONResponse(body, status_code=503, headers={"Retry-After": "5"})(
+                scope, receive, send
+            )
 
 
 def create_http_app(
@@ -465,30 +557,46 @@ def create_http_app(
 ) -> Starlette:
     """``/healthz`` plus the Streamable HTTP MCP endpoint at ``/mcp`` (bearer auth).
 
-    ``routes`` are served before the MCP endpoint, on the same port (the web console
-    passes its ``/ui`` mount here; the server does not import it)."""
+    The MCP endpoint is behind ``HttpGuard`` (Host, Origin, JSON bodies of at most
+    ``MAX_MCP_BODY``, read within a deadline) and ``SessionLimit``. ``routes`` are served
+    before it, on the same port, with their own guard (the web console passes its
+    ``/ui`` mount here, behind a guard fed by the same Host rules; the server does not
+    import it)."""
     mcp_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         transport_security=transport_security(host, port),
         host=host,
+        max_request_body_size=MAX_MCP_BODY,
+        session_idle_timeout=SESSION_IDLE_TIMEOUT,
+        max_sessions=MAX_SESSIONS,
     )
+    # Outermost inside the SDK app, so that it also sees errors of the token check.
+    mcp_app.user_middleware.insert(0, Middleware(_UnavailableAs503))
+    manager = server.session_manager
 
     async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "version": __version__})
+        problem = await anyio.to_thread.run_sync(server.database_problem)
+        if problem is not None:
+            body = {"status": "unavailable", "version": __version__, "database": problem}
+            return JSONResponse(body, status_code=503)
+        return JSONResponse({"status": "ok", "version": __version__, "database": "ok"})
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            async with server.session_manager.run():
+            async with manager.run():
                 yield
         finally:
             await anyio.to_thread.run_sync(server.services.close)
 
+    sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
+    rules = GuardRules(hosts=HostRules.for_address(host, port), max_body=MAX_MCP_BODY)
+    guarded = HttpGuard(sessions, rules, error_body=jsonrpc_error)
     return Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             *routes,
-            Mount("/", app=mcp_app),
+            Mount("/", app=guarded),
         ],
         lifespan=lifespan,
     )
@@ -499,14 +607,7 @@ def serve_http(app: Starlette, host: str, port: int) -> None:
     SIGTERM, then shut down gracefully and return normally."""
     import uvicorn
 
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        timeout_graceful_shutdown=5,
-        lifespan="on",
-    )
+    config = server_config(app, host=host, port=port)
     # uvicorn re-raises the signal that stopped it once it has shut down; a no-op
     # handler underneath turns that into a normal return (exit status 0).
     stops = (signal.SIGINT, signal.SIGTERM)
@@ -547,12 +648,24 @@ class _StdinLines:
 
 
 def _pollable(fd: int) -> bool:
-    """Pipes, sockets and terminals can be waited on; regular files cannot (epoll)."""
+    """Pipes, sockets and terminals can be waited on; regular files and some devices
+    (``/dev/null``) cannot: epoll refuses them, so ask epoll itself where there is one."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return False
+    if not hasattr(select, "epoll"):
+        return True
+    poller = select.epoll()
+    try:
+        poller.register(fd, select.EPOLLIN)
+    except OSError:
+        return False
+    finally:
+        poller.close()
+    return True
 
 
 async def serve_stdio(server: MemoryServer) -> None:

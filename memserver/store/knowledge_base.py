@@ -56,7 +56,7 @@ from memserver.index.indexer import (
 )
 from memserver.index.indexer import write_pages as index_pages
 from memserver.kb.layout import KBPaths, check_name, write_atomic
-from memserver.kb.manifest import Manifest
+from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES, Manifest
 from memserver.kb.page import Page, check_page, page_slug, parse_page, render_page
 from memserver.kb.schema import Schema, load_schema
 from memserver.store.records import (
@@ -97,11 +97,18 @@ def _put_back(path: Path, previous: bytes | None) -> None:
 class KnowledgeBase:
     """Pages on disk plus their PostgreSQL index (see the module docstring)."""
 
-    def __init__(self, paths: KBPaths, schema: Schema, db: Database, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        paths: KBPaths,
+        schema: Schema,
+        db: Database,
+        embedder: Embedder,
+        max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES,
+    ) -> None:
         self.paths = paths
         self.db = db
         self.embedder = embedder
-        self.manifest = Manifest(paths)
+        self.manifest = Manifest(paths, max_source_bytes)
         self._schema = schema
         self._schema_stamp = self._stamp()
         self._schema_lock = threading.Lock()
@@ -142,7 +149,8 @@ class KnowledgeBase:
         except BaseException:
             db.close()
             raise
-        return cls(paths, schema, db, embedder)
+        limit = settings.source_max_bytes if settings is not None else DEFAULT_MAX_SOURCE_BYTES
+        return cls(paths, schema, db, embedder, limit)
 
     def close(self) -> None:
         self.db.close()
@@ -310,7 +318,8 @@ class KnowledgeBase:
         with conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO conflicts (page_id, folder, field, old_value, new_value,"
-                " old_source, new_source, status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                " old_source, new_source, status, note)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 [
                     (
                         prepared.id,
@@ -321,6 +330,7 @@ class KnowledgeBase:
                         r.old_source,
                         r.new_source,
                         r.status,
+                        r.note,
                     )
                     for r in records
                 ],
@@ -397,6 +407,16 @@ class KnowledgeBase:
             ).fetchone()
         total = int(total_row[0]) if total_row else 0
         return [PageSummary(*row) for row in rows], total
+
+    def titles(self, page_ids: Collection[str]) -> dict[str, str]:
+        """``{id: title}`` of the given ids that are pages (any folder; for redaction)."""
+        if not page_ids:
+            return {}
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, title FROM pages WHERE id = ANY(%s)", (list(page_ids),)
+            ).fetchall()
+        return {str(page_id): str(title) for page_id, title in rows}
 
     def history(self, page_id: str, folders: Collection[str] | None = None) -> list[VersionInfo]:
         """Every stored version of a page, newest first (also for a deleted page)."""

@@ -72,6 +72,7 @@ class ConflictRecord:
     old_source: str | None = None
     new_source: str | None = None
     status: str = "unresolved"
+    note: str | None = None  # why, for the review list (``memserver conflicts``)
 
     @classmethod
     def of(cls, value: ConflictRecord | Mapping[str, Any]) -> ConflictRecord:

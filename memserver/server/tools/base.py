@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, Unpack
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memserver.errors import (
+    DatabaseUnavailable,
     EmbeddingError,
     LLMError,
     MemoryError_,
@@ -89,6 +90,11 @@ class ToolHost(Protocol):
     ) -> Callable[[_F], _F]: ...
 
 
+# Upper bounds of numeric arguments (PostgreSQL integer and bigint limits are far above;
+# anything past these is a mistake, refused with the range rather than failing in SQL).
+MAX_OFFSET = 10_000_000
+MAX_VERSION = 2**31 - 1
+
 # Argument names models commonly use instead of ours, mapped to ours. A tool gets an
 # alias only when it has the target parameter and not the alias itself.
 COMMON_ALIASES: Mapping[str, str] = {
@@ -148,6 +154,8 @@ def to_tool_error(exc: BaseException) -> MemoryToolError:
         return MemoryToolError(str(exc), "scope")
     if isinstance(exc, UserError):
         return MemoryToolError(str(exc), "invalid")
+    if isinstance(exc, DatabaseUnavailable):
+        return MemoryToolError(str(exc), "unavailable")
     if isinstance(exc, LLMError | EmbeddingError):
         return MemoryToolError(f"{exc} (a backend failed; try again later)", "backend")
     if isinstance(exc, MemoryError_):
@@ -187,11 +195,12 @@ class Services:
             return self._schema[1]
 
     def manifest(self) -> Manifest:
-        from memserver.kb.manifest import Manifest
+        from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES, Manifest
 
         with self._lock:
             if self._manifest is None:
-                self._manifest = Manifest(self.paths)
+                limit = self.settings.source_max_bytes if self.settings is not None else None
+                self._manifest = Manifest(self.paths, limit or DEFAULT_MAX_SOURCE_BYTES)
             return self._manifest
 
     def kb(self) -> KnowledgeBase:

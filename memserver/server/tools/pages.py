@@ -19,6 +19,8 @@ from typing_extensions import TypedDict
 
 from memserver.errors import NotFoundError, PageValidationError, Problem, ScopeError
 from memserver.server.tools.base import (
+    MAX_OFFSET,
+    MAX_VERSION,
     Access,
     CallContext,
     MemoryToolError,
@@ -258,6 +260,22 @@ def scoped_page(page: Page, folder: FolderSpec, call: CallContext) -> tuple[Page
     return dataclasses.replace(page, fields=fields), True
 
 
+def scoped_markdown(markdown: str, page: str, call: CallContext) -> str:
+    """An old version's markdown without link fields into folders outside the caller's scope."""
+    if call.scope.folders is None:
+        return markdown
+    from memserver.errors import MemoryError_
+    from memserver.kb.page import parse_page, render_page
+
+    folder = call.services.schema().folder(page.split("/", 1)[0])
+    try:
+        parsed = parse_page(markdown)
+    except MemoryError_:
+        return markdown  # an old version that no longer parses: shown as written
+    visible, changed = scoped_page(parsed, folder, call)
+    return render_page(visible, folder) if changed else markdown
+
+
 def page_view(stored: StoredPage, schema: Schema, call: CallContext) -> PageView:
     from memserver.kb.page import render_page
 
@@ -355,7 +373,9 @@ def register(server: ToolHost) -> None:
             dt.date | None, Field(description="Only pages dated before YYYY-MM-DD (exclusive).")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=500, description="Page size.")] = 50,
-        offset: Annotated[int, Field(ge=0, description="Skip this many (paging).")] = 0,
+        offset: Annotated[
+            int, Field(ge=0, le=MAX_OFFSET, description="Skip this many (paging).")
+        ] = 0,
     ) -> PageList:
         """List pages exhaustively, newest effective date first, with optional date window.
 
@@ -389,7 +409,8 @@ def register(server: ToolHost) -> None:
         folder: FolderArg = None,
         slug: SlugArg = None,
         version: Annotated[
-            int | None, Field(ge=1, description="Also return the markdown of this version.")
+            int | None,
+            Field(ge=1, le=MAX_VERSION, description="Also return the markdown of this version."),
         ] = None,
     ) -> HistoryView:
         """List every stored version of a page (newest first), optionally with one version's text.
@@ -415,6 +436,7 @@ def register(server: ToolHost) -> None:
                     f"page {target!r} has no version {version}",
                     "call kb_history without version to list them",
                 ) from None
+            markdown = scoped_markdown(markdown, target, call)
         return {
             "id": target,
             "versions": [
@@ -458,7 +480,9 @@ def register(server: ToolHost) -> None:
         base_version: Annotated[
             int | None,
             Field(
-                description="The version you read (kb_get_page). Omit only to create a new page."
+                ge=1,
+                le=MAX_VERSION,
+                description="The version you read (kb_get_page). Omit only to create a new page.",
             ),
         ] = None,
         conflicts: Annotated[
@@ -513,7 +537,7 @@ def register(server: ToolHost) -> None:
         else:
             assert page is not None
             if folder_name is None and page.type:
-                folder_name = schema.folder_for_type(page.type).name
+                folder_name = _folder_of_type(call, schema, page.type)
             if folder_name is None:
                 raise MemoryToolError(
                     "say which folder the page belongs in: folder='<folder>' or "
@@ -522,8 +546,10 @@ def register(server: ToolHost) -> None:
                 )
             parsed, problems = _to_page(page, _write_folder(call, schema, folder_name))
         if folder_name is None:
-            folder_name = schema.folder_for_type(parsed.type).name
+            folder_name = _folder_of_type(call, schema, parsed.type)
         spec = _write_folder(call, schema, folder_name)
+        if call.scope.folders is not None and base_version is not None:
+            parsed = _unredacted(call, schema, spec, target_slug, parsed)
         from memserver.kb.page import validate_page
 
         problems = problems + list(validate_page(parsed, spec))
@@ -544,6 +570,52 @@ def register(server: ToolHost) -> None:
             "created": result.created,
             "degraded": list(result.degraded),
         }
+
+
+def _unredacted(
+    call: CallContext, schema: Schema, spec: FolderSpec, slug: str | None, page: Page
+) -> Page:
+    """A scoped writer's page with the references it was shown as ``[redacted]`` put back
+    (``memserver.server.prose_scope``); ScopeError if the update would still drop one."""
+    from memserver.kb.page import page_slug
+    from memserver.server.prose_scope import redact_references, referenced_pages, restore_redacted
+
+    hidden = [f for f in schema.folder_names if not call.scope.allows_folder(f)]
+    kb = call.services.kb()
+    try:
+        target = f"{spec.name}/{slug or page_slug(page, spec)}"
+        stored = kb.get_page(target)
+    except (NotFoundError, PageValidationError):
+        return page  # nothing stored to lose (validation reports a bad page)
+    original = stored.page.to_dict()
+    shown = redact_references(original, hidden, kb.titles)
+    if shown == original:
+        return page
+    restored = restore_redacted(page, stored.page, shown)
+    lost = referenced_pages(original, hidden, kb.titles) - referenced_pages(
+        restored.to_dict(), hidden, kb.titles
+    )
+    if lost:
+        raise ScopeError(
+            f"this update of {target} drops {lost.total()} reference(s) to pages outside your "
+            "scope",
+            "keep the texts marked [redacted] as kb_get_page returned them (add to them, do "
+            "not rewrite them), or write with a token that may read those folders",
+        )
+    return restored
+
+
+def _folder_of_type(call: CallContext, schema: Schema, page_type: str) -> str:
+    """The caller's folder holding pages of ``page_type`` (errors name only its folders)."""
+    mine = [f for f in schema.folders if call.scope.allows_folder(f.name)]
+    for folder in mine:
+        if folder.type == page_type:
+            return folder.name
+    listed = ", ".join(f"{f.name} ({f.type})" for f in mine) or "none"
+    raise NotFoundError(
+        f"none of your folders holds pages of type {page_type!r}",
+        f"your folders and their page types: {listed}",
+    )
 
 
 def _write_folder(call: CallContext, schema: Schema, name: str) -> FolderSpec:

@@ -1,10 +1,13 @@
 """Property: whatever a token's scope and whatever tools it calls, nothing out of scope leaks.
 
 Pages are seeded in every folder with unique markers in their ids, titles and text;
-meetings link to people so that a link field could leak a person's title. Then, for
-random token scopes and random tool calls (every tool the token can see, with ids of
-pages in and out of scope), no response (results or errors) contains the id, title or
-text of a page outside the token's folders.
+meetings link to people so that a link field could leak a person's title, and the prose
+of every page (a section and a timeline line) names the page seeded before it, in
+another folder, the ways pages name each other: ``Decision “Title” (decisions/slug)`` as
+the ingest agent writes it, a markdown link ``[Title](folder/slug)`` and a wikilink.
+Then, for random token scopes and random tool calls (every tool the token can see, with
+ids of pages in and out of scope), no response (results or errors) contains the id,
+title or text of a page outside the token's folders.
 """
 
 from __future__ import annotations
@@ -37,7 +40,19 @@ class Seeded:
         return (self.id, self.title, self.marker)
 
 
-def _page(folder: str, tag: str, person_title: str | None) -> dict[str, Any]:
+def _mention(other: Seeded | None) -> str:
+    """How the prose of a page names another one (as the agent and authors write it)."""
+    if other is None:
+        return ""
+    kind = other.folder.removesuffix("s").capitalize()
+    return (
+        f" {kind} “{other.title}” ({other.id}); see [{other.title}]({other.id}) and [[{other.id}]]."
+    )
+
+
+def _page(
+    folder: str, tag: str, person_title: str | None, other: Seeded | None = None
+) -> dict[str, Any]:
     marker = f"mark{tag}"
     title = {
         "people": f"Zed Person {tag}",
@@ -63,10 +78,11 @@ def _page(folder: str, tag: str, person_title: str | None) -> dict[str, Any]:
     page: dict[str, Any] = {
         "title": title,
         "fields": fields,
-        "sections": {first_section: f"Notes {marker} about {title}."},
+        "sections": {first_section: f"Notes {marker} about {title}.{_mention(other)}"},
     }
     if folder != "meetings":
-        page["timeline"] = [{"date": "2026-03-06", "text": f"Event {marker}.", "source": "p.md"}]
+        text = f"Event {marker}.{_mention(other)}"
+        page["timeline"] = [{"date": "2026-03-06", "text": text, "source": "p.md"}]
     return page
 
 
@@ -80,7 +96,7 @@ def seeded(mcp_server: RunningServer) -> list[Seeded]:
         for _round in range(2):
             for folder in FOLDERS:
                 tag = uuid.uuid4().hex[:10]
-                page = _page(folder, tag, person_title)
+                page = _page(folder, tag, person_title, out[-1] if out else None)
                 result = await memory.call("kb_put_page", {"folder": folder, "page": page})
                 out.append(Seeded(result["id"], folder, page["title"], f"mark{tag}"))
                 if folder == "people":
@@ -154,6 +170,9 @@ def test_no_out_of_scope_id_title_or_text_in_any_response(
             calls.append(("kb_list_pages", {"folder": folder, "limit": 500}))
         for target in hidden:
             calls.append(("kb_get_page", {"id": target.id}))
+        for target in (s for s in seeded if s.folder in folders):  # their prose names others
+            calls.append(("kb_get_page", {"id": target.id}))
+            calls.append(("kb_history", {"id": target.id, "version": 1}))
         readable = [t for t in tools if t.annotations is None or t.annotations.read_only_hint]
         for tool_pick, target_pick in picks:
             tool = readable[tool_pick % len(readable)]
