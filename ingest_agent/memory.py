@@ -30,6 +30,7 @@ from memserver.kb.schema import Schema
 log = logging.getLogger(__name__)
 
 LIST_PAGE = 500
+READ_ATTEMPTS = 3  # a source edited while its pages are read is read again, this often
 
 
 def is_version_conflict(exc: ToolCallError) -> bool:
@@ -38,6 +39,11 @@ def is_version_conflict(exc: ToolCallError) -> bool:
 
 def is_validation(exc: ToolCallError) -> bool:
     return "page problem" in exc.server_message
+
+
+def is_unavailable(exc: ToolCallError) -> bool:
+    """The server could not reach its database (it retries; so do we, later)."""
+    return "database unavailable" in exc.server_message
 
 
 def is_not_found(exc: ToolCallError) -> bool:
@@ -131,16 +137,30 @@ class Memory:
         return sources
 
     async def read(self, path: str) -> Source:
-        data = await self.call("source_read", {"path": path})
-        day = as_date(data.get("doc_date")) or dt.date.today()
-        self._dates[data["path"]] = day
-        return Source(data["path"], data["content"], data["hash"], day, str(data.get("status", "")))
+        """The whole source; a long one comes in pages (``next_offset``), read to the end."""
+        for _ in range(READ_ATTEMPTS):
+            data = await self.call("source_read", {"path": path})
+            parts = [data["content"]]
+            while data.get("next_offset") is not None:
+                following = await self.call(
+                    "source_read", {"path": path, "offset": data["next_offset"]}
+                )
+                if following["hash"] != data["hash"]:
+                    break  # edited while being read: start again
+                parts.append(following["content"])
+                data = {**following, "hash": data["hash"]}
+            else:
+                day = as_date(data.get("doc_date")) or dt.date.today()
+                self._dates[data["path"]] = day
+                status = str(data.get("status", ""))
+                return Source(data["path"], "".join(parts), data["hash"], day, status)
+        raise ToolCallError("source_read", f"{path} kept changing while being read")
 
     async def doc_date(self, path: str) -> dt.date | None:
         """The document date of a source (None when it no longer exists)."""
         if path not in self._dates:
             try:
-                data = await self.call("source_read", {"path": path})
+                data = await self.call("source_read", {"path": path, "limit": 1})
                 self._dates[path] = as_date(data.get("doc_date"))
             except ToolCallError:
                 self._dates[path] = None

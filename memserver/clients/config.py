@@ -7,6 +7,7 @@
 - ``DATABASE_URL``: overrides ``database_url``.
 - ``MEMORY_URL``, ``MEMORY_TOKEN``: the agents' MCP connection.
 - ``MEMORY_BUDGET_TOKENS``: overrides ``budget.max_tokens``.
+- ``MEMORY_MAX_SOURCE_BYTES``: overrides ``sources.max_bytes``.
 
 API keys are read only from the environment variable named by a block's ``api_key_env``
 (``api_key:`` in the file is refused), and are hidden from ``repr`` so they never reach
@@ -27,6 +28,7 @@ from typing import Any
 import yaml
 
 from memserver.errors import ConfigError
+from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES
 
 EMBEDDING_PROVIDERS = ("local", "openai", "hash")
 _TRUE = ("1", "true", "yes", "on")
@@ -49,9 +51,8 @@ _DEFAULT_KEY_ENV = {
     "mcp": "MEMORY_TOKEN",
 }
 _DEFAULT_TIMEOUT = {"llm": 120.0, "embedding": 60.0, "rerank": 5.0, "laya": 10.0, "mcp": 60.0}
-_TOP_KEYS = ("tls", "database_url", "budget", *_BLOCK_KEYS)
+_TOP_KEYS = ("tls", "database_url", "budget", "sources", *_BLOCK_KEYS)
 _TLS_KEYS = ("ca_file", "insecure_skip_verify")
-_BUDGET_KEYS = ("max_tokens",)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class Settings:
     tls: TLSSettings
     database_url: str | None = field(default=None, repr=False)
     budget_tokens: int | None = None
+    source_max_bytes: int = DEFAULT_MAX_SOURCE_BYTES  # larger sources are marked failed
 
 
 class _Problems:
@@ -169,7 +171,12 @@ def _parse(
     mcp = _mcp(blocks["mcp"], env, default_tls, base_dir, problems)
 
     database_url = env.get("DATABASE_URL") or _opt_str(raw, "database_url", "", problems)
-    budget = _budget(raw.get("budget"), env, problems)
+    budget = _limit(
+        raw.get("budget"), "budget", "max_tokens", "MEMORY_BUDGET_TOKENS", env, problems
+    )
+    max_source = _limit(
+        raw.get("sources"), "sources", "max_bytes", "MEMORY_MAX_SOURCE_BYTES", env, problems
+    )
     if problems.items:
         return None
     return Settings(
@@ -181,6 +188,7 @@ def _parse(
         tls=default_tls,
         database_url=database_url,
         budget_tokens=budget,
+        source_max_bytes=max_source or DEFAULT_MAX_SOURCE_BYTES,
     )
 
 
@@ -323,16 +331,19 @@ def _tls_block(
     return TLSSettings(ca_file, insecure)
 
 
-def _budget(value: Any, env: Mapping[str, str], problems: _Problems) -> int | None:
-    block = _mapping(value, "budget", problems)
-    _check_keys(block, _BUDGET_KEYS, "budget.", problems)
-    env_value = env.get("MEMORY_BUDGET_TOKENS")
+def _limit(
+    value: Any, name: str, key: str, env_name: str, env: Mapping[str, str], problems: _Problems
+) -> int | None:
+    """A block holding one positive whole number (``budget.max_tokens``), or its env var."""
+    block = _mapping(value, name, problems)
+    _check_keys(block, (key,), f"{name}.", problems)
+    env_value = env.get(env_name)
     if env_value:
         if env_value.isdigit() and int(env_value) > 0:
             return int(env_value)
-        problems.add("MEMORY_BUDGET_TOKENS", f"{env_value!r} is not a positive whole number")
+        problems.add(env_name, f"{env_value!r} is not a positive whole number")
         return None
-    return _positive_int(block, "max_tokens", "budget", problems)
+    return _positive_int(block, key, name, problems)
 
 
 def _check_keys(

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from memserver.clients.embed_window import cap_chars, fit_window
 from memserver.errors import ConfigError, EmbeddingError
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ class LocalEmbedder:
         with _model_lock:
             model = _load_local_model()
             try:
+                texts = [fit_window(model, text, is_query) for text in texts]
                 out = model.query(list(texts)) if is_query else model.passage(list(texts))
             except Exception as exc:
                 raise EmbeddingError(f"the local embedding model failed: {exc}") from exc
@@ -212,10 +214,10 @@ class HashEmbedder:
         return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return list(self._vectors(texts))
+        return list(self._vectors([cap_chars(t) for t in texts]))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._vectors([text])[0]
+        return self._vectors([cap_chars(text)])[0]
 
     def close(self) -> None:
         self._words.clear()
@@ -309,10 +311,10 @@ class OpenAIEmbedder:
         )
 
     def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return self._embed([self.passage_prefix + text for text in texts])
+        return self._embed([self.passage_prefix + cap_chars(text) for text in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([self.query_prefix + text])[0]
+        return self._embed([self.query_prefix + cap_chars(text)])[0]
 
     def close(self) -> None:
         """Close the HTTP client (also one passed in as ``http_client``)."""

@@ -66,9 +66,11 @@ def run_schema_check(args: argparse.Namespace) -> int:
 def run_scan(args: argparse.Namespace) -> int:
     from rich.table import Table
 
+    from memserver.clients.config import load_settings
     from memserver.kb.manifest import Manifest, Status
 
-    result = Manifest(KBPaths.of(args.kb)).scan()
+    limit = load_settings(args.config).source_max_bytes
+    result = Manifest(KBPaths.of(args.kb), limit).scan()
     if args.json:
         print_json(
             {"counts": dict(result.counts), "sources": [e.to_dict() for e in result.entries]}

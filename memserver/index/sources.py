@@ -12,7 +12,6 @@ and the next reindex embeds them.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -60,22 +59,6 @@ def source_title(rel: str, text: str) -> str:
     return rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
-def _read(paths: KBPaths, rel: str) -> tuple[str, str]:
-    """``(redacted text, sha256 of the bytes)``; UserError when it is not UTF-8 text."""
-    _, full = paths.source_file(rel)
-    try:
-        data = full.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read source {rel}: {exc}") from exc
-    if b"\x00" in data:
-        raise UserError(f"source {rel} is binary")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"source {rel} is not UTF-8 text") from exc
-    return redact_private(text), hashlib.sha256(data).hexdigest()
-
-
 def index_sources(
     db: Database,
     paths: KBPaths,
@@ -99,10 +82,11 @@ def index_sources(
         if not force and indexed.get(entry.path) == entry.hash:
             continue
         try:
-            text, digest = _read(paths, entry.path)
+            text, digest = manifest.read_text(entry.path)
         except UserError as exc:
             unreadable.append((entry.path, exc.message))
             continue
+        text = redact_private(text)
         title = source_title(entry.path, text)
         todo.append(_Doc(entry, digest, title, source_units(text)))
     missing = set(indexed) - {e.path for e in present}

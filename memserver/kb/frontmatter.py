@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from memserver.kb.yaml_limits import MAX_FRONTMATTER_CHARS, check_no_aliases, check_size
+
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:$|[T ])")
 _DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
@@ -41,7 +43,11 @@ class _PyLoader(yaml.SafeLoader):
 
 
 class _Dumper(yaml.SafeDumper):
-    """Safe YAML that writes ISO dates bare, multi-line text as blocks, tuples as lists."""
+    """Safe YAML that writes ISO dates bare, multi-line text as blocks, tuples as lists,
+    and never an anchor or alias (a value used twice is written twice)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 _PyLoader.yaml_implicit_resolvers = _without_timestamps(yaml.SafeLoader.yaml_implicit_resolvers)
@@ -84,13 +90,27 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
 
 
 def load_yaml(text: str) -> Any:
-    """Safe YAML where dates stay strings; raises yaml.YAMLError."""
+    """Safe YAML where dates stay strings; raises yaml.YAMLError.
+
+    Frontmatter only: anchors and aliases are refused, and so is text longer than
+    ``MAX_FRONTMATTER_CHARS`` (``memserver.kb.yaml_limits``).
+    """
+    check_size(text, MAX_FRONTMATTER_CHARS, "frontmatter")
+    check_no_aliases(text, _PyLoader if _has_surrogates(text) else _Loader)
     try:
         return yaml.load(text, Loader=_Loader)  # a safe loader subclass
     except UnicodeEncodeError:
         # libyaml reads UTF-8, so lone surrogates fail before parsing; the pure-Python
         # loader reports them as a yaml.ReaderError, like any other unreadable character.
         return yaml.load(text, Loader=_PyLoader)
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def frontmatter_end(lines: list[str]) -> int | None:

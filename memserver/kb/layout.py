@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import os
 import re
 import tempfile
@@ -26,9 +27,11 @@ from pathlib import Path, PurePosixPath
 
 from memserver.errors import UserError
 
-# File names stay well under the usual 255-byte limit even in 2-byte Cyrillic.
-MAX_NAME_CHARS = 120
-SLUG_MAX_CHARS = 100
+# File systems limit a name to 255 *bytes*: a slug is at most SLUG_MAX_BYTES of UTF-8,
+# which leaves room for ".md" and the temporary name of an atomic write.
+MAX_NAME_BYTES = 200
+SLUG_MAX_BYTES = 200
+_CUT_HASH_CHARS = 8
 
 
 def name_problem(name: str) -> str | None:
@@ -45,8 +48,9 @@ def name_problem(name: str) -> str | None:
         return "it contains control or invisible characters"
     if name != name.strip():
         return "it starts or ends with whitespace"
-    if len(name) > MAX_NAME_CHARS:
-        return f"it is longer than {MAX_NAME_CHARS} characters"
+    size = len(name.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        return f"it is {size} bytes long in UTF-8, more than {MAX_NAME_BYTES}"
     return None
 
 
@@ -78,14 +82,33 @@ def slugify(text: str) -> str:
         else:
             out.append("-")
     slug = re.sub(r"-{2,}", "-", "".join(out)).strip("-")
-    if len(slug) > SLUG_MAX_CHARS:
-        slug = slug[:SLUG_MAX_CHARS].rstrip("-")
+    if len(slug.encode("utf-8")) > SLUG_MAX_BYTES:
+        slug = cut_slug(slug)
     if not slug:
         raise UserError(
             f"cannot make a file name from {text!r}: it has no letters or digits",
             "give the page a title with letters or digits",
         )
     return check_name(slug, "slug")
+
+
+def cut_slug(slug: str, max_bytes: int = SLUG_MAX_BYTES) -> str:
+    """``slug`` cut to ``max_bytes`` of UTF-8 at a character boundary, plus ``-`` and a short
+    hash of the whole slug (so two long titles that share a beginning stay apart).
+
+    The cut never separates a letter from its combining marks.
+    """
+    digest = hashlib.sha256(slug.encode("utf-8")).hexdigest()[:_CUT_HASH_CHARS]
+    room = max_bytes - len(digest) - 1
+    end = used = 0
+    for index, ch in enumerate(slug):
+        used += len(ch.encode("utf-8"))
+        if used > room:
+            break
+        end = index + 1
+    while 0 < end < len(slug) and unicodedata.category(slug[end])[0] == "M":
+        end -= 1  # the marks after the cut belong to the letter before it
+    return f"{slug[:end].rstrip('-')}-{digest}"
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,10 @@ from typing import Any
 from memserver.errors import ManifestError, NotFoundError, UserError
 from memserver.kb.frontmatter import as_date, date_in_name, read_frontmatter
 from memserver.kb.layout import KBPaths, write_atomic
+from memserver.kb.source_file import TooLarge, UnsafeSource, read_source_file
 
 MANIFEST_VERSION = 1
+DEFAULT_MAX_SOURCE_BYTES = 2 * 1024 * 1024
 LOCK_TIMEOUT_SECONDS = 30.0
 MAX_ERROR_CHARS = 2000
 # Frontmatter keys that give a raw document's date, in order of preference.
@@ -139,20 +141,26 @@ def _doc_date(rel: str, text: str | None, mtime: float) -> datetime.date:
     return datetime.datetime.fromtimestamp(mtime, datetime.UTC).date()
 
 
-def _observe(rel: str, full: Path, root: Path) -> _Observed:
-    """Hash and decode one file; anything unreadable becomes an error, never an exception."""
+def _observe(rel: str, full: Path, root: Path, max_bytes: int) -> _Observed:
+    """Hash and decode one file; anything unreadable becomes an error, never an exception.
+
+    The file is opened once and checked through the open descriptor (see
+    ``memserver.kb.source_file``), so a symlink swapped in meanwhile cannot be read.
+    """
     now = time.time()
     try:
-        resolved = full.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return _Observed(rel, "", 0, now, None, "broken symlink; fix or delete it")
-    if not resolved.is_relative_to(root):
-        return _Observed(rel, "", 0, now, None, "symlink points outside source/; copy the file in")
-    try:
-        mtime = full.stat().st_mtime
-        data = full.read_bytes()
-    except OSError as exc:
-        return _Observed(rel, "", 0, now, None, f"cannot read the file: {exc}")
+        read = read_source_file(root, full, max_bytes)
+    except UnsafeSource as exc:
+        return _Observed(rel, "", 0, now, None, str(exc))
+    except TooLarge as big:
+        # Not read, so not hashed: size and mtime stand for its content (a change shows).
+        digest = _sha256(f"too-large:{big.size}:{big.mtime_ns}".encode())
+        error = (
+            f"the file is {big.size:,} bytes, larger than the limit of {big.limit:,} bytes "
+            "(sources.max_bytes); split it into smaller notes or raise the limit"
+        )
+        return _Observed(rel, digest, big.size, big.mtime_ns / 1e9, None, error)
+    data, mtime = read.data, read.mtime
     digest, size = _sha256(data), len(data)
     if b"\x00" in data:
         error = "binary file (contains NUL bytes); only UTF-8 text can be ingested"
@@ -193,10 +201,15 @@ def _reconcile(old: SourceEntry | None, rel: str, seen: _Observed) -> SourceEntr
 
 
 class Manifest:
-    """The ledger of one knowledge base (``kb.manifest``)."""
+    """The ledger of one knowledge base (``kb.manifest``).
 
-    def __init__(self, kb: KBPaths) -> None:
+    A source larger than ``max_bytes`` is never read: it is marked failed with the
+    reason (``sources.max_bytes`` in config.yaml).
+    """
+
+    def __init__(self, kb: KBPaths, max_bytes: int = DEFAULT_MAX_SOURCE_BYTES) -> None:
         self.kb = kb
+        self.max_bytes = max_bytes
 
     # --- reading ---------------------------------------------------------------------
 
@@ -233,7 +246,7 @@ class Manifest:
             before = self._load()
             after: dict[str, SourceEntry] = {}
             for rel, full in self._walk():
-                after[rel] = _reconcile(before.get(rel), rel, _observe(rel, full, self._root()))
+                after[rel] = _reconcile(before.get(rel), rel, self._observe(rel, full))
             for rel, entry in before.items():
                 if rel not in after:
                     gone = entry.status is Status.REMOVED
@@ -257,7 +270,7 @@ class Manifest:
         rel, full = self._existing(path)
         with self._locked():
             entries = self._load()
-            seen = _observe(rel, full, self._root())
+            seen = self._observe(rel, full)
             entry = _reconcile(entries.get(rel), rel, seen)
             self._put(entries, entry)
         if seen.text is None:
@@ -324,7 +337,7 @@ class Manifest:
         rel, full = self._existing(path)
         with self._locked():
             entries = self._load()
-            seen = _observe(rel, full, self._root())
+            seen = self._observe(rel, full)
             entry = _reconcile(entries.get(rel), rel, seen)
             if seen.error is None:
                 entry = replace(entry, status=_requeued(entry), error=None, updated_at=_now())
@@ -335,6 +348,18 @@ class Manifest:
 
     def _root(self) -> Path:
         return self.kb.source.resolve()
+
+    def _observe(self, rel: str, full: Path) -> _Observed:
+        return _observe(rel, full, self._root(), self.max_bytes)
+
+    def read_text(self, path: str) -> tuple[str, str]:
+        """``(text, sha256)`` of a source as it is now, without touching the ledger;
+        UserError saying why it cannot be read (too large, binary, a link out, ...)."""
+        rel, full = self.kb.source_file(path)
+        seen = self._observe(rel, full)
+        if seen.text is None:
+            raise UserError(f"source {rel} cannot be read: {seen.error}")
+        return seen.text, seen.hash
 
     def _existing(self, path: str) -> tuple[str, Path]:
         rel, full = self.kb.source_file(path)
@@ -351,7 +376,7 @@ class Manifest:
         """The entry reconciled with the file as it is now, and what was seen (None: gone)."""
         old = entries.get(rel)
         if full.is_file():
-            seen = _observe(rel, full, self._root())
+            seen = self._observe(rel, full)
             return _reconcile(old, rel, seen), seen
         if old is None:
             raise NotFoundError(f"no source {rel!r}", "check the path (relative to source/)")

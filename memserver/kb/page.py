@@ -174,7 +174,8 @@ def parse_page(text: str, source: str = "page") -> Page:
             source,
         )
     problems: list[Problem] = []
-    front = _parse_frontmatter("\n".join(lines[1:end]), problems, source)
+    # Each line keeps its newline: a block scalar's final newline is part of its value.
+    front = _parse_frontmatter("".join(f"{line}\n" for line in lines[1:end]), problems, source)
     blocks = _split_blocks(lines, end + 1, problems)
     sections: dict[str, str] = {}
     timeline: list[TimelineEntry] = []

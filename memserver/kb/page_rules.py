@@ -12,6 +12,7 @@ import datetime
 import functools
 import re
 import string
+from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -25,6 +26,8 @@ from memserver.kb.schema import RESERVED_SECTIONS, FieldSpec, FolderSpec
 
 # Fields that carry a page's date when the folder names no date_field.
 DATE_FIELDS = ("date", "event_date", "published")
+# A title is a name, not a text (it is embedded, indexed and matched on every search).
+MAX_TITLE_BYTES = 500
 
 _SOURCE_SUFFIX = re.compile(r"\[source: [^\]\n]+\]$")
 
@@ -79,12 +82,21 @@ def _json_ready(value: Any) -> Any:
 
 def validate_page(page: Page, folder: FolderSpec) -> list[Problem]:
     """Every way the page does not fit its folder (empty when it fits)."""
-    problems: list[Problem] = []
+    problems: list[Problem] = list(_nul_problems(page))
+    title_bytes = len(page.title.encode("utf-8", errors="surrogatepass"))
     if not page.title:
         problems.append(Problem("title", "the page has no title", "set title to the page's name"))
     elif "\n" in page.title:
         problems.append(
             Problem("title", "the title is more than one line", "keep the title on one line")
+        )
+    elif title_bytes > MAX_TITLE_BYTES:
+        problems.append(
+            Problem(
+                "title",
+                f"the title is {title_bytes} bytes long (UTF-8), more than {MAX_TITLE_BYTES}",
+                "give the page a short name; put the rest in a section",
+            )
         )
     if page.type != folder.type:
         problems.append(
@@ -140,6 +152,22 @@ def validate_page(page: Page, folder: FolderSpec) -> list[Problem]:
         except PageValidationError as exc:
             problems.extend(exc.problems)
     return problems
+
+
+def _nul_problems(page: Page) -> Iterator[Problem]:
+    """A NUL character anywhere in the page (text cannot hold one, PostgreSQL refuses it)."""
+    texts: list[tuple[str, Any]] = [("title", page.title), ("type", page.type)]
+    texts += [(f"fields.{k}", v) for k, v in page.fields.items()]
+    texts += [(f"aliases[{i}]", a) for i, a in enumerate(page.aliases)]
+    texts += [(f"sources[{i}]", s) for i, s in enumerate(page.sources)]
+    texts += [(f"sections.{h}", f"{h}{b}") for h, b in page.sections.items()]
+    texts += [(f"timeline[{i}]", f"{e.text}{e.source}") for i, e in enumerate(page.timeline)]
+    texts += [(f"open_questions[{i}]", q) for i, q in enumerate(page.open_questions)]
+    for where, value in texts:
+        if "\x00" in str(value):
+            yield Problem(
+                where, "contains a NUL character (\\x00)", "remove it; text cannot hold one"
+            )
 
 
 def check_page(page: Page, folder: FolderSpec) -> None:

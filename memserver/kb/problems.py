@@ -16,6 +16,7 @@ import jsonschema
 import yaml
 
 from memserver.errors import Problem
+from memserver.kb.yaml_limits import YamlLimitError
 
 Path_ = tuple[str | int, ...]
 
@@ -85,6 +86,8 @@ def yaml_syntax_problem(exc: yaml.YAMLError, where: str, first_line: int = 1) ->
     mark = getattr(exc, "problem_mark", None)
     line = mark.line + first_line if mark is not None else None
     detail = getattr(exc, "problem", None) or str(exc)
+    if isinstance(exc, YamlLimitError):  # valid YAML, refused: the problem says what to do
+        return Problem(where, detail, "", line)
     return Problem(where, f"not valid YAML: {detail}", "fix the YAML syntax", line)
 
 

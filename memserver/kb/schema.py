@@ -30,6 +30,7 @@ from memserver.kb.schema_model import (
     VerbPhrase,
     slug_placeholders,
 )
+from memserver.kb.yaml_limits import MAX_SCHEMA_CHARS, check_expansion, check_size
 
 
 def load_schema(path: Path | str) -> Schema:
@@ -59,7 +60,9 @@ def parse_schema(text: str, source: str = "schema.yaml") -> Schema:
     """Parse and validate schema text; raises SchemaError listing every problem."""
     loader = yaml.SafeLoader(text)
     try:
+        check_size(text, MAX_SCHEMA_CHARS, "schema")
         node = loader.get_single_node()
+        check_expansion(node)  # aliases may reuse blocks, within bounds
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise SchemaError([yaml_syntax_problem(exc, "schema.yaml")], source) from None

@@ -47,6 +47,8 @@ OLDEST = "oldest"
 # converting to any other timezone cannot overflow.
 OPEN_START = date(1, 1, 2)
 OPEN_END = date(9999, 12, 30)
+# The reference times (``now``) taken: windows around them stay inside the calendar.
+NOW_RANGE = (date(1000, 1, 1), date(8999, 12, 31))
 
 
 @dataclass(frozen=True)
@@ -522,10 +524,18 @@ def zone(tz: str | ZoneInfo) -> ZoneInfo:
 
 
 def reference_time(now: datetime | None, tz: str | ZoneInfo) -> datetime:
-    """``now`` in ``tz`` (a naive value is taken to be in ``tz``); the current time if None."""
+    """``now`` in ``tz`` (a naive value is taken to be in ``tz``); the current time if None.
+
+    UserError for a ``now`` outside ``NOW_RANGE`` (windows around it must stay dates).
+    """
     zone_info = zone(tz)
     if now is None:
         return datetime.now(zone_info)
+    if not NOW_RANGE[0] <= now.date() <= NOW_RANGE[1]:
+        raise UserError(
+            f"now={now.isoformat()} is outside the reference times this server takes",
+            f"give now between {NOW_RANGE[0]} and {NOW_RANGE[1]}",
+        )
     return now.replace(tzinfo=zone_info) if now.tzinfo is None else now.astimezone(zone_info)
 
 
@@ -561,7 +571,13 @@ def parse_time(text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC
     c = _Ctx(reference_time(now, zone_info), zone_info)
 
     window, phrase, rest = None, None, text
-    found = _find_window(text, c)
+    try:
+        found = _find_window(text, c)
+    except (OverflowError, ValueError) as exc:  # a window at year 1 or 9999 leaves the calendar
+        raise UserError(
+            f"the time window in {text[:80]!r} reaches outside the calendar ({exc})",
+            f"write dates between {NOW_RANGE[0]} and {NOW_RANGE[1]}",
+        ) from None
     if found is not None:
         window, m = found
         phrase = " ".join(m.group(0).split())

@@ -26,6 +26,7 @@ from memserver.server.tools.base import (
     require_visible,
 )
 from memserver.server.tools.pages import FolderArg, IdArg, SlugArg
+from memserver.server.tools.search import MAX_NAME_CHARS
 
 
 class EdgeView(TypedDict):
@@ -166,8 +167,9 @@ def register(server: ToolHost) -> None:
         name: Annotated[
             str,
             Field(
+                max_length=MAX_NAME_CHARS,
                 description="The name as the source writes it: 'Bob', 'Bob Martinez', "
-                "'bob-martinez', 'Weekly sync', 'people/bob-martinez'."
+                "'bob-martinez', 'Weekly sync', 'people/bob-martinez'.",
             ),
         ],
         folder: Annotated[

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.server.tools.base import Access, MemoryToolError, ToolHost, current
+from memserver.server.tools.base import MAX_OFFSET, Access, MemoryToolError, ToolHost, current
 
 if TYPE_CHECKING:
     from memserver.kb.manifest import SourceEntry
@@ -40,6 +40,13 @@ class SourceContent(TypedDict):
     status: str
     size: int
     redacted: bool
+    offset: int
+    total_chars: int
+    next_offset: int | None
+
+
+# Characters one source_read returns at most; a longer note is read in pages.
+READ_PAGE_CHARS = 100_000
 
 
 class MarkResult(TypedDict):
@@ -93,6 +100,18 @@ def register(server: ToolHost) -> None:
         path: Annotated[
             str, Field(description="Source path relative to source/, as listed by source_pending.")
         ],
+        offset: Annotated[
+            int,
+            Field(
+                ge=0,
+                le=MAX_OFFSET,
+                description="Character to start at; pass next_offset to read on.",
+            ),
+        ] = 0,
+        limit: Annotated[
+            int,
+            Field(ge=1, le=READ_PAGE_CHARS, description="Characters to return at most."),
+        ] = READ_PAGE_CHARS,
     ) -> SourceContent:
         """Read one raw source document: its text, content hash and document date.
 
@@ -100,6 +119,8 @@ def register(server: ToolHost) -> None:
         reconstruct them. Keep the returned `hash`: pass it to source_mark when you mark
         the source ingested, so an edit made while you were working is not lost. Use
         `doc_date` to resolve relative dates in the text ("yesterday", "last week").
+        A long note comes in pages: while `next_offset` is not null, call again with
+        offset=next_offset and append the text; `total_chars` is the whole length.
         """
         from memserver.kb.redact import redact_private
 
@@ -107,14 +128,25 @@ def register(server: ToolHost) -> None:
         with services.pipeline_lock:
             text, digest, entry = services.manifest().read_source(path)
         content = redact_private(text)
+        total = len(content)
+        if offset > total:
+            raise MemoryToolError(
+                f"offset={offset} is past the end of {entry.path} ({total} characters); "
+                f"use an offset from 0 to {total}",
+                "arguments",
+            )
+        end = min(total, offset + limit)
         return {
             "path": entry.path,
-            "content": content,
+            "content": content[offset:end],
             "hash": digest,
             "doc_date": entry.doc_date.isoformat(),
             "status": str(entry.status),
             "size": entry.size,
             "redacted": content != text,
+            "offset": offset,
+            "total_chars": total,
+            "next_offset": end if end < total else None,
         }
 
     @server.memory_tool(

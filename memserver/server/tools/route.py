@@ -77,7 +77,13 @@ def _router(services: Services, schema: Schema) -> Router:
 def register(server: ToolHost) -> None:
     @server.memory_tool(access=Access.READ, title="Route a text to folders", idempotent=True)
     def kb_route(
-        text: Annotated[str, Field(description="The text to route (a note, a question).")],
+        text: Annotated[
+            str,
+            Field(
+                max_length=MAX_TEXT,
+                description="The text to route (a note, a question); at most 50,000 characters.",
+            ),
+        ],
         folders: Annotated[
             list[str] | None,
             Field(description="Consider only these folders (default: all you can read)."),
@@ -105,7 +111,7 @@ def register(server: ToolHost) -> None:
             mine = [f for f in mine if f in folders]
         if not text.strip():
             raise MemoryToolError("text is empty; pass the text to route", "arguments")
-        result = _router(call.services, schema).route(text[:MAX_TEXT], mine)
+        result = _router(call.services, schema).route(text, mine)
         data: dict[str, Any] = result.as_dict()
         return {
             "folders": data["folders"],

@@ -28,6 +28,10 @@ from memserver.server.tools.base import CallContext, MemoryToolError, ToolHost, 
 if TYPE_CHECKING:
     from memserver.store.knowledge_base import KnowledgeBase
 
+# Texts searched are capped: everything in them is parsed, matched and embedded.
+MAX_QUESTION_CHARS = 8_000
+MAX_NAME_CHARS = 1_000
+
 _lock = threading.Lock()
 _searchers: weakref.WeakKeyDictionary[Any, Searcher] = weakref.WeakKeyDictionary()
 
@@ -163,7 +167,11 @@ def register(server: ToolHost) -> None:
     )
     def kb_query(
         question: Annotated[
-            str, Field(description="The question, dates and all: 'latest meeting with Bob'.")
+            str,
+            Field(
+                max_length=MAX_QUESTION_CHARS,
+                description="The question, dates and all: 'latest meeting with Bob'.",
+            ),
         ],
         folders: FoldersArg = None,
         mode: Annotated[
@@ -227,8 +235,9 @@ def register(server: ToolHost) -> None:
         window: Annotated[
             str | None,
             Field(
+                max_length=MAX_NAME_CHARS,
                 description="A period in words: 'last week', 'in March', '2026-09', "
-                "'from 2026-09-01 to 2026-09-15', 'өчигдөр'."
+                "'from 2026-09-01 to 2026-09-15', 'өчигдөр'.",
             ),
         ] = None,
         page: Annotated[
@@ -270,7 +279,10 @@ def register(server: ToolHost) -> None:
         folder: Annotated[str, Field(description="The folder, e.g. 'meetings' or 'decisions'.")],
         about: Annotated[
             str | None,
-            Field(description="Only pages about this: a name ('Globex') or a topic ('pricing')."),
+            Field(
+                max_length=MAX_NAME_CHARS,
+                description="Only pages about this: a name ('Globex') or a topic ('pricing').",
+            ),
         ] = None,
         order: Annotated[str, Field(description="'newest' (default) or 'oldest'.")] = "newest",
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,

@@ -20,6 +20,12 @@ from memserver.clients.embed import (
     embedder_from_settings,
     make_embedder,
 )
+from memserver.clients.embed_window import (
+    E5_QUERY_TOKENS,
+    E5_WINDOW_TOKENS,
+    MAX_EMBED_CHARS,
+    fit_window,
+)
 from memserver.errors import ConfigError, EmbeddingError
 from tests.fixtures.llm_server import HTTPError, LLMServer, hashed_embedding
 
@@ -107,6 +113,35 @@ def test_local_embedder_is_safe_to_call_from_threads() -> None:
     assert len(results) == 3
     for result in results:
         assert all(_cos(a, b) > 0.999 for a, b in zip(result, expected, strict=True))
+
+
+def test_local_embedder_reads_one_window_of_an_outsized_text() -> None:
+    """A 20 KB question used to be embedded window by window (40 of them, 48 s under load);
+    now only what the model reads in one window is, and the vector is the same."""
+    from memserver.clients.embed import _load_local_model
+
+    local = LocalEmbedder()
+    model = _load_local_model()
+    long = "Globex pricing review decided usage based pricing. " * 400  # ~20,000 characters
+    query, passage = fit_window(model, long, True), fit_window(model, long, False)
+    assert model.token_count(query, True) <= E5_QUERY_TOKENS < model.token_count(long, True)
+    assert model.token_count(passage, False) <= E5_WINDOW_TOKENS
+    assert long.startswith(query) and long.startswith(passage) and len(query) < len(passage)
+    assert np.allclose(local.embed_query(long), local.embed_query(query), atol=1e-6)
+    [whole] = local.embed_passages([long])
+    assert np.allclose(whole, local.embed_passages([passage])[0], atol=1e-6)
+    assert fit_window(model, "short question", True) == "short question"
+
+
+def test_remote_and_hash_embedders_get_capped_text(llm_server: LLMServer) -> None:
+    llm_server.embedding_dims = 8
+    long = "w" * (MAX_EMBED_CHARS * 2)
+    with OpenAIEmbedder(llm_server.base_url, "e5-test", 8) as embedder:
+        embedder.embed_query(long)
+    [call] = [c for c in llm_server.calls if c.path == "/v1/embeddings"]
+    assert call.body["input"] == ["w" * MAX_EMBED_CHARS]
+    hashed = HashEmbedder()
+    assert np.array_equal(hashed.embed_query(long), hashed.embed_query(long[:MAX_EMBED_CHARS]))
 
 
 # ---------------------------------------------------------------------------- openai

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memserver.errors import UserError
-from memserver.kb.layout import KBPaths, name_problem, slugify
+from memserver.kb.layout import SLUG_MAX_BYTES, KBPaths, cut_slug, name_problem, slugify
 
 
 def test_paths_derive_from_the_root(tmp_path: Path) -> None:
@@ -31,7 +32,19 @@ def test_page_path_keeps_cyrillic_slugs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "slug",
-    ["../secret", "a/b", "..", ".hidden", "", "a\x00b", "a\nb", "a\\b", " padded", "x" * 200],
+    [
+        "../secret",
+        "a/b",
+        "..",
+        ".hidden",
+        "",
+        "a\x00b",
+        "a\nb",
+        "a\\b",
+        " padded",
+        "x" * 201,
+        "я" * 101,
+    ],
 )
 def test_page_path_refuses_unsafe_slugs(tmp_path: Path, slug: str) -> None:
     with pytest.raises(UserError, match="refused slug"):
@@ -58,9 +71,36 @@ def test_slugify_refuses_text_without_letters(text: str) -> None:
         slugify(text)
 
 
-def test_slugify_truncates_long_titles() -> None:
-    slug = slugify("word " * 100)
-    assert len(slug) <= 100 and not slug.endswith("-")
+@pytest.mark.parametrize(
+    "title",
+    [
+        "漢字仮名交じり文の長い会議の議事録" * 6,  # CJK: 3 bytes a character
+        "ᠮᠣᠩᠭᠣᠯ ᠪᠢᠴᠢᠭ ᠦᠨ ᠤᠷᠲᠤ ᠭᠠᠷᠴᠠᠭ " * 5,  # traditional Mongolian, 3 bytes
+        "Хуралдааны тэмдэглэл " * 12,  # Cyrillic, 2 bytes
+        "🎉 Launch party 🚀 for the new product line " * 6,  # emoji are dropped
+        "word " * 100,
+    ],
+)
+def test_slugify_cuts_long_titles_to_200_bytes_with_a_hash(title: str) -> None:
+    slug = slugify(title)
+    whole = re.sub(r"-{2,}", "-", "".join(c if c.isalnum() else "-" for c in title.lower()))
+    assert len(slug.encode("utf-8")) <= SLUG_MAX_BYTES
+    assert re.fullmatch(r".+-[0-9a-f]{8}", slug) and "--" not in slug
+    assert whole.strip("-").startswith(slug.rsplit("-", 1)[0])  # a prefix, cut cleanly
+    assert slugify(title + " two") != slug  # the hash keeps long titles apart
+    KBPaths.of(Path("/tmp")).page_path("meetings", slug)  # a name the file system takes
+
+
+def test_a_cut_never_separates_a_letter_from_its_combining_marks() -> None:
+    slug = "a" * 188 + "b" + "\u0301" * 5 + "c" * 20  # the cut falls inside b's marks
+    cut = cut_slug(slug)
+    assert cut.rsplit("-", 1)[0] == "a" * 188  # b goes with its marks
+    assert len(cut.encode()) <= SLUG_MAX_BYTES
+
+
+def test_short_slugs_are_not_cut() -> None:
+    assert slugify("Globex kickoff") == "globex-kickoff"
+    assert slugify("漢字" * 30) == "漢字" * 30  # 180 bytes: under the limit, no hash
 
 
 @given(st.text())
