@@ -38,9 +38,9 @@ from ingest_agent.drafts import (
     linked,
     repair_by_rules,
 )
-from ingest_agent.errors import SourceFailed
+from ingest_agent.errors import ServerUnavailable, SourceFailed
 from ingest_agent.extract_rules import RulesExtractor
-from ingest_agent.memory import Memory, is_validation, is_version_conflict
+from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
 from ingest_agent.merge import Conflict, MergeResult, Order, merge_page
 from ingest_agent.model import (
     Draft,
@@ -50,6 +50,7 @@ from ingest_agent.model import (
     is_dated,
 )
 from ingest_agent.resolution import Resolver
+from ingest_agent.review import ReviewPolicy
 from memserver.clients.llm import TokenBudget
 from memserver.commands.output import progress
 from memserver.errors import (
@@ -82,6 +83,7 @@ class RunSummary:
 
     sources: list[SourceOutcome] = field(default_factory=list)
     stopped: str | None = None
+    paused: str | None = None  # the server's database was unavailable; try again later
     seconds: float = 0.0
     tool_calls: int = 0
     llm_calls: int = 0
@@ -96,6 +98,7 @@ class RunSummary:
             "failed": self.count("failed"),
             "dry_run": self.count("dry-run"),
             "stopped": self.stopped,
+            "paused": self.paused,
             "seconds": round(self.seconds, 3),
             "tool_calls": self.tool_calls,
             "llm_calls": self.llm_calls,
@@ -148,6 +151,9 @@ class IngestAgent:
             except BudgetExceeded as exc:
                 summary.stopped = str(exc)
                 break
+            except ServerUnavailable as exc:
+                summary.paused = str(exc)  # the rest stays queued for the next pass
+                break
             summary.sources.append(outcome)
             summary.llm_calls += outcome.llm_calls
             summary.tokens += outcome.tokens
@@ -169,7 +175,11 @@ class IngestAgent:
             hint = await self.memory.route(source.content)
             extraction = await self._extract(source, hint)
             outcome.extractor = extraction.extractor
-            await self._apply(source, extraction, outcome)
+            # A model can be steered by the note it reads: its riskier writes wait for a person.
+            review = (
+                ReviewPolicy(self.schema, source, hint) if extraction.extractor == "llm" else None
+            )
+            await self._apply(source, extraction, outcome, review)
             if self.dry_run:
                 outcome.status = "dry-run"
             else:
@@ -179,10 +189,15 @@ class IngestAgent:
                 outcome.status = "ingested"
         except (BudgetExceeded, ServerAuthError):
             raise  # these stop the run; the source stays pending
-        except (SourceFailed, LLMError, UserError, ToolCallError) as exc:
+        except ToolCallError as exc:
+            if is_unavailable(exc):
+                raise ServerUnavailable(exc.server_message) from exc  # stays pending
+            self._failed(outcome, path, str(exc))
+            if not self.dry_run:
+                await self._mark_failed(outcome.path, str(exc))
+        except (SourceFailed, LLMError, UserError) as exc:
             reason = exc.reason if isinstance(exc, SourceFailed) else str(exc)
-            log.warning("ingest %s failed: %s", path, reason)
-            outcome.status, outcome.error = "failed", reason
+            self._failed(outcome, path, reason)
             if not self.dry_run:
                 await self._mark_failed(outcome.path, reason)
         finally:
@@ -193,6 +208,11 @@ class IngestAgent:
             if self.llm is not None:
                 outcome.model_seconds = self.llm.model_seconds - model_seconds
         return outcome
+
+    @staticmethod
+    def _failed(outcome: SourceOutcome, path: str, reason: str) -> None:
+        log.warning("ingest %s failed: %s", path, reason)
+        outcome.status, outcome.error = "failed", reason
 
     async def _mark_failed(self, path: str, reason: str) -> None:
         try:
@@ -219,7 +239,13 @@ class IngestAgent:
 
     # -- applying an extraction ----------------------------------------------------------------
 
-    async def _apply(self, source: Source, extraction: Extraction, outcome: SourceOutcome) -> None:
+    async def _apply(
+        self,
+        source: Source,
+        extraction: Extraction,
+        outcome: SourceOutcome,
+        review: ReviewPolicy | None = None,
+    ) -> None:
         works = combine(extraction.drafts, self.schema)
         add_stubs(works, self.schema)
         names: dict[tuple[str, str], str | None] = {}
@@ -236,7 +262,7 @@ class IngestAgent:
         for work in [*entities, *events]:
             if work.dropped:
                 continue
-            page_id, changed, conflicts = await self._write(source, work)
+            page_id, changed, conflicts = await self._write(source, work, review)
             work.page_id = page_id
             outcome.pages.append(page_id)
             if changed:
@@ -250,7 +276,9 @@ class IngestAgent:
 
     # -- writing -------------------------------------------------------------------------
 
-    async def _write(self, source: Source, work: Work) -> tuple[str, bool, tuple[Conflict, ...]]:
+    async def _write(
+        self, source: Source, work: Work, review: ReviewPolicy | None = None
+    ) -> tuple[str, bool, tuple[Conflict, ...]]:
         """Merge into the stored page and put it (see the module docstring); (id, changed, conflicts)."""
         spec = self._folder(work)
         draft = work.draft
@@ -267,6 +295,8 @@ class IngestAgent:
             result = await self._merge(
                 stored.page if stored else None, draft.page, spec, target, source, others
             )
+            if review is not None:
+                result = review.hold(stored.page if stored else None, result, spec, target)
             if stored is not None and not result.changed:
                 return stored.id, False, ()
             page = result.page

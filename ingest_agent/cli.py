@@ -14,7 +14,9 @@ config, with the write token in ``MEMORY_TOKEN`` (or the variable ``mcp.token_en
 names). With an LLM configured (``llm`` block or ``LLM_BASE_URL``/``LLM_MODEL``) the
 model extracts; without one the deterministic rules extractor does (``--rules`` forces
 it). Exit status: 0 done, 1 some sources failed, 2 a usage or configuration error,
-3 stopped by the token budget, 130 interrupted.
+3 stopped by the token budget, 130 interrupted. With ``--watch`` each pass opens its
+own MCP session, and a pass that cannot reach the server (or whose database is down)
+is logged and tried again at the next interval; its sources stay queued.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -30,16 +33,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
+from mcp.shared.exceptions import MCPError
 
 from ingest_agent.agent import IngestAgent, RunSummary
 from ingest_agent.errors import IngestUsageError
-from ingest_agent.memory import Memory
+from ingest_agent.memory import Memory, is_unavailable
 from memserver.clients.config import Settings, load_settings
 from memserver.clients.llm import LLMClient, TokenBudget
 from memserver.clients.mcp import MemoryClient, connect, open_stdio
 from memserver.commands.output import print_json
 from memserver.commands.support import parse_interval, run_translating_errors
-from memserver.errors import MemoryError_
+from memserver.errors import MemoryError_, ToolCallError
 from memserver.kb.page import Page, render_page
 from memserver.kb.schema import FolderSpec
 
@@ -90,7 +95,38 @@ def _start(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget <= 0:
         raise IngestUsageError(f"--budget must be positive, not {args.budget}")
     settings = load_settings(args.config)
-    return _unwrapped(lambda: anyio.run(_run, args, settings, interval))
+    return _unwrapped(lambda: anyio.run(_until_signal, args, settings, interval))
+
+
+async def _until_signal(
+    args: argparse.Namespace, settings: Settings, interval: float | None
+) -> int:
+    """``_run`` until it ends or SIGINT/SIGTERM arrives; a signal becomes KeyboardInterrupt.
+
+    The signal cancels the run's anyio cancel scope, which every await below it sees
+    (level-triggered), wherever the run is: an MCP call, a model call, a sleep. Left to
+    the event loop's default (a one-off cancellation of the main task), a Ctrl-C that
+    landed inside a timeout scope of a library could be absorbed there, and the watch
+    loop went on as if nothing happened.
+    """
+    stopped = False
+    result = 0
+    async with anyio.create_task_group() as group:
+
+        async def stop_on_signal() -> None:
+            nonlocal stopped
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    stopped = True
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(stop_on_signal)
+        result = await _run(args, settings, interval)
+        group.cancel_scope.cancel()
+    if stopped:
+        raise KeyboardInterrupt
+    return result
 
 
 def _unwrapped(run: Callable[[], int]) -> int:
@@ -150,44 +186,80 @@ async def _run(args: argparse.Namespace, settings: Settings, interval: float | N
     if settings.llm is not None and not args.rules:
         llm_client = LLMClient(settings.llm, budget, max_attempts=2, backoff=0.5, max_backoff=5)
     try:
-        async with _client(args, settings) as client:
-            memory = Memory(client, dry_run=args.dry_run)
-            schema = await memory.start()
-            extractor = None
-            if llm_client is not None:
-                from ingest_agent.extract_llm import LLMExtractor
-
-                extractor = LLMExtractor(schema, llm_client)
-            agent = IngestAgent(
-                memory,
-                schema,
-                llm=extractor,
-                budget=budget,
-                dry_run=args.dry_run,
-                on_page=_print_page if args.dry_run and not args.json else None,
-            )
-            only = _source_path(args)
-            if interval is None:
+        if interval is None:
+            async with _client(args, settings) as client:
+                agent = await _agent(client, args, budget, llm_client)
+                only = _source_path(args)
                 summary = await agent.run([only] if only else None, show_progress=not args.json)
-                _report(summary, args.json)
-                return _status(summary)
-            while True:  # --watch: a pass, a bounded sleep, again; Ctrl-C ends it
-                memory.new_pass()
-                summary = await agent.run(show_progress=False)
-                if summary.sources or summary.stopped:
-                    _report(summary, args.json, compact=True)
-                if summary.stopped:
-                    return 3
-                await anyio.sleep(interval)
+            _report(summary, args.json)
+            return _status(summary)
+        while True:  # --watch: a pass in its own session, a bounded sleep, again; Ctrl-C ends it
+            passed = await _watch_pass(args, settings, budget, llm_client)
+            if passed is not None and (passed.sources or passed.stopped or passed.paused):
+                _report(passed, args.json, compact=True)
+            if passed is not None and passed.stopped:
+                return 3
+            await anyio.sleep(interval)
     finally:
         if llm_client is not None:
             llm_client.close()
 
 
+async def _agent(
+    client: MemoryClient, args: argparse.Namespace, budget: TokenBudget, llm: LLMClient | None
+) -> IngestAgent:
+    memory = Memory(client, dry_run=args.dry_run)
+    schema = await memory.start()
+    extractor = None
+    if llm is not None:
+        from ingest_agent.extract_llm import LLMExtractor
+
+        extractor = LLMExtractor(schema, llm)
+    return IngestAgent(
+        memory,
+        schema,
+        llm=extractor,
+        budget=budget,
+        dry_run=args.dry_run,
+        on_page=_print_page if args.dry_run and not args.json else None,
+    )
+
+
+async def _watch_pass(
+    args: argparse.Namespace, settings: Settings, budget: TokenBudget, llm: LLMClient | None
+) -> RunSummary | None:
+    """One ``--watch`` pass; None when the server could not be reached this time.
+
+    Each pass opens its own MCP session, so an idle interval longer than the server's
+    session lifetime, or a restarted server, costs nothing.
+    """
+    try:
+        async with _client(args, settings) as client:
+            agent = await _agent(client, args, budget, llm)
+            return await agent.run(show_progress=False)
+    except Exception as exc:
+        if not _transient(exc):
+            raise
+        log.warning("the memory server is unavailable (%s); trying again next interval", exc)
+        return None
+
+
+def _transient(exc: BaseException) -> bool:
+    """A failure to reach the memory server (or its database) that the next pass may not meet;
+    anything else (a refused token, a missing tool) stops the agent with its error."""
+
+    def passing(leaf: BaseException) -> bool:
+        if isinstance(leaf, ToolCallError):
+            return is_unavailable(leaf)
+        return isinstance(leaf, OSError | httpx2.HTTPError | MCPError)
+
+    return all(passing(leaf) for leaf in _leaves(exc))
+
+
 def _status(summary: RunSummary) -> int:
     if summary.stopped:
         return 3
-    return 1 if summary.count("failed") else 0
+    return 1 if summary.count("failed") or summary.paused else 0
 
 
 def _print_page(page_id: str, page: Page, folder: FolderSpec) -> None:
@@ -210,6 +282,7 @@ def _report(summary: RunSummary, as_json: bool, *, compact: bool = False) -> Non
             pages = f"{len(item.pages)} page(s), {len(item.changed)} changed"
             print(f"{item.status:<9} {item.path} -> {pages} [{item.extractor}]")
     tail = f" (stopped: {summary.stopped})" if summary.stopped else ""
+    tail += f" (paused, the rest stays queued: {summary.paused})" if summary.paused else ""
     print(
         f"{summary.count('ingested')} ingested, {summary.count('failed')} failed, "
         f"{summary.llm_calls} LLM calls, {summary.tokens} tokens, "

@@ -5,14 +5,16 @@
     MemoryError_
     ├── UserError
     │   └── IngestUsageError     a bad command line (--file outside source/, --watch 0s ...)
-    └── LLMError
-        └── ExtractionError      the model's answer is unusable after one retry
+    ├── LLMError
+    │   └── ExtractionError      the model's answer is unusable after one retry
+    └── ServerUnavailable        the memory server cannot reach its database right now
     SourceFailed                 one source cannot be ingested; the run goes on
 
 ``SourceFailed`` carries the one-line reason written to the manifest (``source_mark
 failed``); it is raised for anything that stops one source (an unusable model answer, a
 page the server keeps rejecting, a tool error) but never for what stops the whole run
-(``BudgetExceeded``, a refused token, an unreachable server).
+(``BudgetExceeded``, a refused token, an unreachable server). ``ServerUnavailable``
+ends a pass early and leaves its sources queued: ``--watch`` tries again next interval.
 """
 
 from __future__ import annotations
@@ -50,3 +52,7 @@ class SourceFailed(MemoryError_):
         self.path = path
         self.reason = " ".join(reason.split())[:2000]
         super().__init__(f"{path}: {self.reason}")
+
+
+class ServerUnavailable(MemoryError_):
+    """The memory server answered that its database is unavailable; nothing is marked."""

@@ -69,6 +69,7 @@ class Conflict:
             "old_source": self.old_source,
             "new_source": self.new_source,
             "status": "unresolved" if self.status == "unresolved" else "superseded",
+            "note": self.note or None,
         }
 
     def as_dict(self) -> dict[str, Any]:

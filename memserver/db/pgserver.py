@@ -87,6 +87,23 @@ class EmbeddedServer:
         pid = self._server.get_pid()
         return int(pid) if pid is not None else None
 
+    def running(self) -> bool:
+        """Whether the postmaster of this data directory is up."""
+        return running_pid(self.pgdata) is not None
+
+    def restart(self) -> None:
+        """Start the server again after it stopped on its own (StoreError if it cannot)."""
+        ep = _import()
+        try:
+            with ep.PostgresServer._lock:
+                self._server.ensure_postgres_running()
+        except Exception as exc:
+            raise StoreError(
+                f"could not restart the embedded PostgreSQL in {self.pgdata}: {exc}"
+                f"{_log_tail(self.pgdata)}",
+                "check the log above and the free disk space",
+            ) from exc
+
     def release(self) -> None:
         """Drop one reference; the last one in the process gives up the handle, and the
         last process overall stops the server (per ``lifetime``)."""

@@ -7,15 +7,22 @@ What runs, in this order (each step bounded in time)::
     -> tokens: "up-ingest" (folders *, write) and "up-read" (folders *, read-only)
     -> memory server, in this process: MCP over HTTP at http://ADDR/mcp (+ /healthz),
        and the web console at http://ADDR/ui (the banner's login link signs in as admin)
-    -> read agent:   subprocess ``read-agent serve --addr AGENT_ADDR`` (waits for /healthz)
+    -> read agent:   subprocess ``read-agent serve --addr AGENT_ADDR --fd N`` (/healthz)
     -> ingest agent: subprocess ``ingest-agent --url .../mcp --watch 60s``
 
-The agents reach the memory server only over MCP, with ``MEMORY_URL`` and their token
-in the environment (``MEMORY_TOKEN``, or the variable ``mcp.token_env`` names). Token
+Both ports are listened on before anything starts (a port in use is one clear error);
+the read agent is handed its listening socket (``--fd``) and an API key
+(``READ_AGENT_API_KEY`` when set, else ``<kb>/.memserver/tokens/read-agent.key``),
+printed in the banner and used in every snippet it prints. The agents reach the
+memory server only over MCP, with ``MEMORY_URL`` and their token in the environment (``MEMORY_TOKEN``, or the variable ``mcp.token_env`` names). Token
 secrets live in ``<kb>/.memserver/tokens/<name>.token`` (directory 0700, files 0600) and
 are reused on the next start while the token store still accepts them; a revoked or
 lost token is replaced. Logs: ``<kb>/.memserver/logs/`` (``memserver.log`` for this
 process, ``read-agent.log`` and ``ingest-agent.log`` for the children).
+
+If the embedded PostgreSQL stops on its own meanwhile, ``up`` says so and starts it
+again (every few seconds until it runs); the memory server's calls fail fast with
+"database unavailable, retrying" until then, and the first call after succeeds.
 
 Stopping: SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the agents (SIGINT, then SIGKILL
 after ``stop_timeout``), then the memory server, then releases the embedded PostgreSQL
@@ -28,6 +35,7 @@ process, which stops them in order) and, on Linux, get SIGTERM if this process d
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -37,20 +45,22 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import IO, TYPE_CHECKING
 
-from memserver.errors import NotFoundError, ServiceError, UserError
+from memserver.errors import NotFoundError, ServiceError, StoreError, UserError
 from memserver.kb.layout import KBPaths
 from memserver.server.addr import parse_addr
+from memserver.up.agent_key import KEY_ENV, ensure_agent_key, write_secret
 from memserver.up.supervise import (
     Child,
-    check_port_free,
     listen_socket,
     log_to_file,
+    port_error,
     url_of,
     wait_healthy,
 )
@@ -71,6 +81,7 @@ INGEST_TOKEN = "up-ingest"
 READ_TOKEN = "up-read"
 HEALTH_TIMEOUT = 120.0
 STOP_TIMEOUT = 10.0
+DB_RETRY_SECONDS = 5.0
 EXAMPLE_QUESTION = "When was the latest meeting with Globex, and what was decided?"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -100,6 +111,7 @@ class UpTokens:
     ingest: str = field(repr=False)
     read: str = field(repr=False)
     directory: Path
+    agent_key: str = field(default="", repr=False)  # what clients send the read agent
 
     def file(self, name: str) -> Path:
         return self.directory / f"{name}.token"
@@ -120,6 +132,7 @@ def ensure_tokens(paths: KBPaths, store: TokenStore) -> UpTokens:
         ingest=ensure_token(store, directory, INGEST_TOKEN, write=True),
         read=ensure_token(store, directory, READ_TOKEN, write=False),
         directory=directory,
+        agent_key=ensure_agent_key(directory),
     )
 
 
@@ -141,7 +154,7 @@ def ensure_token(store: TokenStore, directory: Path, name: str, *, write: bool) 
     with contextlib.suppress(NotFoundError):
         store.revoke(name)
     created = store.create(name, "*", write=write)
-    _write_secret(path, created.secret)
+    write_secret(path, created.secret)
     return created.secret
 
 
@@ -149,15 +162,6 @@ def _private_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     path.chmod(0o700)
     return path
-
-
-def _write_secret(path: Path, secret: str) -> None:
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(secret + "\n")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
 
 
 # -- the memory server (in this process) --------------------------------------------------------
@@ -179,6 +183,7 @@ class MemoryServerThread:
 
         from memserver.console.app import create_app
         from memserver.server.audit import AuditLog
+        from memserver.server.http_serve import server_config
         from memserver.server.mcp_server import build_server
         from memserver.server.tokens import TokenStore
         from memserver.server.tools.base import Services
@@ -191,12 +196,9 @@ class MemoryServerThread:
             audit=AuditLog(kb.db),
             public_url=url_of(addr),
         )
-        config = uvicorn.Config(
+        config = server_config(
             create_app(server, host=host, port=port, login_key=login_key),
             log_config=None,  # our handlers: <kb>/.memserver/logs/memserver.log
-            log_level="warning",
-            lifespan="on",
-            timeout_graceful_shutdown=5,
         )
         self.server: uvicorn.Server = uvicorn.Server(config)
         self.error: BaseException | None = None
@@ -263,6 +265,7 @@ class Up:
         # The console's trusted login link (printed in the banner), valid while we run.
         self.login_key = secrets.token_urlsafe(24)
         self._wake = threading.Event()
+        self._next_db_check = 0.0
 
     # ---------------------------------------------------------------- running
 
@@ -273,6 +276,8 @@ class Up:
             try:
                 self._start()
                 self._starting = False
+                # Only now: a Ctrl-C right after the banner is a normal stop, not an abort.
+                self.say(self.banner())
                 return self._watch()
             except KeyboardInterrupt:
                 self.say("\ninterrupted while starting; stopping")
@@ -305,8 +310,9 @@ class Up:
         self.settings = settings
         self.embedder_overridden = settings is not configured
         sock = listen_socket(opts.addr, "memory server", "--addr")
+        agent_sock: socket.socket | None = None
         try:
-            check_port_free(opts.agent_addr, "read agent", "--agent-addr")
+            agent_sock = listen_socket(opts.agent_addr, "read agent", "--agent-addr")
             where = "DATABASE_URL" if settings.database_url else "the embedded PostgreSQL"
             self.say(f"starting {where}, migrating, loading the embedder ...")
             self.kb = KnowledgeBase.open(self.paths.root, settings)
@@ -319,6 +325,8 @@ class Up:
             )
         except BaseException:
             sock.close()
+            if agent_sock is not None:
+                agent_sock.close()
             raise
         self.memory.start()
         self.say(f"memory server on {self.mcp_url} ...")
@@ -326,35 +334,55 @@ class Up:
             f"{url_of(opts.addr)}/healthz",
             opts.health_timeout,
             alive=lambda: self.memory is not None and self.memory.running,
-            failure=lambda: ServiceError(
-                f"the memory server stopped while starting: {self.memory and self.memory.error}",
-                f"see {logs_dir(self.paths) / 'memserver.log'}",
-            ),
+            failure=self._memory_failure,
             what="memory server",
         )
-        reader = self._child(
-            "read agent",
-            ["read_agent.cli", *self._config_args(), "serve", "--addr", opts.agent_addr],
-            tokens.read,
-        )
+        # The read agent serves on the socket listening since the start (no port race).
+        with agent_sock:
+            fd = agent_sock.fileno()
+            argv = [*self._config_args(), "serve", "--addr", opts.agent_addr, "--fd", str(fd)]
+            reader = self._child(
+                "read agent",
+                ["read_agent.cli", *argv],
+                tokens.read,
+                {KEY_ENV: tokens.agent_key},
+                pass_fds=(fd,),
+            )
         self.say(f"read agent on {url_of(opts.agent_addr)} ...")
         self._wait_child(reader, f"{url_of(opts.agent_addr)}/healthz")
         if opts.ingest:
             argv = ["ingest_agent.cli", *self._config_args(), "--url", self.mcp_url]
             self._child("ingest agent", [*argv, "--watch", opts.watch], tokens.ingest)
-        self.say(self.banner())
+
+    def _memory_failure(self) -> Exception:
+        error = self.memory.error if self.memory is not None else None
+        if isinstance(error, OSError) and error.errno == errno.EADDRINUSE:
+            return port_error(self.options.addr, "memory server", "--addr", error)
+        return ServiceError(
+            f"the memory server stopped while starting: {error}",
+            f"see {logs_dir(self.paths) / 'memserver.log'}",
+        )
 
     def _config_args(self) -> list[str]:
         return ["--config", str(Path(self.options.config).resolve())] if self.options.config else []
 
-    def _child(self, name: str, module_args: list[str], token: str) -> Child:
+    def _child(
+        self,
+        name: str,
+        module_args: list[str],
+        token: str,
+        extra_env: dict[str, str] | None = None,
+        pass_fds: tuple[int, ...] = (),
+    ) -> Child:
         assert self.settings is not None
         env = dict(os.environ)
         env["MEMORY_URL"] = self.mcp_url
         env[str(self.settings.mcp.options.get("token_env", "MEMORY_TOKEN"))] = token
         env["PYTHONUNBUFFERED"] = "1"
+        env.update(extra_env or {})
         log = logs_dir(self.paths) / f"{name.replace(' ', '-')}.log"
-        child = Child(name, [sys.executable, "-m", *module_args], env, log, on_exit=self._wake.set)
+        argv = [sys.executable, "-m", *module_args]
+        child = Child(name, argv, env, log, on_exit=self._wake.set, pass_fds=pass_fds)
         self.children.append(child)
         child.start()
         return child
@@ -378,6 +406,7 @@ class Up:
             for child in self.children:
                 if child.exit_code() is not None:
                     raise child.failure()
+            self._keep_database_up()
             if self.memory is not None and not self.memory.running:
                 raise ServiceError(
                     f"the memory server stopped: {self.memory.error or 'no error recorded'}",
@@ -388,6 +417,21 @@ class Up:
         database = " and the embedded PostgreSQL" if embedded else ""
         self.say(f"\n{name}: stopping the agents, the memory server{database} ...")
         return 0
+
+    def _keep_database_up(self) -> None:
+        """Restart the embedded PostgreSQL if it stopped on its own (tried every few seconds)."""
+        server = self.kb.db.server if self.kb is not None else None
+        now = time.monotonic()
+        if server is None or now < self._next_db_check or server.running():
+            return
+        self._next_db_check = now + DB_RETRY_SECONDS
+        self.say("the embedded PostgreSQL stopped; restarting it ...")
+        try:
+            server.restart()
+        except StoreError as exc:
+            self.say(f"{exc.message}; trying again in {DB_RETRY_SECONDS:.0f} s")
+            return
+        self.say("the embedded PostgreSQL is running again")
 
     def _shutdown(self) -> None:
         timeout = self.options.stop_timeout
@@ -438,11 +482,7 @@ class Up:
         )
         question = json.dumps({"question": EXAMPLE_QUESTION}, ensure_ascii=False)
         reader_env = f"MEMORY_URL={self.mcp_url} MEMORY_TOKEN=$(cat {shlex.quote(str(read_file))})"
-        key_note = (
-            "  (READ_AGENT_API_KEY is set: send it as the API key)\n"
-            if os.environ.get("READ_AGENT_API_KEY", "").strip()
-            else ""
-        )
+        key = tokens.agent_key
         warn = (
             f"\n  warning: {self.reindex_failed} page(s) in knowledge/ do not fit the schema and "
             "were not indexed; run `memserver reindex` to see why\n"
@@ -455,7 +495,7 @@ Memory System is up: {self.paths.root}
   memory server   {self.mcp_url}  (MCP, bearer tokens; health: {url_of(opts.addr)}/healthz)
   web console     {self.console_url}
                   (this link signs you in as admin while `up` runs; or sign in with a token)
-  read agent      {agent}  (POST /ask, OpenAI-compatible /v1/chat/completions)
+  read agent      {agent}  (POST /ask, OpenAI-compatible /v1/chat/completions; API key below)
   ingest agent    {ingest}
   database        {database}
   embedder        {kb.embedder.name}
@@ -464,8 +504,8 @@ Memory System is up: {self.paths.root}
   logs            {logs_dir(self.paths)}/ ({", ".join(self.log_names())})
 {warn}
 Ask a question:
-  curl -s {agent}/ask -H 'Content-Type: application/json' \\
-       -d {shlex.quote(question)}
+  curl -s {agent}/ask -H 'Authorization: Bearer {key}' \\
+       -H 'Content-Type: application/json' -d {shlex.quote(question)}
   {reader_env} \\
        {script("read-agent")} ask {shlex.quote(EXAMPLE_QUESTION)}
 
@@ -473,8 +513,8 @@ MCP clients (the read token; keep it private):
 {self.mcp_snippets(tokens.read)}
 
 Chat UI (Open WebUI, LibreChat, any OpenAI-compatible client):
-  base URL {agent}/v1, any API key, any model name (listed as "memory")
-{key_note}
+  base URL {agent}/v1, API key {key}, any model name (listed as "memory")
+
 Press Ctrl-C to stop everything.
 """
 

@@ -4,8 +4,9 @@
   process group (Ctrl-C in the terminal reaches only the supervisor, which stops the
   children in order) and, on Linux, with SIGTERM delivered to it if the supervisor
   dies, even by SIGKILL. ``tail()`` shows what *this* run wrote, for error messages.
-- :func:`listen_socket` binds a port before anything starts, so a port in use is a
-  one-line error instead of a half-started system.
+- :func:`listen_socket` listens on a port before anything starts, so a port in use is a
+  one-line error instead of a half-started system; the read agent is handed its socket
+  (``pass_fds``), so no other program can take the port in between.
 - :func:`wait_healthy` polls a ``/healthz`` within a deadline and fails early when the
   service it waits for has stopped.
 - :func:`log_to_file` sends this process's log records (and warnings) to a file.
@@ -53,6 +54,7 @@ class Child:
     log: Path
     proc: subprocess.Popen[bytes] | None = None
     on_exit: Callable[[], None] | None = field(default=None, repr=False)
+    pass_fds: tuple[int, ...] = ()  # file descriptors the child inherits (a listening socket)
     _log_start: int = field(default=0, repr=False)  # where this run's lines begin
 
     def start(self) -> None:
@@ -70,6 +72,7 @@ class Child:
                 stderr=subprocess.STDOUT,
                 env=self.env,
                 start_new_session=True,
+                pass_fds=self.pass_fds,
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
         threading.Thread(target=self._watch, name=f"watch-{self.name}", daemon=True).start()
@@ -148,26 +151,31 @@ def url_of(addr: str) -> str:
 
 
 def listen_socket(addr: str, what: str, flag: str) -> socket.socket:
-    """A socket bound to ``addr`` (so the port is ours before anything starts)."""
+    """A socket listening on ``addr`` now, so the port is ours before anything starts.
+
+    Listening at once (not only binding) matters: a bound socket that does not listen
+    yet can still lose the port to another program that listens first.
+    """
     host, port = parse_addr(addr)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(socket.SOMAXCONN)
     except OSError as exc:
         sock.close()
-        raise UserError(
-            f"cannot listen on {addr} for the {what}: {exc.strerror or exc}",
-            f"another program (or another `memserver up`) uses that port; stop it or pass "
-            f"{flag} HOST:PORT",
-        ) from exc
+        raise port_error(addr, what, flag, exc) from exc
     return sock
 
 
-def check_port_free(addr: str, what: str, flag: str) -> None:
-    """UserError now if ``addr`` is taken (the child binding it later would fail)."""
-    listen_socket(addr, what, flag).close()
+def port_error(addr: str, what: str, flag: str, exc: OSError) -> UserError:
+    """The one message for a port we cannot have, whenever it turns out."""
+    return UserError(
+        f"cannot listen on {addr} for the {what}: {exc.strerror or exc}",
+        f"another program (or another `memserver up`) uses that port; stop it or pass "
+        f"{flag} HOST:PORT",
+    )
 
 
 def wait_healthy(
@@ -175,7 +183,7 @@ def wait_healthy(
     timeout: float,
     *,
     alive: Callable[[], bool],
-    failure: Callable[[], ServiceError],
+    failure: Callable[[], Exception],
     what: str,
 ) -> dict[str, Any]:
     """Poll ``url`` (a /healthz) until it answers 200 and return its JSON.

@@ -67,10 +67,18 @@ def test_a_version_conflict_is_re_read_and_merged(small_server: IngestServer) ->
     assert {"a.md", "b.md"} <= set(page.sources)
 
 
+def decision_record(server: IngestServer, name: str) -> None:
+    """Make ``name`` a decision record by its frontmatter, so a decision is expected of it
+    (a decision the model finds in a meeting note would wait for review instead)."""
+    note = server.paths.source / name
+    note.write_text("---\ntype: decision\ndate: 2026-09-02\n---\n\nWe go live.\n")
+
+
 def test_a_schema_rejection_gets_one_repair_round(
     small_server: IngestServer, ingest: Ingest, llm_server: LLMServer
 ) -> None:
     model = ScriptedModel(llm_server)
+    decision_record(small_server, "b.md")
     decision = {"folder": "decisions", "title": "Go live", "fields": {"date": "2026-09-02"}}
     model.overrides = {"b.md": json.dumps({"pages": [decision]})}  # status is required
     model.fix = lambda page: {**page, "fields": {**page["fields"], "status": "accepted"}}
@@ -89,6 +97,7 @@ def test_a_page_still_invalid_after_the_repair_fails_its_source(
     small_server: IngestServer, ingest: Ingest, llm_server: LLMServer
 ) -> None:
     model = ScriptedModel(llm_server)
+    decision_record(small_server, "c.md")
     decision = {"folder": "decisions", "title": "Go live", "fields": {"date": "2026-09-02"}}
     model.overrides = {"c.md": json.dumps({"pages": [decision]})}
     status, summary = ingest(small_server, "--file", "c.md", llm=llm_server)

@@ -113,6 +113,7 @@ def test_same_date_disagreement_keeps_current_and_opens_a_question() -> None:
         "old_source": "m.md",
         "new_source": "s.md",
         "status": "unresolved",
+        "note": conflict.note,
     }
     # the same source again adds nothing: no second question, no second conflict
     again = merge_page(

@@ -151,3 +151,26 @@ def test_http_server_stops_cleanly_on_sigterm(kb_dir: Path) -> None:
 def test_server_command_runs_this_interpreter(kb_dir: Path) -> None:
     argv = server_command(kb_dir, trusted=True)
     assert argv[0] == sys.executable and argv[-2:] == ["--stdio", "--trusted"]
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "empty pipe", "regular file"])
+def test_end_of_input_exits_0_without_a_traceback(kb_dir: Path, tmp_path: Path, stdin: str) -> None:
+    """``serve --stdio < /dev/null`` (epoll refuses /dev/null) used to crash with an
+    ExceptionGroup traceback; every kind of finished input now ends the server cleanly."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with empty.open("rb") as file:
+        given: dict[str, Any] = {
+            "devnull": {"stdin": subprocess.DEVNULL},
+            "empty pipe": {"input": ""},
+            "regular file": {"stdin": file},
+        }[stdin]
+        result = subprocess.run(
+            server_command(kb_dir, trusted=True),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            **given,
+        )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "ExceptionGroup" not in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import queue
 import re
@@ -184,6 +185,13 @@ def test_up_ingests_answers_and_stops_cleanly(
         assert (tokens / f"{name}.token").stat().st_mode & 0o777 == 0o600
     read_secret = (tokens / f"{READ_TOKEN}.token").read_text().strip()
     assert f"Bearer {read_secret}" in banner
+    # The read agent asks for its own API key, kept with the tokens and in every snippet.
+    key_file = tokens / "read-agent.key"
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    agent_key = key_file.read_text().strip()
+    assert f"-H 'Authorization: Bearer {agent_key}'" in banner
+    assert f"API key {agent_key}" in banner
+    keyed = {"Authorization": f"Bearer {agent_key}"}
 
     # The ingest agent (rules extractor) turns every source into pages.
     poll(lambda: all_ingested(up_kb), INGEST_TIMEOUT, "the ingest agent's first pass")
@@ -194,9 +202,14 @@ def test_up_ingests_answers_and_stops_cleanly(
 
     # A question over HTTP is answered from those pages, with citations of them.
     question = "When was the latest meeting with Globex, and what was decided?"
+    refused = httpx2.post(
+        f"http://127.0.0.1:{agent_port}/ask", json={"question": question}, timeout=60
+    )
+    assert refused.status_code == 401
     asked = httpx2.post(
         f"http://127.0.0.1:{agent_port}/ask",
         json={"question": question, "now": NOW},
+        headers=keyed,
         timeout=60,
     ).json()
     cited = [c["id"] for c in asked["citations"]]
@@ -207,19 +220,36 @@ def test_up_ingests_answers_and_stops_cleanly(
     chat = httpx2.post(
         f"http://127.0.0.1:{agent_port}/v1/chat/completions",
         json={"model": "anything", "messages": [{"role": "user", "content": question}]},
+        headers=keyed,
         timeout=60,
     ).json()
     assert set(cited_ids(chat["choices"][0]["message"]["content"])) & ids
 
+    # PostgreSQL stops under it: up says so and starts it again; questions work again.
+    stopped = pgserver.running_pid(state / "pg")
+    assert stopped is not None
+    os.kill(stopped, signal.SIGINT)  # PostgreSQL's fast shutdown
+    lines.wait_for("the embedded PostgreSQL stopped; restarting it", 60)
+    lines.wait_for("the embedded PostgreSQL is running again", 60)
+    again = httpx2.post(
+        f"http://127.0.0.1:{agent_port}/ask",
+        json={"question": question, "now": NOW},
+        headers=keyed,
+        timeout=60,
+    )
+    assert again.status_code == 200 and set(c["id"] for c in again.json()["citations"]) <= ids
+
     # Ctrl-C stops everything: the agents, the memory server and the embedded PostgreSQL.
     postmaster = pgserver.running_pid(state / "pg")
     assert postmaster is not None
+    # Every process is looked up now, while it runs: after the stop it may be gone already.
+    postgres = psutil.Process(postmaster)
     children = psutil.Process(proc.pid).children(recursive=True)
     assert len(children) >= 2  # the read agent and the ingest agent
     proc.send_signal(signal.SIGINT)
     assert proc.wait(STOP_TIMEOUT) == 0
     lines.wait_for("stopped.", 5)
-    _, alive = psutil.wait_procs([*children, psutil.Process(postmaster)], timeout=15)
+    _, alive = psutil.wait_procs([*children, postgres], timeout=15)
     assert not alive, alive
     assert pgserver.running_pid(state / "pg") is None
     for log in ("memserver.log", "read-agent.log", "ingest-agent.log"):
@@ -245,6 +275,44 @@ def test_up_refuses_a_port_in_use_before_starting_anything(tmp_path: Path) -> No
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "--addr" in result.stderr
     assert not (kb / ".memserver" / "pg").exists()
+
+
+def test_up_cannot_lose_its_ports_to_a_program_that_listens_after_it_started(
+    up_kb: Path,
+) -> None:
+    """Another program bound to the same ports (allowed with SO_REUSEADDR while nobody
+    listens) tries to listen once up has started: up holds both ports from the start,
+    so the other program fails, not up (it used to fail later with Errno 98)."""
+    ports = free_port(), free_port()
+    rivals = []
+    for port in ports:
+        rival = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        rival.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        rival.bind(("127.0.0.1", port))
+        rivals.append(rival)
+    argv = [
+        *(sys.executable, "-m", "memserver.cli", "--kb", str(up_kb), "up", "--no-ingest"),
+        *("--addr", f"127.0.0.1:{ports[0]}", "--agent-addr", f"127.0.0.1:{ports[1]}"),
+        *("--embedder", "hash"),
+    ]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=clean_env()
+    )
+    assert proc.stdout is not None
+    lines = Lines(proc.stdout)
+    try:
+        lines.wait_for("starting", READY_TIMEOUT)  # printed once up holds its ports
+        for rival in rivals:
+            with pytest.raises(OSError) as taken:
+                rival.listen()
+            assert taken.value.errno == errno.EADDRINUSE
+        lines.wait_for("Press Ctrl-C to stop everything.", READY_TIMEOUT)
+    finally:
+        for rival in rivals:
+            rival.close()
+        proc.send_signal(signal.SIGINT)
+        status = proc.wait(STOP_TIMEOUT)
+    assert status == 0, lines.text()
 
 
 def run_up_briefly(kb: Path, *args: str) -> subprocess.CompletedProcess[str]:

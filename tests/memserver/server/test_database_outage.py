@@ -1,0 +1,92 @@
+"""PostgreSQL stops under a running memory server, then comes back.
+
+The knowledge base runs on its own embedded PostgreSQL (not the session's), which the
+test stops and starts. While it is down every call fails at once with a ToolError that
+says so, /healthz says so; the first call after it is back succeeds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import psutil
+import pytest
+
+from memserver.clients.mcp import MemoryClient, open_http
+from memserver.db import pgserver
+from memserver.db.database import Database
+from memserver.errors import ToolCallError
+from memserver.kb.layout import KBPaths
+from memserver.server.audit import AuditLog
+from memserver.server.tokens import TokenStore
+from memserver.server.tools.base import Services
+from tests.fixtures.server import copy_example_kb, serve_memory
+
+TIMEOUT = 60
+
+
+@pytest.fixture
+def own_database(pg_scratch: Path) -> Iterator[tuple[str, str, Database]]:
+    """(base URL, read token, the token store's Database) of a server on its own PostgreSQL."""
+    from memserver.clients.embed import HashEmbedder
+    from memserver.store.knowledge_base import KnowledgeBase
+
+    kb_dir = copy_example_kb(pg_scratch / "kb")
+    paths = KBPaths.of(kb_dir)
+    db = Database.open(paths, None, max_size=4, env={})  # the embedded server, always
+    kb = KnowledgeBase.open(kb_dir, embedder=HashEmbedder(), database_url=db.url)
+    services = Services(paths=paths, kb_opener=lambda: kb)
+    tokens = TokenStore(db)
+    secret = tokens.create("outage-reader", "*").secret
+    try:
+        with serve_memory(services, tokens, AuditLog(db)) as (base_url, _):
+            yield base_url, secret, db
+    finally:
+        kb.close()
+        db.close()
+
+
+def stop_postgres(db: Database) -> None:
+    assert db.server is not None
+    pid = pgserver.running_pid(db.server.pgdata)
+    assert pid is not None
+    postmaster = psutil.Process(pid)
+    os.kill(pid, signal.SIGINT)  # PostgreSQL's fast shutdown
+    postmaster.wait(30)
+
+
+def test_calls_fail_fast_while_the_database_is_down_and_work_when_it_is_back(
+    own_database: tuple[str, str, Database],
+) -> None:
+    base_url, secret, db = own_database
+
+    async def body(memory: MemoryClient) -> tuple[list[str], dict[str, object]]:
+        await memory.call("kb_list_pages", {"limit": 1})
+        stop_postgres(db)
+        errors = []
+        for _ in range(3):
+            with pytest.raises(ToolCallError) as caught:
+                await memory.call("kb_list_pages", {"limit": 1})
+            errors.append(caught.value.server_message)
+        down = httpx2.get(f"{base_url}/healthz", timeout=30)
+        assert down.status_code == 503 and "database unavailable" in down.json()["database"]
+        assert db.server is not None
+        await anyio.to_thread.run_sync(db.server.restart)
+        back = await memory.call("kb_list_pages", {"limit": 1})  # the very first call after
+        return errors, back
+
+    async def main() -> tuple[list[str], dict[str, object]]:
+        with anyio.fail_after(TIMEOUT):
+            async with open_http(f"{base_url}/mcp", secret) as memory:
+                return await body(memory)
+
+    errors, back = anyio.run(main)
+    for message in errors:
+        assert message.startswith("database unavailable, retrying"), message
+    assert back["total"] == 0
+    assert httpx2.get(f"{base_url}/healthz", timeout=30).json()["database"] == "ok"
