@@ -1,0 +1,594 @@
+"""Hostile input against a live memory server and read agent (loopback only, bounded).
+
+Starts ``memserver serve`` and ``read-agent serve`` (subprocesses, 127.0.0.1) on a copy
+of example_kb with the local embedder (the stalls this guards against came from
+embedding), ingests it with the rules extractor, then runs each attack of the hardening
+issue (items 6-12) in turn, every one bounded by ``--attack-timeout``. Meanwhile an
+honest client asks ``kb_query`` over its own MCP session, paced, in a thread. Printed:
+per attack its outcome (HTTP status or the first words of the error) and how long the
+answer took; the server's RSS before, at its peak and after; the honest query's p50 and
+p95 while idle (measured first, in the same run) and during the attacks, and their ratio.
+
+    nice -n 10 .venv/bin/python bench/bench_hostile.py
+    nice -n 10 .venv/bin/python bench/bench_hostile.py --port 9717 --agent-port 9718 --json
+
+Goals (the issue's): every attack answered in under 2 s with a clear error, RSS growth
+under 100 MB, honest p95 during attacks / idle p95 <= 1.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import psutil
+
+from memserver.clients.mcp import open_http
+from memserver.errors import MemoryError_
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import create_token, free_port, percentile, stop_process, wait_ready  # noqa: E402
+
+HONEST_QUESTION = "When was the latest meeting with Globex, and what was decided?"
+NOW = "2026-11-20T12:00:00+08:00"
+BOMB = "\n".join(
+    [
+        "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]",
+        *(
+            f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]"
+            for a, b in zip("abcdefg", "bcdefgh", strict=True)
+        ),
+    ]
+)
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "b", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@dataclass
+class Outcome:
+    attack: str
+    item: int
+    status: str
+    seconds: float
+
+
+@dataclass
+class Target:
+    kb: Path
+    url: str  # memory server base URL
+    agent: str  # read agent base URL
+    agent_key: str
+    reader: str
+    writer: str
+    flooder: str
+    pid: int
+    timeout: float
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+# -- the honest client -------------------------------------------------------------------
+
+
+class Honest:
+    """Paced kb_query calls in a thread of their own; latencies by phase."""
+
+    def __init__(self, url: str, token: str, pause: float) -> None:
+        self.url, self.token, self.pause = url, token, pause
+        self.phase = "idle"
+        self.latencies: dict[str, list[float]] = {"idle": [], "attacks": []}
+        self.errors = 0
+        self.broken: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=lambda: anyio.run(self._loop), daemon=True)
+
+    async def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                await self._session()
+            except Exception as exc:  # the session broke: count it, open a new one
+                self.errors += 1
+                self.broken.append(f"{type(exc).__name__}: {first_words(str(exc))}")
+                await anyio.sleep(self.pause)
+
+    async def _session(self) -> None:
+        async with open_http(f"{self.url}/mcp", self.token, timeout=120) as memory:
+            while not self._stop.is_set():
+                phase = self.phase
+                started = time.perf_counter()
+                try:
+                    await memory.call("kb_query", {"question": HONEST_QUESTION, "now": NOW})
+                except MemoryError_:
+                    self.errors += 1
+                self.latencies[phase].append(time.perf_counter() - started)
+                await anyio.sleep(self.pause)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def wait_for(self, phase: str, count: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.latencies[phase]) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=120)
+
+
+# -- attacks ---------------------------------------------------------------------------------
+
+
+def first_words(text: str, n: int = 12) -> str:
+    return " ".join(text.split()[:n])
+
+
+async def mcp_attack(target: Target, secret: str, tool: str, args: dict[str, Any]) -> str:
+    async with open_http(f"{target.url}/mcp", secret, timeout=target.timeout) as memory:
+        result = await memory.call_result(tool, args)
+    text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+    return f"{'ToolError' if result.is_error else 'ok'}: {first_words(text)}"
+
+
+def timed(target: Target, item: int, name: str, run: Callable[[], Awaitable[str]]) -> None:
+    async def bounded() -> str:
+        with anyio.fail_after(target.timeout):
+            return await run()
+
+    started = time.perf_counter()
+    try:
+        status = anyio.run(bounded)
+    except TimeoutError:
+        status = f"NO ANSWER within {target.timeout:.0f} s"
+    except Exception as exc:  # the outcome of an attack, whatever it is, is recorded
+        status = f"{type(exc).__name__}: {first_words(str(exc))}"
+    target.outcomes.append(Outcome(name, item, status, time.perf_counter() - started))
+
+
+def http_attack(method: str, url: str, **kwargs: Any) -> Callable[[], Awaitable[str]]:
+    async def run() -> str:
+        async with httpx2.AsyncClient(timeout=30) as client:
+            response = await client.request(method, url, **kwargs)
+        try:
+            message = response.json().get("error", {})
+            message = message.get("message", "") if isinstance(message, dict) else str(message)
+        except ValueError:
+            message = response.text
+        return f"HTTP {response.status_code}: {first_words(message)}"
+
+    return run
+
+
+def run_attacks(target: Target) -> None:
+    w, r = target.writer, target.reader
+
+    def tool(item: int, name: str, secret: str, tool_name: str, args: dict[str, Any]) -> None:
+        timed(target, item, name, lambda: mcp_attack(target, secret, tool_name, args))
+
+    # 6: YAML
+    markdown = f"---\ntitle: Bomb\ntype: person\n{BOMB}\n---\n\n## Summary\nx\n"
+    tool(
+        6,
+        "frontmatter alias bomb (kb_put_page)",
+        w,
+        "kb_put_page",
+        {"folder": "people", "markdown": markdown},
+    )
+    big = "\n".join(f"k{i}: {'v' * 100}" for i in range(10_000))
+    tool(
+        6,
+        "1 MB frontmatter (kb_put_page)",
+        w,
+        "kb_put_page",
+        {"folder": "people", "markdown": f"---\ntitle: Big\ntype: person\n{big}\n---\n"},
+    )
+    schema_kb = Path(tempfile.mkdtemp(prefix="hostile-schema-"))
+    (schema_kb / "schema.yaml").write_text(f"{BOMB}\nfolders: []\n", encoding="utf-8")
+
+    async def schema_check() -> str:
+        command = [sys.executable, "-m", "memserver.cli", "--kb", str(schema_kb), "schema-check"]
+        done = await anyio.run_process(command, check=False)
+        return f"exit {done.returncode}: {first_words(done.stderr.decode())}"
+
+    timed(target, 6, "schema.yaml alias bomb (schema-check)", schema_check)
+    shutil.rmtree(schema_kb, ignore_errors=True)
+
+    # 7: outsized texts
+    tool(
+        7,
+        "20 KB question (kb_query, read token)",
+        r,
+        "kb_query",
+        {"question": "globex pricing " * 1400},
+    )
+    tool(
+        7,
+        "20,000-character title (kb_put_page)",
+        w,
+        "kb_put_page",
+        {"folder": "people", "page": {"title": "T" * 20_000}},
+    )
+
+    # 8: outsized sources
+    huge = target.kb / "source" / "hostile" / "huge-note.md"
+    huge.parent.mkdir(parents=True, exist_ok=True)
+    with huge.open("w", encoding="utf-8") as out:
+        line = "A line of a very large note about Globex pricing.\n"
+        out.write(line * (50_000_000 // len(line)))
+    tool(8, "50 MB note: source_pending (scan)", w, "source_pending", {"limit": 10})
+    tool(8, "50 MB note: source_read", w, "source_read", {"path": "hostile/huge-note.md"})
+    huge.unlink()
+    long = target.kb / "source" / "hostile" / "long-note.md"
+    long.write_text("Line of a long note about the Globex rollout.\n" * 40_000, encoding="utf-8")
+
+    async def read_pages() -> str:
+        async with open_http(f"{target.url}/mcp", w, timeout=target.timeout) as memory:
+            pages, offset = 0, 0
+            while offset is not None:
+                page = await memory.call(
+                    "source_read", {"path": "hostile/long-note.md", "offset": offset}
+                )
+                pages, offset = pages + 1, page["next_offset"]
+        return f"ok: {page['total_chars']:,} characters in {pages} pages"
+
+    timed(target, 8, "1.8 MB note read page by page (source_read)", read_pages)
+    long.unlink()
+
+    # 9: slugs in bytes
+    tool(
+        9,
+        "90-character CJK title (kb_put_page)",
+        w,
+        "kb_put_page",
+        {"folder": "people", "page": {"title": "漢字" * 45}},
+    )
+
+    # 10: sessions and sockets
+    async def flood() -> str:
+        codes: dict[int, int] = {}
+        flooder = {"Authorization": f"Bearer {target.flooder}"}
+        opened: list[str] = []
+        async with httpx2.AsyncClient(base_url=target.url, timeout=30) as client:
+            for _ in range(200):
+                answer = await client.post("/mcp", json=INIT, headers={**MCP_HEADERS, **flooder})
+                codes[answer.status_code] = codes.get(answer.status_code, 0) + 1
+                if answer.status_code == 200:
+                    opened.append(answer.headers["mcp-session-id"])
+            reader = {"Authorization": f"Bearer {r}"}
+            other = await client.post("/mcp", json=INIT, headers={**MCP_HEADERS, **reader})
+            for session in opened:  # tidy up after
+                await client.delete("/mcp", headers={**flooder, "mcp-session-id": session})
+            await client.delete(
+                "/mcp",
+                headers={**reader, "mcp-session-id": other.headers.get("mcp-session-id", "")},
+            )
+        shown = ", ".join(f"{n}x HTTP {code}" for code, n in sorted(codes.items()))
+        return f"sessions: {shown}; another token meanwhile HTTP {other.status_code}"
+
+    timed(target, 10, "200 sessions opened by one token", flood)
+
+    async def idle_sockets() -> str:
+        host, port = target.url.removeprefix("http://").split(":")
+        socks = [socket.create_connection((host, int(port))) for _ in range(1000)]
+        try:
+            async with httpx2.AsyncClient(timeout=30) as client:
+                alive = (await client.get(f"{target.url}/healthz")).status_code
+            started = time.perf_counter()
+            closed = 0
+            for sock in socks:
+                sock.settimeout(max(0.1, 30 - (time.perf_counter() - started)))
+                with contextlib.suppress(TimeoutError):
+                    closed += sock.recv(1) == b""
+            return f"healthz HTTP {alive} meanwhile; {closed}/1000 idle sockets closed by the server in {time.perf_counter() - started:.1f} s"
+        finally:
+            for sock in socks:
+                sock.close()
+
+    timed(target, 10, "1,000 idle sockets", idle_sockets)
+
+    # 11: the read agent's body
+    key = {"Authorization": f"Bearer {target.agent_key}", "Content-Type": "application/json"}
+
+    def declared_200mb() -> Callable[[], Awaitable[str]]:
+        async def run() -> str:
+            async def body() -> Any:
+                chunk = b" " * (1 << 20)
+                for _ in range(200):
+                    yield chunk
+
+            async with httpx2.AsyncClient(timeout=30) as client:
+                try:
+                    response = await client.post(
+                        f"{target.agent}/ask",
+                        content=body(),
+                        headers={**key, "Content-Length": str(200 << 20)},
+                    )
+                except httpx2.HTTPError as exc:  # the server answered and closed mid-upload
+                    return f"closed while sending: {type(exc).__name__}"
+            return (
+                f"HTTP {response.status_code}: {first_words(response.json()['error']['message'])}"
+            )
+
+        return run
+
+    timed(target, 11, "200 MB body (read agent /ask)", declared_200mb())
+    deep = b"[" * 100_000 + b"]" * 100_000
+    timed(
+        target,
+        11,
+        "100k-deep JSON (read agent /ask)",
+        http_attack("POST", f"{target.agent}/ask", content=deep, headers=key),
+    )
+    timed(
+        target,
+        11,
+        "foreign Host, DNS rebinding (read agent)",
+        http_attack(
+            "POST",
+            f"{target.agent}/ask",
+            content=b'{"question":"x"}',
+            headers={**key, "Host": "evil.example.com"},
+        ),
+    )
+    timed(
+        target,
+        11,
+        "no API key (read agent)",
+        http_attack("POST", f"{target.agent}/ask", json={"question": "x"}),
+    )
+
+    # 12: bad values
+    tool(
+        12,
+        "NUL byte in a page body",
+        w,
+        "kb_put_page",
+        {"folder": "people", "page": {"title": "Nul", "sections": {"Summary": "a\x00b"}}},
+    )
+    tool(12, "offset=1e20 (kb_list_pages)", r, "kb_list_pages", {"offset": 10**20})
+    tool(
+        12,
+        "now=0001-01-01 (kb_query)",
+        r,
+        "kb_query",
+        {"question": "what happened last week", "now": "0001-01-01"},
+    )
+    tool(12, "window at year 9999 (kb_timeline)", r, "kb_timeline", {"window": "9999-12"})
+    tool(
+        12,
+        "window from year 1 (kb_timeline)",
+        r,
+        "kb_timeline",
+        {"window": "from 0001-01-01 to 9999-12-31"},
+    )
+    tool(
+        12,
+        "version=1e20 (kb_history)",
+        r,
+        "kb_history",
+        {"id": "people/bob-martinez", "version": 10**20},
+    )
+
+
+# -- setup --------------------------------------------------------------------------------------
+
+
+class RSS:
+    """The server's resident memory, sampled in a thread."""
+
+    def __init__(self, pid: int) -> None:
+        self.proc = psutil.Process(pid)
+        self.peak = self.now()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def now(self) -> int:
+        return int(self.proc.memory_info().rss)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, self.now())
+
+    def __enter__(self) -> RSS:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def main() -> int:
+    # 1,000 idle sockets are one of the attacks: this process must be able to open them
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--port", type=int, default=0, help="memory server port (default: a free one)"
+    )
+    parser.add_argument(
+        "--agent-port", type=int, default=0, help="read agent port (default: a free one)"
+    )
+    parser.add_argument("--embedder", default="local", choices=("local", "hash"))
+    parser.add_argument(
+        "--attack-timeout", type=float, default=60.0, help="seconds an attack may take at most"
+    )
+    parser.add_argument(
+        "--honest-pause", type=float, default=0.1, help="seconds between honest queries"
+    )
+    parser.add_argument("--idle-queries", type=int, default=40)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="bench-hostile-"))
+    kb = work / "kb"
+    shutil.copytree(
+        ROOT / "example_kb",
+        kb,
+        ignore=shutil.ignore_patterns(".memserver", "knowledge", "manifest.json"),
+    )
+    config = work / "config.yaml"
+    config.write_text(f"embedding:\n  provider: {args.embedder}\n", encoding="utf-8")
+    command = [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "--config", str(config)]
+    port, agent_port = args.port or free_port(), args.agent_port or free_port()
+    url, agent = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{agent_port}"
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "MEMORY_", "READ_AGENT_"))
+    }
+    server = subprocess.Popen([*command, "serve", "--addr", f"127.0.0.1:{port}"], env=env)
+    agent_proc: subprocess.Popen[bytes] | None = None
+    try:
+        wait_ready(url, timeout=180)
+        writer = create_token(command, "bench-writer", "*", write=True)
+        reader = create_token(command, "bench-reader", "*")
+        flooder = create_token(command, "bench-flooder", "*")
+        honest_token = create_token(command, "bench-honest", "*")
+        ingest = [
+            sys.executable,
+            "-m",
+            "ingest_agent.cli",
+            "--config",
+            str(config),
+            "--url",
+            f"{url}/mcp",
+            "--rules",
+            "--json",
+        ]
+        started = time.perf_counter()
+        subprocess.run(
+            ingest,
+            env={**env, "MEMORY_TOKEN": writer},
+            check=True,
+            capture_output=True,
+            timeout=1800,
+        )
+        ingested = time.perf_counter() - started
+        agent_key = "ra_bench-" + os.urandom(8).hex()
+        agent_env = {
+            **env,
+            "MEMORY_URL": f"{url}/mcp",
+            "MEMORY_TOKEN": reader,
+            "READ_AGENT_API_KEY": agent_key,
+        }
+        agent_proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "read_agent.cli",
+                "--config",
+                str(config),
+                "serve",
+                "--addr",
+                f"127.0.0.1:{agent_port}",
+            ],
+            env=agent_env,
+        )
+        wait_ready(agent, timeout=120)
+        target = Target(
+            kb, url, agent, agent_key, reader, writer, flooder, server.pid, args.attack_timeout
+        )
+        honest = Honest(url, honest_token, args.honest_pause)
+        honest.start()
+        honest.wait_for("idle", args.idle_queries, timeout=600)
+        with RSS(server.pid) as rss:
+            before = rss.now()
+            honest.phase = "attacks"
+            run_attacks(target)
+            honest.stop()
+            after = rss.now()
+        report = summary(target, honest, before, rss.peak, after, ingested)
+    finally:
+        if agent_proc is not None:
+            stop_process(agent_proc)
+        stop_process(server)
+        shutil.rmtree(work, ignore_errors=True)
+    print_report(report, args.json)
+    return 0
+
+
+def summary(
+    target: Target, honest: Honest, before: int, peak: int, after: int, ingested: float
+) -> dict[str, Any]:
+    idle, attacks = honest.latencies["idle"], honest.latencies["attacks"]
+    idle_p95, attack_p95 = percentile(idle, 0.95), percentile(attacks, 0.95)
+    return {
+        "load": os.getloadavg(),
+        "ingest_seconds": round(ingested, 1),
+        "attacks": [o.__dict__ | {"seconds": round(o.seconds, 3)} for o in target.outcomes],
+        "slowest_attack_s": round(max(o.seconds for o in target.outcomes), 3),
+        "rss_mb": {
+            "before": before >> 20,
+            "peak": peak >> 20,
+            "after": after >> 20,
+            "growth": (after - before) >> 20,
+            "peak_growth": (peak - before) >> 20,
+        },
+        "honest": {
+            "idle": {
+                "n": len(idle),
+                "p50_ms": round(percentile(idle, 0.5) * 1000, 1),
+                "p95_ms": round(idle_p95 * 1000, 1),
+            },
+            "attacks": {
+                "n": len(attacks),
+                "p50_ms": round(percentile(attacks, 0.5) * 1000, 1),
+                "p95_ms": round(attack_p95 * 1000, 1),
+            },
+            "p95_ratio": round(attack_p95 / idle_p95, 2) if idle_p95 else None,
+            "errors": honest.errors,
+            "broken_sessions": honest.broken,
+        },
+    }
+
+
+def print_report(report: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+        return
+    print(f"load average {report['load']}; ingest (rules) {report['ingest_seconds']} s")
+    print(f"{'item':>4}  {'attack':<45} {'seconds':>8}  outcome")
+    for o in report["attacks"]:
+        print(f"{o['item']:>4}  {o['attack']:<45} {o['seconds']:>8.3f}  {o['status']}")
+    rss = report["rss_mb"]
+    print(
+        f"server RSS MB: before {rss['before']}, peak {rss['peak']}, after {rss['after']} (growth {rss['growth']}, peak growth {rss['peak_growth']})"
+    )
+    h = report["honest"]
+    print(
+        f"honest kb_query: idle p50/p95 {h['idle']['p50_ms']}/{h['idle']['p95_ms']} ms (n={h['idle']['n']}); "
+        f"during attacks {h['attacks']['p50_ms']}/{h['attacks']['p95_ms']} ms (n={h['attacks']['n']}); "
+        f"p95 ratio {h['p95_ratio']}; errors {h['errors']}"
+    )
+    for broken in h["broken_sessions"]:
+        print(f"  honest session broke: {broken}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
