@@ -47,29 +47,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.common import create_token, free_port, percentile, stop_process, wait_ready  # noqa: E402
+from tests.fixtures.hostile import ALIAS_BOMB, MCP_HEADERS, MCP_INITIALIZE  # noqa: E402
 
 HONEST_QUESTION = "When was the latest meeting with Globex, and what was decided?"
 NOW = "2026-11-20T12:00:00+08:00"
-BOMB = "\n".join(
-    [
-        "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]",
-        *(
-            f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]"
-            for a, b in zip("abcdefg", "bcdefgh", strict=True)
-        ),
-    ]
-)
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "b", "version": "1"},
-    },
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @dataclass
@@ -193,7 +174,7 @@ def run_attacks(target: Target) -> None:
         timed(target, item, name, lambda: mcp_attack(target, secret, tool_name, args))
 
     # 6: YAML
-    markdown = f"---\ntitle: Bomb\ntype: person\n{BOMB}\n---\n\n## Summary\nx\n"
+    markdown = f"---\ntitle: Bomb\ntype: person\n{ALIAS_BOMB}\n---\n\n## Summary\nx\n"
     tool(
         6,
         "frontmatter alias bomb (kb_put_page)",
@@ -210,7 +191,7 @@ def run_attacks(target: Target) -> None:
         {"folder": "people", "markdown": f"---\ntitle: Big\ntype: person\n{big}\n---\n"},
     )
     schema_kb = Path(tempfile.mkdtemp(prefix="hostile-schema-"))
-    (schema_kb / "schema.yaml").write_text(f"{BOMB}\nfolders: []\n", encoding="utf-8")
+    (schema_kb / "schema.yaml").write_text(f"{ALIAS_BOMB}\nfolders: []\n", encoding="utf-8")
 
     async def schema_check() -> str:
         command = [sys.executable, "-m", "memserver.cli", "--kb", str(schema_kb), "schema-check"]
@@ -277,12 +258,16 @@ def run_attacks(target: Target) -> None:
         opened: list[str] = []
         async with httpx2.AsyncClient(base_url=target.url, timeout=30) as client:
             for _ in range(200):
-                answer = await client.post("/mcp", json=INIT, headers={**MCP_HEADERS, **flooder})
+                answer = await client.post(
+                    "/mcp", json=MCP_INITIALIZE, headers={**MCP_HEADERS, **flooder}
+                )
                 codes[answer.status_code] = codes.get(answer.status_code, 0) + 1
                 if answer.status_code == 200:
                     opened.append(answer.headers["mcp-session-id"])
             reader = {"Authorization": f"Bearer {r}"}
-            other = await client.post("/mcp", json=INIT, headers={**MCP_HEADERS, **reader})
+            other = await client.post(
+                "/mcp", json=MCP_INITIALIZE, headers={**MCP_HEADERS, **reader}
+            )
             for session in opened:  # tidy up after
                 await client.delete("/mcp", headers={**flooder, "mcp-session-id": session})
             await client.delete(

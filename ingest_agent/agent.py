@@ -50,7 +50,7 @@ from ingest_agent.model import (
     is_dated,
 )
 from ingest_agent.resolution import Resolver
-from ingest_agent.review import ReviewPolicy
+from ingest_agent.review import ReviewPolicy, review_reason
 from memserver.clients.llm import TokenBudget
 from memserver.commands.output import progress
 from memserver.errors import (
@@ -320,6 +320,7 @@ class IngestAgent:
                     page_id,
                     stored.version if stored else None,
                     [c.record() for c in result.conflicts],
+                    review=review_reason(result.conflicts),
                 )
             except ToolCallError as exc:
                 if is_version_conflict(exc):

@@ -322,8 +322,10 @@ class Memory:
         page_id: str | None,
         base_version: int | None,
         conflicts: Sequence[Mapping[str, Any]] = (),
+        review: str | None = None,
     ) -> tuple[str, int]:
-        """``kb_put_page`` (the whole page, with its conflicts); returns (id, new version)."""
+        """``kb_put_page`` (the whole page, with its conflicts; ``review`` lists the new
+        version for a person's review); returns (id, new version)."""
         if self.dry_run:
             target = page_id or f"{folder}/{page_slug(page, self._schema().folder(folder))}"
             previous = self._overlay.get(target)
@@ -340,6 +342,8 @@ class Memory:
             args["id"] = page_id
         if conflicts and self.accepts("kb_put_page", "conflicts"):
             args["conflicts"] = list(conflicts)
+        if review and self.accepts("kb_put_page", "review"):
+            args["review"] = review
         result = await self.call("kb_put_page", args)
         self.remember(result["id"], page)
         return str(result["id"]), int(result["version"])

@@ -15,9 +15,11 @@ sure that, whatever the model answered, two kinds of write never go through sile
    back; the page keeps its value.
 
 *Draft* means: the folder's lifecycle field is set to its draft value (``proposed`` or
-``draft``, when it has one), the page gets an Open Question saying what to review, and
-an ``unresolved`` conflict holding the model's value goes to the review list
-(``memserver conflicts``). Nothing is lost: the proposed value is in that row.
+``draft``, when it has one), the page gets an Open Question saying what to review, an
+``unresolved`` conflict holds the model's value, and the version is written with
+``kb_put_page(review=...)``, so it is a flagged change in the review list (the web
+console's review view, ``memserver review``). Nothing is lost: the proposed value is in
+the conflict row.
 
 Unless the source's own frontmatter says so: ``type:``/``folder:`` naming the folder, or
 a frontmatter key that is a field of the folder, allows the folder; a frontmatter key
@@ -189,3 +191,9 @@ class ReviewPolicy:
         page = dataclasses.replace(page, open_questions=tuple(questions))
         conflicts = (*merged.conflicts, *rows)
         return MergeResult(page, conflicts, existing is None or page != existing, merged.order)
+
+
+def review_reason(conflicts: Sequence[Conflict]) -> str | None:
+    """The ``review`` reason of a write that holds changes back (None when it holds none)."""
+    notes = [c.note.removeprefix("review: ") for c in conflicts if c.note.startswith("review:")]
+    return "; ".join(dict.fromkeys(notes)) or None

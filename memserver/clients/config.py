@@ -53,6 +53,8 @@ _DEFAULT_KEY_ENV = {
 _DEFAULT_TIMEOUT = {"llm": 120.0, "embedding": 60.0, "rerank": 5.0, "laya": 10.0, "mcp": 60.0}
 _TOP_KEYS = ("tls", "database_url", "budget", "sources", *_BLOCK_KEYS)
 _TLS_KEYS = ("ca_file", "insecure_skip_verify")
+_BUDGET_KEYS = ("max_tokens",)
+_SOURCES_KEYS = ("max_bytes",)
 
 
 @dataclass(frozen=True)

@@ -79,22 +79,33 @@ class SessionLimit:
             await _too_many(self.per_token, send)
             return
 
+        opening = True
+
+        def opened() -> None:
+            nonlocal opening
+            if opening:  # it counts as opening until its answer starts, then as owned
+                opening = False
+                left = self._opening[credential] - 1
+                if left:
+                    self._opening[credential] = left
+                else:
+                    del self._opening[credential]
+
         async def note_session(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] < 400:
+            if message["type"] == "http.response.start":
                 for key, value in message.get("headers", []):
-                    if key.lower() == _SESSION_HEADER:
+                    if key.lower() == _SESSION_HEADER and message["status"] < 400:
                         self._owned.setdefault(credential, set()).add(value.decode("latin-1"))
+                # Moved over before the answer goes out: the client may send its next
+                # request before this one's handler has finished.
+                opened()
             await send(message)
 
         self._opening[credential] = self._opening.get(credential, 0) + 1
         try:
             await self.app(scope, receive, note_session)
         finally:
-            left = self._opening[credential] - 1
-            if left:
-                self._opening[credential] = left
-            else:
-                del self._opening[credential]
+            opened()
 
     async def _closing(self, headers: Headers, scope: Scope, receive: Receive, send: Send) -> None:
         """A session closed by its client stops counting as soon as the answer says so (the

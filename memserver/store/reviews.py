@@ -74,6 +74,7 @@ class Conflict:
     status: str
     created_at: dt.datetime
     title: str
+    note: str | None = None  # why (e.g. the change the ingest agent held back for review)
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ class Reviews:
         """Conflicts with these statuses, newest first."""
         rows = self._run(
             "SELECT c.id, c.page_id, c.folder, c.field, c.old_value, c.new_value, c.old_source,"
-            " c.new_source, c.status, c.created_at, coalesce(p.title, c.page_id)"
+            " c.new_source, c.status, c.created_at, coalesce(p.title, c.page_id), c.note"
             " FROM conflicts c LEFT JOIN pages p ON p.id = c.page_id"
             " WHERE c.status = ANY(%(status)s)"
             " AND (%(scope)s::text[] IS NULL OR c.folder = ANY(%(scope)s))"

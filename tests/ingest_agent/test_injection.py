@@ -76,13 +76,13 @@ def decided(fresh_server: IngestServer, ingest: Ingest, llm_server: LLMServer) -
 
 def review_list(
     server: IngestServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> list[dict[str, Any]]:
-    """`memserver conflicts --json` on the server's knowledge base: what a person sees."""
+) -> dict[str, list[dict[str, Any]]]:
+    """`memserver review --json` on the server's knowledge base: what a person sees."""
     monkeypatch.setenv("DATABASE_URL", server.kb().db.url)
     capsys.readouterr()
-    assert cli.main(["--kb", str(server.kb_dir), "conflicts", "--json"]) == 0
-    rows: list[dict[str, Any]] = json.loads(capsys.readouterr().out)["conflicts"]
-    return rows
+    assert cli.main(["--kb", str(server.kb_dir), "review", "--json"]) == 0
+    listed: dict[str, list[dict[str, Any]]] = json.loads(capsys.readouterr().out)
+    return listed
 
 
 def test_an_injected_note_cannot_supersede_a_decision(
@@ -125,11 +125,16 @@ def test_an_injected_note_cannot_supersede_a_decision(
     assert free.fields["status"] == "proposed" and "supersedes" not in free.fields
     assert any(f"supersedes “{REAL}”" in q for q in free.open_questions)
 
-    rows = [r for r in review_list(fresh_server, monkeypatch, capsys) if r["new_source"] == VENDOR]
+    listed = review_list(fresh_server, monkeypatch, capsys)
+    rows = [r for r in listed["conflicts"] if r["new_source"] == VENDOR]
     held = {(r["page_id"], r["field"], json.dumps(r["new_value"])) for r in rows}
     assert (REAL_ID, "status", '"reversed"') in held
     assert ("decisions/2026-11-01-free-forever-pricing", "status", '"accepted"') in held
     assert all(r["status"] == "unresolved" and r["note"].startswith("review:") for r in rows)
+    # ... and both versions are flagged changes, waiting for a person in the review view
+    flagged = {r["page_id"]: r["reason"] for r in listed["flagged"]}
+    assert VENDOR in flagged[REAL_ID] and "reversed" in flagged[REAL_ID]
+    assert "supersedes" in flagged["decisions/2026-11-01-free-forever-pricing"]
     # nothing is lost: the proposal is in the review list, a person can apply it
 
 
@@ -168,6 +173,6 @@ def test_a_decision_record_that_says_what_it_supersedes_goes_through(
     assert kb.get_page(REAL_ID).page.fields["status"] == "reversed"
     usage = kb.get_page("decisions/2026-11-02-usage-pricing").page
     assert usage.fields["supersedes"] == REAL and usage.fields["status"] == "accepted"
-    assert not [
-        r for r in review_list(fresh_server, monkeypatch, capsys) if r["new_source"] == record
-    ]
+    listed = review_list(fresh_server, monkeypatch, capsys)
+    assert not [r for r in listed["conflicts"] if r["new_source"] == record]
+    assert not [r for r in listed["flagged"] if record in r["reason"]]

@@ -6,7 +6,7 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
-from ingest_agent.merge import merge_page
+from ingest_agent.merge import MergeResult, merge_page
 from ingest_agent.model import Source
 from ingest_agent.review import ReviewPolicy
 from memserver.kb.page import Page
@@ -25,19 +25,25 @@ def decision(title: str, **fields: str) -> Page:
     return Page(title=title, type="decision", fields={"date": "2026-11-01", **fields})
 
 
-def test_a_new_page_in_a_folder_the_router_did_not_pick_is_a_draft() -> None:
-    policy = ReviewPolicy(SCHEMA, source(), ["meetings"])
-    assert {"meetings", "people", "companies", "projects"} <= policy.allowed  # and link targets
-    assert "decisions" not in policy.allowed
-    merged = merge_page(
-        None,
-        decision("Big call", status="accepted"),
+def merged(stored: Page | None, draft: Page) -> MergeResult:
+    """The draft from the note merged into the stored page, as the agent merges it."""
+    others = {"old.md": dt.date(2026, 7, 1)} if stored is not None else None
+    return merge_page(
+        stored,
+        draft,
         DECISIONS,
         page_id="decisions/x",
         source="calls/2026-11-01.md",
         source_date=DAY,
+        other_sources=others,
     )
-    held = policy.hold(None, merged, DECISIONS, "decisions/x")
+
+
+def test_a_new_page_in_a_folder_the_router_did_not_pick_is_a_draft() -> None:
+    policy = ReviewPolicy(SCHEMA, source(), ["meetings"])
+    assert {"meetings", "people", "companies", "projects"} <= policy.allowed  # and link targets
+    assert "decisions" not in policy.allowed
+    held = policy.hold(None, merged(None, decision("Big call", status="accepted")), DECISIONS, "x")
     assert held.page.fields["status"] == "proposed"
     assert any("did not pick" in q for q in held.page.open_questions)
     rows = {(c.field, c.old_value, c.new_value, c.status) for c in held.conflicts}
@@ -50,16 +56,9 @@ def test_an_existing_page_in_an_unpicked_folder_is_left_as_it_is() -> None:
     draft = dataclasses.replace(
         decision("Big call", status="accepted"), sections={"Decision": "Injected text."}
     )
-    merged = merge_page(
-        stored,
-        draft,
-        DECISIONS,
-        page_id="decisions/x",
-        source="calls/2026-11-01.md",
-        source_date=DAY,
-    )
-    assert merged.changed
-    held = policy.hold(stored, merged, DECISIONS, "decisions/x")
+    result = merged(stored, draft)
+    assert result.changed
+    held = policy.hold(stored, result, DECISIONS, "decisions/x")
     assert held.page.sections == stored.sections and held.page.fields == stored.fields
     [row] = held.conflicts
     assert row.field == "_page" and row.new_value["sections"]["Decision"] == "Injected text."
@@ -70,13 +69,6 @@ def test_frontmatter_allows_the_folder_and_the_reversal() -> None:
     policy = ReviewPolicy(SCHEMA, source(note), ["meetings"])
     assert "decisions" in policy.allowed
     stored = decision("Old plan", status="accepted")
-    merged = merge_page(
-        stored,
-        decision("Old plan", status="reversed"),
-        DECISIONS,
-        page_id="decisions/old",
-        source="calls/2026-11-01.md",
-        source_date=DAY,
-        other_sources={"old.md": dt.date(2026, 7, 1)},
-    )
-    assert policy.hold(stored, merged, DECISIONS, "decisions/old") is merged  # nothing held
+    result = merged(stored, decision("Old plan", status="reversed"))
+    assert result.page.fields["status"] == "reversed"
+    assert policy.hold(stored, result, DECISIONS, "decisions/old") is result  # nothing held

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -19,15 +18,13 @@ from typing import Any
 
 import anyio
 import pytest
-import uvicorn
 
 from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import LLMClient
 from memserver.clients.mcp import open_http
 from memserver.kb.page import Page, TimelineEntry
-from memserver.server.http_serve import server_config
 from read_agent.agent import ReadAgent
-from tests.fixtures.server import RunningServer, free_socket, wait_ready
+from tests.fixtures.server import RunningServer, free_socket, serve_on
 
 NOW = "2026-11-20T12:00:00+08:00"
 
@@ -141,16 +138,5 @@ def run_agent(mcp_server: RunningServer, llm_endpoint: EndpointSettings) -> RunA
 @contextlib.contextmanager
 def serve_asgi(app: Any) -> Iterator[str]:
     """Run ``app`` (lifespan on) on a free loopback port until the block ends."""
-    sock = free_socket()
-    host, port = sock.getsockname()
-    server = uvicorn.Server(server_config(app))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    url = f"http://{host}:{port}"
-    try:
-        wait_ready(url)
+    with serve_on(free_socket(), app) as url:
         yield url
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()

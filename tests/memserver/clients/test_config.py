@@ -65,13 +65,20 @@ def test_config_example_documents_a_loadable_config() -> None:
 
 
 def test_config_example_mentions_every_key() -> None:
-    from memserver.clients.config import _BLOCK_KEYS, _BUDGET_KEYS, _TLS_KEYS, _TOP_KEYS
+    from memserver.clients.config import (
+        _BLOCK_KEYS,
+        _BUDGET_KEYS,
+        _SOURCES_KEYS,
+        _TLS_KEYS,
+        _TOP_KEYS,
+    )
 
     text = (ROOT / "config.example.yaml").read_text(encoding="utf-8")
     keys = {
         *_TOP_KEYS,
         *_TLS_KEYS,
         *_BUDGET_KEYS,
+        *_SOURCES_KEYS,
         *(k for keys in _BLOCK_KEYS.values() for k in keys),
     }
     missing = sorted(key for key in keys if f"{key}:" not in text)

@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from memserver.server.guard import GuardRules, HostRules, HttpGuard
-from memserver.server.http_serve import GuardedH11, server_config
-from tests.fixtures.server import free_socket, wait_ready
+from memserver.server.http_serve import GuardedH11
+from tests.fixtures.server import free_socket, serve_on
 
 KEY = "guard-test-key"
 
@@ -47,19 +45,8 @@ def guarded(rules: GuardRules) -> Iterator[tuple[str, list[Any]]]:
     app = Starlette(
         routes=[Route("/echo", echo, methods=["GET", "POST"]), Route("/healthz", healthz)]
     )
-    sock = free_socket()
-    host, port = sock.getsockname()
-    server = uvicorn.Server(server_config(HttpGuard(app, rules), http=QuickH11))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    url = f"http://{host}:{port}"
-    try:
-        wait_ready(url)
+    with serve_on(free_socket(), HttpGuard(app, rules), http=QuickH11) as url:
         yield url, received
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 @pytest.fixture(scope="module")

@@ -11,51 +11,21 @@ from __future__ import annotations
 import subprocess
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 
 from ingest_agent.memory import Memory
-from memserver.clients.mcp import MemoryClient, open_http
+from memserver.clients.mcp import MemoryClient
 from memserver.errors import ToolCallError
 from memserver.kb.layout import SLUG_MAX_BYTES
 from memserver.server.sessions import MAX_SESSIONS_PER_TOKEN
-from tests.fixtures.server import RunningServer
+from tests.fixtures.hostile import ALIAS_BOMB, MCP_HEADERS, MCP_INITIALIZE
+from tests.fixtures.server import RunningServer, run_session
 
-TIMEOUT = 60
-BOMB = "\n".join(
-    [
-        "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]",
-        *(
-            f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]"
-            for a, b in zip("abcdefg", "bcdefgh", strict=True)
-        ),
-    ]
-)
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "flood", "version": "1"},
-    },
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def run(server: RunningServer, secret: str, body: Callable[[MemoryClient], Awaitable[Any]]) -> Any:
-    async def main() -> Any:
-        with anyio.fail_after(TIMEOUT):
-            async with open_http(server.url, secret) as memory:
-                return await body(memory)
-
-    return anyio.run(main)
+run = run_session
 
 
 def error_of(server: RunningServer, secret: str, tool: str, args: dict[str, Any]) -> str:
@@ -76,7 +46,7 @@ def error_of(server: RunningServer, secret: str, tool: str, args: dict[str, Any]
 
 def test_an_alias_bomb_in_frontmatter_is_refused_naming_anchors(mcp_server: RunningServer) -> None:
     _, secret = mcp_server.token("people", write=True)
-    markdown = f"---\ntitle: Bomb\ntype: person\n{BOMB}\n---\n\n## Summary\nx\n"
+    markdown = f"---\ntitle: Bomb\ntype: person\n{ALIAS_BOMB}\n---\n\n## Summary\nx\n"
     message = error_of(
         mcp_server, secret, "kb_put_page", {"folder": "people", "markdown": markdown}
     )
@@ -100,7 +70,7 @@ def test_schema_check_refuses_an_alias_bomb_and_keeps_reasonable_reuse(tmp_path:
         command = [sys.executable, "-m", "memserver.cli", "--kb", str(tmp_path), "schema-check"]
         return subprocess.run(command, capture_output=True, text=True, timeout=60)
 
-    bomb = check(f"{BOMB}\nfolders: []\n")
+    bomb = check(f"{ALIAS_BOMB}\nfolders: []\n")
     assert bomb.returncode == 2 and "200,000 values" in bomb.stderr
     assert "Traceback" not in bomb.stderr
     reuse = check(
@@ -210,39 +180,32 @@ def test_a_long_non_latin_title_gets_a_file_name_under_200_bytes(
 def test_one_token_cannot_hold_more_than_its_share_of_sessions(mcp_server: RunningServer) -> None:
     _, flooder = mcp_server.token("*")
     _, other = mcp_server.token("*")
+    auth = {"Authorization": f"Bearer {flooder}"}
     opened: list[str] = []
     with httpx2.Client(base_url=mcp_server.base_url, timeout=30) as http:
-        try:
-            for _ in range(MAX_SESSIONS_PER_TOKEN):
-                answer = http.post(
-                    "/mcp", json=INIT, headers={**MCP_HEADERS, "Authorization": f"Bearer {flooder}"}
-                )
-                assert answer.status_code == 200
+
+        def initialize() -> httpx2.Response:
+            answer = http.post("/mcp", json=MCP_INITIALIZE, headers={**MCP_HEADERS, **auth})
+            if answer.status_code == 200:
                 opened.append(answer.headers["mcp-session-id"])
-            refused = http.post(
-                "/mcp", json=INIT, headers={**MCP_HEADERS, "Authorization": f"Bearer {flooder}"}
-            )
+            return answer
+
+        def close(session: str) -> int:
+            return http.delete("/mcp", headers={**auth, "mcp-session-id": session}).status_code
+
+        try:
+            assert {initialize().status_code for _ in range(MAX_SESSIONS_PER_TOKEN)} == {200}
+            refused = initialize()
             assert refused.status_code == 429
             message = refused.json()["error"]["message"]
             assert f"{MAX_SESSIONS_PER_TOKEN} open MCP sessions" in message and "DELETE" in message
             # another token is not affected, and closing a session makes room again
             assert run(mcp_server, other, lambda m: m.call("kb_schema"))["folders"]
-            closed = http.delete(
-                "/mcp",
-                headers={"Authorization": f"Bearer {flooder}", "mcp-session-id": opened.pop()},
-            )
-            assert closed.status_code in (200, 204)
-            again = http.post(
-                "/mcp", json=INIT, headers={**MCP_HEADERS, "Authorization": f"Bearer {flooder}"}
-            )
-            assert again.status_code == 200
-            opened.append(again.headers["mcp-session-id"])
+            assert close(opened.pop()) in (200, 204)
+            assert initialize().status_code == 200
         finally:
             for session in opened:
-                http.delete(
-                    "/mcp",
-                    headers={"Authorization": f"Bearer {flooder}", "mcp-session-id": session},
-                )
+                close(session)
 
 
 # -- 12: bad values get the argument and its range -------------------------------------------

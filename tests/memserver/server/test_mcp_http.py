@@ -5,34 +5,23 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 
 from memserver import cli
-from memserver.clients.mcp import MemoryClient, open_http
+from memserver.clients.mcp import MemoryClient
 from memserver.errors import ServerAuthError, ToolCallError
 from memserver.server.tools.base import Access
-from tests.fixtures.server import RunningServer
+from tests.fixtures.server import RunningServer, run_session
 
 WRITE_TOOLS = {"kb_put_page"}
 PIPELINE_TOOLS = {"source_pending", "source_read", "source_mark"}
 READ_TOOLS = {"kb_schema", "kb_get_page", "kb_list_pages", "kb_history"}
-TIMEOUT = 30
 
 
-def run(server: RunningServer, secret: str, body: Callable[[MemoryClient], Awaitable[Any]]) -> Any:
-    """Open a session with ``secret`` and run ``body`` in it (bounded)."""
-
-    async def main() -> Any:
-        with anyio.fail_after(TIMEOUT):
-            async with open_http(server.url, secret) as memory:
-                return await body(memory)
-
-    return anyio.run(main)
+run = run_session
 
 
 def tools_with(server: RunningServer, *access: Access) -> set[str]:

@@ -9,26 +9,15 @@ token gets names a folder it cannot see.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 import pytest
 
-from memserver.clients.mcp import MemoryClient, open_http
+from memserver.clients.mcp import MemoryClient
 from memserver.errors import ToolCallError
-from tests.fixtures.server import RunningServer
+from tests.fixtures.server import RunningServer, run_session
 
-TIMEOUT = 60
-
-
-def run(server: RunningServer, secret: str, body: Callable[[MemoryClient], Awaitable[Any]]) -> Any:
-    async def main() -> Any:
-        with anyio.fail_after(TIMEOUT):
-            async with open_http(server.url, secret) as memory:
-                return await body(memory)
-
-    return anyio.run(main)
+run = run_session
 
 
 @pytest.fixture
