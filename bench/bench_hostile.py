@@ -59,6 +59,7 @@ class Outcome:
     item: int
     status: str
     seconds: float
+    started: float = 0.0
 
 
 @dataclass
@@ -87,6 +88,7 @@ class Honest:
         self.latencies: dict[str, list[float]] = {"idle": [], "attacks": []}
         self.errors = 0
         self.broken: list[str] = []
+        self.timed: list[tuple[float, float]] = []  # (start, seconds) of every query
         self._stop = threading.Event()
         self._thread = threading.Thread(target=lambda: anyio.run(self._loop), daemon=True)
 
@@ -108,7 +110,9 @@ class Honest:
                     await memory.call("kb_query", {"question": HONEST_QUESTION, "now": NOW})
                 except MemoryError_:
                     self.errors += 1
-                self.latencies[phase].append(time.perf_counter() - started)
+                took = time.perf_counter() - started
+                self.latencies[phase].append(took)
+                self.timed.append((started, took))
                 await anyio.sleep(self.pause)
 
     def start(self) -> None:
@@ -150,7 +154,7 @@ def timed(target: Target, item: int, name: str, run: Callable[[], Awaitable[str]
         status = f"NO ANSWER within {target.timeout:.0f} s"
     except Exception as exc:  # the outcome of an attack, whatever it is, is recorded
         status = f"{type(exc).__name__}: {first_words(str(exc))}"
-    target.outcomes.append(Outcome(name, item, status, time.perf_counter() - started))
+    target.outcomes.append(Outcome(name, item, status, time.perf_counter() - started, started))
 
 
 def http_attack(method: str, url: str, **kwargs: Any) -> Callable[[], Awaitable[str]]:
@@ -301,29 +305,21 @@ def run_attacks(target: Target) -> None:
     # 11: the read agent's body
     key = {"Authorization": f"Bearer {target.agent_key}", "Content-Type": "application/json"}
 
-    def declared_200mb() -> Callable[[], Awaitable[str]]:
-        async def run() -> str:
-            async def body() -> Any:
-                chunk = b" " * (1 << 20)
-                for _ in range(200):
-                    yield chunk
+    async def declared_200mb() -> str:
+        """Announce 200 MB, send the first megabyte, read what the server says."""
+        host, port = target.agent.removeprefix("http://").split(":")
+        head = (
+            f"POST /ask HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer "
+            f"{target.agent_key}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {200 << 20}\r\n\r\n"
+        )
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head.encode() + b" " * (1 << 20))
+            answer = sock.recv(4096).decode(errors="replace")
+        status, _, rest = answer.partition("\r\n")
+        return f"{status.removeprefix('HTTP/1.1 ')}: {first_words(rest.rpartition(chr(10))[2], 14)}"
 
-            async with httpx2.AsyncClient(timeout=30) as client:
-                try:
-                    response = await client.post(
-                        f"{target.agent}/ask",
-                        content=body(),
-                        headers={**key, "Content-Length": str(200 << 20)},
-                    )
-                except httpx2.HTTPError as exc:  # the server answered and closed mid-upload
-                    return f"closed while sending: {type(exc).__name__}"
-            return (
-                f"HTTP {response.status_code}: {first_words(response.json()['error']['message'])}"
-            )
-
-        return run
-
-    timed(target, 11, "200 MB body (read agent /ask)", declared_200mb())
+    timed(target, 11, "200 MB body (read agent /ask)", declared_200mb)
     deep = b"[" * 100_000 + b"]" * 100_000
     timed(
         target,
@@ -526,7 +522,16 @@ def summary(
     return {
         "load": os.getloadavg(),
         "ingest_seconds": round(ingested, 1),
-        "attacks": [o.__dict__ | {"seconds": round(o.seconds, 3)} for o in target.outcomes],
+        "attacks": [
+            {
+                "attack": o.attack,
+                "item": o.item,
+                "status": o.status,
+                "seconds": round(o.seconds, 3),
+                "honest_worst_ms": round(worst_during(honest, o) * 1000, 1),
+            }
+            for o in target.outcomes
+        ],
         "slowest_attack_s": round(max(o.seconds for o in target.outcomes), 3),
         "rss_mb": {
             "before": before >> 20,
@@ -553,14 +558,26 @@ def summary(
     }
 
 
+def worst_during(honest: Honest, attack: Outcome) -> float:
+    """The slowest honest query that overlapped the attack (0 when none did)."""
+    end = attack.started + attack.seconds
+    return max(
+        (took for start, took in honest.timed if start < end and start + took > attack.started),
+        default=0.0,
+    )
+
+
 def print_report(report: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return
     print(f"load average {report['load']}; ingest (rules) {report['ingest_seconds']} s")
-    print(f"{'item':>4}  {'attack':<45} {'seconds':>8}  outcome")
+    print(f"{'item':>4}  {'attack':<45} {'seconds':>8} {'honest max ms':>13}  outcome")
     for o in report["attacks"]:
-        print(f"{o['item']:>4}  {o['attack']:<45} {o['seconds']:>8.3f}  {o['status']}")
+        print(
+            f"{o['item']:>4}  {o['attack']:<45} {o['seconds']:>8.3f} "
+            f"{o['honest_worst_ms']:>13.1f}  {o['status']}"
+        )
     rss = report["rss_mb"]
     print(
         f"server RSS MB: before {rss['before']}, peak {rss['peak']}, after {rss['after']} (growth {rss['growth']}, peak growth {rss['peak_growth']})"

@@ -379,6 +379,7 @@ class MemoryServer(MCPServer[Any]):
             return exc
         if isinstance(cause, ValidationError):
             tool = self._tool_manager.get_tool(name)
+            properties = tool.parameters.get("properties", {}) if tool is not None else {}
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
                 + (
@@ -386,6 +387,7 @@ class MemoryServer(MCPServer[Any]):
                     if err["type"] != "missing"
                     else ""
                 )
+                + _allowed_range(properties.get(str(err["loc"][0])) if err["loc"] else None)
                 for err in cause.errors()
             )
             usage = _usage(name, tool.parameters) if tool is not None else ""
@@ -455,6 +457,20 @@ def _decode_json(value: Any, schema: Mapping[str, Any]) -> Any:
     except ValueError:
         return value
     return decoded if isinstance(decoded, dict | list) else value
+
+
+def _allowed_range(schema: Mapping[str, Any] | None) -> str:
+    """`` (allowed: 0 to 10000000)`` for a numeric argument with bounds, else ``""``."""
+    if not schema:
+        return ""
+    options = [schema, *schema.get("anyOf", [])]
+    low = next((s["minimum"] for s in options if "minimum" in s), None)
+    high = next((s["maximum"] for s in options if "maximum" in s), None)
+    if low is None and high is None:
+        return ""
+    return (
+        f" (allowed: {low if low is not None else '...'} to {high if high is not None else '...'})"
+    )
 
 
 def _usage(name: str, parameters: Mapping[str, Any]) -> str:

@@ -215,6 +215,7 @@ def test_one_token_cannot_hold_more_than_its_share_of_sessions(mcp_server: Runni
     ("tool", "args", "expected"),
     [
         ("kb_list_pages", {"offset": 10**20}, ["offset", "10000000"]),
+        ("kb_list_pages", {"offset": 1e20}, ["offset", "allowed: 0 to 10000000"]),
         ("kb_history", {"id": "people/x", "version": 10**20}, ["version", "2147483647"]),
         (
             "kb_query",
