@@ -262,7 +262,7 @@ class IngestAgent:
         for work in [*entities, *events]:
             if work.dropped:
                 continue
-            page_id, changed, conflicts = await self._write(source, work, review)
+            page_id, changed, conflicts = await self._write(source, work, extraction, review)
             work.page_id = page_id
             outcome.pages.append(page_id)
             if changed:
@@ -277,11 +277,16 @@ class IngestAgent:
     # -- writing -------------------------------------------------------------------------
 
     async def _write(
-        self, source: Source, work: Work, review: ReviewPolicy | None = None
+        self,
+        source: Source,
+        work: Work,
+        extraction: Extraction,
+        review: ReviewPolicy | None = None,
     ) -> tuple[str, bool, tuple[Conflict, ...]]:
         """Merge into the stored page and put it (see the module docstring); (id, changed, conflicts)."""
         spec = self._folder(work)
         draft = work.draft
+        dates = extraction.dates_of(spec.name, (draft.title, *draft.page.aliases))
         page_id = work.page_id
         repaired = False
         for _ in range(WRITE_ATTEMPTS):
@@ -293,7 +298,7 @@ class IngestAgent:
             )
             target = page_id or _draft_id(draft.page, spec)
             result = await self._merge(
-                stored.page if stored else None, draft.page, spec, target, source, others
+                stored.page if stored else None, draft.page, spec, target, source, others, dates
             )
             if review is not None:
                 result = review.hold(stored.page if stored else None, result, spec, target)
@@ -346,6 +351,7 @@ class IngestAgent:
         page_id: str,
         source: Source,
         others: dict[str, dt.date | None],
+        field_dates: dict[str, dt.date],
     ) -> MergeResult:
         merger = None
         if self.llm is not None and existing is not None:
@@ -364,6 +370,7 @@ class IngestAgent:
                 source_date=source.doc_date,
                 other_sources=others,
                 section_merger=merger,
+                field_dates=field_dates,
             )
         )
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from ingest_agent.model import Draft, Extraction, Source, is_dated
+from ingest_agent.dates import entry_date
+from ingest_agent.model import Draft, Extraction, Source, is_dated, link_names
 from ingest_agent.note import (
     Known,
     NoteBody,
@@ -42,16 +43,25 @@ from ingest_agent.note import (
     split_source,
     title_from_path,
 )
+from ingest_agent.prose import (
+    NotePeople,
+    Statement,
+    field_statements,
+    role_field,
+    role_statements,
+)
 from ingest_agent.text import (
     blocks,
     dated_sentences,
     full_name,
+    marked_blocks,
     name_candidates,
     norm,
     plain,
 )
 from memserver.kb.page import Page, TimelineEntry, as_date, date_in_name
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
+from memserver.kb.words import mn_stems
 
 EXTRACTOR = "rules"
 PAGE_THRESHOLD = 2.0  # structural evidence needed before a source becomes a page
@@ -113,11 +123,15 @@ class RulesExtractor:
         elif body.front:
             dropped.extend(f"frontmatter {k!r} (no page for this source)" for k in body.front)
         text = "\n".join(body.lines)
-        self._link_verbs(text, folder, primary, builds, known)
+        people = self._people(text, builds, known)
+        said = self._link_verbs(text, folder, primary, builds, known, people)
         self._quoted_aliases(text, builds, known)
-        self._timeline(source, text, primary, builds, known)
+        said += self._statements(source, text, builds, known, people)
+        dates = self._effective_dates(source, said)
+        self._short_names(builds, known, people)
+        self._timeline(source, text, primary, builds, known, people)
         drafts = tuple(Draft(b.folder.name, b.page(source.path)) for b in builds.values())
-        return Extraction(drafts, EXTRACTOR, tuple(dropped))
+        return Extraction(drafts, EXTRACTOR, tuple(dropped), field_dates=dates)
 
     # -- the folder
 
@@ -293,7 +307,10 @@ class RulesExtractor:
         primary: _PageBuild | None,
         builds: dict[tuple[str, str], _PageBuild],
         known: Known,
-    ) -> None:
+        people: Mapping[str, NotePeople],
+    ) -> list[Statement]:
+        """Link fields set from prose ("reports to Alice Chen"), with the paragraph."""
+        said: list[Statement] = []
         for spec in self.schema.folders:
             for verb in spec.link_verbs:
                 target_field = next((f for f in spec.fields if f.verb == verb.verb), None)
@@ -305,10 +322,13 @@ class RulesExtractor:
                     pattern = re.compile(rf"(?<!\w){re.escape(phrase.text)}(?!\w)", re.IGNORECASE)
                     for block in blocks(text):
                         for match in pattern.finditer(block):
-                            self._link_from_prose(
+                            found = self._link_from_prose(
                                 block, match, spec, target_field, primary_folder, primary,
-                                builds, known,
+                                builds, known, people,
                             )  # fmt: skip
+                            if found is not None:
+                                said.append(found)
+        return said
 
     def _link_from_prose(
         self,
@@ -320,26 +340,35 @@ class RulesExtractor:
         primary: _PageBuild | None,
         builds: dict[tuple[str, str], _PageBuild],
         known: Known,
-    ) -> None:
+        people: Mapping[str, NotePeople],
+    ) -> Statement | None:
         assert target_field.folder is not None
         after = block[match.end() :].removeprefix(" directly").strip()
-        obj = self._object(after, target_field.folder, spec, known)
+        obj = self._object(after, target_field.folder, spec, known, people.get(target_field.folder))
         if obj is None:
-            return
+            return None
         subject: _PageBuild | None = None
         if primary is not None and primary_folder is spec:
             subject = primary
         elif not is_dated(spec):
-            name = self._subject(block[: match.start()], spec, known)
-            if name is not None:
+            before = block[: match.start()]
+            local = people.get(spec.name)
+            name = (local.subject(before) if local else None) or self._subject(before, spec, known)
+            if name is not None and norm(name) != norm(obj):
                 subject = self._entity(builds, spec, name, known)
         if subject is None or target_field.name in subject.fields:
-            return
+            return None
         value: Any = [obj] if target_field.type == "links" else obj
         subject.fields[target_field.name] = value
+        return Statement(subject.folder.name, subject.title, target_field.name, value, block)
 
     def _object(
-        self, after: str, folder: str, subject_folder: FolderSpec, known: Known
+        self,
+        after: str,
+        folder: str,
+        subject_folder: FolderSpec,
+        known: Known,
+        people: NotePeople | None,
     ) -> str | None:
         runs = name_candidates(after[:80])
         first = runs[0] if runs else None
@@ -350,6 +379,9 @@ class RulesExtractor:
             hit = known.get(norm(name))
             if hit is not None and hit[0] == folder:
                 return hit[1]
+            local = people.person(name) if people is not None else None
+            if local is not None:
+                return local
         if folder == subject_folder.name and not is_dated(subject_folder):
             return full_name(first)
         return None
@@ -394,7 +426,35 @@ class RulesExtractor:
         primary: _PageBuild | None,
         builds: dict[tuple[str, str], _PageBuild],
         known: Known,
+        people: Mapping[str, NotePeople],
     ) -> None:
+        names = self._entity_names(builds, known)
+        for folder_name, local in people.items():
+            for short, title in local.short.items():
+                names.setdefault(short, (folder_name, title))
+        tz = self.schema.tz
+        for dated in dated_sentences(text, source.doc_date, tz):
+            entry = TimelineEntry(dated.day, _short(dated.text), source.path)
+            targets: list[_PageBuild] = []
+            if primary is not None and primary.folder.timeline:
+                targets.append(primary)
+            # A sentence naming no page is about what its paragraph, else its heading, names.
+            for where in (dated.text, dated.block.text, dated.block.heading):
+                hits = [h for run in name_candidates(where) if (h := _named(names, run))]
+                for folder_name, title in hits:
+                    spec = self.schema.folder(folder_name)
+                    if spec.timeline:
+                        targets.append(self._entity(builds, spec, title, known))
+                if hits:
+                    break
+            for target in {id(t): t for t in targets}.values():
+                if entry not in target.timeline:
+                    target.timeline.append(entry)
+
+    def _entity_names(
+        self, builds: Mapping[tuple[str, str], _PageBuild], known: Known
+    ) -> dict[str, tuple[str, str]]:
+        """norm(name) -> (folder, title) of every entity page known or built from this note."""
         names = {
             key: (folder, title)
             for key, (folder, title) in known.items()
@@ -403,22 +463,103 @@ class RulesExtractor:
         for (folder_name, key), build in builds.items():
             if not is_dated(build.folder):
                 names.setdefault(key, (folder_name, build.title))
+        return names
+
+    # -- prose: people, short names, job titles, field statements (ingest_agent.prose)
+
+    def _people(
+        self, text: str, builds: Mapping[tuple[str, str], _PageBuild], known: Known
+    ) -> dict[str, NotePeople]:
+        """The people of this note, per folder of people (a folder with a job-title field,
+        or one that a ``links`` field points to)."""
+        folders = [f.name for f in self.schema.folders if role_field(f) is not None] or sorted(
+            {
+                f.folder
+                for spec in self.schema.folders
+                for f in spec.fields
+                if f.type == "links" and f.folder is not None
+            }
+        )
+        out = {}
+        for name in folders:
+            linked = [
+                value
+                for build in builds.values()
+                for spec in build.folder.fields
+                if spec.is_link and spec.folder == name
+                for value in link_names(build.fields.get(spec.name))
+            ]
+            out[name] = NotePeople(name, linked, known, text)
+        return out
+
+    def _short_names(
+        self,
+        builds: dict[tuple[str, str], _PageBuild],
+        known: Known,
+        people: Mapping[str, NotePeople],
+    ) -> None:
+        """A first name written alone for one person of the note becomes an alias."""
+        for folder_name, local in people.items():
+            spec = self.schema.folder(folder_name)
+            for title, short in local.used_short.items():
+                build = self._entity(builds, spec, title, known)
+                if norm(short) not in {norm(a) for a in build.aliases}:
+                    build.aliases.append(short)
+
+    def _statements(
+        self,
+        source: Source,
+        text: str,
+        builds: dict[tuple[str, str], _PageBuild],
+        known: Known,
+        people: Mapping[str, NotePeople],
+    ) -> list[Statement]:
+        """Job titles and field statements from prose; the first statement of a field wins."""
+        marked = [(b.text, b.item) for b in marked_blocks(text)]
         tz = self.schema.tz
-        for day, sentence in dated_sentences(text, source.doc_date, tz):
-            entry = TimelineEntry(day, _short(sentence), source.path)
-            targets: list[_PageBuild] = []
-            if primary is not None and primary.folder.timeline:
-                targets.append(primary)
-            for run in name_candidates(sentence):
-                hit = names.get(norm(run))
-                if hit is None:
-                    continue
-                spec = self.schema.folder(hit[0])
-                if spec.timeline:
-                    targets.append(self._entity(builds, spec, hit[1], known))
-            for target in {id(t): t for t in targets}.values():
-                if entry not in target.timeline:
-                    target.timeline.append(entry)
+        found = [
+            statement
+            for name, local in people.items()
+            for statement in role_statements(marked, local, self.schema.folder(name), known)
+        ]
+        entities = {f.name: f for f in self.schema.folders if not is_dated(f)}
+        found += field_statements(
+            marked, self._entity_names(builds, known), entities, source.doc_date, tz
+        )
+        applied = []
+        for statement in found:
+            spec = self.schema.folder(statement.folder)
+            build = self._entity(builds, spec, statement.title, known)
+            if statement.field not in build.fields:
+                build.fields[statement.field] = statement.value
+                applied.append(statement)
+        return applied
+
+    def _effective_dates(
+        self, source: Source, said: Sequence[Statement]
+    ) -> dict[tuple[str, str, str], dt.date]:
+        """When each value read from prose took effect, where its paragraph says so."""
+        dates = {}
+        for statement in said:
+            day = entry_date(statement.block, source.doc_date, self.schema.tz)
+            if day is not None and day != source.doc_date:
+                dates[(statement.folder, norm(statement.title), statement.field)] = day
+        return dates
+
+
+def _named(names: Mapping[str, tuple[str, str]], run: str) -> tuple[str, str] | None:
+    """The page a name run is, also as a possessive ("Initech's") or with a Mongolian
+    case ending ("Номин Трейдийн")."""
+    key = norm(re.sub(r"['’]s$", "", run))
+    hit = names.get(key)
+    if hit is not None or not key:
+        return hit
+    head, _, last = key.rpartition(" ")
+    for stem in mn_stems(last):
+        hit = names.get(f"{head} {stem}".strip())
+        if hit is not None:
+            return hit
+    return None
 
 
 def _short(sentence: str) -> str:

@@ -226,12 +226,16 @@ def merge_page(
     source_date: dt.date,
     other_sources: Mapping[str, dt.date | None] | None = None,
     section_merger: SectionMerger | None = None,
+    field_dates: Mapping[str, dt.date] | None = None,
 ) -> MergeResult:
     """Merge ``draft`` (from ``source``, dated ``source_date``) into ``existing``.
 
     ``other_sources`` maps the stored page's other sources to their document dates
-    (None when unknown); it decides the :class:`Order`.
+    (None when unknown); it decides the :class:`Order`. ``field_dates`` says when a
+    field's value took effect, when the source says so: its change entry gets that
+    date instead of the source's.
     """
+    effective = dict(field_dates or {})
     draft = _fit(draft, folder, source)
     if existing is None:
         page = replace(draft, sources=_unique((*draft.sources, source)))
@@ -269,7 +273,7 @@ def merge_page(
         elif order is Order.NEWER:
             fields[name] = value
             text = f"{name} changed from “{show(current)}” to “{show(value)}”"
-            entries.append(TimelineEntry(source_date, text, source))
+            entries.append(TimelineEntry(effective.get(name, source_date), text, source))
             questions, _ = _resolve_questions(questions, name)
             conflicts.append(
                 Conflict(
@@ -283,7 +287,7 @@ def merge_page(
             if any(quoted in e.text for e in existing.timeline):
                 continue  # the old fact is already on record (e.g. the change from it)
             text = f"{name} was “{show(value)}” (superseded by later sources: “{show(current)}”)"
-            entries.append(TimelineEntry(source_date, text, source))
+            entries.append(TimelineEntry(effective.get(name, source_date), text, source))
             conflicts.append(
                 Conflict(
                     page_id, folder.name, name, value, current, source,

@@ -9,10 +9,11 @@ page (``merge.py``) and writes the result.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest_agent.text import norm
 from memserver.kb.page import Page
 from memserver.kb.schema import FolderSpec, Schema
 
@@ -46,7 +47,9 @@ class Extraction:
 
     ``extractor`` is "llm" or "rules" (recorded in the manifest); ``dropped`` says what
     was left out because the schema has no place for it; ``llm_calls`` and ``tokens``
-    count what the extraction cost.
+    count what the extraction cost. ``field_dates`` says when a field's new value took
+    effect, when the note says so ("promoted ..., effective 2026-09-21"), keyed by
+    (folder, norm(title), field); a change is dated the note's date otherwise.
     """
 
     drafts: tuple[Draft, ...]
@@ -54,6 +57,14 @@ class Extraction:
     dropped: tuple[str, ...] = ()
     llm_calls: int = 0
     tokens: int = 0
+    field_dates: Mapping[tuple[str, str, str], dt.date] = field(default_factory=dict)
+
+    def dates_of(self, folder: str, names: Iterable[str]) -> dict[str, dt.date]:
+        """Field -> effective date for the page of ``folder`` known by any of ``names``."""
+        keys = {norm(n) for n in names}
+        return {
+            f: d for (fo, key, f), d in self.field_dates.items() if fo == folder and key in keys
+        }
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@
   so a name seen in both scripts resolves to one page.
 - ``resolve_date``: an ISO date, or a relative phrase ("yesterday", "last Friday")
   resolved against the *source's* document date, never the run date.
-- ``dated_sentences``: the sentences of a text that name exactly one day.
+- ``dated_sentences``: the sentences of a text that name a day, each with its entry date
+  (:mod:`ingest_agent.dates`).
 - ``name_candidates``: capitalised word runs ("Bob Martinez", "Номин Трейд").
 """
 
@@ -15,12 +16,12 @@ import datetime as dt
 import re
 import unicodedata
 from collections.abc import Iterator
+from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
+from ingest_agent.dates import day_mentions, entry_date
 from memserver.kb.page import as_date
-from memserver.search.timeparse import parse_time
 
-_ISO = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d])")
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“*(\[]?[A-ZА-ЯЁӨҮ0-9])")
 _CAPITAL_WORD = r"[A-ZА-ЯЁӨҮ][\w'’-]*"
@@ -66,15 +67,12 @@ def plain(text: str) -> str:
     return " ".join(_MARKDOWN.sub("", text).split())
 
 
-def _noon(day: dt.date, tz: ZoneInfo) -> dt.datetime:
-    return dt.datetime.combine(day, dt.time(12), tzinfo=tz)
-
-
 def resolve_date(value: object, doc_date: dt.date, tz: ZoneInfo) -> dt.date | None:
-    """A date from an ISO value or a relative phrase, relative to ``doc_date``.
+    """A date from an ISO value or a phrase naming one day, relative to ``doc_date``.
 
-    Only phrases naming exactly one day count ("yesterday", "on Monday", "өчигдөр");
-    a month or a range gives None.
+    "yesterday", "on Monday", "өчигдөр" are read against the note's date; a month and
+    day without a year ("December 3") is the occurrence nearest it. A month or a range
+    gives None.
     """
     found = as_date(value)
     if found is not None:
@@ -82,53 +80,59 @@ def resolve_date(value: object, doc_date: dt.date, tz: ZoneInfo) -> dt.date | No
     text = str(value or "").strip()
     if not text:
         return None
-    match = _ISO.search(text)
-    if match:
-        return as_date(match.group(1))
-    window = parse_time(text, now=_noon(doc_date, tz), tz=tz).window
-    if window is None or window.open_start or window.open_end:
-        return None
-    start, end = window.start.date(), window.end.date()
-    return start if (end - start).days == 1 else None
-
-
-def sentence_date(sentence: str, doc_date: dt.date, tz: ZoneInfo) -> dt.date | None:
-    """The one day a sentence is about: its single ISO date, else a relative day phrase.
-
-    A sentence with two different ISO dates ("from 2026-09-14 to 2026-10-14") names no
-    single day and gives None.
-    """
-    dates = {as_date(m.group(1)) for m in _ISO.finditer(sentence)} - {None}
-    if len(dates) == 1:
-        return next(iter(dates))
-    if dates:
-        return None
-    window = parse_time(sentence, now=_noon(doc_date, tz), tz=tz).window
-    if window is None or window.open_start or window.open_end:
-        return None
-    start, end = window.start.date(), window.end.date()
-    return start if (end - start).days == 1 else None
+    days = {m.day for m in day_mentions(text, doc_date, tz)}
+    return next(iter(days)) if len(days) == 1 else None
 
 
 def blocks(text: str) -> Iterator[str]:
     """Paragraphs and list items of a markdown text, each on one line without markup."""
-    block: list[str] = []
+    for block in marked_blocks(text):
+        yield block.text
 
-    def flush() -> Iterator[str]:
-        if block:
-            joined = plain(" ".join(block))
-            block.clear()
+
+@dataclass(frozen=True)
+class Block:
+    """A paragraph or list item on one line, whether it is a list item, and the heading
+    (a ``#`` heading or a bold-only line such as ``**Globex**``) it stands under."""
+
+    text: str
+    item: bool
+    heading: str = ""
+
+
+_BOLD_LINE = re.compile(r"^\*\*([^*]+)\*\*:?$")
+
+
+def marked_blocks(text: str) -> Iterator[Block]:
+    """``blocks`` with whether each is a list item and the heading above it."""
+    lines: list[str] = []
+    item = False
+    heading = ""
+
+    def flush() -> Iterator[Block]:
+        if lines:
+            joined = plain(" ".join(lines))
+            lines.clear()
             if joined:
-                yield joined
+                yield Block(joined, item, heading)
 
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#") or stripped == "---":
             yield from flush()
+            item = False
+            if stripped.startswith("#"):
+                heading = plain(stripped)
+            continue
+        bold = _BOLD_LINE.match(stripped)
+        if bold is not None:
+            yield from flush()
+            heading, item = bold.group(1).strip(), False
             continue
         if re.match(r"^([-*+]|\d+[.)])\s+", stripped) or stripped.startswith("**"):
             yield from flush()
-        block.append(stripped)
+            item = True
+        lines.append(stripped)
     yield from flush()
 
 
@@ -145,14 +149,33 @@ def sentences(text: str) -> Iterator[str]:
 _CHAT_PREFIX = re.compile(r"^(?:[^\W\d][\w'’-]*\s+){1,3}\d{1,2}:\d{2}\s+")
 
 
-def dated_sentences(text: str, doc_date: dt.date, tz: ZoneInfo) -> Iterator[tuple[dt.date, str]]:
-    """``(day, sentence)`` for every sentence that names exactly one day."""
-    for sentence in sentences(text):
-        if "[redacted]" in sentence:
-            continue
-        day = sentence_date(sentence, doc_date, tz)
-        if day is not None:
-            yield day, _CHAT_PREFIX.sub("", sentence)
+ENTRY_CHARS = 280  # a list item up to this long is one timeline entry, else its sentences
+
+
+@dataclass(frozen=True)
+class DatedText:
+    """A timeline entry's text and day, with the block and heading it came from."""
+
+    day: dt.date
+    text: str
+    block: Block
+
+
+def dated_sentences(text: str, doc_date: dt.date, tz: ZoneInfo) -> Iterator[DatedText]:
+    """Every list item (up to ``ENTRY_CHARS``) or sentence that names a day; the day is
+    the entry's (``dates.entry_date``: the event's when the text says it, else the
+    note's). A short list item is one fact, so it stays whole: "Globex signed the pilot
+    on 2026-08-25. ... Globex is now a customer." is one entry."""
+    for block in marked_blocks(text):
+        body = _CHAT_PREFIX.sub("", block.text)
+        short = block.item and len(body) <= ENTRY_CHARS
+        for piece in [body] if short else split_sentences(body):
+            if "[redacted]" in piece:
+                continue
+            line = _CHAT_PREFIX.sub("", piece)
+            day = entry_date(line, doc_date, tz)
+            if day is not None:
+                yield DatedText(day, line, Block(body, block.item, block.heading))
 
 
 def name_candidates(text: str, *, sub_runs: bool = True) -> list[str]:
