@@ -227,11 +227,26 @@ def filter_window(
 
 
 def order_by_date(
-    cands: list[Candidate], relevant: Collection[str], newest: bool = True
+    cands: list[Candidate],
+    relevant: Collection[str],
+    newest: bool = True,
+    *,
+    after: dt.date | None = None,
+    through: dt.date | None = None,
 ) -> list[Candidate]:
-    """The ``relevant`` pages by date (undated last, ties by score), then the rest."""
-    first = [c for c in cands if c.id in relevant]
-    rest = [c for c in cands if c.id not in relevant]
+    """The ``relevant`` pages by date (undated last, ties by score), then the rest.
+
+    Only pages dated after ``after`` and on or before ``through`` (either open) are
+    ordered; the others of ``relevant`` join the rest (a future meeting is not "latest").
+    """
+
+    def bounded(c: Candidate) -> bool:
+        if c.date is None:
+            return after is None
+        return (after is None or c.date > after) and (through is None or c.date <= through)
+
+    first = [c for c in cands if c.id in relevant and bounded(c)]
+    rest = [c for c in cands if not (c.id in relevant and bounded(c))]
     dated = [c for c in first if c.date is not None]
     undated = [c for c in first if c.date is None]
     dated.sort(key=lambda c: (-c.score, c.id))

@@ -53,7 +53,14 @@ from memserver.search.intent import Intent, analyze, plan_graph
 from memserver.search.shaping import ArmRun, shape
 from memserver.search.text_query import TextQuery
 from memserver.search.timeline import timeline_events
-from memserver.search.timeparse import OLDEST, TimeQuery, parse_time, reference_time
+from memserver.search.timeparse import (
+    NEXT,
+    OLDEST,
+    TimeQuery,
+    order_bounds,
+    parse_time,
+    reference_time,
+)
 from memserver.search.types import (
     DEFAULT_MODE,
     MODES,
@@ -84,6 +91,7 @@ log = logging.getLogger(__name__)
 SOURCE_FOLDER = "source"
 ROUTE_MIN_FOLDERS = 4  # route only when the caller can read at least this many folders
 MAX_ENTITIES = 3
+ONE_DAY = dt.timedelta(days=1)
 RECENT_VECTORS = 64
 
 
@@ -99,6 +107,18 @@ def _grounded(run: ArmRun) -> bool:
     """Whether an arm other than plain vector similarity found something."""
     weak = {"vector", "source_vector", "graph_augment"}
     return any(set(c.ranks) - weak for c in run.cands)
+
+
+def _ordered_window(
+    start: dt.date | None, end: dt.date | None, bounds: tuple[dt.date | None, dt.date | None]
+) -> tuple[dt.date | None, dt.date | None]:
+    """``[start, end)`` narrowed to an ordering's side of today (``order_bounds``)."""
+    after, through = bounds
+    if after is not None:
+        start = max(start, after + ONE_DAY) if start else after + ONE_DAY
+    if through is not None:
+        end = min(end, through + ONE_DAY) if end else through + ONE_DAY
+    return start, end
 
 
 class Searcher:
@@ -245,15 +265,17 @@ class Searcher:
             ):
                 routing, searched = self._route(tq, req, intent, names, scope, degraded)
             run = self._run(
-                conn, req, mode, tq, intent, searched, scope, names, vector, sources, degraded
-            )
+                conn, req, mode, tq, intent, searched, scope, names, vector, sources, degraded,
+                today=now.date(),
+            )  # fmt: skip
             results, tokens = shaped(run)
             if routing is not None and searched != scope and (not results or not _grounded(run)):
                 # Nothing, or only nearest vectors, in the routed folders: ask the whole scope.
                 routing["retried"] = True
                 wider = self._run(
-                    conn, req, mode, tq, intent, scope, scope, names, vector, sources, degraded
-                )
+                    conn, req, mode, tq, intent, scope, scope, names, vector, sources, degraded,
+                    today=now.date(),
+                )  # fmt: skip
                 wide = shaped(wider)
                 if wide[0] and (_grounded(wider) or not results):
                     run, (results, tokens) = wider, wide
@@ -340,9 +362,13 @@ class Searcher:
         vector: np.ndarray | None,
         sources: bool,
         degraded: list[str],
+        *,
+        today: dt.date,
     ) -> ArmRun:
         start, end = window_dates(tq.window)
-        newest = tq.order != OLDEST
+        newest = tq.order not in (OLDEST, NEXT)
+        # Latest/next look only on their side of today in the date-ordered arms.
+        o_start, o_end = _ordered_window(start, end, order_bounds(tq.order, today))
         allowed = set(req.arms) if req.arms is not None else None
 
         def on(name: str) -> bool:
@@ -365,7 +391,7 @@ class Searcher:
                     # Events (meetings, decisions) are what a window asks for; entity pages
                     # come in through their timeline entries (the timeline arm).
                     targets = [f for f in targets if f in self._event_folders()] or targets
-                found["dated"] = arms.dated(conn, targets, start, end, newest=newest)
+                found["dated"] = arms.dated(conn, targets, o_start, o_end, newest=newest)
         if on("graph"):
             relational = intent.relation is not None or tq.order is not None
             if relational or mode.graph_always:
@@ -373,7 +399,7 @@ class Searcher:
                 plans = plan_graph(entities, intent, self.schema, folders)
                 if plans:
                     found["graph"] = arms.graph(
-                        conn, plans, scope, start=start, end=end, newest=newest
+                        conn, plans, scope, start=o_start, end=o_end, newest=newest
                     )
         if vector is not None and on("vector"):
             try:

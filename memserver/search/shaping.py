@@ -26,7 +26,7 @@ from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent
 from memserver.search.page_details import lead_snippets, page_info
 from memserver.search.text_query import TextQuery
-from memserver.search.timeparse import NEWEST, TimeQuery
+from memserver.search.timeparse import NEWEST, TimeQuery, order_bounds
 from memserver.search.types import Mode, SearchRequest, SearchResult, window_dates
 
 
@@ -77,7 +77,10 @@ def shape(
         query = tq.query or req.question
         cands = search_models.rerank(conn, db, reranker, cands, query, run.vector, degraded)
     if tq.order is not None:
-        cands = fz.order_by_date(cands, run.relevant, newest=tq.order == NEWEST)
+        after, through = order_bounds(tq.order, today)
+        cands = fz.order_by_date(
+            cands, run.relevant, newest=tq.order == NEWEST, after=after, through=through
+        )
     elif intent.relation is not None and run.arms.get("graph"):
         cands = fz.promote(cands, {h.id for h in run.arms["graph"]})
     cands = fz.pin_exact(cands, run.exact)

@@ -40,8 +40,20 @@ from memserver.errors import UserError
 from memserver.search import timeparse_en as en
 from memserver.search import timeparse_mn as mn
 
-NEWEST = "newest"
+NEWEST = "newest"  # latest: the newest on or before now
 OLDEST = "oldest"
+NEXT = "next"  # next / upcoming / дараагийн: the first after now
+
+
+def order_bounds(order: str | None, today: date) -> tuple[date | None, date | None]:
+    """``(after, through)``: the dates an ordering may lead with. Latest is the newest on
+    or before today (a planned meeting is not the latest); next is the first after it."""
+    if order == NEWEST:
+        return None, today
+    if order == NEXT:
+        return today, None
+    return None, None
+
 
 # Open ends of "before X" / "after X"; a day inside the range of datetime so that
 # converting to any other timezone cannot overflow.
@@ -505,6 +517,9 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     (NEWEST, mn.NEWEST),
     (OLDEST, r"\b(?:the\s+)?(?:very\s+)?(?:first|earliest|oldest)\b"),
     (OLDEST, mn.OLDEST),
+    # after the windows: "next week" is a window, "next meeting" an ordering
+    (NEXT, r"\b(?:the\s+)?(?:next|upcoming|forthcoming|soonest)\b(?!\s+steps?\b)"),
+    (NEXT, mn.NEXT),
 )
 
 

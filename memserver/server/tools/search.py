@@ -22,7 +22,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from memserver.search.pipeline import MODES, Searcher, SearchRequest
-from memserver.search.timeparse import NEWEST, OLDEST
+from memserver.search.timeparse import NEWEST, NEXT, OLDEST
 from memserver.server.tools.base import CallContext, MemoryToolError, ToolHost, current
 
 if TYPE_CHECKING:
@@ -150,7 +150,9 @@ def _order(value: str | None) -> str:
         return NEWEST
     if text in ("oldest", "first", "earliest", "asc", "ascending"):
         return OLDEST
-    raise MemoryToolError(f"order={value!r}: use 'newest' or 'oldest'", "arguments")
+    if text in ("next", "upcoming", "soonest", "future"):
+        return NEXT
+    raise MemoryToolError(f"order={value!r}: use 'newest', 'oldest' or 'next'", "arguments")
 
 
 def _as_view(data: dict[str, Any]) -> QueryView:
@@ -191,10 +193,11 @@ def register(server: ToolHost) -> None:
 
         Write the question naturally, with its time words: "what happened last week",
         "meetings on 2026-09-15", "latest meeting with Alice", "first decision about
-        pricing", "who reports to Bob", "INV-2026-044", Mongolian too ("өнгөрсөн долоо
-        хоног"). Dates are read for you: `time` shows the window [start, end) and the
-        ordering used. With latest/first, results are ordered by date (label
-        `date_ordered`); "latest meeting with X" follows X's links, so a newer meeting X
+        pricing", "next meeting with Bob", "who reports to Bob", "INV-2026-044", Mongolian
+        too ("өнгөрсөн долоо хоног"). Dates are read for you: `time` shows the window
+        [start, end) and the ordering used. With latest/first/next, results are ordered
+        by date (label `date_ordered`): latest is the newest on or before `now`, next the
+        first after it; "latest meeting with X" follows X's links, so a newer meeting X
         did not attend never wins. Each result has id (cite it as [folder/slug]), title,
         folder, date, a snippet, timeline lines that matched, and `labels` saying why it
         matched (exact_title_match, alias_hit, keyword_exact, high_vector_match,
@@ -284,14 +287,22 @@ def register(server: ToolHost) -> None:
                 description="Only pages about this: a name ('Globex') or a topic ('pricing').",
             ),
         ] = None,
-        order: Annotated[str, Field(description="'newest' (default) or 'oldest'.")] = "newest",
+        order: Annotated[
+            str,
+            Field(
+                description="'newest' (default: the newest on or before now), 'oldest', or "
+                "'next' (the first after now: upcoming meetings, due dates)."
+            ),
+        ] = "newest",
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
         now: NowArg = None,
     ) -> QueryView:
-        """The newest (or oldest) pages of one folder, optionally about an entity or topic.
+        """The newest (or oldest, or next) pages of one folder, optionally about an entity or topic.
 
         "Latest meeting with Globex": folder='meetings', about='Globex'. "First
         decision about pricing": folder='decisions', about='pricing', order='oldest'.
+        "Next meeting with Bob": folder='meetings', about='Bob', order='next'. Newest
+        never returns a page dated after `now` first; next starts after it.
         With a named entity, only pages linked to it count (a meeting it attended or
         was about). Results are ordered by the page's date and shaped like kb_query's.
         """

@@ -204,6 +204,13 @@ PAGES: list[tuple[str, Page]] = [
         company="Globex",
     ),
     meeting(
+        "2026-12-03",
+        "Globex go-live check",
+        ["Bob Martinez"],
+        "Planned: check the Globex go-live a few days after it starts.",
+        company="Globex",
+    ),
+    meeting(
         "2026-11-18",
         "Номин Трейд гэрээний уулзалт",
         ["Батбаяр Дорж"],

@@ -63,6 +63,27 @@ def test_latest_decision_about_a_topic_orders_by_date(search_world: World) -> No
     )
 
 
+def test_latest_is_on_or_before_now_and_next_is_the_first_after_it(search_world: World) -> None:
+    planned = search_world.id("Globex go-live check")  # 2026-12-03, after NOW
+    latest = ask(search_world, "latest meeting with Bob")
+    assert latest.time["order"] == "newest"
+    assert ids(latest)[0] == search_world.id("Globex integration review")
+    assert planned not in [r.id for r in latest.results if "date_ordered" in r.labels]
+    for question in ("next meeting with Bob", "upcoming meetings with Globex"):
+        response = ask(search_world, question)
+        assert response.time["order"] == "next", question
+        assert ids(response)[0] == planned, question
+        ordered = [r for r in response.results if "date_ordered" in r.labels]
+        assert ordered and all(r.date and r.date > "2026-11-20" for r in ordered)
+    mongolian = ask(search_world, "Globex-той хийх дараагийн уулзалт")
+    assert mongolian.time["order"] == "next"
+    assert ids(mongolian)[0] == planned
+    # kb_latest's request shape: a folder, an entity, an order
+    for order, expected in (("newest", "Globex integration review"), ("next", "Globex go-live check")):
+        request = SearchRequest("Globex", scope=PUBLIC, now=NOW, order=order, focus="meetings")
+        assert ids(search_world.searcher.search(request))[0] == search_world.id(expected), order
+
+
 def test_an_explicit_date_keeps_only_pages_of_that_day(search_world: World) -> None:
     response = ask(search_world, "meetings on 2026-09-15")
     assert response.time["window"]["start"].startswith("2026-09-15")

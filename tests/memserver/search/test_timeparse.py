@@ -12,7 +12,7 @@ import pytest
 
 from memserver.cli import main
 from memserver.errors import UserError
-from memserver.search.timeparse import NEWEST, OLDEST, TimeQuery, Window, parse_time
+from memserver.search.timeparse import NEWEST, NEXT, OLDEST, TimeQuery, Window, parse_time
 
 TZ = ZoneInfo("Asia/Ulaanbaatar")
 WED = datetime(2026, 9, 16, 10, 0, tzinfo=TZ)  # a Wednesday
@@ -99,6 +99,10 @@ ENGLISH = [
     Row("most recent invoice from Globex", None, None, "invoice from Globex", NEWEST),
     Row("newest policy", None, None, "policy", NEWEST),
     Row("last meeting with Bob", None, None, "meeting with Bob", NEWEST),
+    Row("next meeting with Bob", None, None, "meeting with Bob", NEXT),
+    Row("upcoming meetings", None, None, "meetings", NEXT),
+    Row("next week", "2026-09-21", "2026-09-28"),  # a period after "next" is a window
+    Row("next steps for Globex", None, None, "next steps for Globex"),
     Row("last 3 meetings", None, None, "3 meetings", NEWEST),
     Row("first decision about pricing", None, None, "decision about pricing", OLDEST),
     Row("earliest invoice", None, None, "invoice", OLDEST),
@@ -119,6 +123,7 @@ ENGLISH = [
 ]
 
 MONGOLIAN = [
+    Row("дараагийн уулзалт", None, None, "уулзалт", NEXT),
     Row("өчигдөр", "2026-09-15", "2026-09-16"),
     Row("өчигдрийн уулзалт", "2026-09-15", "2026-09-16", "уулзалт"),
     Row("өнөөдөр", "2026-09-16", "2026-09-17"),
