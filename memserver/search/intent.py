@@ -125,13 +125,30 @@ def _folder_names(spec: FolderSpec) -> set[str]:
     return {normalize_name(n) for n in names if n}
 
 
+def _lead_words(spec: FolderSpec) -> set[str]:
+    """The one-word names a description opens with: "Meetings, calls, demos, kickoffs,
+    reviews, one-on-ones and syncs, internal or ..." gives meetings ... syncs."""
+    lead = re.split(r"[:.;(]", spec.description, maxsplit=1)[0]
+    out: set[str] = set()
+    for item in lead.split(","):
+        parts = [p.strip() for p in re.split(r"\s+and\s+|\s+or\s+", item.strip())]
+        if not all(p and " " not in p for p in parts):
+            break  # the list of names has ended ("internal or with customers ...")
+        out.update(normalize_name(p) for p in parts)
+    return {w for w in out if w and w not in STOPWORDS}
+
+
 def _native_folder_words(specs: Iterable[FolderSpec]) -> dict[str, str]:
-    """Cyrillic description words that belong to exactly one folder -> that folder."""
+    """Description words that belong to exactly one folder -> that folder: Cyrillic
+    words anywhere in it, and the names its description opens with (``_lead_words``)."""
     seen: dict[str, set[str]] = {}
     for spec in specs:
         for word in words(spec.description):
             if is_cyrillic(word) and len(word) >= 4 and word not in STOPWORDS:
                 seen.setdefault(word, set()).add(spec.name)
+        for word in _lead_words(spec):
+            for form in {word, _en_stem(word)}:
+                seen.setdefault(form, set()).add(spec.name)
     return {word: next(iter(owners)) for word, owners in seen.items() if len(owners) == 1}
 
 

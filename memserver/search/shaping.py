@@ -73,6 +73,9 @@ def shape(
         cands = fz.apply_recency(cands, halflife, today)
     if tq.window is not None:
         cands = fz.filter_window(cands, start, end, dated_folders(schema))
+        if intent.folders and tq.order is None:
+            # "meetings in October": the named folder's pages dated in the window lead.
+            cands = fz.promote(cands, {c.id for c in cands if _in(c, start, end, intent.folders)})
     if mode.rerank and reranker is not None and cands:
         query = tq.query or req.question
         cands = search_models.rerank(conn, db, reranker, cands, query, run.vector, degraded)
@@ -120,6 +123,13 @@ def shape(
 
     kept, tokens = fz.budget_cut(results, size, mode.budget)
     return kept, tokens
+
+
+def _in(cand: Candidate, start: dt.date | None, end: dt.date | None, folders: Any) -> bool:
+    day = cand.date
+    if day is None or cand.folder not in folders:
+        return False
+    return (start is None or day >= start) and (end is None or day < end)
 
 
 def visible_snippet(schema: Schema, cand: Candidate, snippet: str, req: SearchRequest) -> str:

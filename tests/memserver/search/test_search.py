@@ -84,6 +84,21 @@ def test_latest_is_on_or_before_now_and_next_is_the_first_after_it(search_world:
         assert ids(search_world.searcher.search(request))[0] == search_world.id(expected), order
 
 
+def test_a_folder_named_with_a_window_puts_its_pages_in_the_window_first(
+    search_world: World,
+) -> None:
+    november = {
+        search_world.id("Roadmap review", "2026-11-05"),
+        search_world.id("Globex integration review"),
+        search_world.id("Номин Трейд гэрээний уулзалт"),
+    }
+    for question in ("meetings in November", "11-р сарын уулзалтууд", "calls in November"):
+        response = ask(search_world, question, mode="conservative")
+        assert set(ids(response)[:3]) == november, question
+    day = ask(search_world, "meetings on 2026-11-12", mode="conservative")
+    assert ids(day)[0] == search_world.id("Globex integration review")
+
+
 def test_an_explicit_date_keeps_only_pages_of_that_day(search_world: World) -> None:
     response = ask(search_world, "meetings on 2026-09-15")
     assert response.time["window"]["start"].startswith("2026-09-15")
