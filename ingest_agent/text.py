@@ -1,8 +1,9 @@
 """Text helpers shared by both extractors: names, dates and sentences.
 
 - ``norm``: one comparable form of a name (case, accents' composition, punctuation).
-- ``transliterate``: Mongolian Cyrillic -> Latin (``Батбаяр Дорж`` -> ``Batbayar Dorj``),
-  so a name seen in both scripts resolves to one page.
+- ``transliterate`` (from ``memserver.kb.translit``): Mongolian Cyrillic -> Latin
+  (``Батбаяр Дорж`` -> ``Batbayar Dorj``), so a name seen in both scripts resolves to
+  one page.
 - ``resolve_date``: an ISO date, or a relative phrase ("yesterday", "last Friday")
   resolved against the *source's* document date, never the run date.
 - ``dated_sentences``: the sentences of a text that name a day, each with its entry date
@@ -21,6 +22,7 @@ from zoneinfo import ZoneInfo
 
 from ingest_agent.dates import day_mentions, entry_date
 from memserver.kb.page import as_date
+from memserver.kb.translit import transliterate
 
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“*(\[]?[A-ZА-ЯЁӨҮ0-9])")
@@ -28,13 +30,6 @@ _CAPITAL_WORD = r"[A-ZА-ЯЁӨҮ][\w'’-]*"
 _NAME_RUN = re.compile(rf"(?<![\w]){_CAPITAL_WORD}(?:[ \t]+{_CAPITAL_WORD}){{0,3}}")
 _MARKDOWN = re.compile(r"(\*\*|__|`|^#+\s*|^>\s*|^\s*(?:[-*+]|\d+[.)])\s+)", re.MULTILINE)
 
-_CYRILLIC = {
-    "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ё": "yo", "ж": "j",
-    "з": "z", "и": "i", "й": "i", "к": "k", "л": "l", "м": "m", "н": "n", "о": "o",
-    "ө": "u", "п": "p", "р": "r", "с": "s", "т": "t", "у": "u", "ү": "u", "ф": "f",
-    "х": "kh", "ц": "ts", "ч": "ch", "ш": "sh", "щ": "sh", "ъ": "", "ы": "y", "ь": "i",
-    "э": "e", "ю": "yu", "я": "ya",
-}  # fmt: skip
 
 
 def norm(name: str) -> str:
@@ -45,21 +40,6 @@ def norm(name: str) -> str:
 
 def has_cyrillic(text: str) -> bool:
     return any("\u0400" <= ch <= "\u04ff" for ch in text)
-
-
-def transliterate(name: str) -> str | None:
-    """The Latin spelling of a Cyrillic (Mongolian) name, or None when it has no Cyrillic."""
-    if not has_cyrillic(name):
-        return None
-    out = []
-    for ch in name:
-        low = ch.lower()
-        if low in _CYRILLIC:
-            latin = _CYRILLIC[low]
-            out.append(latin.capitalize() if ch != low and latin else latin)
-        else:
-            out.append(ch)
-    return " ".join("".join(out).split())
 
 
 def plain(text: str) -> str:

@@ -9,6 +9,8 @@ exact_slug     1.0    the name is the page's slug ("bob-martinez", "people/bob-m
 exact_title    0.95   the name is the title, up to case, accents' composition, punctuation
 alias_hit      0.95   the name is one of the page's aliases ("Bob", "Боб")
 fuzzy_title    0..1   trigram similarity with the title or an alias (pg_trgm)
+transliteration 0.9   the name sounds like the title or an alias in the other script
+               0.8    ... like its first word ("Алис" ~ Alice Chen, "Batbayar" ~ Батбаяр Дорж)
 semantic       0..1   cosine similarity of the name with the page's chunks (embedder)
 =============  =====  ===========================================================
 
@@ -40,11 +42,22 @@ from memserver.db.vectors import vector_scan
 from memserver.errors import NotFoundError, UserError
 from memserver.graph.linker import clean_ref, find_named, split_target
 from memserver.kb.schema import Schema
-from memserver.kb.words import normalize_name
+from memserver.kb.translit import name_key
+from memserver.kb.words import mn_stems, normalize_name
 
-WHYS = ("exact_slug", "exact_title", "alias_hit", "fuzzy_title", "semantic")
+WHYS = ("exact_slug", "exact_title", "alias_hit", "fuzzy_title", "transliteration", "semantic")
 STRONG = frozenset(("exact_slug", "exact_title", "alias_hit"))
-_RANK = {"exact_slug": 0, "exact_title": 1, "alias_hit": 1, "fuzzy_title": 2, "semantic": 3}
+_RANK = {
+    "exact_slug": 0,
+    "exact_title": 1,
+    "alias_hit": 1,
+    "fuzzy_title": 2,
+    "transliteration": 2,
+    "semantic": 3,
+}
+TRANSLITERATED_WHOLE = 0.9  # the whole name's key equals a title's or alias's
+TRANSLITERATED_FIRST = 0.8  # a one-word name's key equals a title's first word
+TRANSLITERATED_PROBABLE = 0.75
 _SCORE = {"exact_slug": 1.0, "exact_title": 0.95, "alias_hit": 0.95}
 # Word similarity ("Bob" inside "Bob Martinez") counts a little less than similarity
 # of the whole title, so a full-name match ranks first.
@@ -208,6 +221,45 @@ def _fuzzy(db: Database, norm: str, where: _Where) -> list[Candidate]:
     ]
 
 
+_NAMES = f"""
+SELECT p.id, p.folder, p.title, p.effective_date,
+       coalesce((SELECT array_agg(a.alias) FROM page_aliases a WHERE a.page_id = p.id), '{{}}')
+FROM pages p
+WHERE (%(scope)s::text[] IS NULL OR p.folder = ANY(%(scope)s))
+  AND {_ON_DATE}
+"""
+
+
+def _transliterated(db: Database, name: str, where: _Where) -> list[Candidate]:
+    """Pages whose title or an alias sounds like ``name`` in the other script
+    (``kb.translit.name_key``); a Mongolian case ending on the name is tried off too
+    ("Алистай" -> "Алис"). It compares every name in scope, so it runs only when the
+    exact and trigram steps found nothing good."""
+    parts = name.split()
+    variants = {name_key(name)}
+    if parts:
+        variants |= {name_key(" ".join([*parts[:-1], stem])) for stem in mn_stems(parts[-1])}
+    variants.discard("")
+    if not variants:
+        return []
+    with db.connection() as conn:
+        rows = conn.execute(_NAMES, where.params()).fetchall()
+    out = []
+    for page_id, folder, title, day, aliases in rows:
+        score = 0.0
+        for other in (title, *aliases):
+            key = name_key(other)
+            if key in variants:
+                score = TRANSLITERATED_WHOLE
+                break
+            first = key.split(" ", 1)[0]
+            if " " in key and first in variants:
+                score = max(score, TRANSLITERATED_FIRST)
+        if score:
+            out.append(Candidate(page_id, title, folder, score, "transliteration", day))
+    return out
+
+
 def _semantic(db: Database, embedder: Embedder, name: str, where: _Where) -> list[Candidate]:
     info = db.embedding_info()
     if info is None or info != (embedder.name, embedder.dims):
@@ -247,7 +299,11 @@ def _verdict(ranked: list[Candidate]) -> tuple[str, bool, int]:
         top = [c for c in ranked if _RANK[c.why] == _RANK[best.why]]
     else:
         top = [c for c in ranked if c.why == best.why and best.score - c.score <= TIE]
-    threshold = {"fuzzy_title": FUZZY_PROBABLE, "semantic": SEMANTIC_PROBABLE}
+    threshold = {
+        "fuzzy_title": FUZZY_PROBABLE,
+        "transliteration": TRANSLITERATED_PROBABLE,
+        "semantic": SEMANTIC_PROBABLE,
+    }
     if best.why not in STRONG and best.score < threshold[best.why]:
         return "new", False, 1
     if len(top) > 1:
@@ -305,6 +361,8 @@ def resolve(
     # Exact matches decide the verdict alone; the slower steps run only without one.
     if not found and fuzzy:
         found = _fuzzy(db, norm, where)
+        if not any(c.score >= FUZZY_PROBABLE for c in found):
+            found += _transliterated(db, bare, where)
     if not found and embedder is not None:
         found = _semantic(db, embedder, bare, where)
         if found:

@@ -193,7 +193,7 @@ def register(server: ToolHost) -> None:
         several equal matches, read them and decide; `new` = create a page.
         `ambiguous` = two different pages match equally well (two people called
         "Alex"): pick from context, never merge blindly. Each candidate says `why` it
-        matched (exact_slug, exact_title, alias_hit, fuzzy_title, semantic) with a
+        matched (exact_slug, exact_title, alias_hit, fuzzy_title, transliteration, semantic) with a
         score. For meetings and other dated folders pass `date`.
         """
         call = current()

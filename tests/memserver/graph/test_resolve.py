@@ -87,6 +87,22 @@ def test_fuzzy_title_is_probable_never_exists(world: PageWriter) -> None:
     assert top(find(world, "Alice")) == ("probable", "people/alice-chen", "fuzzy_title")
 
 
+def test_a_name_in_the_other_script_resolves_by_transliteration(world: PageWriter) -> None:
+    world.put("people", person("Batbayar Dorj"))
+    # Cyrillic for a Latin title, with a case ending ("with Alice"), and the reverse
+    assert top(find(world, "Алистай")) == ("probable", "people/alice-chen", "transliteration")
+    assert top(find(world, "Батбаяр Дорж")) == (
+        "probable",
+        "people/batbayar-dorj",
+        "transliteration",
+    )
+    result = find(world, "Enkhtuyaa Ganbaatar")
+    assert top(result) == ("probable", "people/энхтуяа-ганбаатар", "transliteration")
+    assert result.best is not None and result.best.score == pytest.approx(0.9)
+    assert find(world, "Алекс").ambiguous  # two people called Alex, in either script
+    assert find(world, "Зэд Куукс").verdict == "new"
+
+
 def test_nothing_close_is_new(world: PageWriter) -> None:
     result = find(world, "Zed Quux")
     assert result.verdict == "new"

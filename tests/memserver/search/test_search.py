@@ -48,6 +48,16 @@ def test_latest_meeting_with_a_person_follows_her_edges(search_world: World) -> 
     assert ids(response)[1] == search_world.id("Roadmap review", "2026-07-08")
 
 
+def test_a_name_in_the_other_script_finds_the_person_by_transliteration(
+    search_world: World,
+) -> None:
+    response = ask(search_world, "сүүлийн уулзалт Алистай")  # latest meeting with Alice
+    assert response.time["order"] == "newest"
+    top = response.results[0]
+    assert top.id == search_world.id("Roadmap review", "2026-11-05")
+    assert "graph:attended" in top.labels
+
+
 def test_first_meeting_with_a_person(search_world: World) -> None:
     response = ask(search_world, "first meeting with Alice")
     assert response.time["order"] == "oldest"

@@ -1,0 +1,67 @@
+"""Names across scripts: Mongolian Cyrillic in Latin letters, and one key for a name in
+either script.
+
+- ``transliterate("Батбаяр Дорж")`` -> ``"Batbayar Dorj"`` (None without Cyrillic): the
+  Latin spelling the ingest agent adds as an alias.
+- ``name_key``: a rough sound-alike form, the same for a name written in either script
+  or in the usual Latin spellings: ``name_key("Алис") == name_key("Alice") == "alis"``,
+  ``name_key("Алекс Ким") == name_key("Alex Kim")``, ``name_key("Батбаяр") ==
+  name_key("Batbayar")``. Entity resolution compares keys as its ``transliteration``
+  signal, after exact names and before meaning.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memserver.kb.words import is_cyrillic, normalize_name
+
+CYRILLIC = {
+    "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ё": "yo", "ж": "j",
+    "з": "z", "и": "i", "й": "i", "к": "k", "л": "l", "м": "m", "н": "n", "о": "o",
+    "ө": "u", "п": "p", "р": "r", "с": "s", "т": "t", "у": "u", "ү": "u", "ф": "f",
+    "х": "kh", "ц": "ts", "ч": "ch", "ш": "sh", "щ": "sh", "ъ": "", "ы": "y", "ь": "i",
+    "э": "e", "ю": "yu", "я": "ya",
+}  # fmt: skip
+
+# Latin spellings that sound alike, in order (after lower-casing).
+_SOUND = (
+    (re.compile(r"kh"), "h"),
+    (re.compile(r"ph"), "f"),
+    (re.compile(r"ck"), "k"),
+    (re.compile(r"x"), "ks"),
+    (re.compile(r"w"), "v"),
+    (re.compile(r"q"), "k"),
+    (re.compile(r"c(?=[eiy])"), "s"),
+    (re.compile(r"c"), "k"),
+    (re.compile(r"y"), "i"),
+    (re.compile(r"(?<=\w{3})e$"), ""),  # a silent final e: "Alice" -> "alic"
+    (re.compile(r"(\w)\1+"), r"\1"),  # doubled letters: "Rossi" -> "rosi"
+)
+
+
+def transliterate(name: str) -> str | None:
+    """The Latin spelling of a Cyrillic (Mongolian) name, or None when it has no Cyrillic."""
+    if not is_cyrillic(name):
+        return None
+    out = []
+    for ch in name:
+        low = ch.lower()
+        if low in CYRILLIC:
+            latin = CYRILLIC[low]
+            out.append(latin.capitalize() if ch != low and latin else latin)
+        else:
+            out.append(ch)
+    return " ".join("".join(out).split())
+
+
+def name_key(name: str) -> str:
+    """The sound-alike key of a name (see the module docstring); "" for no letters."""
+    latin = transliterate(name) or name
+    keys = []
+    for word in normalize_name(latin).split():
+        for pattern, repl in _SOUND:
+            word = pattern.sub(repl, word)
+        if word:
+            keys.append(word)
+    return " ".join(keys)
