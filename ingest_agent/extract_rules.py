@@ -438,8 +438,10 @@ class RulesExtractor:
             targets: list[_PageBuild] = []
             if primary is not None and primary.folder.timeline:
                 targets.append(primary)
-            # A sentence naming no page is about what its paragraph, else its heading, names.
-            for where in (dated.text, dated.block.text, dated.block.heading):
+            # A sentence naming no page is about what its list item (a bullet, a chat
+            # message), else its heading, names.
+            block = dated.block
+            for where in (dated.text, block.text if block.item else "", block.heading):
                 hits = [h for run in name_candidates(where) if (h := _named(names, run))]
                 for folder_name, title in hits:
                     spec = self.schema.folder(folder_name)
