@@ -179,13 +179,15 @@ class IngestAgent:
             review = (
                 ReviewPolicy(self.schema, source, hint) if extraction.extractor == "llm" else None
             )
+            outcome.dropped = list(extraction.dropped)
             await self._apply(source, extraction, outcome, review)
             if self.dry_run:
                 outcome.status = "dry-run"
             else:
                 await self.memory.mark_ingested(
-                    source.path, source.hash, outcome.pages, extraction.extractor
-                )
+                    source.path, source.hash, outcome.pages, extraction.extractor,
+                    extraction.dropped,
+                )  # fmt: skip
                 outcome.status = "ingested"
         except (BudgetExceeded, ServerAuthError):
             raise  # these stop the run; the source stays pending

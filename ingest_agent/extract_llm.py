@@ -4,13 +4,15 @@ Every prompt starts with ``Task: <name>`` (extract, merge, repair) and carries t
 schema's global and per-folder ``rules``. The model answers one JSON object; the
 answer is checked against the schema before anything is used:
 
-- an answer naming a folder or a field the schema does not have, or not shaped as
-  asked, gets **one retry** listing every problem, then the source fails
-  (``ExtractionError``); an answer that is not JSON or a timeout is retried once by
-  the LLM client, then fails the same way;
-- what the schema has no place for but does not make the answer wrong (an unknown
+- an answer not shaped as asked (no ``pages`` list, a page without a title) gets
+  **one retry** listing every problem, then the source fails (``ExtractionError``); an
+  answer that is not JSON or a timeout is retried once by the LLM client, then fails
+  the same way;
+- what the schema has no place for is dropped and listed in ``Extraction.dropped``
+  (counted in the source's ledger entry), and the rest of the note is kept: a page in a
+  folder the schema does not have, a field its folder does not have, an unknown
   section, a timeline entry on a folder without timeline, a value of the wrong type,
-  an undatable entry) is dropped and listed in ``Extraction.dropped``.
+  an undatable entry.
 
 Relative dates are resolved against the source's document date (``resolve_date``), so
 "yesterday" in a note of 2026-11-19 is 2026-11-18 whatever day the agent runs.
@@ -247,9 +249,8 @@ class LLMExtractor:
                 continue
             folder_name = str(item.get("folder") or "")
             if folder_name not in names:
-                problems.append(
-                    f"{at}.folder: there is no folder {folder_name!r}; use one of {', '.join(names)}"
-                )
+                title = " ".join(str(item.get("title") or "").split())[:80]
+                dropped.append(f"{at}: no folder {folder_name!r} in the schema (page {title!r})")
                 continue
             folder = self.schema.folder(folder_name)
             title = " ".join(str(item.get("title") or "").split())
@@ -261,14 +262,9 @@ class LLMExtractor:
                 problems.append(f"{at}.fields: must be an object of field: value")
                 continue
             unknown = [k for k in fields if folder.field(str(k)) is None]
-            for key in unknown:
-                problems.append(
-                    f"{at}.fields.{key}: folder {folder_name} has no field {key!r}; "
-                    f"its fields are {', '.join(folder.field_names) or 'none'}"
-                )
-            if unknown:
-                continue
-            page = self._page(item, folder, title, fields, source, at, dropped, problems)
+            dropped.extend(f"{at}.fields.{k}: no field {k!r} in {folder_name}" for k in unknown)
+            known = {k: v for k, v in fields.items() if k not in unknown}
+            page = self._page(item, folder, title, known, source, at, dropped, problems)
             if page is not None:
                 drafts.append(Draft(folder_name, page))
         return drafts, dropped, problems

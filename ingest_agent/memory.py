@@ -170,7 +170,12 @@ class Memory:
         return {p: await self.doc_date(p) for p in paths}
 
     async def mark_ingested(
-        self, path: str, hash_read: str, pages: Sequence[str], extractor: str
+        self,
+        path: str,
+        hash_read: str,
+        pages: Sequence[str],
+        extractor: str,
+        dropped: Sequence[str] = (),
     ) -> None:
         args: dict[str, Any] = {
             "path": path,
@@ -180,6 +185,8 @@ class Memory:
         }
         if self.accepts("source_mark", "extractor"):
             args["extractor"] = extractor
+        if dropped and self.accepts("source_mark", "dropped"):
+            args["dropped"] = list(dropped)
         await self.call("source_mark", args)
 
     async def mark_failed(self, path: str, error: str) -> None:

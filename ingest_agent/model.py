@@ -93,6 +93,7 @@ class SourceOutcome:
     model_seconds: float = 0.0  # of ``seconds``, spent waiting for the model
     tool_calls: int = 0
     conflicts: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # left out: no place in the schema
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +109,8 @@ class SourceOutcome:
             "model_seconds": round(self.model_seconds, 4),
             "tool_calls": self.tool_calls,
             "conflicts": list(self.conflicts),
+            "dropped_count": len(self.dropped),
+            "dropped": list(self.dropped),
         }
 
 

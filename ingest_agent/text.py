@@ -31,7 +31,6 @@ _NAME_RUN = re.compile(rf"(?<![\w]){_CAPITAL_WORD}(?:[ \t]+{_CAPITAL_WORD}){{0,3
 _MARKDOWN = re.compile(r"(\*\*|__|`|^#+\s*|^>\s*|^\s*(?:[-*+]|\d+[.)])\s+)", re.MULTILINE)
 
 
-
 def norm(name: str) -> str:
     """A comparable form of a name: NFKC, case-folded, punctuation as single spaces."""
     text = unicodedata.normalize("NFKC", str(name)).casefold()

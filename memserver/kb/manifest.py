@@ -40,6 +40,8 @@ MANIFEST_VERSION = 1
 DEFAULT_MAX_SOURCE_BYTES = 2 * 1024 * 1024
 LOCK_TIMEOUT_SECONDS = 30.0
 MAX_ERROR_CHARS = 2000
+MAX_DROPPED = 20  # dropped items listed per source (all are counted)
+MAX_DROPPED_CHARS = 200
 # Frontmatter keys that give a raw document's date, in order of preference.
 DOC_DATE_KEYS = ("date", "event_date", "published")
 
@@ -66,6 +68,10 @@ class SourceEntry:
     ingested_hash: str | None = None
     extractor: str | None = None
     updated_at: str = ""
+    # What the last ingestion left out because the schema has no place for it
+    # ("pages[2]: no folder 'invoices' ..."), at most MAX_DROPPED lines.
+    dropped: tuple[str, ...] = ()
+    dropped_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +85,8 @@ class SourceEntry:
             "ingested_hash": self.ingested_hash,
             "extractor": self.extractor,
             "updated_at": self.updated_at,
+            "dropped_count": self.dropped_count,
+            "dropped": list(self.dropped),
         }
 
     @classmethod
@@ -94,6 +102,8 @@ class SourceEntry:
             ingested_hash=data.get("ingested_hash"),
             extractor=data.get("extractor"),
             updated_at=str(data.get("updated_at") or ""),
+            dropped=tuple(str(d) for d in data.get("dropped") or ()),
+            dropped_count=int(data.get("dropped_count") or 0),
         )
 
 
@@ -280,12 +290,19 @@ class Manifest:
         return seen.text, seen.hash, entry
 
     def mark_ingested(
-        self, path: str, hash_read: str, pages: Sequence[str], extractor: str = "llm"
+        self,
+        path: str,
+        hash_read: str,
+        pages: Sequence[str],
+        extractor: str = "llm",
+        dropped: Sequence[str] = (),
     ) -> SourceEntry:
         """Record a finished ingestion of the version with ``hash_read``.
 
         If the file changed since it was read, the entry stays (or becomes) ``updated``
-        so the newer content is ingested next time.
+        so the newer content is ingested next time. ``dropped`` lists what the
+        extraction left out because the schema has no place for it: all are counted,
+        the first ``MAX_DROPPED`` kept.
         """
         hash_read = hash_read.strip().lower()
         if len(hash_read) != 64 or any(ch not in "0123456789abcdef" for ch in hash_read):
@@ -313,6 +330,8 @@ class Manifest:
                 ingested_hash=hash_read,
                 extractor=extractor,
                 updated_at=_now(),
+                dropped=tuple(str(d)[:MAX_DROPPED_CHARS] for d in dropped[:MAX_DROPPED]),
+                dropped_count=len(dropped),
             )
             self._put(entries, entry)
         return entry

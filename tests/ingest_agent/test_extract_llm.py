@@ -89,28 +89,34 @@ def test_a_valid_answer_becomes_drafts_with_dates_resolved_against_the_document(
     assert "2026-11-19" in system
 
 
-def test_an_unknown_folder_or_field_is_retried_once_with_the_problems(
+def test_an_unknown_folder_or_field_is_dropped_and_the_rest_kept(
     llm_server: LLMServer, llm_endpoint: EndpointSettings, make: Callable[..., LLMExtractor]
 ) -> None:
     llm_server.enqueue(
         answer(
             {"folder": "invoices", "title": "INV-1"},
-            {"folder": "people", "title": "Bob", "fields": {"salary": 1}},
-        ),
-        answer({"folder": "people", "title": "Bob", "fields": {"role": "VP"}}),
+            {"folder": "people", "title": "Bob", "fields": {"salary": 1, "role": "VP"}},
+        )
     )
     result = make(llm_endpoint).extract(NOTE)
-    assert [d.page.fields["role"] for d in result.drafts] == ["VP"]
-    retry = llm_server.requests[1]["messages"][-1]["content"]
-    assert "no folder 'invoices'" in retry and "no field 'salary'" in retry
+    assert [(d.folder, d.page.fields) for d in result.drafts] == [("people", {"role": "VP"})]
+    assert any("no folder 'invoices'" in d and "INV-1" in d for d in result.dropped)
+    assert any("no field 'salary'" in d for d in result.dropped)
+    assert len(llm_server.requests) == 1  # nothing to retry: the answer was usable
 
 
-def test_a_second_bad_answer_fails_the_extraction(
+def test_a_misshapen_answer_is_retried_once_with_the_problems_then_fails(
     llm_server: LLMServer, llm_endpoint: EndpointSettings, make: Callable[..., LLMExtractor]
 ) -> None:
-    bad = answer({"folder": "invoices", "title": "INV-1"})
+    bad = answer({"folder": "people", "title": ""}, {"folder": "people", "fields": []})
+    llm_server.enqueue(bad, answer({"folder": "people", "title": "Bob"}))
+    result = make(llm_endpoint).extract(NOTE)
+    assert [d.title for d in result.drafts] == ["Bob"]
+    retry = llm_server.requests[1]["messages"][-1]["content"]
+    assert "pages[0].title: missing" in retry
+    llm_server.reset()
     llm_server.enqueue(bad, bad, bad)
-    with pytest.raises(ExtractionError, match="invoices"):
+    with pytest.raises(ExtractionError, match="title"):
         make(llm_endpoint).extract(NOTE)
     assert len(llm_server.requests) == 2
 

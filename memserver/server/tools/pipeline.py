@@ -54,6 +54,7 @@ class MarkResult(TypedDict):
     status: str
     pages: list[str]
     error: str | None
+    dropped_count: int
 
 
 def source_info(entry: SourceEntry) -> SourceInfo:
@@ -191,6 +192,14 @@ def register(server: ToolHost) -> None:
                 '"rules" (the deterministic extractor, no model).'
             ),
         ] = None,
+        dropped: Annotated[
+            list[str] | None,
+            Field(
+                description="For ingested: what you left out because the schema has no "
+                "place for it (a folder or field it lacks), one line each; counted in the "
+                "ledger."
+            ),
+        ] = None,
     ) -> MarkResult:
         """Record what happened to a source after you processed it.
 
@@ -218,7 +227,11 @@ def register(server: ToolHost) -> None:
             if status == "ingested":
                 assert hash is not None
                 entry = manifest.mark_ingested(
-                    path, hash, [p.strip() for p in pages or []], extractor=extractor or "llm"
+                    path,
+                    hash,
+                    [p.strip() for p in pages or []],
+                    extractor=extractor or "llm",
+                    dropped=[str(d) for d in dropped or []],
                 )
             elif status == "failed":
                 entry = manifest.mark_failed(path, (error or "").strip())
@@ -229,4 +242,5 @@ def register(server: ToolHost) -> None:
             "status": str(entry.status),
             "pages": list(entry.pages),
             "error": entry.error,
+            "dropped_count": entry.dropped_count,
         }

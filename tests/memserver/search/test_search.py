@@ -89,7 +89,10 @@ def test_latest_is_on_or_before_now_and_next_is_the_first_after_it(search_world:
     assert mongolian.time["order"] == "next"
     assert ids(mongolian)[0] == planned
     # kb_latest's request shape: a folder, an entity, an order
-    for order, expected in (("newest", "Globex integration review"), ("next", "Globex go-live check")):
+    for order, expected in (
+        ("newest", "Globex integration review"),
+        ("next", "Globex go-live check"),
+    ):
         request = SearchRequest("Globex", scope=PUBLIC, now=NOW, order=order, focus="meetings")
         assert ids(search_world.searcher.search(request))[0] == search_world.id(expected), order
 
