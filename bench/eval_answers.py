@@ -91,8 +91,9 @@ class Score:
 
 
 def _compile(value: str) -> re.Pattern[str]:
-    # Any run of white space in a pattern matches any run in the answer.
-    return re.compile(re.sub(r"(?:\\ | )+", r"\\s+", value), re.IGNORECASE)
+    # A space in a pattern matches any run of white space in the answer ("900 ?₮": none too).
+    spaced = re.sub(r" \?", r"\\s*", value)
+    return re.compile(re.sub(r"(?:\\ | )+", r"\\s+", spaced), re.IGNORECASE)
 
 
 def _fact(spec: Mapping[str, Any]) -> Fact:
@@ -114,7 +115,9 @@ def load_questions() -> tuple[str, list[Question]]:
             in_table = line.startswith("## 6.")
         match = _ROW.match(line) if in_table else None
         if match:
-            rows[int(match.group(1))] = (match.group(2), match.group(3))
+            # "(LLM: needs ...)" after a question is a note for the reader, not asked
+            asked = re.sub(r"\s*\(LLM:[^)]*\)\s*$", "", match.group(2))
+            rows[int(match.group(1))] = (asked, match.group(3))
     spec = yaml.safe_load(PATTERNS.read_text(encoding="utf-8"))
     patterns = {int(k): v for k, v in spec["questions"].items()}
     if set(patterns) != set(rows):
@@ -146,29 +149,32 @@ def score(question: Question, answer: str) -> Score:
 # --------------------------------------------------------------------------- running
 
 
-def _env(token: str | None = None, url: str | None = None) -> dict[str, str]:
+def _env(config: Path, token: str | None = None, url: str | None = None) -> dict[str, str]:
+    """No model, this run's config (the embedder) for every program and the servers
+    they start, and the read token when given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "MEMORY_"))}
+    env["MEMORY_CONFIG"] = str(config)
     if token is not None and url is not None:
         env.update(MEMORY_TOKEN=token, MEMORY_URL=url)
     return env
 
 
-def prepare(work: Path, embedder: str) -> tuple[Path, list[str]]:
+def prepare(work: Path, embedder: str) -> tuple[Path, Path]:
     kb = work / "kb"
     shutil.copytree(
         EXAMPLE_KB, kb, ignore=shutil.ignore_patterns(".memserver", "knowledge", "manifest.json")
     )
     config = work / "config.yaml"
     config.write_text(yaml.safe_dump({"embedding": {"provider": embedder}}), encoding="utf-8")
-    return kb, ["--config", str(config)]
+    return kb, config
 
 
-def ingest(kb: Path, config: list[str]) -> dict[str, Any]:
+def ingest(kb: Path, config: Path) -> dict[str, Any]:
     out = subprocess.run(
-        [str(BIN / "ingest-agent"), *config, "--kb", str(kb), "--rules", "--json"],
+        [str(BIN / "ingest-agent"), "--kb", str(kb), "--rules", "--json"],
         capture_output=True,
         text=True,
-        env=_env(),
+        env=_env(config),
         timeout=1800,
     )
     if out.returncode not in (0, 1):
@@ -177,13 +183,13 @@ def ingest(kb: Path, config: list[str]) -> dict[str, Any]:
     return summary
 
 
-def ask(question: str, now: str, url: str, token: str, config: list[str]) -> tuple[str, float]:
+def ask(question: str, now: str, url: str, token: str, config: Path) -> tuple[str, float]:
     started = time.perf_counter()
     out = subprocess.run(
-        [str(BIN / "read-agent"), *config, "--no-llm", "ask", "--json", "--now", now, question],
+        [str(BIN / "read-agent"), "--no-llm", "ask", "--json", "--now", now, question],
         capture_output=True,
         text=True,
-        env=_env(token, url),
+        env=_env(config, token, url),
         timeout=300,
     )
     seconds = time.perf_counter() - started
@@ -199,7 +205,7 @@ def run(args: argparse.Namespace) -> list[Score]:
         questions = [q for q in questions if q.number in wanted]
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="eval-answers-"))
     if args.keep and (work / "kb").exists():
-        kb, config = work / "kb", ["--config", str(work / "config.yaml")]
+        kb, config = work / "kb", work / "config.yaml"
     else:
         work.mkdir(parents=True, exist_ok=True)
         kb, config = prepare(work, args.embedder)
@@ -210,12 +216,12 @@ def run(args: argparse.Namespace) -> list[Score]:
             f"in {time.perf_counter() - started:.0f} s",
             file=sys.stderr,
         )
-    memserver = [str(BIN / "memserver"), *config, "--kb", str(kb)]
+    memserver = [str(BIN / "memserver"), "--config", str(config), "--kb", str(kb)]
     token = create_token(memserver, f"eval-{os.getpid()}", "*")
     port = args.port or free_port()
     server = subprocess.Popen(
         [*memserver, "serve", "--addr", f"127.0.0.1:{port}"],
-        env=_env(),
+        env=_env(config),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -231,7 +237,7 @@ def run(args: argparse.Namespace) -> list[Score]:
     finally:
         stop_process(server)
         # The embedded PostgreSQL outlives the server process until this stops it.
-        subprocess.run([*memserver, "stats"], capture_output=True, env=_env(), timeout=120)
+        subprocess.run([*memserver, "stats"], capture_output=True, env=_env(config), timeout=120)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     return scores

@@ -65,7 +65,7 @@ from memserver.kb.words import mn_stems
 
 EXTRACTOR = "rules"
 PAGE_THRESHOLD = 2.0  # structural evidence needed before a source becomes a page
-TIMELINE_TEXT_CHARS = 280
+TIMELINE_TEXT_CHARS = 400
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _LABEL = re.compile(r"^\s*([^\W\d][\w /'-]{0,30}?)\s*:\s+(.+?)\s*$")
 _QUOTED_ALIAS = re.compile(r"\(\s*[\"“]([^\"”]{2,40})[\"”]\s*\)")
@@ -456,7 +456,8 @@ class RulesExtractor:
     def _entity_names(
         self, builds: Mapping[tuple[str, str], _PageBuild], known: Known
     ) -> dict[str, tuple[str, str]]:
-        """norm(name) -> (folder, title) of every entity page known or built from this note."""
+        """norm(name) -> (folder, title) of every entity page known, built from this note or
+        named by one of its link fields."""
         names = {
             key: (folder, title)
             for key, (folder, title) in known.items()
@@ -465,6 +466,10 @@ class RulesExtractor:
         for (folder_name, key), build in builds.items():
             if not is_dated(build.folder):
                 names.setdefault(key, (folder_name, build.title))
+            for spec in build.folder.fields:  # link targets get a page too ("company: Globex")
+                if spec.is_link and spec.folder and not is_dated(self.schema.folder(spec.folder)):
+                    for value in link_names(build.fields.get(spec.name)):
+                        names.setdefault(norm(value), (spec.folder, value))
         return names
 
     # -- prose: people, short names, job titles, field statements (ingest_agent.prose)

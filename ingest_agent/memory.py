@@ -20,12 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ingest_agent.model import Source, StoredView, is_dated, schema_from_view
+from ingest_agent.model import Source, StoredView, is_dated
 from ingest_agent.text import norm
 from memserver.clients.mcp import MemoryClient
 from memserver.errors import NotFoundError, ToolCallError
 from memserver.kb.page import Page, TimelineEntry, as_date, page_slug
-from memserver.kb.schema import Schema
+from memserver.kb.schema import Schema, schema_from_view
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ingest_agent.text import norm
 from memserver.kb.page import Page
-from memserver.kb.schema import FolderSpec, Schema
+from memserver.kb.schema import FolderSpec
 
 
 @dataclass(frozen=True)
@@ -134,17 +134,3 @@ def link_names(value: Any) -> list[str]:
         return []
     items = value if isinstance(value, list | tuple) else [value]
     return [" ".join(str(item).split()) for item in items if str(item).strip()]
-
-
-def schema_from_view(view: Mapping[str, Any]) -> Schema:
-    """The Schema from a ``kb_schema`` result (the folders the token may see)."""
-    import json
-
-    from memserver.kb.schema import parse_schema
-
-    data = {
-        "timezone": view.get("timezone") or "UTC",
-        "rules": view.get("rules") or "",
-        "folders": list(view.get("folders") or []),
-    }
-    return parse_schema(json.dumps(data), source="kb_schema")

@@ -128,7 +128,7 @@ def sentences(text: str) -> Iterator[str]:
 _CHAT_PREFIX = re.compile(r"^(?:[^\W\d][\w'’-]*\s+){1,3}\d{1,2}:\d{2}\s+")
 
 
-ENTRY_CHARS = 280  # a list item up to this long is one timeline entry, else its sentences
+ENTRY_CHARS = 400  # a list item up to this long is one timeline entry, else its sentences
 
 
 @dataclass(frozen=True)

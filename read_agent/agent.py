@@ -32,9 +32,11 @@ import anyio
 from memserver.clients.budget import TokenBudget, estimate_tokens
 from memserver.clients.llm import ChatResult, LLMClient
 from memserver.clients.mcp import MemoryClient
-from memserver.errors import BudgetExceeded, LLMError
-from read_agent import extractive
+from memserver.errors import BudgetExceeded, LLMError, SchemaError
+from memserver.kb.schema import Schema, schema_from_view
+from read_agent import extractive, followup
 from read_agent.citations import Source, verify
+from read_agent.followup import Turn
 from read_agent.toolset import CallLog, ToolRecord, Toolset
 
 logger = logging.getLogger(__name__)
@@ -135,14 +137,6 @@ class Answer:
         }
 
 
-@dataclass(frozen=True)
-class Turn:
-    """One earlier message of the conversation (``user`` or ``assistant``)."""
-
-    role: str
-    content: str
-
-
 class ReadAgent:
     """Answers questions over one open MCP session; safe to share between tasks."""
 
@@ -161,6 +155,7 @@ class ReadAgent:
         self.budget_tokens = budget_tokens
         self.extractive_results = extractive_results
         self._toolset: Toolset | None = None
+        self._schema_view: Schema | None = None
 
     async def toolset(self, refresh: bool = False) -> Toolset:
         """The read tools this token may call (listed once, then cached)."""
@@ -186,14 +181,14 @@ class ReadAgent:
         tools = await self.toolset()
         log = CallLog()
         if self.llm is None:
-            return await self._extractive(question, tools, log, now, started, ("no_llm",))
+            return await self._extractive(question, history, tools, log, now, started, ("no_llm",))
         try:
             return await self._agent(question, history, tools, log, now, known or {}, started)
         except LLMError as exc:
             # The model endpoint is down or the budget is spent: answer without it.
             reason = "budget_exceeded" if isinstance(exc, BudgetExceeded) else "llm_unavailable"
             logger.warning("the model failed, answering extractively: %s", exc)
-            return await self._extractive(question, tools, log, now, started, (reason,))
+            return await self._extractive(question, history, tools, log, now, started, (reason,))
 
     # -- the tool-calling loop ------------------------------------------------------------
 
@@ -280,6 +275,7 @@ class ReadAgent:
     async def _extractive(
         self,
         question: str,
+        history: Sequence[Turn],
         tools: Toolset,
         log: CallLog,
         now: dt.datetime | None,
@@ -290,14 +286,12 @@ class ReadAgent:
         if QUERY_TOOL not in tools.tools:
             text = f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)"
         else:
-            arguments = tools.with_now(QUERY_TOOL, {query_argument(tools): question}, now)
-            if tools.accepts(QUERY_TOOL, "limit"):
-                arguments["limit"] = self.extractive_results
-            ok, error, result = await tools.call(QUERY_TOOL, arguments, log)
-            if ok and isinstance(result, Mapping):
-                text, cited = extractive.digest(result, self.extractive_results)
-            else:
-                text = f"{NO_ANSWER} (The search failed: {error})"
+            schema = await self._schema(tools)
+            answerer = extractive.Extractive(tools, log, schema, now, self.extractive_results)
+            asked = await self._follow_up(question, history, answerer) if history else None
+            text, cited = await answerer.answer(asked or question, query_argument(tools))
+            if asked is not None:
+                text += f"\nNote: read as “{asked}” (from the previous answer)."
         return Answer(
             question=question,
             text=text,
@@ -307,6 +301,39 @@ class ReadAgent:
             degraded=tuple(dict.fromkeys([*reasons, *log.degraded])),
             timings=Timings(time.perf_counter() - started, 0.0, log.seconds),
         )
+
+    async def _follow_up(
+        self, question: str, history: Sequence[Turn], answerer: extractive.Extractive
+    ) -> str | None:
+        """The question with a pronoun or an ellipsis resolved from the previous answer's
+        pages (``read_agent.followup``), or None."""
+        priors = []
+        for page_id in followup.prior_ids(history):
+            page = await answerer.page(page_id)
+            if page is not None:
+                priors.append(
+                    followup.Prior(
+                        page_id,
+                        str(page.get("title") or ""),
+                        tuple(str(a) for a in page.get("aliases") or ()),
+                        answerer.is_person(page),
+                        answerer.link_names(page),
+                    )
+                )
+        asked = followup.rewrite(question, followup.prior_question(history), priors)
+        answerer.pages.clear()  # read again for the new question, in its own order
+        return asked
+
+    async def _schema(self, tools: Toolset) -> Schema | None:
+        """The schema of the folders this token reads (``kb_schema``, read once)."""
+        if self._schema_view is None and "kb_schema" in tools.tools:
+            ok, _, view = await tools.call("kb_schema", {}, CallLog())
+            if ok and isinstance(view, Mapping):
+                try:
+                    self._schema_view = schema_from_view(view)
+                except SchemaError as exc:  # a schema this client cannot read: answer without
+                    logger.warning("could not read the schema: %s", exc)
+        return self._schema_view
 
 
 def query_argument(tools: Toolset) -> str:

@@ -8,6 +8,8 @@ The one import point for the schema: :func:`load_schema` and :func:`parse_schema
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +87,16 @@ def parse_schema(text: str, source: str = "schema.yaml") -> Schema:
 
 
 # --- building the model ---------------------------------------------------------------
+
+
+def schema_from_view(view: Mapping[str, Any]) -> Schema:
+    """The Schema from a ``kb_schema`` tool result (the folders the caller may see)."""
+    data = {
+        "timezone": view.get("timezone") or "UTC",
+        "rules": view.get("rules") or "",
+        "folders": list(view.get("folders") or []),
+    }
+    return parse_schema(json.dumps(data), source="kb_schema")
 
 
 def _build(data: dict[str, Any]) -> Schema:

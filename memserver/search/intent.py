@@ -68,6 +68,16 @@ class Intent:
         """Whether anything besides folder and stop words is asked about."""
         return bool(self.terms or self.identifiers)
 
+    def summary(self) -> dict[str, object]:
+        """The reading a search response reports (``intent``)."""
+        return {
+            "kind": self.kind,
+            "terms": list(self.terms),
+            "identifiers": list(self.identifiers),
+            "folders": list(self.folders),
+            "relation": self.relation.verb if self.relation is not None else None,
+        }
+
 
 def _en_stem(word: str) -> str:
     """A crude English stem for matching phrases ("reports"/"reported" -> "report")."""

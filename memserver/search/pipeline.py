@@ -293,6 +293,7 @@ class Searcher:
             tokens=tokens,
             took_ms=(time.perf_counter() - began) * 1000,
             arms={name: len(hits) for name, hits in run.arms.items()},
+            intent=intent.summary(),
         )
 
     def _route(

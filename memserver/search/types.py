@@ -106,6 +106,9 @@ class SearchResponse:
     tokens: int = 0
     took_ms: float = 0.0
     arms: Mapping[str, int] = field(default_factory=dict)
+    # How the question was read: kind, topical terms, identifiers, the folders it names
+    # and a typed relation ("reports_to"), so a client can answer from the results.
+    intent: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +124,7 @@ class SearchResponse:
             "tokens": self.tokens,
             "arms": dict(self.arms),
             "took_ms": round(self.took_ms, 1),
+            "intent": dict(self.intent),
         }
 
 

@@ -1,49 +1,172 @@
-"""The extractive digest: dated, cited lines from kb_query results, or a plain 'no answer'."""
+"""Answers without a model, over a real memory server holding example_kb as the rules
+extractor ingests it: evidence sentences with one date and a citation each, a direct
+first line, latest/next around ``now``, windows, no guesses, follow-ups."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+import uuid
+from collections.abc import Iterator, Sequence
+
+import anyio
+import pytest
+
+from ingest_agent.agent import IngestAgent
+from ingest_agent.memory import Memory
+from memserver.clients.mcp import open_http
+from read_agent.agent import Answer, ReadAgent
 from read_agent.citations import extract_citations
-from read_agent.extractive import HEADER, NO_ANSWER, SNIPPET_CHARS, digest
+from read_agent.extractive import HEADER, NO_SENTENCE, notes_for
+from read_agent.followup import Turn
+from tests.fixtures.server import copy_example_kb
+from tests.ingest_agent.conftest import IngestServer, serve_kb
+
+NOW = dt.datetime.fromisoformat("2026-11-20T12:00:00+08:00")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-def test_digest_lists_dated_cited_pages_best_first() -> None:
-    result = {
-        "results": [
-            {
-                "id": "meetings/2026-11-12-globex-integration-review",
-                "title": "Globex integration review",
-                "date": "2026-11-12",
-                "snippet": "Globex integration review — Decisions\nGo-live on 2026-12-01.",
-            },
-            {"id": "companies/globex", "title": "Globex", "date": None, "snippet": "Customer."},
-            {"id": "companies/globex", "title": "Globex", "date": None, "snippet": "dup"},
-        ],
-        "time": {"window": None, "order": "newest"},
-    }
-    text, sources = digest(result)
-    lines = text.splitlines()
-    assert lines[0] == HEADER
-    assert lines[1] == (
-        "- 2026-11-12 · Globex integration review: Go-live on 2026-12-01. "
-        "[meetings/2026-11-12-globex-integration-review]"
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory, pg_url: str) -> Iterator[IngestServer]:
+    """example_kb, ingested once by the rules extractor (no model) over MCP."""
+    with serve_kb(copy_example_kb(tmp_path_factory.mktemp("answers") / "kb"), pg_url) as server:
+
+        async def run() -> None:
+            async with open_http(server.url, server.write_token, timeout=60) as session:
+                memory = Memory(session)
+                agent = IngestAgent(memory, await memory.start())
+                summary = await agent.run(show_progress=False)
+                assert summary.count("ingested") == 28, summary.as_dict()
+
+        anyio.run(run)
+        yield server
+
+
+def ask(
+    server: IngestServer,
+    question: str,
+    *,
+    now: dt.datetime = NOW,
+    history: Sequence[Turn] = (),
+) -> Answer:
+    _, secret = _read_token(server)
+
+    async def run() -> Answer:
+        async with open_http(server.url, secret, timeout=30) as memory:
+            with anyio.fail_after(60):
+                return await ReadAgent(memory, None).ask(question, now=now, history=history)
+
+    return anyio.run(run)
+
+
+def _read_token(server: IngestServer) -> tuple[str, str]:
+    tokens = server.server.tokens
+    assert tokens is not None
+    name = f"read-{uuid.uuid4().hex[:8]}"
+    return name, tokens.create(name, "*").secret
+
+
+def lines(answer: Answer) -> list[str]:
+    return answer.text.splitlines()
+
+
+def test_evidence_lines_have_one_date_and_one_citation_each(example: IngestServer) -> None:
+    answer = ask(example, "What is INV-2026-044?")
+    first, *rest = lines(answer)
+    assert "INV-2026-044" in first and first.endswith("[companies/globex]")
+    assert HEADER in rest[0]
+    evidence = [line for line in rest if line.startswith("- ")]
+    assert evidence
+    for line in evidence:
+        head = line.removeprefix("- ").split(" · ", 1)
+        assert len(head) == 2 and _DATE.fullmatch(head[0]), line  # one date, the event's
+        assert len(extract_citations(line)) == 1 and line.endswith("]"), line
+    paid = next(line for line in [first, *evidence] if "was paid" in line)
+    assert re.match(r"(- )?2026-10-27 · ", paid), paid
+    assert [c.id for c in answer.citations] == extract_citations(answer.text)
+
+
+def test_a_direct_first_line_gives_the_current_value_and_what_it_replaced(
+    example: IngestServer,
+) -> None:
+    assert lines(ask(example, "Who does Bob report to?"))[0] == (
+        "Bob Martinez — reports to: Dana Whitfield (since 2026-09-21; before: Karen Lee) "
+        "[people/bob-martinez]"
     )
-    assert lines[2] == "- Globex: Customer. [companies/globex]"
-    assert len(lines) == 3
-    assert [s.id for s in sources] == extract_citations(text)
+    role = lines(ask(example, "What is Bob Martinez's current role?"))
+    assert role[0].startswith("Bob Martinez — role: VP of Operations (since 2026-09-21; before:")
+    assert any("promoted to VP of Operations" in line for line in role)
+    reports = lines(ask(example, "Who reports to Alex Kim?"))[0]
+    assert "Priya Shah [people/priya-shah]" in reports and "Batbayar Dorj" in reports
 
 
-def test_digest_names_the_window_and_cuts_long_snippets() -> None:
-    result = {
-        "results": [
-            {"id": "meetings/a", "title": "A", "date": "2026-11-10", "snippet": "w " * 400}
-        ],
-        "time": {"window": {"start": "2026-11-09T00:00:00+08:00", "end": "2026-11-16T00:00"}},
-    }
-    text, _ = digest(result, limit=3)
-    assert "from 2026-11-09 up to 2026-11-16" in text.splitlines()[0]
-    assert len(text.splitlines()[1]) < SNIPPET_CHARS + 60
+def test_latest_and_first_lead_with_the_page_and_its_date(example: IngestServer) -> None:
+    latest = lines(ask(example, "When was the latest meeting with Globex, and what was decided?"))
+    assert latest[0].startswith("Latest meeting: 2026-11-12 · Globex integration review")
+    assert any("Go-live for all eight Globex warehouses on 2026-12-01" in x for x in latest)
+    first = lines(ask(example, "What was the first decision about pricing?"))
+    assert first[0].startswith("First decision: 2026-07-15 · Per-seat pricing for Acme Track")
+    # what a later page says about it: the review that reversed it
+    assert any(x.startswith("- Later: 2026-10-07 · ") and "revers" in x for x in first)
 
 
-def test_digest_without_results_says_there_is_no_answer() -> None:
-    assert digest({"results": []}) == (NO_ANSWER, [])
-    assert digest({}) == (NO_ANSWER, [])
+def test_latest_is_on_or_before_now_and_next_is_after_it(example: IngestServer) -> None:
+    earlier = dt.datetime.fromisoformat("2026-10-19T12:00:00+08:00")
+    latest = lines(ask(example, "latest meeting with Bob", now=earlier))[0]
+    assert latest.startswith("Latest meeting: 2026-10-14 · Globex pilot review")
+    upcoming = lines(ask(example, "next meeting with Bob", now=earlier))[0]
+    assert upcoming.startswith("Next meeting: 2026-11-12 · Globex integration review")
+    mongolian = lines(ask(example, "Bob-той хийх дараагийн уулзалт", now=earlier))[0]
+    assert mongolian.startswith("Next meeting: 2026-11-12")
+    nothing = lines(ask(example, "next meeting with Bob"))[0]
+    assert nothing.startswith("Nothing is dated after 2026-11-20")
+
+
+def test_a_window_lists_what_it_holds_and_names_its_days(example: IngestServer) -> None:
+    answer = lines(ask(example, "Which meetings were in the last 10 days?"))
+    assert "Dates: 2026-11-10 and 2026-11-20." in answer[1]
+    listed = [line for line in answer if line.startswith("- ")]
+    assert [line[2:12] for line in listed] == ["2026-11-12", "2026-11-18"]
+    week = lines(ask(example, "Өнгөрсөн долоо хоногт юу болсон бэ?"))
+    assert "Dates: 2026-11-09 and 2026-11-15." in week[0]
+    days = [line[2:12] for line in week if line.startswith("- ")]
+    assert days and all("2026-11-09" <= d <= "2026-11-15" for d in days)
+    # a folder with nothing in the window: its sections on the pages that are
+    decisions = "\n".join(lines(ask(example, "Which decisions were made since 2026-11-01?")))
+    assert "Mongolian Localization due date moves to 2026-12-15" in decisions
+    assert "12 сарын гэрээ" in decisions
+
+
+def test_no_sentence_that_answers_is_said_plainly_and_nothing_private_leaks(
+    example: IngestServer,
+) -> None:
+    answer = ask(example, "How much does Alex Kim earn?")
+    assert lines(answer)[0].startswith(NO_SENTENCE)
+    for private in ("142,000", "142000", "0.25%", "additional equity", "paternity"):
+        assert private not in answer.text
+
+
+def test_follow_ups_take_their_entity_from_the_previous_answer(example: IngestServer) -> None:
+    first = ask(example, "Who is Bob Martinez?")
+    history = [Turn("user", "Who is Bob Martinez?"), Turn("assistant", first.text)]
+    follow = ask(example, "and who does he report to?", history=history)
+    assert lines(follow)[0].startswith("Bob Martinez — reports to: Dana Whitfield")
+    assert "read as “Who does Bob Martinez report to?”" in follow.text
+    mongolian = ask(example, "Тэр хэнд тайлагнадаг вэ?", history=history)
+    assert lines(mongolian)[0].startswith("Bob Martinez — reports to: Dana Whitfield")
+    asked = "When was the latest meeting with Globex?"
+    before = ask(example, asked)
+    turns = [Turn("user", asked), Turn("assistant", before.text)]
+    elliptic = ask(example, "what about Initech?", history=turns)
+    assert lines(elliptic)[0].startswith("Latest meeting: 2026-10-20 · Initech renewal call")
+    harin = ask(example, "Харин Initech?", history=turns)
+    assert lines(harin)[0] == lines(elliptic)[0]
+
+
+def test_degraded_reasons_are_said_in_words() -> None:
+    notes = notes_for(["ingest_in_progress", "embedding_pending", "no_llm", "routing_lexical"])
+    assert notes == [
+        "the knowledge base is still being ingested; newer notes may be missing from this answer",
+        "some pages are not embedded yet; matches by meaning may be missing",
+    ]
+    assert notes_for(["reranker_unavailable"]) == ["the search reported reranker_unavailable"]

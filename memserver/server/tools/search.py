@@ -78,6 +78,7 @@ class QueryView(TypedDict):
     tokens: int
     arms: dict[str, int]
     took_ms: float
+    intent: dict[str, Any]
 
 
 class EventView(TypedDict):

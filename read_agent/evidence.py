@@ -1,0 +1,216 @@
+"""Evidence sentences: the pieces of pages an extractive answer quotes, one date each.
+
+From a page as ``kb_get_page`` returns it:
+
+- each **field** with a value is one line ("Bob Martinez — reports to: Dana Whitfield"),
+  dated by the timeline entry that recorded its last change, if any;
+- each **section** is cut into list items and sentences; a bold line or heading inside a
+  section ("**Decisions**", "**Шийдвэрүүд**") is the heading of what follows; on a page
+  of a dated folder (a meeting) every piece carries the page's date;
+- each **timeline** entry is one line with its own date;
+- each **open question** is one line.
+
+From a ``kb_query`` result not read in full: its snippet and its matched timeline lines.
+:func:`score` says how well a piece answers the question's terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memserver.kb.words import words
+from read_agent.reading import Reading, matched
+
+ITEM_CHARS = 300  # a list item up to this long stays whole, else its sentences
+MAX_TEXT = 400
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“*(\[]?[A-ZА-ЯЁӨҮ0-9])")
+_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s+(.+?)|\*\*([^*]+)\*\*:?)\s*$")
+_MARKUP = re.compile(r"\*\*|__|`")
+_ISO = re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?!\d)")
+_CHANGE = re.compile(r"^(\w+) changed from “(.*)” to “(.*)”$")
+# The entries the ingest agent writes to link an event to its entities ("Attended
+# meeting “X” (meetings/...)"): bookkeeping, the event itself is the evidence.
+_LINK_ENTRY = re.compile(r"^(?:Attended \w+|\w+) “[^”]*”(?: \([^)]*\))?$")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One quotable piece of a page, with the date of what it reports and its page."""
+
+    text: str
+    page: str  # the page id it is cited as
+    title: str
+    date: str | None
+    kind: str  # field | section | timeline | open_question | snippet
+    heading: str = ""
+    rank: int = 0  # the page's rank among the search results
+    field: str | None = None
+
+    def line(self) -> str:
+        head = f"{self.date} · " if self.date else ""
+        return f"- {head}{self.text} [{self.page}]"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A field change recorded on a timeline: ``role changed from “A” to “B”``."""
+
+    field: str
+    old: str
+    new: str
+    date: str | None
+
+
+def changes(page: Mapping[str, Any]) -> dict[str, Change]:
+    """The newest recorded change of each field of a page."""
+    out: dict[str, Change] = {}
+    for entry in _timeline(page):
+        m = _CHANGE.match(str(entry.get("text") or ""))
+        if m and m.group(1) not in out:
+            out[m.group(1)] = Change(m.group(1), m.group(2), m.group(3), _day(entry.get("date")))
+    return out
+
+
+def label(field: str) -> str:
+    return field.replace("_", " ")
+
+
+def show(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(show(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return " ".join(str(value).split())
+
+
+def from_page(
+    page: Mapping[str, Any], rank: int, dated: bool, skip_fields: Sequence[str] = ()
+) -> list[Evidence]:
+    """Every piece of one page (``dated``: the page is an event on its date)."""
+    pid, title = str(page.get("id") or ""), str(page.get("title") or "")
+    day = _day(page.get("effective_date")) if dated else None
+    out: list[Evidence] = []
+    recorded = changes(page)
+    for name, value in (page.get("fields") or {}).items():
+        if name in skip_fields or value in (None, "", []):
+            continue
+        change = recorded.get(name)
+        text = f"{title} — {label(name)}: {show(value)}"
+        out.append(
+            Evidence(
+                text, pid, title, change.date if change else day, "field", rank=rank, field=name
+            )
+        )
+    for section, body in (page.get("sections") or {}).items():
+        for heading, piece in pieces(str(body)):
+            # On a page that is not an event, a sentence naming one day is about that day.
+            when = day if dated else _only_day(piece)
+            out.append(
+                Evidence(piece, pid, title, when, "section", f"{section} {heading}".strip(), rank)
+            )
+    for entry in _timeline(page):
+        text = _clean(str(entry.get("text") or ""))
+        if text and not _LINK_ENTRY.match(text):
+            out.append(Evidence(text, pid, title, _day(entry.get("date")), "timeline", rank=rank))
+    for question in page.get("open_questions") or ():
+        out.append(Evidence(_clean(str(question)), pid, title, None, "open_question", rank=rank))
+    return out
+
+
+def from_result(
+    result: Mapping[str, Any], rank: int, dated: bool, field_names: Sequence[str] = ()
+) -> list[Evidence]:
+    """The pieces a search result shows without reading the page: snippet (without the
+    ``field: value`` lines the index puts in a page's first chunk), timeline lines."""
+    pid, title = str(result.get("id") or ""), str(result.get("title") or "")
+    day = _day(result.get("date")) if dated else None
+    out = []
+    snippet = str(result.get("snippet") or "")
+    first, newline, rest = snippet.partition("\n")
+    if newline and title and first.startswith(title):
+        snippet = rest  # the "<title> — <section>" line the index puts first
+    fields = tuple(f"{name}: " for name in (*field_names, "aliases"))
+    kept = "\n".join(line for line in snippet.splitlines() if not line.startswith(fields))
+    for _, piece in pieces(kept):
+        out.append(Evidence(piece, pid, title, day, "snippet", rank=rank))
+    for line in result.get("timeline") or ():
+        if isinstance(line, Mapping) and line.get("text"):
+            text = _clean(str(line["text"]))
+            if not _LINK_ENTRY.match(text):
+                day = _day(line.get("date"))
+                out.append(Evidence(text, pid, title, day, "timeline", rank=rank))
+    return out
+
+
+def pieces(body: str) -> Iterator[tuple[str, str]]:
+    """(heading, piece) for every list item and sentence of a section's markdown."""
+    heading = ""
+    block: list[str] = []
+
+    def flush() -> Iterator[tuple[str, str]]:
+        text = _clean(" ".join(block))
+        block.clear()
+        if not text:
+            return
+        if len(text) <= ITEM_CHARS:
+            yield heading, text
+        else:
+            for sentence in _SENTENCE_END.split(text):
+                if sentence.strip():
+                    yield heading, sentence.strip()[:MAX_TEXT]
+
+    for line in body.splitlines():
+        found = _HEADING.match(line)
+        if found:
+            yield from flush()
+            heading = _clean(found.group(1) or found.group(2) or "")
+            continue
+        if not line.strip():
+            yield from flush()
+            continue
+        if _ITEM.match(line):
+            yield from flush()
+            line = _ITEM.sub("", line)
+        block.append(line.strip())
+    yield from flush()
+
+
+def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
+    """(score, coverage): how many of the question's terms the piece holds (its own
+    words count fully, its heading's at 0.7; identifiers count three times), with a
+    small bonus for a better-ranked page."""
+    terms = list(reading.terms)
+    idents = [i.lower() for i in reading.identifiers]
+    text = piece.text.lower()
+    own = matched(terms, words(piece.text))
+    head = matched(terms, words(piece.heading)) - own
+    hits = sum(3.0 for i in idents if i in text)
+    total = len(terms) + 3.0 * len(idents)
+    if total == 0:
+        return 0.0, 0.0
+    value = len(own) + 0.7 * len(head) + hits
+    coverage = (len(own) + len(head) + hits) / total
+    return value + 0.3 / (1 + piece.rank), coverage
+
+
+def _only_day(text: str) -> str | None:
+    days = set(_ISO.findall(text))
+    return days.pop() if len(days) == 1 else None
+
+
+def _timeline(page: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [e for e in page.get("timeline") or () if isinstance(e, Mapping)]
+
+
+def _day(value: Any) -> str | None:
+    return str(value)[:10] if isinstance(value, str) and value else None
+
+
+def _clean(text: str) -> str:
+    text = _MARKUP.sub("", text)
+    text = re.sub(r"\s*\[source: [^\]]*\]\s*$", "", text)
+    return " ".join(text.split())[:MAX_TEXT]

@@ -1,0 +1,121 @@
+"""Follow-up questions without a model: pronouns and elliptic questions resolved from
+the previous turn's pages, in English and Mongolian.
+
+The pages the previous answer cited first (its top citations) are the entities of that
+turn. A pronoun is replaced by the name of one of them ("he", "his", "тэр", "түүний"
+by a person's, "it", "they", "тэд" by another page's): "and who does he report to?"
+after a question about Bob becomes "who does Bob Martinez report to?". An elliptic
+question ("what about Initech?", "and Alice?", "Харин Initech?", "Initech-ийн хувьд?")
+repeats the previous question with the new name in place of the entity it named (a
+cited page's name, or a name its links hold: the meeting cited is about Globex): after
+"When was the latest meeting with Globex?" it becomes "When was the latest meeting
+with Initech?". Anything else is left as asked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from read_agent.citations import extract_citations
+
+PERSON_PRONOUNS = ("his", "hers", "her", "him", "he", "she", "түүний", "түүнийг", "түүнд",
+                   "түүнтэй", "тэр")  # fmt: skip
+OTHER_PRONOUNS = ("their", "them", "they", "its", "it", "тэдний", "тэд", "үүний")
+POSSESSIVE = frozenset({"his", "hers", "her", "their", "its"})
+MAX_ELLIPTIC_WORDS = 5
+PRIOR_PAGES = 3  # the previous answer's first citations that count as its entities
+_LEAD = re.compile(r"^\s*(?:and|also|харин|тэгвэл)\s+", re.IGNORECASE)
+_ABOUT = re.compile(
+    r"^\s*(?:(?:and|also|харин|тэгвэл)\s+)?(?:(?:what|how)\s+about\s+)?(?P<name>.+?)"
+    r"(?:\s*-?(?:ийн|ын|ий|ы)?\s+(?:хувьд|тухайд|яах\s+вэ|яасан\s+бэ))?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+_ELLIPTIC_START = re.compile(
+    r"^\s*(?:(?:and|also|харин|тэгвэл)\b|(?:what|how)\s+about\b)", re.IGNORECASE
+)
+_ELLIPTIC_END = re.compile(r"(?:хувьд|тухайд|яах\s+вэ|яасан\s+бэ)\s*[?.!]*\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A page the previous answer cited: its id, names and whether it is a person."""
+
+    id: str
+    title: str
+    aliases: tuple[str, ...] = ()
+    person: bool = False
+    linked: tuple[str, ...] = ()  # names its link fields hold (a meeting's company ...)
+
+    @property
+    def names(self) -> list[str]:
+        """Its own names, then those of the pages it links to, longest first in each."""
+        own = sorted({self.title, *self.aliases}, key=len, reverse=True)
+        return own + sorted(set(self.linked) - set(own), key=len, reverse=True)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier message of the conversation (``user`` or ``assistant``)."""
+
+    role: str
+    content: str
+
+
+def prior_ids(history: Sequence[Turn]) -> list[str]:
+    """The pages the last answer cited first."""
+    for turn in reversed(history):
+        if turn.role == "assistant":
+            return extract_citations(turn.content)[:PRIOR_PAGES]
+    return []
+
+
+def prior_question(history: Sequence[Turn]) -> str | None:
+    for turn in reversed(history):
+        if turn.role == "user" and turn.content.strip():
+            return turn.content.strip()
+    return None
+
+
+def rewrite(question: str, previous: str | None, priors: Sequence[Prior]) -> str | None:
+    """The question with its pronoun or ellipsis resolved, or None when it needs none
+    (or nothing in the previous turn resolves it)."""
+    if not priors:
+        return None
+    names_itself = any(w[:1].isupper() for w in question.split()[1:])
+    for pronouns, people in ((PERSON_PRONOUNS, True), (OTHER_PRONOUNS, False)):
+        found = _pronoun(question, pronouns)
+        if found is None or names_itself:
+            continue  # "and what is his role, Alex Kim's?": the question names its own
+        target = next((p for p in priors if p.person == people), None)
+        if target is None:
+            return None
+        return _replace_pronouns(question, pronouns, target.title)
+    if previous is None or not (_ELLIPTIC_START.search(question) or _ELLIPTIC_END.search(question)):
+        return None
+    match = _ABOUT.match(question)
+    name = match.group("name").strip() if match else ""
+    if not name or len(name.split()) > MAX_ELLIPTIC_WORDS:
+        return None
+    for prior in priors:
+        for old in prior.names:
+            at = re.search(rf"(?<!\w){re.escape(old)}", previous, re.IGNORECASE)
+            if at is not None:
+                return previous[: at.start()] + name + previous[at.end() :]
+    return None
+
+
+def _pronoun(text: str, pronouns: Sequence[str]) -> str | None:
+    for word in pronouns:
+        if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE):
+            return word
+    return None
+
+
+def _replace_pronouns(question: str, pronouns: Sequence[str], title: str) -> str:
+    text = _LEAD.sub("", question)
+    for word in pronouns:
+        shown = f"{title}'s" if word in POSSESSIVE else title
+        text = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", shown, text, flags=re.IGNORECASE)
+    return text[:1].upper() + text[1:] if text else text

@@ -1,0 +1,137 @@
+"""A question read without a model: what kind of answer it wants, and its topical words
+matched loosely against a sentence's words.
+
+The search server already reads the question (``kb_query``'s ``time`` and ``intent``:
+the window, latest/first/next, topical terms, folders named, a typed relation); this
+adds what an extractive answer needs on top:
+
+- ``wants``: ``when`` (a date), ``who`` (a name), ``amount`` (a figure) or ``what``;
+- ``terms``: the topical words minus the names of the pages the question names and the
+  words that only say a change ("become", "current");
+- :func:`same_word`: two words are the same word when equal, or one is the other with
+  an English or Mongolian ending ("decided" ~ "Decisions", "renew" ~ "renewal",
+  "шийдсэн" ~ "Шийдвэрүүд"): a shared start of four letters or more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memserver.kb.words import STOPWORDS, is_cyrillic, mn_stems, words
+
+WHEN = frozenset({"when", "date", "day", "хэзээ", "хэдэнд", "хэдний"})
+WHO = frozenset({"who", "whom", "whose", "хэн", "хэнд", "хэнтэй", "хэний"})
+AMOUNT = frozenset({"much", "cost", "costs", "price", "value", "хэд", "хэдэн", "үнэ"})
+# Words that say a change or a state rather than a topic.
+CHANGE_WORDS = frozenset(
+    {
+        "become", "became", "becomes", "current", "currently", "now", "still", "ever",
+        "start", "started", "starts", "begin", "began", "болох", "болсон", "болно",
+        "одоо", "одоогийн",
+    }
+)  # fmt: skip
+_SUFFIXES = ("er", "ers", "s", "es", "ed", "ing", "ership", "ment", "al")
+MIN_SHARED = 4
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a question asks, as the extractive answer needs it."""
+
+    question: str
+    wants: str  # "when" | "who" | "amount" | "what"
+    terms: tuple[str, ...]  # topical words, the named pages' names removed
+    identifiers: tuple[str, ...]
+    folders: tuple[str, ...]  # folders the question names
+    relation: str | None  # a typed edge the question asks about ("reports_to")
+    order: str | None  # newest | oldest | next
+    window: Mapping[str, str] | None
+    soft: bool  # "current", "recently": newer facts first
+
+    @property
+    def listing(self) -> bool:
+        """Only a window and folders, nothing else asked: list what is in the window."""
+        return self.window is not None and not self.terms and not self.identifiers
+
+
+def read(question: str, result: Mapping[str, Any], names: Iterable[str] = ()) -> Reading:
+    """The reading of ``question`` from a ``kb_query`` result and the names of the pages
+    the question names (their words are not topical: "Bob" in "who does Bob report to")."""
+    time = result.get("time") if isinstance(result.get("time"), Mapping) else {}
+    intent = result.get("intent") if isinstance(result.get("intent"), Mapping) else {}
+    assert isinstance(time, Mapping) and isinstance(intent, Mapping)
+    all_words = words(question)
+    named = {w for name in names for w in words(name)}
+    raw_terms = intent.get("terms")
+    if isinstance(raw_terms, list):
+        base = [str(t) for t in raw_terms]
+    else:
+        base = [w for w in words(str(result.get("query") or question)) if w not in STOPWORDS]
+    terms = [
+        t
+        for t in base
+        if t not in CHANGE_WORDS
+        and t not in WHEN | WHO | AMOUNT
+        and not any(same_word(t, n) for n in named)
+    ]
+    window = time.get("window") if isinstance(time.get("window"), Mapping) else None
+    return Reading(
+        question=question,
+        wants=_wants(all_words),
+        terms=tuple(dict.fromkeys(terms)),
+        identifiers=tuple(str(i) for i in intent.get("identifiers") or ()),
+        folders=tuple(str(f) for f in intent.get("folders") or ()),
+        relation=str(intent["relation"]) if intent.get("relation") else None,
+        order=str(time["order"]) if time.get("order") else None,
+        window=window,
+        soft=bool(time.get("soft_recency")),
+    )
+
+
+def _wants(tokens: Sequence[str]) -> str:
+    if any(t in WHEN for t in tokens):
+        return "when"
+    if any(t in WHO for t in tokens):
+        return "who"
+    if ("how" in tokens and "much" in tokens) or any(t in AMOUNT - {"much"} for t in tokens):
+        return "amount"
+    return "what"
+
+
+def stem(word: str) -> str:
+    """A crude stem: English endings off, or the shortest Mongolian stem."""
+    if is_cyrillic(word):
+        stems = mn_stems(word)
+        return stems[-1] if stems else word
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def same_word(a: str, b: str) -> bool:
+    """Whether two normalised words are one word with different endings."""
+    if a == b:
+        return True
+    sa, sb = stem(a), stem(b)
+    if sa == sb:
+        return True
+    short, long = sorted((sa, sb), key=len)
+    if len(short) >= MIN_SHARED and long.startswith(short):
+        return True
+    if len(short) >= 3 and any(long == short + s for s in _SUFFIXES):
+        return True  # "own" ~ "owner"
+    shared = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared >= max(MIN_SHARED, min(len(a), len(b)) - 3) and min(len(a), len(b)) >= 5
+
+
+def matched(terms: Iterable[str], text_words: Iterable[str]) -> set[str]:
+    """The ``terms`` found among ``text_words`` (see :func:`same_word`)."""
+    pool = set(text_words)
+    return {t for t in terms if t in pool or any(same_word(t, w) for w in pool)}
