@@ -1,0 +1,52 @@
+"""Follow-ups without a model: pronouns and elliptic questions from the previous turn."""
+
+from __future__ import annotations
+
+from read_agent.followup import Prior, Turn, prior_ids, prior_question, rewrite
+
+BOB = Prior("people/bob-martinez", "Bob Martinez", ("Bob",), person=True)
+GLOBEX = Prior("companies/globex", "Globex")
+MEETING = Prior(
+    "meetings/2026-11-12-globex-integration-review",
+    "Globex integration review",
+    linked=("Bob Martinez", "Globex"),
+)
+
+
+def test_a_pronoun_is_the_person_or_thing_the_previous_answer_cited() -> None:
+    assert rewrite("and who does he report to?", "Who is Bob?", [GLOBEX, BOB]) == (
+        "Who does Bob Martinez report to?"
+    )
+    assert rewrite("and his manager?", None, [BOB]) == "Bob Martinez's manager?"
+    assert rewrite("Тэр хэнд тайлагнадаг вэ?", None, [BOB]) == "Bob Martinez хэнд тайлагнадаг вэ?"
+    assert rewrite("Түүний албан тушаал?", None, [BOB]) == "Bob Martinez албан тушаал?"
+    assert rewrite("when did it become a customer?", None, [BOB, GLOBEX]) == (
+        "When did Globex become a customer?"
+    )
+    # no person among the previous pages: nothing to resolve "he" with
+    assert rewrite("who does he report to?", None, [GLOBEX]) is None
+    # a question that names its own entity is not a follow-up
+    assert rewrite("what is his role, Alex Kim's?", None, [BOB]) is None
+
+
+def test_an_elliptic_question_repeats_the_previous_one_with_the_new_name() -> None:
+    asked = "When was the latest meeting with Globex?"
+    for question in ("what about Initech?", "and Initech?", "Харин Initech?", "Initech-ийн хувьд?"):
+        assert rewrite(question, asked, [MEETING]) == (
+            "When was the latest meeting with Initech?"
+        ), question
+    assert rewrite("and Alice?", "Who does Bob report to?", [BOB]) == "Who does Alice report to?"
+    # nothing of the previous turn is named in the previous question: left as asked
+    assert rewrite("what about Initech?", "What happened last week?", [BOB]) is None
+    assert rewrite("What is Initech's contract value?", asked, [MEETING]) is None
+
+
+def test_the_previous_turn_is_read_from_the_history() -> None:
+    history = [
+        Turn("user", "Who is Bob?"),
+        Turn("assistant", "Bob Martinez — role: VP [people/bob-martinez]\n- x [companies/globex]"),
+    ]
+    assert prior_ids(history) == ["people/bob-martinez", "companies/globex"]
+    assert prior_question(history) == "Who is Bob?"
+    assert prior_ids([]) == [] and prior_question([]) is None
+    assert rewrite("and who does he report to?", None, []) is None
