@@ -49,6 +49,7 @@ class Evidence:
     heading: str = ""
     rank: int = 0  # the page's rank among the search results
     field: str | None = None
+    matches: str = ""  # what is compared with the question, when not the whole text
 
     def line(self) -> str:
         head = f"{self.date} · " if self.date else ""
@@ -96,13 +97,14 @@ def from_page(
     out: list[Evidence] = []
     recorded = changes(page)
     for name, value in (page.get("fields") or {}).items():
-        if name in skip_fields or value in (None, "", []):
-            continue
+        if name in skip_fields or value in (None, "", []) or (dated and name == "date"):
+            continue  # an event's date is on every one of its lines already
         change = recorded.get(name)
-        text = f"{title} — {label(name)}: {show(value)}"
+        own = f"{label(name)}: {show(value)}"
+        when = change.date if change else day
         out.append(
             Evidence(
-                text, pid, title, change.date if change else day, "field", rank=rank, field=name
+                f"{title} — {own}", pid, title, when, "field", rank=rank, field=name, matches=own
             )
         )
     for section, body in (page.get("sections") or {}).items():
@@ -185,8 +187,10 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     small bonus for a better-ranked page."""
     terms = list(reading.terms)
     idents = [i.lower() for i in reading.identifiers]
-    text = piece.text.lower()
-    own = matched(terms, words(piece.text))
+    # A field line is scored on its label and value, not on the page title before them.
+    body = piece.matches or piece.text
+    text = body.lower()
+    own = matched(terms, words(body))
     head = matched(terms, words(piece.heading)) - own
     hits = sum(3.0 for i in idents if i in text)
     total = len(terms) + 3.0 * len(idents)

@@ -444,8 +444,11 @@ class Extractive:
             if coverage <= 0 or key in seen:
                 continue
             seen.add(key)
-            scored.append((value, piece.date or "", piece))
-        scored.sort(key=lambda x: (-x[0], _newer(x[1], reading)))
+            scored.append((round(coverage, 3), value, piece))
+        if reading.soft:  # "current", "recently": of the fullest matches, the newest first
+            scored.sort(key=lambda x: (-x[0], _newer(x[2].date or "", reading), -x[1]))
+        else:
+            scored.sort(key=lambda x: -x[1])
         return [p for _, _, p in scored[:EVIDENCE_LINES]]
 
     def _read_results(self) -> list[Mapping[str, Any]]:
@@ -486,10 +489,17 @@ class Extractive:
     async def _read_linked(self, page_id: str) -> bool:
         """Read the pages linking to ``page_id`` (kb_neighbors, inward); True if any."""
         found = await self.call("kb_neighbors", {"id": page_id, "direction": "in"})
+        others = [
+            str(edge.get("from_id"))
+            for edge in (found or {}).get("edges") or ()
+            if isinstance(edge, Mapping) and edge.get("from_id")
+        ]
+        # Events first (the meetings about it), then the rest, each read once.
+        events = {f.name for f in self.schema.folders if f.date_field} if self.schema else set()
+        others.sort(key=lambda pid: pid.split("/", 1)[0] not in events)
         read = 0
-        for edge in (found or {}).get("edges") or ():
-            other = edge.get("from_id") if isinstance(edge, Mapping) else None
-            if isinstance(other, str) and other not in self.pages and read < LINKED_READ:
+        for other in dict.fromkeys(others):
+            if other not in self.pages and read < LINKED_READ:
                 read += await self.page(other) is not None
         return read > 0
 
@@ -672,7 +682,7 @@ def _disagreement(pieces_: Sequence[Evidence]) -> str | None:
     seen: dict[str, Evidence] = {}
     for piece in pieces_:
         amounts = _AMOUNT.findall(piece.text)
-        if len(amounts) == 1:
+        if amounts:  # the figure a sentence gives first is the one it is about
             seen.setdefault(re.sub(r"[^\d.]", "", amounts[0]).rstrip("."), piece)
     if len(seen) < 2 or len({p.page for p in seen.values()} | {p.date for p in seen.values()}) < 2:
         return None

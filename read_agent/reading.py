@@ -73,7 +73,7 @@ def read(question: str, result: Mapping[str, Any], names: Iterable[str] = ()) ->
         t
         for t in base
         if t not in CHANGE_WORDS
-        and t not in WHEN | WHO | AMOUNT
+        and t not in WHEN | WHO | {"much"}
         and not any(same_word(t, n) for n in named)
     ]
     window = time.get("window") if isinstance(time.get("window"), Mapping) else None
