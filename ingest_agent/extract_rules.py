@@ -16,11 +16,20 @@ Used when no LLM is configured. What it reads, in order of trust:
    other headings joins the section before it.
 4. **Links**: link fields from frontmatter and labelled lines become typed links, and
    their targets become pages in entity folders; the folder's ``link_verbs`` patterns
-   in prose ("Alice Chen — Head of Product; reports to Maria Lopez") fill the matching
-   link field of the person named first.
-5. **Timeline**: every sentence naming exactly one day (an ISO date, or "yesterday"
-   resolved against the source's date) becomes a dated entry on the source's page and
-   on every existing page it names (titles and aliases, looked up by the agent).
+   in prose ("Alice Chen — Head of Product; reports to Maria Lopez", "He now reports to
+   Dana Whitfield") fill the matching link field of the person it is about
+   (:mod:`ingest_agent.extract_prose`: the name last before the phrase, a unique first
+   name, or a pronoun's antecedent).
+5. **Prose statements**: job titles ("Bob Martinez (Director of Operations, Globex)",
+   "joins as Backend Engineer", "promoted to VP of Operations"), "based in", and plain
+   field statements ("Mongolian Localization due date moves to 2026-12-15", "Globex is
+   now a customer"); a value that does not fit its field is not read. The first
+   statement of a field in a note wins; across notes the merge lets the newest win,
+   its change dated when the paragraph says it took effect.
+6. **Timeline**: every list item or sentence naming a day becomes an entry on the
+   source's page and on every page it names (else the pages its list item or heading
+   names), dated by :mod:`ingest_agent.dates`: the event's day when the text says when
+   it happened, else the note's date; "December 3" is the occurrence nearest the note.
 """
 
 from __future__ import annotations
@@ -28,12 +37,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from ingest_agent.dates import entry_date
-from ingest_agent.model import Draft, Extraction, Source, is_dated, link_names
+from ingest_agent.builds import Builds, PageBuild, entity, entity_names
+from ingest_agent.extract_prose import ProseReader
+from ingest_agent.model import Draft, Extraction, Source
 from ingest_agent.note import (
     Known,
     NoteBody,
@@ -45,21 +54,14 @@ from ingest_agent.note import (
 )
 from ingest_agent.prose import (
     NotePeople,
-    Statement,
-    field_statements,
-    role_field,
-    role_statements,
 )
 from ingest_agent.text import (
-    blocks,
     dated_sentences,
-    full_name,
-    marked_blocks,
     name_candidates,
     norm,
     plain,
 )
-from memserver.kb.page import Page, TimelineEntry, as_date, date_in_name
+from memserver.kb.page import TimelineEntry, as_date, date_in_name
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 from memserver.kb.words import mn_stems
 
@@ -69,27 +71,6 @@ TIMELINE_TEXT_CHARS = 400
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _LABEL = re.compile(r"^\s*([^\W\d][\w /'-]{0,30}?)\s*:\s+(.+?)\s*$")
 _QUOTED_ALIAS = re.compile(r"\(\s*[\"“]([^\"”]{2,40})[\"”]\s*\)")
-
-
-@dataclass
-class _PageBuild:
-    folder: FolderSpec
-    title: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    aliases: list[str] = field(default_factory=list)
-    sections: dict[str, str] = field(default_factory=dict)
-    timeline: list[TimelineEntry] = field(default_factory=list)
-
-    def page(self, source: str) -> Page:
-        return Page(
-            title=self.title,
-            type=self.folder.type,
-            fields=self.fields,
-            aliases=tuple(self.aliases),
-            sources=(source,),
-            sections=self.sections,
-            timeline=tuple(self.timeline) if self.folder.timeline else (),
-        )
 
 
 # --- the extractor -----------------------------------------------------------------------
@@ -102,6 +83,7 @@ class RulesExtractor:
 
     def __init__(self, schema: Schema) -> None:
         self.schema = schema
+        self.prose = ProseReader(schema)
 
     def mentions(self, source: Source) -> list[str]:
         """Names in the source worth looking up (for ``known``)."""
@@ -115,20 +97,21 @@ class RulesExtractor:
         dropped: list[str] = []
         labels = self._labels(body.lines)
         folder = self.choose_folder(source.path, body, labels, hint)
-        builds: dict[tuple[str, str], _PageBuild] = {}
-        primary: _PageBuild | None = None
+        builds: Builds = {}
+        primary: PageBuild | None = None
         if folder is not None:
             primary = self._primary(source, body, labels, folder, known, dropped)
             builds[(folder.name, norm(primary.title))] = primary
         elif body.front:
             dropped.extend(f"frontmatter {k!r} (no page for this source)" for k in body.front)
         text = "\n".join(body.lines)
-        people = self._people(text, builds, known)
-        said = self._link_verbs(text, folder, primary, builds, known, people)
+        prose = self.prose
+        people = prose.people(text, builds, known)
+        said = prose.link_verbs(text, folder, primary, builds, known, people)
         self._quoted_aliases(text, builds, known)
-        said += self._statements(source, text, builds, known, people)
-        dates = self._effective_dates(source, said)
-        self._short_names(builds, known, people)
+        said += prose.statements(source, text, builds, known, people)
+        dates = prose.effective_dates(source, said)
+        prose.short_names(builds, known, people)
         self._timeline(source, text, primary, builds, known, people)
         drafts = tuple(Draft(b.folder.name, b.page(source.path)) for b in builds.values())
         return Extraction(drafts, EXTRACTOR, tuple(dropped), field_dates=dates)
@@ -199,11 +182,11 @@ class RulesExtractor:
         folder: FolderSpec,
         known: Known,
         dropped: list[str],
-    ) -> _PageBuild:
+    ) -> PageBuild:
         title = body.front.get("title")
         if not isinstance(title, str) or not title.strip():
             title = clean_title(body.heading) if body.heading else title_from_path(source.path)
-        build = _PageBuild(folder, " ".join(str(title).split()))
+        build = PageBuild(folder, " ".join(str(title).split()))
         aliases = body.front.get("aliases")
         if isinstance(aliases, list):
             build.aliases.extend(str(a) for a in aliases)
@@ -300,117 +283,7 @@ class RulesExtractor:
 
     # -- prose: link verbs, aliases, timeline
 
-    def _link_verbs(
-        self,
-        text: str,
-        primary_folder: FolderSpec | None,
-        primary: _PageBuild | None,
-        builds: dict[tuple[str, str], _PageBuild],
-        known: Known,
-        people: Mapping[str, NotePeople],
-    ) -> list[Statement]:
-        """Link fields set from prose ("reports to Alice Chen"), with the paragraph."""
-        said: list[Statement] = []
-        for spec in self.schema.folders:
-            for verb in spec.link_verbs:
-                target_field = next((f for f in spec.fields if f.verb == verb.verb), None)
-                if target_field is None or target_field.folder is None:
-                    continue
-                for phrase in verb.phrases:
-                    if phrase.name_first:
-                        continue  # two names before a verb: the server's linker reads those
-                    pattern = re.compile(rf"(?<!\w){re.escape(phrase.text)}(?!\w)", re.IGNORECASE)
-                    for block in blocks(text):
-                        for match in pattern.finditer(block):
-                            found = self._link_from_prose(
-                                block, match, spec, target_field, primary_folder, primary,
-                                builds, known, people,
-                            )  # fmt: skip
-                            if found is not None:
-                                said.append(found)
-        return said
-
-    def _link_from_prose(
-        self,
-        block: str,
-        match: re.Match[str],
-        spec: FolderSpec,
-        target_field: FieldSpec,
-        primary_folder: FolderSpec | None,
-        primary: _PageBuild | None,
-        builds: dict[tuple[str, str], _PageBuild],
-        known: Known,
-        people: Mapping[str, NotePeople],
-    ) -> Statement | None:
-        assert target_field.folder is not None
-        after = block[match.end() :].removeprefix(" directly").strip()
-        obj = self._object(after, target_field.folder, spec, known, people.get(target_field.folder))
-        if obj is None:
-            return None
-        subject: _PageBuild | None = None
-        if primary is not None and primary_folder is spec:
-            subject = primary
-        elif not is_dated(spec):
-            before = block[: match.start()]
-            local = people.get(spec.name)
-            name = (local.subject(before) if local else None) or self._subject(before, spec, known)
-            if name is not None and norm(name) != norm(obj):
-                subject = self._entity(builds, spec, name, known)
-        if subject is None or target_field.name in subject.fields:
-            return None
-        value: Any = [obj] if target_field.type == "links" else obj
-        subject.fields[target_field.name] = value
-        return Statement(subject.folder.name, subject.title, target_field.name, value, block)
-
-    def _object(
-        self,
-        after: str,
-        folder: str,
-        subject_folder: FolderSpec,
-        known: Known,
-        people: NotePeople | None,
-    ) -> str | None:
-        runs = name_candidates(after[:80])
-        first = runs[0] if runs else None
-        if first is None or not after.startswith(first.split()[0]):
-            return None
-        for size in range(len(first.split()), 0, -1):
-            name = " ".join(first.split()[:size])
-            hit = known.get(norm(name))
-            if hit is not None and hit[0] == folder:
-                return hit[1]
-            local = people.person(name) if people is not None else None
-            if local is not None:
-                return local
-        if folder == subject_folder.name and not is_dated(subject_folder):
-            return full_name(first)
-        return None
-
-    def _subject(self, before: str, folder: FolderSpec, known: Known) -> str | None:
-        for run in name_candidates(before):
-            hit = known.get(norm(run))
-            if hit is not None:
-                if hit[0] == folder.name:
-                    return hit[1]
-                continue
-            if full_name(run) is not None:
-                return run
-        return None
-
-    @staticmethod
-    def _entity(
-        builds: dict[tuple[str, str], _PageBuild], folder: FolderSpec, name: str, known: Known
-    ) -> _PageBuild:
-        hit = known.get(norm(name))
-        title = hit[1] if hit is not None and hit[0] == folder.name else name
-        key = (folder.name, norm(title))
-        if key not in builds:
-            builds[key] = _PageBuild(folder, title)
-        return builds[key]
-
-    def _quoted_aliases(
-        self, text: str, builds: dict[tuple[str, str], _PageBuild], known: Known
-    ) -> None:
+    def _quoted_aliases(self, text: str, builds: Builds, known: Known) -> None:
         """``Batbayar Dorj ("Bataa")``: the quoted name is an alias of the page named before."""
         flat = plain(text)
         for match in _QUOTED_ALIAS.finditer(flat):
@@ -423,19 +296,19 @@ class RulesExtractor:
         self,
         source: Source,
         text: str,
-        primary: _PageBuild | None,
-        builds: dict[tuple[str, str], _PageBuild],
+        primary: PageBuild | None,
+        builds: Builds,
         known: Known,
         people: Mapping[str, NotePeople],
     ) -> None:
-        names = self._entity_names(builds, known)
+        names = entity_names(self.schema, builds, known)
         for folder_name, local in people.items():
             for short, title in local.short.items():
                 names.setdefault(short, (folder_name, title))
         tz = self.schema.tz
         for dated in dated_sentences(text, source.doc_date, tz):
             entry = TimelineEntry(dated.day, _short(dated.text), source.path)
-            targets: list[_PageBuild] = []
+            targets: list[PageBuild] = []
             if primary is not None and primary.folder.timeline:
                 targets.append(primary)
             # A sentence naming no page is about what its list item (a bullet, a chat
@@ -446,112 +319,12 @@ class RulesExtractor:
                 for folder_name, title in hits:
                     spec = self.schema.folder(folder_name)
                     if spec.timeline:
-                        targets.append(self._entity(builds, spec, title, known))
+                        targets.append(entity(builds, spec, title, known))
                 if hits:
                     break
             for target in {id(t): t for t in targets}.values():
                 if entry not in target.timeline:
                     target.timeline.append(entry)
-
-    def _entity_names(
-        self, builds: Mapping[tuple[str, str], _PageBuild], known: Known
-    ) -> dict[str, tuple[str, str]]:
-        """norm(name) -> (folder, title) of every entity page known, built from this note or
-        named by one of its link fields."""
-        names = {
-            key: (folder, title)
-            for key, (folder, title) in known.items()
-            if not is_dated(self.schema.folder(folder))
-        }
-        for (folder_name, key), build in builds.items():
-            if not is_dated(build.folder):
-                names.setdefault(key, (folder_name, build.title))
-            for spec in build.folder.fields:  # link targets get a page too ("company: Globex")
-                if spec.is_link and spec.folder and not is_dated(self.schema.folder(spec.folder)):
-                    for value in link_names(build.fields.get(spec.name)):
-                        names.setdefault(norm(value), (spec.folder, value))
-        return names
-
-    # -- prose: people, short names, job titles, field statements (ingest_agent.prose)
-
-    def _people(
-        self, text: str, builds: Mapping[tuple[str, str], _PageBuild], known: Known
-    ) -> dict[str, NotePeople]:
-        """The people of this note, per folder of people (a folder with a job-title field,
-        or one that a ``links`` field points to)."""
-        folders = [f.name for f in self.schema.folders if role_field(f) is not None] or sorted(
-            {
-                f.folder
-                for spec in self.schema.folders
-                for f in spec.fields
-                if f.type == "links" and f.folder is not None
-            }
-        )
-        out = {}
-        for name in folders:
-            linked = [
-                value
-                for build in builds.values()
-                for spec in build.folder.fields
-                if spec.is_link and spec.folder == name
-                for value in link_names(build.fields.get(spec.name))
-            ]
-            out[name] = NotePeople(name, linked, known, text)
-        return out
-
-    def _short_names(
-        self,
-        builds: dict[tuple[str, str], _PageBuild],
-        known: Known,
-        people: Mapping[str, NotePeople],
-    ) -> None:
-        """A first name written alone for one person of the note becomes an alias."""
-        for folder_name, local in people.items():
-            spec = self.schema.folder(folder_name)
-            for title, short in local.used_short.items():
-                build = self._entity(builds, spec, title, known)
-                if norm(short) not in {norm(a) for a in build.aliases}:
-                    build.aliases.append(short)
-
-    def _statements(
-        self,
-        source: Source,
-        text: str,
-        builds: dict[tuple[str, str], _PageBuild],
-        known: Known,
-        people: Mapping[str, NotePeople],
-    ) -> list[Statement]:
-        """Job titles and field statements from prose; the first statement of a field wins."""
-        marked = [(b.text, b.item) for b in marked_blocks(text)]
-        tz = self.schema.tz
-        found = [
-            statement
-            for name, local in people.items()
-            for statement in role_statements(marked, local, self.schema.folder(name), known)
-        ]
-        entities = {f.name: f for f in self.schema.folders if not is_dated(f)}
-        found += field_statements(
-            marked, self._entity_names(builds, known), entities, source.doc_date, tz
-        )
-        applied = []
-        for statement in found:
-            spec = self.schema.folder(statement.folder)
-            build = self._entity(builds, spec, statement.title, known)
-            if statement.field not in build.fields:
-                build.fields[statement.field] = statement.value
-                applied.append(statement)
-        return applied
-
-    def _effective_dates(
-        self, source: Source, said: Sequence[Statement]
-    ) -> dict[tuple[str, str, str], dt.date]:
-        """When each value read from prose took effect, where its paragraph says so."""
-        dates = {}
-        for statement in said:
-            day = entry_date(statement.block, source.doc_date, self.schema.tz)
-            if day is not None and day != source.doc_date:
-                dates[(statement.folder, norm(statement.title), statement.field)] = day
-        return dates
 
 
 def _named(names: Mapping[str, tuple[str, str]], run: str) -> tuple[str, str] | None:

@@ -202,8 +202,10 @@ def register(server: ToolHost) -> None:
         did not attend never wins. Each result has id (cite it as [folder/slug]), title,
         folder, date, a snippet, timeline lines that matched, and `labels` saying why it
         matched (exact_title_match, alias_hit, keyword_exact, high_vector_match,
-        graph:<verb>, timeline_match, weak_semantic ...). Read a page in full with
-        kb_get_page. `degraded` lists anything that fell back (e.g. reranker_unavailable).
+        graph:<verb>, timeline_match, weak_semantic ...). `intent` says how the
+        question was read (topical terms, folders it names, a relation). Read a page in
+        full with kb_get_page. `degraded` lists anything that fell back (e.g.
+        reranker_unavailable).
         """
         call = current()
         text = (question or "").strip()

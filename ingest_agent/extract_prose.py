@@ -1,0 +1,212 @@
+"""The rules extractor's reading of running text: typed links from phrases ("reports
+to Alice Chen"), the people of a note with their short names and pronouns, job titles
+and plain field statements (:mod:`ingest_agent.prose`), and when each took effect.
+
+``ProseReader`` works on the pages being built from one note (:mod:`ingest_agent.builds`)
+and returns what it set as :class:`~ingest_agent.prose.Statement` values, so the
+extractor can date each change by the paragraph that states it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ingest_agent.builds import Builds, PageBuild, entity, entity_names
+from ingest_agent.dates import entry_date
+from ingest_agent.model import Source, is_dated, link_names
+from ingest_agent.note import Known
+from ingest_agent.prose import (
+    NotePeople,
+    Statement,
+    field_statements,
+    role_field,
+    role_statements,
+)
+from ingest_agent.text import blocks, full_name, marked_blocks, name_candidates, norm
+from memserver.kb.schema import FieldSpec, FolderSpec, Schema
+
+
+class ProseReader:
+    """Reads the prose of a note into the pages being built from it (one schema)."""
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+
+    def link_verbs(
+        self,
+        text: str,
+        primary_folder: FolderSpec | None,
+        primary: PageBuild | None,
+        builds: Builds,
+        known: Known,
+        people: Mapping[str, NotePeople],
+    ) -> list[Statement]:
+        """Link fields set from prose ("reports to Alice Chen"), with the paragraph."""
+        said: list[Statement] = []
+        for spec in self.schema.folders:
+            for verb in spec.link_verbs:
+                target_field = next((f for f in spec.fields if f.verb == verb.verb), None)
+                if target_field is None or target_field.folder is None:
+                    continue
+                for phrase in verb.phrases:
+                    if phrase.name_first:
+                        continue  # two names before a verb: the server's linker reads those
+                    pattern = re.compile(rf"(?<!\w){re.escape(phrase.text)}(?!\w)", re.IGNORECASE)
+                    for block in blocks(text):
+                        for match in pattern.finditer(block):
+                            found = self._link_from_prose(
+                                block, match, spec, target_field, primary_folder, primary,
+                                builds, known, people,
+                            )  # fmt: skip
+                            if found is not None:
+                                said.append(found)
+        return said
+
+    def _link_from_prose(
+        self,
+        block: str,
+        match: re.Match[str],
+        spec: FolderSpec,
+        target_field: FieldSpec,
+        primary_folder: FolderSpec | None,
+        primary: PageBuild | None,
+        builds: Builds,
+        known: Known,
+        people: Mapping[str, NotePeople],
+    ) -> Statement | None:
+        assert target_field.folder is not None
+        after = block[match.end() :].removeprefix(" directly").strip()
+        obj = self._object(after, target_field.folder, spec, known, people.get(target_field.folder))
+        if obj is None:
+            return None
+        subject: PageBuild | None = None
+        if primary is not None and primary_folder is spec:
+            subject = primary
+        elif not is_dated(spec):
+            before = block[: match.start()]
+            local = people.get(spec.name)
+            name = (local.subject(before) if local else None) or self._subject(before, spec, known)
+            if name is not None and norm(name) != norm(obj):
+                subject = entity(builds, spec, name, known)
+        if subject is None or target_field.name in subject.fields:
+            return None
+        value: Any = [obj] if target_field.type == "links" else obj
+        subject.fields[target_field.name] = value
+        return Statement(subject.folder.name, subject.title, target_field.name, value, block)
+
+    def _object(
+        self,
+        after: str,
+        folder: str,
+        subject_folder: FolderSpec,
+        known: Known,
+        people: NotePeople | None,
+    ) -> str | None:
+        runs = name_candidates(after[:80])
+        first = runs[0] if runs else None
+        if first is None or not after.startswith(first.split()[0]):
+            return None
+        for size in range(len(first.split()), 0, -1):
+            name = " ".join(first.split()[:size])
+            hit = known.get(norm(name))
+            if hit is not None and hit[0] == folder:
+                return hit[1]
+            local = people.person(name) if people is not None else None
+            if local is not None:
+                return local
+        if folder == subject_folder.name and not is_dated(subject_folder):
+            return full_name(first)
+        return None
+
+    def _subject(self, before: str, folder: FolderSpec, known: Known) -> str | None:
+        for run in name_candidates(before):
+            hit = known.get(norm(run))
+            if hit is not None:
+                if hit[0] == folder.name:
+                    return hit[1]
+                continue
+            if full_name(run) is not None:
+                return run
+        return None
+
+    def people(
+        self, text: str, builds: Mapping[tuple[str, str], PageBuild], known: Known
+    ) -> dict[str, NotePeople]:
+        """The people of this note, per folder of people (a folder with a job-title field,
+        or one that a ``links`` field points to)."""
+        folders = [f.name for f in self.schema.folders if role_field(f) is not None] or sorted(
+            {
+                f.folder
+                for spec in self.schema.folders
+                for f in spec.fields
+                if f.type == "links" and f.folder is not None
+            }
+        )
+        out = {}
+        for name in folders:
+            linked = [
+                value
+                for build in builds.values()
+                for spec in build.folder.fields
+                if spec.is_link and spec.folder == name
+                for value in link_names(build.fields.get(spec.name))
+            ]
+            out[name] = NotePeople(name, linked, known, text)
+        return out
+
+    def short_names(
+        self,
+        builds: Builds,
+        known: Known,
+        people: Mapping[str, NotePeople],
+    ) -> None:
+        """A first name written alone for one person of the note becomes an alias."""
+        for folder_name, local in people.items():
+            spec = self.schema.folder(folder_name)
+            for title, short in local.used_short.items():
+                build = entity(builds, spec, title, known)
+                if norm(short) not in {norm(a) for a in build.aliases}:
+                    build.aliases.append(short)
+
+    def statements(
+        self,
+        source: Source,
+        text: str,
+        builds: Builds,
+        known: Known,
+        people: Mapping[str, NotePeople],
+    ) -> list[Statement]:
+        """Job titles and field statements from prose; the first statement of a field wins."""
+        marked = [(b.text, b.item) for b in marked_blocks(text)]
+        tz = self.schema.tz
+        found = [
+            statement
+            for name, local in people.items()
+            for statement in role_statements(marked, local, self.schema.folder(name), known)
+        ]
+        entities = {f.name: f for f in self.schema.folders if not is_dated(f)}
+        found += field_statements(
+            marked, entity_names(self.schema, builds, known), entities, source.doc_date, tz
+        )
+        applied = []
+        for statement in found:
+            spec = self.schema.folder(statement.folder)
+            build = entity(builds, spec, statement.title, known)
+            if statement.field not in build.fields:
+                build.fields[statement.field] = statement.value
+                applied.append(statement)
+        return applied
+
+    def effective_dates(
+        self, source: Source, said: Sequence[Statement]
+    ) -> dict[tuple[str, str, str], dt.date]:
+        """When each value read from prose took effect, where its paragraph says so."""
+        dates = {}
+        for statement in said:
+            day = entry_date(statement.block, source.doc_date, self.schema.tz)
+            if day is not None and day != source.doc_date:
+                dates[(statement.folder, norm(statement.title), statement.field)] = day
+        return dates
