@@ -31,6 +31,7 @@ _ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s+(.+?)|\*\*([^*]+)\*\*:?)\s*$")
 _MARKUP = re.compile(r"\*\*|__|`")
 _ISO = re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?!\d)")
+_DATED_LINE = re.compile(r"^(\d{4}-\d{2}-\d{2}): (.+)$")
 _CHANGE = re.compile(r"^(\w+) changed from “(.*)” to “(.*)”$")
 # The entries the ingest agent writes to link an event to its entities ("Attended
 # meeting “X” (meetings/...)"): bookkeeping, the event itself is the evidence.
@@ -138,7 +139,13 @@ def from_result(
     fields = tuple(f"{name}: " for name in (*field_names, "aliases"))
     kept = "\n".join(line for line in snippet.splitlines() if not line.startswith(fields))
     for _, piece in pieces(kept):
-        out.append(Evidence(piece, pid, title, day, "snippet", rank=rank))
+        dated_line = _DATED_LINE.match(piece)  # a timeline line of the chunk
+        if dated_line is not None:
+            if not _LINK_ENTRY.match(dated_line[2]):
+                text = _clean(dated_line[2])
+                out.append(Evidence(text, pid, title, dated_line[1], "timeline", rank=rank))
+        else:
+            out.append(Evidence(piece, pid, title, day, "snippet", rank=rank))
     for line in result.get("timeline") or ():
         if isinstance(line, Mapping) and line.get("text"):
             text = _clean(str(line["text"]))

@@ -33,63 +33,35 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from memserver.kb.schema import FolderSpec, Schema
-from memserver.kb.words import is_cyrillic, words
+from memserver.kb.words import words
 from read_agent.citations import Source, normalize_id
 from read_agent.evidence import (
-    Change,
     Evidence,
     changes,
     from_page,
     from_result,
     label,
-    pieces,
     show,
 )
 from read_agent.evidence import score as score_piece
+from read_agent.listing import listing
+from read_agent.reader import PageReader
 from read_agent.reading import Reading, matched, read, same_word
+from read_agent.reply import NO_ANSWER, NO_SENTENCE, Reply, notes_for, since
 from read_agent.toolset import CallLog, Toolset
 
 DEFAULT_RESULTS = 10
 PAGES_READ = 8  # the best results read in full
-LINKED_READ = 4  # pages linked to the named page read when the results do not answer
 EVIDENCE_LINES = 6
-LISTED = 20
-HEADER = "Extractive answer (no language model): the sentences below are quoted from the pages."
-NO_ANSWER = "The knowledge base has no answer to this question (the search found no pages)."
-NO_SENTENCE = "The knowledge base has no sentence that answers this directly."
+LATER_READ = 6  # pages dated after a first page read for what they say about it
 _AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
-NOTES = {
-    "ingest_in_progress": "the knowledge base is still being ingested; newer notes may be "
-    "missing from this answer",
-    "embedding_pending": "some pages are not embedded yet; matches by meaning may be missing",
-    "no_llm": "",
-    "llm_unavailable": "the language model did not answer, so this answer is extractive",
-    "budget_exceeded": "the token budget is spent, so this answer is extractive",
-}
 
 
-@dataclass
-class Reply:
-    """The answer's lines and the pages they cite (in order of first citation)."""
-
-    lead: str | None = None
-    lines: list[str] = field(default_factory=list)
-    window: str | None = None
-
-    def text(self, notes: Sequence[str]) -> str:
-        out = [self.lead] if self.lead else []
-        out.append(HEADER if not self.window else f"{HEADER} Dates: {self.window}.")
-        out.extend(self.lines)
-        out.extend(f"Note: {n}." for n in notes if n)
-        return "\n".join(out)
-
-
-class Extractive:
+class Extractive(PageReader):
     """One extractive answer over the read tools (see the module docstring)."""
 
     def __init__(
@@ -100,29 +72,8 @@ class Extractive:
         now: dt.datetime | None,
         limit: int = DEFAULT_RESULTS,
     ) -> None:
-        self.tools = tools
-        self.log = log
-        self.schema = schema
-        self.now = now
+        super().__init__(tools, log, schema, now)
         self.limit = limit
-        self.pages: dict[str, Mapping[str, Any]] = {}
-
-    # -- tools
-
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        if name not in self.tools.tools:
-            return None
-        args = self.tools.with_now(name, arguments, self.now)
-        ok, _, result = await self.tools.call(name, args, self.log)
-        return result if ok and isinstance(result, Mapping) else None
-
-    async def page(self, page_id: str) -> Mapping[str, Any] | None:
-        if page_id not in self.pages:
-            found = await self.call("kb_get_page", {"id": page_id})
-            if found is None:
-                return None
-            self.pages[page_id] = found
-        return self.pages[page_id]
 
     # -- the answer
 
@@ -139,7 +90,7 @@ class Extractive:
             pid = normalize_id(str(item.get("id") or ""))
             if pid and not pid.startswith("source/") and len(self.pages) < PAGES_READ + 2:
                 await self.page(pid)
-        names = [n for r in named for n in self._names(str(r.get("id")))]
+        names = [n for r in named for n in self.names(str(r.get("id")))]
         reading = read(question, result, names)
         reply = await self._reply(reading, results, named, question)
         if reply is None:
@@ -155,7 +106,7 @@ class Extractive:
         question: str,
     ) -> Reply | None:
         if reading.listing:
-            listed = await self._listing(reading)
+            listed = await listing(self, reading)
             if listed is not None:
                 return listed
         if not results:
@@ -164,6 +115,9 @@ class Extractive:
             ordered = await self._ordered(reading, results)
             if ordered is not None:
                 return ordered
+        current = await self._current(reading)
+        if current is not None:
+            return current
         pages = [p for item in named if (p := self.pages.get(str(item.get("id")))) is not None]
         for page in pages:  # the named page that has the field asked about
             found = self._field_answer(reading, page, question)
@@ -175,103 +129,17 @@ class Extractive:
 
     # -- 1. a window: list what is in it
 
-    async def _listing(self, reading: Reading) -> Reply | None:
-        window = reading.window or {}
-        start, end = _dates(window)
-        shown = _shown_window(window)
-        if reading.folders:
-            lines: list[str] = []
-            for folder in reading.folders:
-                lines += await self._folder_pages(folder, start, end)
-            if not lines:
-                lines = await self._sections_named(reading.folders, start, end)
-            if not lines:
-                return Reply(f"No {', '.join(reading.folders)} between {shown}.", [], shown)
-            return Reply(_first_line(lines, reading), lines[:LISTED], shown)
-        events = await self.call("kb_timeline", {"window": reading.question, "limit": 200})
-        if events is None:
-            return None
-        lines = self._event_lines(events)
-        if not lines:
-            return Reply(f"Nothing is recorded between {shown}.", [], shown)
-        return Reply(None, lines[:LISTED], shown)
-
-    async def _folder_pages(self, folder: str, start: str | None, end: str | None) -> list[str]:
-        args: dict[str, Any] = {"folder": folder, "limit": 50}
-        args.update({k: v for k, v in (("start", start), ("end", end)) if v})
-        listed = await self.call("kb_list_pages", args)
-        rows = sorted(
-            (p for p in (listed or {}).get("pages") or () if isinstance(p, Mapping)),
-            key=lambda p: (str(p.get("effective_date") or ""), str(p.get("id"))),
-        )
-        lines = []
-        for row in rows:
-            pid, day = str(row.get("id")), str(row.get("effective_date") or "")[:10]
-            gist = ""
-            if len(rows) <= 3 and (page := await self.page(pid)) is not None:
-                gist = _gist(page)
-            line = f"- {day} · {row.get('title')}" + (f" — {gist}" if gist else "")
-            lines.append(f"{line} [{pid}]")
-        return lines
-
-    async def _sections_named(
-        self, folders: Sequence[str], start: str | None, end: str | None
-    ) -> list[str]:
-        """ "Decisions since ...": the sections so named of the dated pages in the window."""
-        if self.schema is None:
-            return []
-        wanted = set().union(*(_folder_words(self.schema.folder(f)) for f in folders))
-        lines = []
-        for spec in self.schema.folders:
-            if not spec.date_field or spec.name in folders:
-                continue
-            args: dict[str, Any] = {"folder": spec.name, "limit": 20}
-            args.update({k: v for k, v in (("start", start), ("end", end)) if v})
-            listed = await self.call("kb_list_pages", args)
-            for row in sorted(
-                (p for p in (listed or {}).get("pages") or () if isinstance(p, Mapping)),
-                key=lambda p: str(p.get("effective_date") or ""),
-            ):
-                page = await self.page(str(row.get("id")))
-                if page is None:
-                    continue
-                for piece in from_page(page, 0, True):
-                    if piece.kind == "section" and matched(wanted, words(piece.heading)):
-                        lines.append(piece.line())
-        return lines
-
-    def _event_lines(self, events: Mapping[str, Any]) -> list[str]:
-        dated = self.schema is not None and {f.name for f in self.schema.folders if f.date_field}
-        seen: set[str] = set()
-        out: list[tuple[str, str]] = []
-        for event in events.get("events") or ():
-            if not isinstance(event, Mapping):
-                continue
-            kind, text = str(event.get("kind")), str(event.get("text") or "")
-            if kind == "page" and dated and event.get("folder") not in dated:
-                continue  # an entity page dated by its newest entry, not an event
-            if text.startswith(("Attended ", "Meeting “")) and kind == "timeline":
-                continue  # the meeting itself is listed as a page
-            key = " ".join(words(text))
-            if key in seen:
-                continue
-            seen.add(key)
-            shown = text if kind == "timeline" else str(event.get("title"))
-            day = str(event.get("date"))[:10]
-            out.append((day, f"- {day} · {_clean(shown)} [{event.get('id')}]"))
-        return [line for _, line in sorted(out, key=lambda x: x[0])]
-
     # -- 2. latest / first / next
 
     async def _ordered(self, reading: Reading, results: list[Mapping[str, Any]]) -> Reply | None:
         lead = next((r for r in results if "date_ordered" in (r.get("labels") or ())), None)
         if lead is None:
             if reading.order == "next":
-                return Reply(f"Nothing is dated after {self._today()} for this question.")
+                return Reply(f"Nothing is dated after {self.today()} for this question.")
             return None
         pid = str(lead.get("id"))
         page = self.pages.get(pid)
-        spec = self._folder(str(lead.get("folder")))
+        spec = self.folder(str(lead.get("folder")))
         kind = spec.type if spec is not None else str(lead.get("folder"))
         first = f"{_ORDER_WORDS.get(reading.order or '', 'Latest')} {kind}: {lead.get('date')} · "
         first += str(lead.get("title"))
@@ -301,11 +169,18 @@ class Extractive:
         found = self._mentions(page, day)
         if found:
             return found
-        result = await self.call("kb_query", {"question": str(page.get("title")), "limit": 5})
-        for item in (result or {}).get("results") or ():
-            pid = normalize_id(str(item.get("id") or "")) if isinstance(item, Mapping) else None
-            if pid and pid != page.get("id") and not pid.startswith("source/"):
-                await self.page(pid)
+        result = await self.call("kb_query", {"question": str(page.get("title")), "limit": 10})
+        later = [
+            pid
+            for item in (result or {}).get("results") or ()
+            if isinstance(item, Mapping)
+            and str(item.get("date") or "") > day
+            and (pid := normalize_id(str(item.get("id") or ""))) is not None
+            and pid != page.get("id")
+            and not pid.startswith("source/")
+        ]
+        for pid in later[:LATER_READ]:
+            await self.page(pid)
         return self._mentions(page, day)
 
     def _mentions(self, page: Mapping[str, Any], day: str) -> list[str]:
@@ -314,22 +189,54 @@ class Extractive:
         for other_id, other in self.pages.items():
             if other_id == page.get("id"):
                 continue
-            for piece in from_page(other, 0, self._dated(other)):
+            for piece in from_page(other, 0, self.dated(other)):
                 text = " ".join(words(piece.text))
                 later = piece.date is not None and piece.date > day
                 if later and (title in text or f"the {day}" in piece.text):
                     out.append(f"- Later: {piece.date} · {piece.text} [{piece.page}]")
         return out[:2]
 
+    async def _current(self, reading: Reading) -> Reply | None:
+        """ "What is our current pricing?": the newest event on or before now titled by the
+        question's words (the pricing review) decides; its best sentence leads."""
+        if not reading.soft or reading.order or not reading.terms or self.schema is None:
+            return None
+        about = " ".join(reading.terms)
+        events: list[Mapping[str, Any]] = []
+        for spec in self.schema.folders:
+            if not spec.date_field:
+                continue
+            found = await self.call("kb_latest", {"folder": spec.name, "about": about, "limit": 10})
+            for item in (found or {}).get("results") or ():
+                titled = isinstance(item, Mapping) and "date_ordered" in (item.get("labels") or ())
+                if titled and matched(reading.terms, words(str(item.get("title")))) == set(
+                    reading.terms
+                ):
+                    events.append(item)
+        if not events:
+            return None
+        newest = max(events, key=lambda e: str(e.get("date") or ""))
+        page = await self.page(str(newest.get("id")))
+        if page is None:
+            return None
+        own = [p for p in from_page(page, 0, True) if p.kind == "section"]
+        full = [p for p in own if score_piece(p, reading)[1] >= 0.999]
+        if not full:
+            return None
+        rest = [p.line() for p in own if p in full[1:]] + [
+            p.line() for p in self._best(reading) if p not in full
+        ]
+        return Reply(full[0].line().removeprefix("- "), rest[:EVIDENCE_LINES])
+
     # -- 3. a field of a named page
 
     def _field_answer(
         self, reading: Reading, page: Mapping[str, Any], question: str
     ) -> Reply | None:
-        spec = self._folder(str(page.get("folder")))
+        spec = self.folder(str(page.get("folder")))
         if spec is None:
             return None
-        target = self._field_asked(reading, spec, page)
+        target = self._field_asked(reading, spec, page) or self._when_field(reading, spec, page)
         if target is None:
             return None
         fspec = spec.field(target)
@@ -340,9 +247,9 @@ class Extractive:
         if value in (None, "", []):
             return None
         change = changes(page).get(target)
-        dated = self._dated(page)
+        dated = self.dated(page)
         head = f"{page.get('effective_date')} · " if dated and page.get("effective_date") else ""
-        lead = f"{head}{page.get('title')} — {label(target)}: {show(value)}{_since(change)}"
+        lead = f"{head}{page.get('title')} — {label(target)}: {show(value)}{since(change)}"
         # What happened the day it changed ("promoted ..., effective 2026-09-21"), then
         # the sentences that best match the question.
         same_day = [
@@ -374,6 +281,20 @@ class Extractive:
             if f.type == "enum" and matched(reading.terms, [v.lower() for v in f.values]):
                 return f.name
         return None
+
+    def _when_field(
+        self, reading: Reading, spec: FolderSpec, page: Mapping[str, Any]
+    ) -> str | None:
+        """ "When will X be ready?": the one date field of X after today ("when did": the
+        one before it), when the question says which."""
+        if reading.wants != "when" or reading.tense is None or spec.date_field:
+            return None
+        today = self.today()
+        fields = page.get("fields") or {}
+        dates = [f.name for f in spec.fields if f.type == "date" and fields.get(f.name)]
+        after = [n for n in dates if str(fields[n]) > today]
+        side = after if reading.tense == "future" else [n for n in dates if n not in after]
+        return side[0] if len(side) == 1 else None
 
     def _inward(self, spec: FolderSpec, fspec: Any, question: str, page: Mapping[str, Any]) -> bool:
         """ "Who reports to X" asks for the pages linking to X, "who does X report to" for
@@ -410,7 +331,7 @@ class Extractive:
         fields = page.get("fields") or {}
         parts = [f"{label(k)}: {show(v)}" for k, v in fields.items() if v not in (None, "", [])]
         lead = f"{page.get('title')} — {'; '.join(parts)}" if parts else str(page.get("title"))
-        own = from_page(page, 0, self._dated(page))
+        own = from_page(page, 0, self.dated(page))
         body = [p.line() for p in own if p.kind == "section"][:2]
         dated = [p for p in own if p.kind == "timeline" and "changed from" not in p.text]
         return Reply(f"{lead} [{page.get('id')}]", body + [p.line() for p in dated[:3]])
@@ -423,9 +344,9 @@ class Extractive:
             pid = str(item.get("id"))
             page = self.pages.get(pid)
             if page is not None:
-                out += from_page(page, rank, self._dated(page))
+                out += from_page(page, rank, self.dated(page))
             else:
-                spec = self._folder(str(item.get("folder")))
+                spec = self.folder(str(item.get("folder")))
                 names = spec.field_names if spec is not None else ()
                 out += from_result(item, rank, bool(spec and spec.date_field), names)
         return out
@@ -464,7 +385,7 @@ class Extractive:
         answered = max((score_piece(p, reading)[1] for p in best), default=0.0) >= 0.999
         # Not answered by the results: the pages linked to the one the question names
         # (the meetings about a company) are where its facts are written.
-        if named and not answered and await self._read_linked(str(named[0].get("id"))):
+        if named and not answered and await self.read_linked(str(named[0].get("id"))):
             best = self._best(reading, results=[*results, *self._read_results()])
         if not reading.terms and not reading.identifiers:
             return Reply(None, [p.line() for p in best] or self._summaries(results))
@@ -486,23 +407,6 @@ class Extractive:
             return Reply(NO_SENTENCE + (" The closest:" if closest else ""), closest)
         return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
 
-    async def _read_linked(self, page_id: str) -> bool:
-        """Read the pages linking to ``page_id`` (kb_neighbors, inward); True if any."""
-        found = await self.call("kb_neighbors", {"id": page_id, "direction": "in"})
-        others = [
-            str(edge.get("from_id"))
-            for edge in (found or {}).get("edges") or ()
-            if isinstance(edge, Mapping) and edge.get("from_id")
-        ]
-        # Events first (the meetings about it), then the rest, each read once.
-        events = {f.name for f in self.schema.folders if f.date_field} if self.schema else set()
-        others.sort(key=lambda pid: pid.split("/", 1)[0] not in events)
-        read = 0
-        for other in dict.fromkeys(others):
-            if other not in self.pages and read < LINKED_READ:
-                read += await self.page(other) is not None
-        return read > 0
-
     def _dates_of(self, reading: Reading, named: list[Mapping[str, Any]]) -> list[str]:
         """For "when" about a named page: its date fields, with what they replaced."""
         if reading.wants != "when":
@@ -510,7 +414,7 @@ class Extractive:
         out = []
         for item in named:
             page = self.pages.get(str(item.get("id")))
-            spec = self._folder(str(item.get("folder")))
+            spec = self.folder(str(item.get("folder")))
             if page is None or spec is None or spec.date_field:
                 continue
             recorded = changes(page)
@@ -519,7 +423,7 @@ class Extractive:
                 if f.type == "date" and value:
                     change = recorded.get(f.name)
                     day = f"{change.date} · " if change and change.date else ""
-                    text = f"{page.get('title')} — {label(f.name)}: {value}{_since(change)}"
+                    text = f"{page.get('title')} — {label(f.name)}: {value}{since(change)}"
                     out.append(f"- {day}{text} [{page.get('id')}]")
         return out
 
@@ -531,44 +435,6 @@ class Extractive:
         return lines
 
     # -- helpers
-
-    def _names(self, page_id: str) -> list[str]:
-        page = self.pages.get(page_id)
-        if page is None:
-            return []
-        return [str(page.get("title") or ""), *(str(a) for a in page.get("aliases") or ())]
-
-    def _folder(self, name: str) -> FolderSpec | None:
-        if self.schema is None or name not in self.schema.folder_names:
-            return None
-        return self.schema.folder(name)
-
-    def link_names(self, page: Mapping[str, Any]) -> tuple[str, ...]:
-        """The names a page's link fields hold ("company: Globex")."""
-        spec = self._folder(str(page.get("folder")))
-        fields = page.get("fields") or {}
-        out: list[str] = []
-        for f in spec.fields if spec is not None else ():
-            value = fields.get(f.name)
-            if f.is_link and value:
-                out += [str(v) for v in value] if isinstance(value, list) else [str(value)]
-        return tuple(out)
-
-    def is_person(self, page: Mapping[str, Any]) -> bool:
-        """A page about a person: of type person, or of a folder with a job-title field."""
-        spec = self._folder(str(page.get("folder")))
-        roles = ("role", "position", "job_title")
-        return page.get("type") == "person" or bool(
-            spec is not None and any(spec.field(r) is not None for r in roles)
-        )
-
-    def _dated(self, page: Mapping[str, Any]) -> bool:
-        spec = self._folder(str(page.get("folder")))
-        return bool(spec is not None and spec.date_field)
-
-    def _today(self) -> str:
-        moment = self.now or dt.datetime.now().astimezone()
-        return moment.date().isoformat()
 
     def _notes(self, result: Mapping[str, Any]) -> list[str]:
         return notes_for([*self.log.degraded, *(result.get("degraded") or ())])
@@ -591,59 +457,12 @@ class Extractive:
 # --- helpers without state ----------------------------------------------------------
 
 
-def notes_for(reasons: Sequence[Any]) -> list[str]:
-    """Degraded reasons as words for the end of an answer (routing fallbacks and the
-    answer's own mode are not news to the reader)."""
-    out = []
-    for reason in dict.fromkeys(str(r) for r in reasons):
-        note = NOTES.get(reason, f"the search reported {reason}")
-        if note and not reason.startswith("routing_"):
-            out.append(note)
-    return out
-
-
 def _named(result: Mapping[str, Any]) -> bool:
     """A page the question names: found by its title or an alias, not fuzzily."""
     labels = result.get("labels") or ()
     ranks = result.get("ranks") or {}
     exact = "exact_title_match" in labels or "alias_hit" in labels
     return exact or ("title" in ranks and "fuzzy_title_match" not in labels)
-
-
-def _dates(window: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """A window's [start, end) as the dates kb_list_pages takes (a partial last day counts)."""
-    start, end = str(window.get("start") or ""), str(window.get("end") or "")
-    first = start[:10] if start and not start.startswith("0001") else None
-    last = None
-    if end and not end.startswith("9999"):
-        last = end[:10]
-        if end[11:19] not in ("", "00:00:00"):
-            last = (dt.date.fromisoformat(last) + dt.timedelta(days=1)).isoformat()
-    return first, last
-
-
-def _shown_window(window: Mapping[str, Any]) -> str:
-    """The window as the days it holds: "2026-11-09 and 2026-11-15", inclusive."""
-    first, last = _dates(window)
-    if last is not None:
-        last = (dt.date.fromisoformat(last) - dt.timedelta(days=1)).isoformat()
-    if first and last:
-        return first if first == last else f"{first} and {last}"
-    return f"{first} and now" if first else f"the start and {last}"
-
-
-def _first_line(lines: Sequence[str], reading: Reading) -> str:
-    names = [re.sub(r"^- ", "", line).rsplit(" [", 1)[0].split(" — ")[0] for line in lines[:4]]
-    more = f" (and {len(lines) - 4} more)" if len(lines) > 4 else ""
-    return f"{len(lines)} found: {'; '.join(names)}{more}."
-
-
-def _gist(page: Mapping[str, Any]) -> str:
-    for body in (page.get("sections") or {}).values():
-        for _, piece in pieces(str(body)):
-            if len(piece.split()) >= 4:
-                return piece
-    return ""
 
 
 def _links(page: Mapping[str, Any], spec: FolderSpec | None) -> str:
@@ -658,22 +477,17 @@ def _links(page: Mapping[str, Any], spec: FolderSpec | None) -> str:
     return "; ".join(parts)
 
 
-def _since(change: Change | None) -> str:
-    if change is None:
-        return ""
-    when = f"since {change.date}; " if change.date else ""
-    return f" ({when}before: {change.old})"
-
-
 def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evidence]:
     wanted = {id(p) for p in chosen}
     return [p for p in body if id(p) in wanted]
 
 
 def _newer(day: str, reading: Reading) -> str:
-    """A sort key: with "current"/"recently" newer first (inverted characters)."""
-    if not reading.soft or not day:
+    """A sort key: with "current"/"recently" newer first (inverted characters), undated last."""
+    if not reading.soft:
         return ""
+    if not day:
+        return chr(0x10FFFF) * 10
     return "".join(chr(0x10FFFF - ord(c)) for c in day)
 
 
@@ -691,13 +505,3 @@ def _disagreement(pieces_: Sequence[Evidence]) -> str | None:
         for p in list(seen.values())[:2]
     ]
     return "The sources disagree: " + " vs ".join(shown) + "."
-
-
-def _folder_words(spec: FolderSpec) -> set[str]:
-    out = {spec.name, spec.type}
-    out |= {w for w in words(spec.description) if is_cyrillic(w) and len(w) >= 4}
-    return out
-
-
-def _clean(text: str) -> str:
-    return " ".join(re.sub(r"\s*\[source: [^\]]*\]\s*$", "", text).split())

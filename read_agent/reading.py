@@ -15,6 +15,7 @@ adds what an extractive answer needs on top:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +50,7 @@ class Reading:
     order: str | None  # newest | oldest | next
     window: Mapping[str, str] | None
     soft: bool  # "current", "recently": newer facts first
+    tense: str | None = None  # "future" ("when will ...", "хэзээ бэлэн болох вэ"), "past"
 
     @property
     def listing(self) -> bool:
@@ -87,6 +89,7 @@ def read(question: str, result: Mapping[str, Any], names: Iterable[str] = ()) ->
         order=str(time["order"]) if time.get("order") else None,
         window=window,
         soft=bool(time.get("soft_recency")),
+        tense=_tense(question),
     )
 
 
@@ -98,6 +101,22 @@ def _wants(tokens: Sequence[str]) -> str:
     if ("how" in tokens and "much" in tokens) or any(t in AMOUNT - {"much"} for t in tokens):
         return "amount"
     return "what"
+
+
+_FUTURE = frozenset({"will", "shall", "going", "expected", "planned", "due"})
+_PAST = frozenset({"did", "was", "were", "happened", "became"})
+_MN_FUTURE = re.compile(r"[а-яөүё]+х\s+(?:вэ|бэ|уу|үү)\b|[а-яөүё]+(?:на|нэ|но|нө)\b", re.IGNORECASE)
+_MN_PAST = re.compile(r"[а-яөүё]+(?:сэн|сан|сон|сөн)\b", re.IGNORECASE)
+
+
+def _tense(question: str) -> str | None:
+    """Whether the question asks about what will happen or what happened, if it says."""
+    tokens = set(words(question))
+    if tokens & _FUTURE or _MN_FUTURE.search(question):
+        return "future"
+    if tokens & _PAST or _MN_PAST.search(question):
+        return "past"
+    return None
 
 
 def stem(word: str) -> str:

@@ -17,7 +17,7 @@ from ingest_agent.memory import Memory
 from memserver.clients.mcp import open_http
 from read_agent.agent import Answer, ReadAgent
 from read_agent.citations import extract_citations
-from read_agent.extractive import HEADER, NO_SENTENCE, notes_for
+from read_agent.reply import HEADER, NO_SENTENCE, notes_for
 from read_agent.followup import Turn
 from tests.fixtures.server import copy_example_kb
 from tests.ingest_agent.conftest import IngestServer, serve_kb
@@ -170,3 +170,24 @@ def test_degraded_reasons_are_said_in_words() -> None:
         "some pages are not embedded yet; matches by meaning may be missing",
     ]
     assert notes_for(["reranker_unavailable"]) == ["the search reported reranker_unavailable"]
+
+
+def test_current_is_what_the_newest_event_on_the_topic_says(example: IngestServer) -> None:
+    first = lines(ask(example, "What is our current pricing?"))[0]
+    assert first.startswith("2026-10-07 · ") and "usage-based pricing" in first
+    assert first.endswith("[meetings/2026-10-07-pricing-review]")
+
+
+def test_two_sources_giving_different_figures_lead_as_a_disagreement(
+    example: IngestServer,
+) -> None:
+    first = lines(ask(example, "What is Initech's annual contract value?"))[0]
+    assert first.startswith("The sources disagree: ")
+    assert "$96,000" in first and "$120,000" in first
+
+
+def test_when_will_reads_the_date_still_ahead(example: IngestServer) -> None:
+    assert lines(ask(example, "Монгол хэлний хувилбар хэзээ бэлэн болох вэ?"))[0] == (
+        "Mongolian Localization — due date: 2026-12-15 (since 2026-11-05; before: 2026-11-30) "
+        "[projects/mongolian-localization]"
+    )

@@ -1,0 +1,155 @@
+"""Answers to a window and nothing else: "what happened last week" lists every dated
+event in it (``kb_timeline``), "meetings in September" the folder's pages dated in it
+(``kb_list_pages``, by date), and a folder with nothing in the window is looked for as a
+section of the pages that are ("decisions since 2026-11-01" -> the meetings' Decisions).
+The answer names the days the window holds, inclusive."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memserver.kb.schema import FolderSpec
+from memserver.kb.words import is_cyrillic, words
+from read_agent.evidence import from_page, pieces
+from read_agent.reader import PageReader
+from read_agent.reading import Reading, matched
+from read_agent.reply import Reply, clean
+
+LISTED = 20
+
+
+async def listing(reader: PageReader, reading: Reading) -> Reply | None:
+    window = reading.window or {}
+    start, end = window_dates(window)
+    shown = _shown_window(window)
+    if reading.folders:
+        lines: list[str] = []
+        for folder in reading.folders:
+            lines += await _folder_pages(reader, folder, start, end)
+        if not lines:
+            lines = await _sections_named(reader, reading.folders, start, end)
+        if not lines:
+            return Reply(f"No {', '.join(reading.folders)} between {shown}.", [], shown)
+        return Reply(_first_line(lines, reading), lines[:LISTED], shown)
+    events = await reader.call("kb_timeline", {"window": reading.question, "limit": 200})
+    if events is None:
+        return None
+    lines = _event_lines(reader, events)
+    if not lines:
+        return Reply(f"Nothing is recorded between {shown}.", [], shown)
+    return Reply(None, lines[:LISTED], shown)
+
+
+async def _folder_pages(
+    reader: PageReader, folder: str, start: str | None, end: str | None
+) -> list[str]:
+    args: dict[str, Any] = {"folder": folder, "limit": 50}
+    args.update({k: v for k, v in (("start", start), ("end", end)) if v})
+    listed = await reader.call("kb_list_pages", args)
+    rows = sorted(
+        (p for p in (listed or {}).get("pages") or () if isinstance(p, Mapping)),
+        key=lambda p: (str(p.get("effective_date") or ""), str(p.get("id"))),
+    )
+    lines = []
+    for row in rows:
+        pid, day = str(row.get("id")), str(row.get("effective_date") or "")[:10]
+        gist = ""
+        if len(rows) <= 3 and (page := await reader.page(pid)) is not None:
+            gist = _gist(page)
+        line = f"- {day} · {row.get('title')}" + (f" — {gist}" if gist else "")
+        lines.append(f"{line} [{pid}]")
+    return lines
+
+
+async def _sections_named(
+    reader: PageReader, folders: Sequence[str], start: str | None, end: str | None
+) -> list[str]:
+    """ "Decisions since ...": the sections so named of the dated pages in the window."""
+    if reader.schema is None:
+        return []
+    wanted = set().union(*(_folder_words(reader.schema.folder(f)) for f in folders))
+    lines = []
+    for spec in reader.schema.folders:
+        if not spec.date_field or spec.name in folders:
+            continue
+        args: dict[str, Any] = {"folder": spec.name, "limit": 20}
+        args.update({k: v for k, v in (("start", start), ("end", end)) if v})
+        listed = await reader.call("kb_list_pages", args)
+        for row in sorted(
+            (p for p in (listed or {}).get("pages") or () if isinstance(p, Mapping)),
+            key=lambda p: str(p.get("effective_date") or ""),
+        ):
+            page = await reader.page(str(row.get("id")))
+            if page is None:
+                continue
+            for piece in from_page(page, 0, True):
+                if piece.kind == "section" and matched(wanted, words(piece.heading)):
+                    lines.append(piece.line())
+    return lines
+
+
+def _event_lines(reader: PageReader, events: Mapping[str, Any]) -> list[str]:
+    dated = reader.schema is not None and {f.name for f in reader.schema.folders if f.date_field}
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for event in events.get("events") or ():
+        if not isinstance(event, Mapping):
+            continue
+        kind, text = str(event.get("kind")), str(event.get("text") or "")
+        if kind == "page" and dated and event.get("folder") not in dated:
+            continue  # an entity page dated by its newest entry, not an event
+        if text.startswith(("Attended ", "Meeting “")) and kind == "timeline":
+            continue  # the meeting itself is listed as a page
+        key = " ".join(words(text))
+        if key in seen:
+            continue
+        seen.add(key)
+        shown = text if kind == "timeline" else str(event.get("title"))
+        day = str(event.get("date"))[:10]
+        out.append((day, f"- {day} · {clean(shown)} [{event.get('id')}]"))
+    return [line for _, line in sorted(out, key=lambda x: x[0])]
+
+
+def window_dates(window: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """A window's [start, end) as the dates kb_list_pages takes (a partial last day counts)."""
+    start, end = str(window.get("start") or ""), str(window.get("end") or "")
+    first = start[:10] if start and not start.startswith("0001") else None
+    last = None
+    if end and not end.startswith("9999"):
+        last = end[:10]
+        if end[11:19] not in ("", "00:00:00"):
+            last = (dt.date.fromisoformat(last) + dt.timedelta(days=1)).isoformat()
+    return first, last
+
+
+def _shown_window(window: Mapping[str, Any]) -> str:
+    """The window as the days it holds: "2026-11-09 and 2026-11-15", inclusive."""
+    first, last = window_dates(window)
+    if last is not None:
+        last = (dt.date.fromisoformat(last) - dt.timedelta(days=1)).isoformat()
+    if first and last:
+        return first if first == last else f"{first} and {last}"
+    return f"{first} and now" if first else f"the start and {last}"
+
+
+def _first_line(lines: Sequence[str], reading: Reading) -> str:
+    names = [re.sub(r"^- ", "", line).rsplit(" [", 1)[0].split(" — ")[0] for line in lines[:4]]
+    more = f" (and {len(lines) - 4} more)" if len(lines) > 4 else ""
+    return f"{len(lines)} found: {'; '.join(names)}{more}."
+
+
+def _gist(page: Mapping[str, Any]) -> str:
+    for body in (page.get("sections") or {}).values():
+        for _, piece in pieces(str(body)):
+            if len(piece.split()) >= 4:
+                return piece
+    return ""
+
+
+def _folder_words(spec: FolderSpec) -> set[str]:
+    out = {spec.name, spec.type}
+    out |= {w for w in words(spec.description) if is_cyrillic(w) and len(w) >= 4}
+    return out

@@ -1,0 +1,96 @@
+"""What every extractive answer reads with: the read tools (called with the answer's
+``now``), the pages read so far (each read once), and the schema's view of a page."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from memserver.kb.schema import FolderSpec, Schema
+from read_agent.toolset import CallLog, Toolset
+
+LINKED_READ = 4  # pages linked to a named page read when the results do not answer
+
+
+class PageReader:
+    """The read tools of one answer, and the pages they returned."""
+
+    def __init__(
+        self, tools: Toolset, log: CallLog, schema: Schema | None, now: dt.datetime | None
+    ) -> None:
+        self.tools = tools
+        self.log = log
+        self.schema = schema
+        self.now = now
+        self.pages: dict[str, Mapping[str, Any]] = {}
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        if name not in self.tools.tools:
+            return None
+        args = self.tools.with_now(name, arguments, self.now)
+        ok, _, result = await self.tools.call(name, args, self.log)
+        return result if ok and isinstance(result, Mapping) else None
+
+    async def page(self, page_id: str) -> Mapping[str, Any] | None:
+        if page_id not in self.pages:
+            found = await self.call("kb_get_page", {"id": page_id})
+            if found is None:
+                return None
+            self.pages[page_id] = found
+        return self.pages[page_id]
+
+    async def read_linked(self, page_id: str) -> bool:
+        """Read the pages linking to ``page_id`` (kb_neighbors, inward); True if any."""
+        found = await self.call("kb_neighbors", {"id": page_id, "direction": "in"})
+        others = [
+            str(edge.get("from_id"))
+            for edge in (found or {}).get("edges") or ()
+            if isinstance(edge, Mapping) and edge.get("from_id")
+        ]
+        # Events first (the meetings about it), then the rest, each read once.
+        events = {f.name for f in self.schema.folders if f.date_field} if self.schema else set()
+        others.sort(key=lambda pid: pid.split("/", 1)[0] not in events)
+        read = 0
+        for other in dict.fromkeys(others):
+            if other not in self.pages and read < LINKED_READ:
+                read += await self.page(other) is not None
+        return read > 0
+
+    def names(self, page_id: str) -> list[str]:
+        page = self.pages.get(page_id)
+        if page is None:
+            return []
+        return [str(page.get("title") or ""), *(str(a) for a in page.get("aliases") or ())]
+
+    def folder(self, name: str) -> FolderSpec | None:
+        if self.schema is None or name not in self.schema.folder_names:
+            return None
+        return self.schema.folder(name)
+
+    def link_names(self, page: Mapping[str, Any]) -> tuple[str, ...]:
+        """The names a page's link fields hold ("company: Globex")."""
+        spec = self.folder(str(page.get("folder")))
+        fields = page.get("fields") or {}
+        out: list[str] = []
+        for f in spec.fields if spec is not None else ():
+            value = fields.get(f.name)
+            if f.is_link and value:
+                out += [str(v) for v in value] if isinstance(value, list) else [str(value)]
+        return tuple(out)
+
+    def is_person(self, page: Mapping[str, Any]) -> bool:
+        """A page about a person: of type person, or of a folder with a job-title field."""
+        spec = self.folder(str(page.get("folder")))
+        roles = ("role", "position", "job_title")
+        return page.get("type") == "person" or bool(
+            spec is not None and any(spec.field(r) is not None for r in roles)
+        )
+
+    def dated(self, page: Mapping[str, Any]) -> bool:
+        spec = self.folder(str(page.get("folder")))
+        return bool(spec is not None and spec.date_field)
+
+    def today(self) -> str:
+        moment = self.now or dt.datetime.now().astimezone()
+        return moment.date().isoformat()

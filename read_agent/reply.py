@@ -1,0 +1,71 @@
+"""The shape of an extractive answer: a direct first line (when the pages answer
+plainly), the evidence lines, the days a window holds, and degraded reasons in words."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from read_agent.evidence import Change
+
+HEADER = "Extractive answer (no language model): the sentences below are quoted from the pages."
+NO_ANSWER = "The knowledge base has no answer to this question (the search found no pages)."
+NO_SENTENCE = "The knowledge base has no sentence that answers this directly."
+NOTES = {
+    "ingest_in_progress": "the knowledge base is still being ingested; newer notes may be "
+    "missing from this answer",
+    "embedding_pending": "some pages are not embedded yet; matches by meaning may be missing",
+    "no_llm": "",
+    "llm_unavailable": "the language model did not answer, so this answer is extractive",
+    "budget_exceeded": "the token budget is spent, so this answer is extractive",
+}
+
+
+@dataclass
+class Reply:
+    """An answer's lead, its evidence lines and the window it covered (if any)."""
+
+    lead: str | None = None
+    lines: list[str] = field(default_factory=list)
+    window: str | None = None
+
+    def text(self, notes: Sequence[str]) -> str:
+        out = [self.lead] if self.lead else []
+        out.append(HEADER if not self.window else f"{HEADER} Dates: {self.window}.")
+        seen = {_said(self.lead)} if self.lead else set()
+        for line in self.lines:  # the same sentence copied onto two pages is said once
+            if _said(line) not in seen:
+                seen.add(_said(line))
+                out.append(line)
+        out.extend(f"Note: {n}." for n in notes if n)
+        return "\n".join(out)
+
+
+def _said(line: str) -> str:
+    """A line without its bullet, date and citation: what it says."""
+    text = re.sub(r"\s*\[[^\]]+\]$", "", line.removeprefix("- "))
+    return " ".join(re.sub(r"^(?:Later: )?\d{4}-\d{2}-\d{2} · ", "", text).split()).lower()
+
+
+def notes_for(reasons: Sequence[Any]) -> list[str]:
+    """Degraded reasons as words for the end of an answer (routing fallbacks and the
+    answer's own mode are not news to the reader)."""
+    out = []
+    for reason in dict.fromkeys(str(r) for r in reasons):
+        note = NOTES.get(reason, f"the search reported {reason}")
+        if note and not reason.startswith("routing_"):
+            out.append(note)
+    return out
+
+
+def since(change: Change | None) -> str:
+    if change is None:
+        return ""
+    when = f"since {change.date}; " if change.date else ""
+    return f" ({when}before: {change.old})"
+
+
+def clean(text: str) -> str:
+    return " ".join(re.sub(r"\s*\[source: [^\]]*\]\s*$", "", text).split())
