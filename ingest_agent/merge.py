@@ -35,6 +35,7 @@ from typing import Any
 
 from ingest_agent.errors import SourceFailed
 from ingest_agent.text import norm
+from memserver.kb.field_change import change_text, show
 from memserver.kb.page import Page, TimelineEntry, as_date
 from memserver.kb.schema import FieldSpec, FolderSpec
 
@@ -136,15 +137,6 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, dt.date):
         return value.isoformat()
     return value
-
-
-def show(value: Any) -> str:
-    """A value as a person reads it: lists joined, 120000.0 as 120000."""
-    if isinstance(value, list | tuple):
-        return ", ".join(show(v) for v in value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return " ".join(str(value).split())
 
 
 def _union(current: Any, new: Any) -> tuple[Any, ...]:
@@ -272,7 +264,7 @@ def merge_page(
             fields[name] = value
         elif order is Order.NEWER:
             fields[name] = value
-            text = f"{name} changed from “{show(current)}” to “{show(value)}”"
+            text = change_text(name, current, value)
             entries.append(TimelineEntry(effective.get(name, source_date), text, source))
             questions, _ = _resolve_questions(questions, name)
             conflicts.append(

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memserver.kb.field_change import read_change, show
 from memserver.kb.words import words
 from read_agent.reading import Reading, matched
 
@@ -32,7 +33,6 @@ _HEADING = re.compile(r"^\s*(?:#{1,6}\s+(.+?)|\*\*([^*]+)\*\*:?)\s*$")
 _MARKUP = re.compile(r"\*\*|__|`")
 _ISO = re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?!\d)")
 _DATED_LINE = re.compile(r"^(\d{4}-\d{2}-\d{2}): (.+)$")
-_CHANGE = re.compile(r"^(\w+) changed from “(.*)” to “(.*)”$")
 # The entries the ingest agent writes to link an event to its entities ("Attended
 # meeting “X” (meetings/...)"): bookkeeping, the event itself is the evidence.
 _LINK_ENTRY = re.compile(r"^(?:Attended \w+|\w+) “[^”]*”(?: \([^)]*\))?$")
@@ -71,22 +71,14 @@ def changes(page: Mapping[str, Any]) -> dict[str, Change]:
     """The newest recorded change of each field of a page."""
     out: dict[str, Change] = {}
     for entry in _timeline(page):
-        m = _CHANGE.match(str(entry.get("text") or ""))
-        if m and m.group(1) not in out:
-            out[m.group(1)] = Change(m.group(1), m.group(2), m.group(3), _day(entry.get("date")))
+        found = read_change(str(entry.get("text") or ""))
+        if found is not None and found.field not in out:
+            out[found.field] = Change(found.field, found.old, found.new, _day(entry.get("date")))
     return out
 
 
 def label(field: str) -> str:
     return field.replace("_", " ")
-
-
-def show(value: Any) -> str:
-    if isinstance(value, list | tuple):
-        return ", ".join(show(v) for v in value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return " ".join(str(value).split())
 
 
 def from_page(

@@ -29,11 +29,14 @@ async def listing(reader: PageReader, reading: Reading) -> Reply | None:
         lines: list[str] = []
         for folder in reading.folders:
             lines += await _folder_pages(reader, folder, start, end)
-        if not lines:
-            lines = await _sections_named(reader, reading.folders, start, end)
-        if not lines:
-            return Reply(f"No {', '.join(reading.folders)} between {shown}.", [], shown)
-        return Reply(_first_line(lines, reading), lines[:LISTED], shown)
+        if lines:
+            return Reply(_first_line(lines, reading), lines[:LISTED], shown)
+        found = await _sections_named(reader, reading.folders, start, end)
+        if found:
+            kinds = ", ".join(reading.folders)
+            lead = f"No {kinds} pages between {shown}; the {kinds} sections of the pages there:"
+            return Reply(lead, found[:LISTED], shown)
+        return Reply(f"No {', '.join(reading.folders)} between {shown}.", [], shown)
     events = await reader.call("kb_timeline", {"window": reading.question, "limit": 200})
     if events is None:
         return None
