@@ -256,9 +256,9 @@ def report(scores: Sequence[Score], show: bool) -> str:
             lines.extend(f"     | {line}" for line in s.answer.splitlines())
     correct = sum(1 for s in scores if s.verdict == "correct")
     partial = sum(1 for s in scores if s.verdict == "partial")
-    must_missed = sum(
-        1 for s in scores for f in s.missed if f.level == "must"
-    ) + sum(len(s.forbidden) for s in scores)
+    must_missed = sum(1 for s in scores for f in s.missed if f.level == "must") + sum(
+        len(s.forbidden) for s in scores
+    )
     lines.append(
         f"\n{correct}/{len(scores)} correct, {partial} partial, "
         f"{len(scores) - correct - partial} wrong; must-level misses: {must_missed}"

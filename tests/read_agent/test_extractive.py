@@ -17,8 +17,8 @@ from ingest_agent.memory import Memory
 from memserver.clients.mcp import open_http
 from read_agent.agent import Answer, ReadAgent
 from read_agent.citations import extract_citations
-from read_agent.reply import HEADER, NO_SENTENCE, notes_for
 from read_agent.followup import Turn
+from read_agent.reply import HEADER, NO_SENTENCE, notes_for
 from tests.fixtures.server import copy_example_kb
 from tests.ingest_agent.conftest import IngestServer, serve_kb
 
