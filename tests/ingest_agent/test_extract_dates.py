@@ -17,6 +17,7 @@ from tests.fixtures.kb import EXAMPLE_KB
 SCHEMA = load_schema(EXAMPLE_KB)
 RULES = RulesExtractor(SCHEMA)
 TZ = SCHEMA.tz
+INTRO = dt.date(2026, 6, 18)
 PEOPLE = (
     "Maria Lopez", "Tom Becker", "Alice Chen", "Alex Kim", "Priya Shah", "Sofia Rossi",
     "Batbayar Dorj", "Bob Martinez", "Karen Lee", "Dana Whitfield", "Joanna Price",
@@ -118,7 +119,7 @@ def test_newest_fact_wins_and_its_change_is_dated() -> None:
     )
     newer = extract("meetings/2026/2026-09-23-globex-update.md", dt.date(2026, 9, 23))
     stored = merge_page(
-        None, first, folder, page_id="people/bob-martinez", source="a.md", source_date=first_day()
+        None, first, folder, page_id="people/bob-martinez", source="a.md", source_date=INTRO
     ).page
     result = merge_page(
         stored,
@@ -127,7 +128,7 @@ def test_newest_fact_wins_and_its_change_is_dated() -> None:
         page_id="people/bob-martinez",
         source="meetings/2026/2026-09-23-globex-update.md",
         source_date=dt.date(2026, 9, 23),
-        other_sources={"a.md": first_day()},
+        other_sources={"a.md": INTRO},
         field_dates=newer.dates_of("people", ["Bob Martinez"]),
     )
     assert result.page.fields["reports_to"] == "Dana Whitfield"
@@ -140,16 +141,17 @@ def test_newest_fact_wins_and_its_change_is_dated() -> None:
     assert {c.status for c in result.conflicts} == {"superseded"}
 
 
-def first_day() -> dt.date:
-    return dt.date(2026, 6, 18)
-
-
 def test_a_moved_due_date_and_a_new_status_are_read_from_plain_statements() -> None:
     roadmap = extract("meetings/2026/2026-11-05-product-roadmap-review.md", dt.date(2026, 11, 5))
     project = page(roadmap, "projects", "Mongolian Localization")
     assert project.fields["due_date"] == "2026-12-15"
-    intro = extract("meetings/2026/2026-06-18-globex-intro-call.md", dt.date(2026, 6, 18))
+    intro = extract("meetings/2026/2026-06-18-globex-intro-call.md", INTRO)
     assert page(intro, "companies", "Globex").fields["status"] == "prospect"
+    # before any Globex page exists: the meeting's company field names it
+    path = "meetings/2026/2026-06-18-globex-intro-call.md"
+    text = (EXAMPLE_KB / "source" / path).read_text("utf-8")
+    first = RULES.extract(Source(path, text, "0" * 64, INTRO), (), {})
+    assert page(first, "companies", "Globex").fields["status"] == "prospect"
     update = extract("updates/2026-08-28-weekly-update.md", dt.date(2026, 8, 28))
     globex = page(update, "companies", "Globex")
     assert globex.fields["status"] == "customer"
