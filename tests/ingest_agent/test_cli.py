@@ -193,7 +193,11 @@ def test_watch_reingests_a_changed_file_and_ctrl_c_stops_cleanly(
     first = json.loads(out.get(timeout=WAIT))
     assert first["ingested"] == 4
     note = small_server.paths.source / "a.md"
-    note.write_text(note.read_text(encoding="utf-8") + "\nA late addition.\n", encoding="utf-8")
+    # Replaced in one step: written in place, a scan between the truncation and the write
+    # would see an empty note (and ingest that first) while the agent polls every 0.2 s.
+    changed = note.with_name(".a.md.tmp")
+    changed.write_text(note.read_text(encoding="utf-8") + "\nA late addition.\n", encoding="utf-8")
+    changed.replace(note)
     second = json.loads(out.get(timeout=WAIT))
     assert [(s["path"], s["status"]) for s in second["sources"]] == [("a.md", "ingested")]
     body = (small_server.paths.knowledge / "meetings" / "2026-09-01-sync-a.md").read_text()
