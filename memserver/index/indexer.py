@@ -5,11 +5,13 @@ Two phases, so the slow part never runs inside a transaction:
 
 1. ``prepare_page`` (pure) turns a page into the rows it needs and the texts to embed;
    ``embed_texts`` embeds a batch of texts (deduplicated, ``EMBED_BATCH`` a call),
-   outside any transaction.
+   outside any transaction (``embedding.vectors_for`` first takes the vectors the index
+   already holds, by text hash).
 2. ``write_pages`` stores the rows of one or more prepared pages in the caller's
    transaction, with the vectors found for their texts. A text without a vector (the
    embedder was down) is stored with ``embedding`` NULL and ``stale`` true, still
-   keyword-searchable; ``embed_stale`` fills those in later (``reindex``).
+   keyword-searchable; :mod:`memserver.index.embedding` fills those in later (the
+   background embedder, or ``reindex``) and finds the vectors the index already holds.
 
 A timeline entry is stored twice: as a timeline_entries row (dated, for the timeline arm
 and ``kb_timeline``) and as a chunk of its page (for the keyword and vector arms); only
@@ -19,7 +21,8 @@ the chunk has a vector.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +87,12 @@ def prepare_page(
         effective_date=effective_date(page, folder, slug),
         chunks=tuple(chunk_page(page)),
     )
+
+
+def text_hash(text: str) -> bytes:
+    """The SHA-256 of a chunk's UTF-8 text, stored with it (``text_hash``): a vector is
+    found again by it (:mod:`memserver.index.embedding`)."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
 
 
 def embed_texts(
@@ -199,12 +208,16 @@ def _insert_chunks(
             vector, stale = _vector(vectors, chunk.text)
             day = chunk.date or p.effective_date
             rows.append(
-                (p.id, p.folder.name, chunk.ordinal, chunk.section, chunk.text, vector, stale, day)
+                (
+                    *(p.id, p.folder.name, chunk.ordinal, chunk.section, chunk.text),
+                    *(text_hash(chunk.text), vector, stale, day),
+                )
             )
     _copy(
         cur,
-        "chunks (page_id, folder, ordinal, section, text, embedding, stale, effective_date)",
-        ("text", "text", "int4", "text", "text", "vector", "bool", "date"),
+        "chunks (page_id, folder, ordinal, section, text, text_hash, embedding, stale,"
+        " effective_date)",
+        ("text", "text", "int4", "text", "text", "bytea", "vector", "bool", "date"),
         rows,
     )
 
@@ -364,49 +377,3 @@ def search_indexes_suspended(db: Database, enabled: bool = True) -> Iterator[Non
         yield
     finally:
         restore_search_indexes(db)
-
-
-# --------------------------------------------------------------------------- stale rows
-
-# table -> the query giving (id, text to embed) of its stale rows
-_STALE: Mapping[str, str] = {
-    table: f"SELECT id, text FROM {table} WHERE stale ORDER BY id" for table in VECTOR_TABLES
-}
-
-
-def stale_counts(conn: Conn) -> dict[str, int]:
-    """How many rows of each vector table wait for an embedding."""
-    return {
-        table: int(conn.execute(f"SELECT count(*) FROM {table} WHERE stale").fetchone()[0])  # type: ignore[index]
-        for table in _STALE
-    }
-
-
-def embed_stale(
-    connect: Callable[[], Any],
-    embedder: Embedder,
-    batch_size: int = EMBED_BATCH,
-    on_batch: Callable[[int], None] | None = None,
-) -> int:
-    """Embed every stale row of the vector tables; returns how many were filled in.
-
-    ``connect()`` gives a transaction context (``db.transaction``); each batch commits on
-    its own, so an outage part-way keeps what was done. A row whose text changed
-    meanwhile is left alone (the UPDATE matches the text it embedded).
-    """
-    done = 0
-    for table, query in _STALE.items():
-        with connect() as conn:
-            rows = conn.execute(query).fetchall()
-        for start in range(0, len(rows), batch_size):
-            batch = rows[start : start + batch_size]
-            vectors = embed_texts(embedder, [text for _, text in batch], batch_size)
-            with connect() as conn, conn.cursor() as cur:
-                cur.executemany(
-                    f"UPDATE {table} SET embedding = %s, stale = false WHERE id = %s AND text = %s",
-                    [(vectors[text], row_id, text) for row_id, text in batch],
-                )
-            done += len(batch)
-            if on_batch is not None:
-                on_batch(len(batch))
-    return done

@@ -11,7 +11,13 @@ The markdown under ``knowledge/`` is the system of record. Reindex
 2. removes the index rows of pages whose files are gone (their history stays);
 3. mirrors ``source/`` into source_docs/source_chunks (``memserver.index.sources``; all
    of them again when they were cut into windows another way);
-4. embeds every row still marked stale (written while the embedder was down).
+4. embeds every row still marked stale (written while the embedder was down), unless
+   ``defer_embedding``: then new texts are left stale for the background embedder
+   (``memserver.index.embedding``) and the index is keyword-searchable at once.
+
+Texts whose vector the index already holds (by text hash, any page or source) are never
+embedded again, so a reindex that re-cuts unchanged pages, or a ``--force`` with the
+same model, embeds nothing.
 
 A page that does not parse or fit its folder is reported with every problem and left
 as it was in the index: a page is indexed whole or not at all. Each page is written
@@ -42,6 +48,7 @@ from memserver.clients.embed import Embedder
 from memserver.db.database import Database
 from memserver.errors import EmbeddingError, PageValidationError, Problem
 from memserver.graph.linker import backfill_names
+from memserver.index.embedding import EMBEDDING_PENDING, embed_stale, stale_counts, vectors_for
 from memserver.index.indexer import (
     PAGE_LOCK_SPACE,
     SOURCE_CHUNKS,
@@ -49,8 +56,6 @@ from memserver.index.indexer import (
     Vectors,
     chunk_format_current,
     delete_pages,
-    embed_stale,
-    embed_texts,
     prepare_page,
     record_chunk_format,
     restore_search_indexes,
@@ -212,9 +217,15 @@ class _Batch:
 
 
 def _prepared_batches(
-    changed: Sequence[tuple[_File, str]], schema: Schema, paths: KBPaths, embedder: Embedder
+    changed: Sequence[tuple[_File, str]],
+    schema: Schema,
+    paths: KBPaths,
+    db: Database,
+    embedder: Embedder,
+    embed: bool,
 ) -> Iterator[_Batch]:
-    """Parse, validate and embed the changed files, PAGE_BATCH at a time."""
+    """Parse, validate and embed (``embed``; else only reuse vectors) the changed files,
+    PAGE_BATCH at a time."""
     for start in range(0, len(changed), PAGE_BATCH):
         pages: list[PreparedPage] = []
         failed: list[FailedPage] = []
@@ -230,7 +241,8 @@ def _prepared_batches(
             pages.append(prepare_page(file.id, spec, file.slug, page, text))
         vectors: Vectors | None
         try:
-            vectors = embed_texts(embedder, [t for p in pages for t in p.texts()])
+            texts = [t for p in pages for t in p.texts()]
+            vectors = vectors_for(db, embedder, texts, embed=embed).vectors
         except EmbeddingError:
             vectors = None
         yield _Batch(pages, failed, vectors)
@@ -366,11 +378,12 @@ def _index_pages(
     failed: list[FailedPage],
     degraded: list[str],
     progress: _Progress,
+    embed: bool,
 ) -> int:
     """Index the changed files (prepared one batch ahead); returns how many were written."""
     written = 0
     analyzed = _analyze(db, 0, 0)
-    for batch in ahead(_prepared_batches(changed, schema, paths, embedder)):
+    for batch in ahead(_prepared_batches(changed, schema, paths, db, embedder, embed)):
         failed.extend(batch.failed)
         if batch.vectors is None and batch.pages and EMBEDDING_UNAVAILABLE not in degraded:
             degraded.append(EMBEDDING_UNAVAILABLE)
@@ -407,9 +420,11 @@ def reindex(
     *,
     force: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
+    defer_embedding: bool = False,
 ) -> ReindexReport:
     """See the module docstring. ``on_progress(done, total)`` counts files (pages and
     sources) handled."""
+    embed = not defer_embedding
     started = time.perf_counter()
     if force:
         _switch_model(db, embedder)
@@ -433,7 +448,9 @@ def reindex(
     restore_search_indexes(db)  # left suspended by a reindex that died mid-load
     degraded: list[str] = []
     with search_indexes_suspended(db, _is_bulk(len(changed), len(indexed))):
-        written = _index_pages(db, schema, paths, embedder, changed, failed, degraded, progress)
+        written = _index_pages(
+            db, schema, paths, embedder, changed, failed, degraded, progress, embed
+        )
         if rechunk:
             record_chunk_format(db)
         removed = _remove(db, paths, sorted(set(indexed) - {f.id for f in files}))
@@ -445,6 +462,7 @@ def reindex(
             force=force or resource,
             entries=present,
             on_progress=progress,
+            defer_embedding=defer_embedding,
         )
         if resource:
             record_chunk_format(db, SOURCE_CHUNKS)
@@ -452,9 +470,13 @@ def reindex(
             if reason not in degraded:
                 degraded.append(reason)
         embedded = 0
-        if EMBEDDING_UNAVAILABLE not in degraded:
+        if defer_embedding:
+            with db.connection() as conn:
+                if any(stale_counts(conn).values()):
+                    degraded.append(EMBEDDING_PENDING)
+        elif EMBEDDING_UNAVAILABLE not in degraded:
             try:
-                embedded = embed_stale(db.transaction, embedder)
+                embedded = embed_stale(db, embedder)
             except EmbeddingError:
                 degraded.append(EMBEDDING_UNAVAILABLE)
     return ReindexReport(

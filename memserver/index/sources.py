@@ -5,22 +5,26 @@ Only redacted text is ever stored: ``<private>`` spans are replaced before chunk
 neither the keyword index nor the vectors can reveal them. A source is (re)chunked only
 when its hash differs from the one indexed (or on ``force``); its status and date follow
 the manifest on every run. Unreadable sources (binary, not UTF-8) and removed ones have
-no rows. When the embedder is down the chunks are stored ``stale`` (keyword search works)
-and the next reindex embeds them.
+no rows. Sentences whose vector the index already holds are not embedded again; the
+others are embedded now, or (``defer_embedding``, and when the embedder is down) stored
+``stale``: keyword search finds them at once, and the background embedder or the next
+reindex embeds them. The server runs this on every ``source_pending`` scan, so a new
+note is searchable with ``include_sources`` as soon as the ingest agent looks for work.
 """
 
 from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from memserver.clients.embed import Embedder
 from memserver.db.database import Database
 from memserver.errors import EmbeddingError, UserError
-from memserver.index.indexer import EMBED_BATCH, embed_texts
+from memserver.index.embedding import EMBEDDING_PENDING, vectors_for
+from memserver.index.indexer import EMBED_BATCH, text_hash
 from memserver.kb.chunks import source_units
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.layout import KBPaths
@@ -28,6 +32,9 @@ from memserver.kb.manifest import Manifest, SourceEntry, Status
 from memserver.kb.redact import redact_private
 
 SOURCE_SECTION = "Source"
+# Advisory lock of source index writes: a server's scan and a `memserver reindex` in
+# another process never replace the same note's sentences at once.
+SOURCE_WRITE_LOCK = 0x6D73_0007
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
@@ -68,13 +75,16 @@ def index_sources(
     force: bool = False,
     entries: Sequence[SourceEntry] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    defer_embedding: bool = False,
 ) -> SourcesReport:
     """Bring source_docs/source_chunks up to date with ``source/`` (scans the manifest
     unless ``entries`` are given). ``on_progress(n)`` is told of every n sources handled."""
     if entries is None:
         entries = manifest.scan().entries if paths.source.is_dir() else ()
     with db.connection() as conn:
-        indexed = dict(conn.execute("SELECT path, hash FROM source_docs").fetchall())
+        rows = conn.execute("SELECT path, hash, status, doc_date FROM source_docs").fetchall()
+    indexed = {path: digest for path, digest, _, _ in rows}
+    recorded = {path: (status, day) for path, _, status, day in rows}
     present = [e for e in entries if e.status is not Status.REMOVED]
     todo: list[_Doc] = []
     unreadable: list[tuple[str, str]] = []
@@ -93,22 +103,33 @@ def index_sources(
     gone = sorted(missing | ({path for path, _ in unreadable} & set(indexed)))
     unchanged = len(present) - len(todo) - len(unreadable)
     degraded: list[str] = []
-    with db.transaction() as conn:
-        if gone:
-            conn.execute("DELETE FROM source_docs WHERE path = ANY(%s)", (gone,))
-        _sync_metadata(conn, [e for e in present if indexed.get(e.path) == e.hash])
+    moved = [
+        e
+        for e in present
+        if indexed.get(e.path) == e.hash and recorded[e.path] != (e.status.value, e.doc_date)
+    ]
+    if gone or moved:
+        with db.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SOURCE_WRITE_LOCK,))
+            if gone:
+                conn.execute("DELETE FROM source_docs WHERE path = ANY(%s)", (gone,))
+            _sync_metadata(conn, moved)
     if on_progress is not None and unchanged:
         on_progress(unchanged + len(unreadable))
     for batch in _batches(todo, EMBED_BATCH):
         texts = [text for doc in batch for text in doc.chunks]
-        vectors: dict[str, Any] | None
+        vectors: Mapping[str, Any] | None
         try:
-            vectors = embed_texts(embedder, texts)
+            found = vectors_for(db, embedder, texts, embed=not defer_embedding)
+            vectors = found.vectors
+            if found.missing and EMBEDDING_PENDING not in degraded:
+                degraded.append(EMBEDDING_PENDING)
         except EmbeddingError:
             vectors = None
             if "embedding_unavailable" not in degraded:
                 degraded.append("embedding_unavailable")
         with db.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SOURCE_WRITE_LOCK,))
             _write_docs(conn, batch, vectors)
         if on_progress is not None:
             on_progress(len(batch))
@@ -139,8 +160,8 @@ def _batches(docs: list[_Doc], texts_per_batch: int) -> list[list[_Doc]]:
 
 
 def _sync_metadata(conn: Any, entries: Sequence[SourceEntry]) -> None:
-    """Status and date of unchanged sources follow the manifest (rows touched only when
-    something differs, so a second run changes nothing)."""
+    """Status and date of unchanged sources follow the manifest (only the sources whose
+    status or date differ are passed, so a second run writes nothing)."""
     if not entries:
         return
     with conn.cursor() as cur:
@@ -155,7 +176,7 @@ def _sync_metadata(conn: Any, entries: Sequence[SourceEntry]) -> None:
         )
 
 
-def _write_docs(conn: Any, docs: Sequence[_Doc], vectors: dict[str, Any] | None) -> None:
+def _write_docs(conn: Any, docs: Sequence[_Doc], vectors: Mapping[str, Any] | None) -> None:
     now = datetime.datetime.now(datetime.UTC)
     with conn.cursor() as cur:
         cur.executemany(
@@ -184,10 +205,12 @@ def _write_docs(conn: Any, docs: Sequence[_Doc], vectors: dict[str, Any] | None)
         for d in docs:
             for ordinal, text in enumerate(d.chunks):
                 vector = vectors.get(text) if vectors is not None else None
-                rows.append((d.entry.path, ordinal, text, vector, vector is None, d.entry.doc_date))
+                stale = vector is None
+                day = d.entry.doc_date
+                rows.append((d.entry.path, ordinal, text, text_hash(text), vector, stale, day))
         if rows:
             cur.executemany(
-                "INSERT INTO source_chunks (path, ordinal, text, embedding, stale, doc_date)"
-                " VALUES (%s, %s, %s, %s, %s, %s)",
+                "INSERT INTO source_chunks (path, ordinal, text, text_hash, embedding, stale,"
+                " doc_date) VALUES (%s, %s, %s, %s, %s, %s, %s)",
                 rows,
             )

@@ -2,7 +2,9 @@
 
 Write path (``put_page``)
     validate (every problem at once) -> slug from the folder template -> render ->
-    embed the page's texts (outside any lock or transaction) -> take the page's lock ->
+    vectors for the page's texts (outside any lock or transaction: those the index holds
+    by text hash, the new ones embedded, or left to the background embedder, below) ->
+    take the page's lock ->
     compare ``base_version`` with the current version -> in one transaction: the pages
     row, a page_versions row, aliases, chunks, timeline entries, links, conflicts ->
     write the markdown atomically (temp file in the same folder, fsync, rename) ->
@@ -15,6 +17,14 @@ Write path (``put_page``)
     released by the failed commit before the restore). If embedding fails, the page is
     still written and keyword-indexed with stale chunks, the result says
     ``degraded: ["embedding_unavailable"]`` and the next ``reindex`` embeds them.
+
+Background embedding
+    A server calls ``start_background_embedding``: with an embedder that runs a model
+    (``Embedder.background``), puts, source scans (``index_sources``) and reindexes then
+    write new texts stale, keyword-searchable at once, say
+    ``degraded: ["embedding_pending"]``, and wake the ``BackgroundEmbedder``
+    (:mod:`memserver.index.embedding`), which embeds them off the write path;
+    ``embedding_pending()`` says whether it still has work.
 
 Scope
     Readers pass ``folders`` (None = all folders). A page outside them behaves exactly
@@ -45,18 +55,23 @@ from memserver.errors import (
     VersionConflictError,
 )
 from memserver.index import reindex as reindexing
+from memserver.index import sources as source_index
+from memserver.index.embedding import (
+    EMBEDDING_PENDING,
+    BackgroundEmbedder,
+    stale_counts,
+    vectors_for,
+)
 from memserver.index.indexer import (
     PAGE_LOCK_SPACE,
     PreparedPage,
     Vectors,
     adopt_chunk_format,
-    embed_texts,
     prepare_page,
-    stale_counts,
 )
 from memserver.index.indexer import write_pages as index_pages
 from memserver.kb.layout import KBPaths, check_name, write_atomic
-from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES, Manifest
+from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES, Manifest, SourceEntry
 from memserver.kb.page import Page, check_page, page_slug, parse_page, render_page
 from memserver.kb.schema import Schema, load_schema
 from memserver.store.records import (
@@ -112,6 +127,8 @@ class KnowledgeBase:
         self._schema = schema
         self._schema_stamp = self._stamp()
         self._schema_lock = threading.Lock()
+        self._sources_lock = threading.Lock()
+        self.background: BackgroundEmbedder | None = None
         # Test hook: called with the page id after the file is written, before the commit.
         self.before_commit: Callable[[str], None] | None = None
 
@@ -153,7 +170,31 @@ class KnowledgeBase:
         return cls(paths, schema, db, embedder, limit)
 
     def close(self) -> None:
+        if self.background is not None:
+            self.background.stop()
         self.db.close()
+
+    # ---------------------------------------------------------------- background embedding
+
+    def start_background_embedding(self) -> bool:
+        """Leave new texts to a background embedder from now on (servers call this); a
+        no-op for an embedder that needs none (``Embedder.background``). Stale rows left
+        by an earlier process are filled first. Returns whether one runs."""
+        if self.background is None and self.embedder.background:
+            self.background = BackgroundEmbedder(self.db, self.embedder).start()
+        return self.background is not None
+
+    @property
+    def defers_embedding(self) -> bool:
+        return self.background is not None and self.background.running
+
+    def embedding_pending(self) -> bool:
+        """Whether the background embedder still has texts to embed."""
+        return self.defers_embedding and self.background is not None and self.background.pending
+
+    def _embedding_left(self) -> None:
+        if self.background is not None:
+            self.background.notify()
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -206,9 +247,13 @@ class KnowledgeBase:
         prepared = prepare_page(f"{folder}/{slug}", spec, slug, page, render_page(page, spec))
         degraded: tuple[str, ...]
         vectors: Vectors | None
+        defer = self.defers_embedding
         try:
-            vectors = embed_texts(self.embedder, prepared.texts())
+            found = vectors_for(self.db, self.embedder, prepared.texts(), embed=not defer)
+            vectors = found.vectors
             degraded = tuple(self.embedder.degraded)
+            if found.missing:
+                degraded += (EMBEDDING_PENDING,)
         except EmbeddingError as exc:
             logger.warning("storing %s without embeddings: %s", prepared.id, exc)
             vectors = None
@@ -227,7 +272,10 @@ class KnowledgeBase:
         )
         for attempt in range(_DEADLOCK_RETRIES):
             try:
-                return self._store(write)
+                result = self._store(write)
+                if EMBEDDING_PENDING in degraded:
+                    self._embedding_left()
+                return result
             except psycopg.errors.DeadlockDetected:
                 # links rows shared with a concurrent writer; everything was rolled back
                 if attempt == _DEADLOCK_RETRIES - 1:
@@ -480,10 +528,18 @@ class KnowledgeBase:
     # ---------------------------------------------------------------- reindex
 
     def reindex(
-        self, force: bool = False, on_progress: Callable[[int, int], None] | None = None
+        self,
+        force: bool = False,
+        on_progress: Callable[[int, int], None] | None = None,
+        *,
+        defer_embedding: bool | None = None,
     ) -> ReindexReport:
-        """Rebuild the index from knowledge/ and source/ (see :mod:`memserver.index.reindex`)."""
-        return reindexing.reindex(
+        """Rebuild the index from knowledge/ and source/ (see :mod:`memserver.index.reindex`).
+
+        New texts are left to the background embedder when one runs (or with
+        ``defer_embedding``: ``up`` indexes before it starts the server)."""
+        defer = self.defers_embedding if defer_embedding is None else defer_embedding
+        report = reindexing.reindex(
             self.db,
             self.schema,
             self.paths,
@@ -491,7 +547,28 @@ class KnowledgeBase:
             self.embedder,
             force=force,
             on_progress=on_progress,
+            defer_embedding=defer,
         )
+        if EMBEDDING_PENDING in report.degraded:
+            self._embedding_left()
+        return report
+
+    def index_sources(self, entries: Sequence[SourceEntry]) -> source_index.SourcesReport:
+        """Bring the source index in line with a scan of ``source/`` (``entries``: every
+        source the manifest knows): new and changed notes are chunked and keyword-indexed
+        now, removed ones leave the index (``source_pending`` calls this on every scan)."""
+        with self._sources_lock:
+            report = source_index.index_sources(
+                self.db,
+                self.paths,
+                self.manifest,
+                self.embedder,
+                entries=entries,
+                defer_embedding=self.defers_embedding,
+            )
+        if EMBEDDING_PENDING in report.degraded:
+            self._embedding_left()
+        return report
 
 
 def _json_value(value: Any) -> Any:

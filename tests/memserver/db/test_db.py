@@ -277,8 +277,9 @@ def test_reset_embedding_clears_vectors_and_retypes_the_columns(database: Databa
     with database.connection() as conn:
         _add_page(conn, "people/bob")
         conn.execute(
-            "INSERT INTO chunks (page_id, folder, ordinal, section, text, embedding, stale)"
-            " VALUES ('people/bob', 'people', 0, 'Summary', 'Bob', %s, false)",
+            "INSERT INTO chunks (page_id, folder, ordinal, section, text, text_hash, embedding,"
+            " stale) VALUES ('people/bob', 'people', 0, 'Summary', 'Bob', sha256('Bob'), %s,"
+            " false)",
             (np.ones(4, dtype=np.float32),),
         )
     database.reset_embedding("b", 3)
@@ -299,8 +300,9 @@ def test_filtered_vector_queries_fill_their_limit_with_iterative_scans(database:
         _add_page(conn, "notes/n")
         with conn.cursor() as cur:
             cur.executemany(
-                "INSERT INTO chunks (page_id, folder, ordinal, section, text, embedding, stale)"
-                " VALUES ('notes/n', 'notes', %s, %s, 't', %s, false)",
+                "INSERT INTO chunks (page_id, folder, ordinal, section, text, text_hash,"
+                " embedding, stale) VALUES ('notes/n', 'notes', %s, %s, 't', sha256('t'), %s,"
+                " false)",
                 [
                     (i, "rare" if i % 80 == 0 else "common", rng.normal(size=16).astype(np.float32))
                     for i in range(400)
@@ -329,8 +331,8 @@ def test_wide_embeddings_are_indexed_as_halfvec(database: Database) -> None:
     with database.connection() as conn:
         _add_page(conn, "notes/w")
         conn.execute(
-            "INSERT INTO chunks (page_id, folder, ordinal, section, text, embedding)"
-            " VALUES ('notes/w', 'notes', 0, 'Timeline', 'kickoff', %s)",
+            "INSERT INTO chunks (page_id, folder, ordinal, section, text, text_hash, embedding)"
+            " VALUES ('notes/w', 'notes', 0, 'Timeline', 'kickoff', sha256('kickoff'), %s)",
             (vector,),
         )
         sql = f"SELECT {database.distance_sql()} FROM chunks"
@@ -347,9 +349,9 @@ def test_text_and_trigram_indexes_answer_queries(database: Database) -> None:
             (normalize_name("Bobby M."),),
         )
         conn.execute(
-            "INSERT INTO chunks (page_id, folder, ordinal, section, text)"
-            " VALUES ('people/bob-martinez', 'people', 0, 'Summary',"
-            " 'Бат өнгөрсөн долоо хоног Globex-т ажилд орсон')"
+            "INSERT INTO chunks (page_id, folder, ordinal, section, text, text_hash)"
+            " SELECT 'people/bob-martinez', 'people', 0, 'Summary', t, sha256(convert_to(t, 'UTF8'))"
+            " FROM (VALUES ('Бат өнгөрсөн долоо хоног Globex-т ажилд орсон')) AS v (t)"
         )
         hit = conn.execute(
             "SELECT page_id FROM chunks WHERE tsv @@ websearch_to_tsquery('simple', 'долоо globex')"
@@ -384,8 +386,8 @@ def test_bulk_vectors_drops_the_hnsw_indexes_and_rebuilds_them(database: Databas
     with database.bulk_vectors(), database.connection() as conn:
         _add_page(conn, "notes/b")
         conn.execute(
-            "INSERT INTO chunks (page_id, folder, ordinal, section, text, embedding, stale)"
-            " VALUES ('notes/b', 'notes', 0, 'S', 't', %s, false)",
+            "INSERT INTO chunks (page_id, folder, ordinal, section, text, text_hash, embedding,"
+            " stale) VALUES ('notes/b', 'notes', 0, 'S', 't', sha256('t'), %s, false)",
             (np.array([1, 0, 0, 0], dtype=np.float32),),
         )
     assert _hnsw_indexes(database) == every

@@ -32,6 +32,7 @@ class DownEmbedder:
     name = "hash:384"
     dims = 384
     degraded: tuple[str, ...] = ()
+    background = False
 
     def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]:
         raise EmbeddingError("embedding endpoint http://127.0.0.1:9 failed: connection refused")
