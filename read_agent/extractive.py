@@ -50,7 +50,15 @@ from read_agent.evidence import score as score_piece
 from read_agent.listing import listing
 from read_agent.reader import PageReader
 from read_agent.reading import Reading, matched, read, same_word
-from read_agent.reply import NO_ANSWER, NO_SENTENCE, Reply, notes_for, since
+from read_agent.reply import (
+    NO_ANSWER,
+    NO_SENTENCE,
+    Reply,
+    ingesting,
+    not_yet,
+    notes_for,
+    since,
+)
 from read_agent.toolset import CallLog, Toolset
 
 DEFAULT_RESULTS = 10
@@ -94,7 +102,8 @@ class Extractive(PageReader):
         reading = read(question, result, names)
         reply = await self._reply(reading, results, named, question)
         if reply is None:
-            return NO_ANSWER, []
+            progress = ingesting(result)
+            return (NO_ANSWER if progress is None else not_yet(progress)), []
         text = reply.text(self._notes(result))
         return text, self._cited(text, results)
 
@@ -437,7 +446,8 @@ class Extractive(PageReader):
     # -- helpers
 
     def _notes(self, result: Mapping[str, Any]) -> list[str]:
-        return notes_for([*self.log.degraded, *(result.get("degraded") or ())])
+        reasons = [*self.log.degraded, *(result.get("degraded") or ())]
+        return notes_for(reasons, ingesting(result))
 
     def _cited(self, text: str, results: Sequence[Mapping[str, Any]]) -> list[Source]:
         from read_agent.citations import extract_citations

@@ -4,7 +4,7 @@ plainly), the evidence lines, the days a window holds, and degraded reasons in w
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,15 +49,39 @@ def _said(line: str) -> str:
     return " ".join(re.sub(r"^(?:Later: )?\d{4}-\d{2}-\d{2} · ", "", text).split()).lower()
 
 
-def notes_for(reasons: Sequence[Any]) -> list[str]:
+def notes_for(reasons: Sequence[Any], progress: str | None = None) -> list[str]:
     """Degraded reasons as words for the end of an answer (routing fallbacks and the
-    answer's own mode are not news to the reader)."""
+    answer's own mode are not news to the reader); ``progress`` is how far ingest is
+    ("12/28 notes ingested", from ``kb_query``'s ``ingest``)."""
     out = []
     for reason in dict.fromkeys(str(r) for r in reasons):
         note = NOTES.get(reason, f"the search reported {reason}")
+        if reason == "ingest_in_progress" and progress:
+            note = (
+                f"the knowledge base is still being ingested ({progress}); newer notes may "
+                "be missing from this answer"
+            )
         if note and not reason.startswith("routing_"):
             out.append(note)
     return out
+
+
+def ingesting(result: Mapping[str, Any]) -> str | None:
+    """``12/28 notes ingested`` while a ``kb_query`` result says ingest is running (or
+    "notes are being ingested" for a caller not shown the counts), else None."""
+    if "ingest_in_progress" not in (result.get("degraded") or ()):
+        return None
+    progress = result.get("ingest")
+    summary = progress.get("summary") if isinstance(progress, Mapping) else None
+    return summary if isinstance(summary, str) and summary else "notes are being ingested"
+
+
+def not_yet(progress: str) -> str:
+    """The answer when nothing was found while ingest is still running."""
+    return (
+        "The knowledge base has no answer to this question yet: ingest is still running "
+        f"({progress}). Ask again when it has finished."
+    )
 
 
 def since(change: Change | None) -> str:

@@ -25,7 +25,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
@@ -240,7 +240,12 @@ class Manifest:
 
     def pending(self) -> list[SourceEntry]:
         """Pending and updated sources, oldest document first (scans first)."""
-        todo = [e for e in self.scan().entries if e.status in (Status.PENDING, Status.UPDATED)]
+        return self.waiting(self.scan().entries)
+
+    @staticmethod
+    def waiting(entries: Iterable[SourceEntry]) -> list[SourceEntry]:
+        """The pending and updated ones of ``entries``, oldest document first."""
+        todo = [e for e in entries if e.status in (Status.PENDING, Status.UPDATED)]
         return sorted(todo, key=lambda e: (e.doc_date, e.path))
 
     # --- reconciling -------------------------------------------------------------------

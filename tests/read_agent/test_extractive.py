@@ -18,7 +18,7 @@ from memserver.clients.mcp import open_http
 from read_agent.agent import Answer, ReadAgent
 from read_agent.citations import extract_citations
 from read_agent.followup import Turn
-from read_agent.reply import HEADER, NO_SENTENCE, notes_for
+from read_agent.reply import HEADER, NO_SENTENCE, ingesting, not_yet, notes_for
 from tests.fixtures.server import copy_example_kb
 from tests.ingest_agent.conftest import IngestServer, serve_kb
 
@@ -170,6 +170,20 @@ def test_degraded_reasons_are_said_in_words() -> None:
         "some pages are not embedded yet; matches by meaning may be missing",
     ]
     assert notes_for(["reranker_unavailable"]) == ["the search reported reranker_unavailable"]
+
+
+def test_while_ingest_runs_the_answer_says_how_far_it_is() -> None:
+    running = {"degraded": ["ingest_in_progress"], "ingest": {"summary": "12/28 notes ingested"}}
+    progress = ingesting(running)
+    assert progress == "12/28 notes ingested"
+    assert notes_for(running["degraded"], progress) == [
+        "the knowledge base is still being ingested (12/28 notes ingested); newer notes may "
+        "be missing from this answer"
+    ]
+    assert "ingest is still running (12/28 notes ingested)" in not_yet(progress)
+    scoped = {"degraded": ["ingest_in_progress"], "ingest": {"running": True}}
+    assert ingesting(scoped) == "notes are being ingested"
+    assert ingesting({"degraded": ["embedding_pending"], "ingest": None}) is None
 
 
 def test_current_is_what_the_newest_event_on_the_topic_says(example: IngestServer) -> None:

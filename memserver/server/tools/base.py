@@ -31,6 +31,7 @@ from memserver.errors import (
     VersionConflictError,
 )
 from memserver.kb.layout import KBPaths
+from memserver.server.ingest_progress import IngestProgress
 from memserver.server.scope import Scope
 
 if TYPE_CHECKING:
@@ -169,15 +170,18 @@ def to_tool_error(exc: BaseException) -> MemoryToolError:
 class Services:
     """Everything tools reach, opened lazily so a server without pages still serves sources.
 
-    ``kb_opener`` builds the knowledge base service (PostgreSQL, embedder) on first use;
+    ``kb_opener`` builds the knowledge base service (PostgreSQL, embedder) on first use,
+    which then embeds new texts in the background (``start_background_embedding``);
     ``settings`` are the server's (tools that call an LLM, reranker or laya use them);
-    ``pipeline_lock`` serialises manifest writes from concurrent pipeline calls.
+    ``pipeline_lock`` serialises manifest writes from concurrent pipeline calls;
+    ``ingest`` follows the ingest agent's run through the pipeline tools.
     """
 
     paths: KBPaths
     kb_opener: Callable[[], KnowledgeBase] | None = None
     settings: Settings | None = None  # what the server runs with (LLM, rerank, laya ...)
     pipeline_lock: threading.Lock = field(default_factory=threading.Lock)
+    ingest: IngestProgress = field(default_factory=IngestProgress)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _kb: KnowledgeBase | None = field(default=None, repr=False)
     _manifest: Manifest | None = field(default=None, repr=False)
@@ -207,6 +211,7 @@ class Services:
         with self._lock:
             if self._kb is None:
                 self._kb = self._open_kb()
+                self._kb.start_background_embedding()
             return self._kb
 
     def _open_kb(self) -> KnowledgeBase:

@@ -1,19 +1,33 @@
 """Pipeline tools: the ingest agent's view of ``source/`` and the manifest.
 
-All three need a write token that includes ``source`` (or ``*``).
+All three need a write token that includes ``source`` (or ``*``). Every scan
+(``source_pending``) also brings the source index up to date, so a new note is
+searchable with ``include_sources`` as soon as the agent looks for work, and a removed
+one leaves it. The calls feed ``Services.ingest`` (``memserver.server.ingest_progress``):
+whether a run is going on, and the notes it reads and finishes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+import logging
+from collections.abc import Iterable
+from typing import Annotated, Literal
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.server.tools.base import MAX_OFFSET, Access, MemoryToolError, ToolHost, current
+from memserver.errors import MemoryError_
+from memserver.kb.manifest import Manifest, SourceEntry
+from memserver.server.tools.base import (
+    MAX_OFFSET,
+    Access,
+    MemoryToolError,
+    Services,
+    ToolHost,
+    current,
+)
 
-if TYPE_CHECKING:
-    from memserver.kb.manifest import SourceEntry
+logger = logging.getLogger(__name__)
 
 
 class SourceInfo(TypedDict):
@@ -69,6 +83,23 @@ def source_info(entry: SourceEntry) -> SourceInfo:
     }
 
 
+def status_counts(entries: Iterable[SourceEntry]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for entry in entries:
+        counts[str(entry.status)] = counts.get(str(entry.status), 0) + 1
+    return counts
+
+
+def index_scanned(services: Services, entries: list[SourceEntry]) -> None:
+    """The source index follows the scan (keyword at once, vectors may follow). A failure
+    is logged, not raised: the listing still serves, and the next scan or a reindex
+    catches up."""
+    try:
+        services.kb().index_sources(entries)
+    except MemoryError_ as exc:
+        logger.warning("could not index the scanned sources: %s", exc)
+
+
 def register(server: ToolHost) -> None:
     @server.memory_tool(access=Access.PIPELINE, title="List sources to ingest", idempotent=True)
     def source_pending(
@@ -85,11 +116,11 @@ def register(server: ToolHost) -> None:
         """
         services = current().services
         with services.pipeline_lock:
-            manifest = services.manifest()
-            pending = manifest.pending()
-            counts: dict[str, int] = {}
-            for entry in manifest.entries():
-                counts[str(entry.status)] = counts.get(str(entry.status), 0) + 1
+            entries = list(services.manifest().scan().entries)
+        index_scanned(services, entries)
+        pending = Manifest.waiting(entries)
+        counts = status_counts(entries)
+        services.ingest.listed(counts)
         return {
             "sources": [source_info(e) for e in pending[:limit]],
             "total": len(pending),
@@ -128,6 +159,7 @@ def register(server: ToolHost) -> None:
         services = current().services
         with services.pipeline_lock:
             text, digest, entry = services.manifest().read_source(path)
+        services.ingest.reading(entry.path)
         content = redact_private(text)
         total = len(content)
         if offset > total:
@@ -237,6 +269,10 @@ def register(server: ToolHost) -> None:
                 entry = manifest.mark_failed(path, (error or "").strip())
             else:
                 entry = manifest.reset(path)
+            counts = status_counts(manifest.entries())
+        services.ingest.finished(
+            entry.path, str(entry.status), counts, pages=entry.pages, error=entry.error
+        )
         return {
             "path": entry.path,
             "status": str(entry.status),

@@ -8,6 +8,11 @@ scope when that finds nothing). The reranker, the LLM (query expansion) and the 
 come from the settings the server was started with (``Services.settings``: config.yaml
 plus environment, resolved once by :func:`memserver.clients.config.load_settings`); a server
 built without settings searches without them.
+
+A result also says what is still on its way (``with_progress``): ``embedding_pending``
+while the background embedder has texts to embed (keyword arms already see them), and
+``ingest_in_progress`` with the ledger's counts (``ingest``) while the ingest agent works,
+so an empty answer during ``up``'s first minutes says why.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from memserver.index.embedding import EMBEDDING_PENDING
 from memserver.search.pipeline import MODES, Searcher, SearchRequest
 from memserver.search.timeparse import NEWEST, NEXT, OLDEST
+from memserver.server.ingest_progress import INGEST_IN_PROGRESS
 from memserver.server.tools.base import CallContext, MemoryToolError, ToolHost, current
 
 if TYPE_CHECKING:
@@ -79,6 +86,7 @@ class QueryView(TypedDict):
     arms: dict[str, int]
     took_ms: float
     intent: dict[str, Any]
+    ingest: dict[str, Any] | None
 
 
 class EventView(TypedDict):
@@ -156,8 +164,21 @@ def _order(value: str | None) -> str:
     raise MemoryToolError(f"order={value!r}: use 'newest', 'oldest' or 'next'", "arguments")
 
 
-def _as_view(data: dict[str, Any]) -> QueryView:
-    return QueryView(**data)  # type: ignore[typeddict-item]
+def with_progress(data: dict[str, Any], call: CallContext) -> QueryView:
+    """A search result with what is still on its way (see the module docstring); the
+    ledger's counts only for a caller that may read sources."""
+    degraded = list(data.get("degraded") or ())
+    if call.services.kb().embedding_pending():
+        degraded.append(EMBEDDING_PENDING)
+    status = call.services.ingest.status()
+    ingest: dict[str, Any] | None = None
+    if status.running:
+        degraded.append(INGEST_IN_PROGRESS)
+        ingest = {"running": True}
+        if call.scope.source:
+            ingest = {**status.as_dict(), "summary": status.summary()}
+    view = {**data, "degraded": list(dict.fromkeys(degraded)), "ingest": ingest}
+    return QueryView(**view)  # type: ignore[typeddict-item]
 
 
 def register(server: ToolHost) -> None:
@@ -206,6 +227,10 @@ def register(server: ToolHost) -> None:
         question was read (topical terms, folders it names, a relation). Read a page in
         full with kb_get_page. `degraded` lists anything that fell back (e.g.
         reranker_unavailable).
+        graph:<verb>, timeline_match, weak_semantic ...). Read a page in full with
+        kb_get_page. `degraded` lists anything that fell back (e.g. reranker_unavailable);
+        `ingest_in_progress` means notes are still being ingested (`ingest.summary`: "12/28
+        notes ingested"): if nothing fits, say the knowledge base is still being built.
         """
         call = current()
         text = (question or "").strip()
@@ -222,7 +247,7 @@ def register(server: ToolHost) -> None:
             now=parse_now(now),
             route=True,
         )
-        return _as_view(searcher(call).search(request).to_dict())
+        return with_progress(searcher(call).search(request).to_dict(), call)
 
     @server.memory_tool(
         access=Access.READ,
@@ -323,4 +348,4 @@ def register(server: ToolHost) -> None:
             order=_order(order),
             focus=name,
         )
-        return _as_view(searcher(call).search(request).to_dict())
+        return with_progress(searcher(call).search(request).to_dict(), call)
