@@ -87,9 +87,9 @@ async def _ingest(url: str, token: str, llm: LLMServer | None) -> tuple[RunSumma
             schema = await memory.start()
             extractor = LLMExtractor(schema, client) if client is not None else None
             agent = IngestAgent(memory, schema, llm=extractor, budget=budget)
-            first = await agent.run(show_progress=False)
+            first = await agent.run()
             memory.new_pass()
-            second = await agent.run(show_progress=False)
+            second = await agent.run()
             return first, second
     finally:
         if client is not None:
@@ -147,11 +147,11 @@ def report(mode: str, first: RunSummary, second: RunSummary, wall: float) -> dic
         "ingested": first.count("ingested"),
         "failed": first.count("failed"),
         "ms_per_source_p50": round(statistics.median(seconds), 1),
-        "ms_per_source_p95": round(percentile(seconds, 95), 1),
+        "ms_per_source_p95": round(percentile(seconds, 0.95), 1),
         "ms_per_source_mean": round(statistics.fmean(seconds), 1),
         "model_ms_per_source_mean": round(statistics.fmean(model), 1),
         "own_ms_per_source_p50": round(statistics.median(own), 1),
-        "own_ms_per_source_p95": round(percentile(own, 95), 1),
+        "own_ms_per_source_p95": round(percentile(own, 0.95), 1),
         "tool_calls_per_source_mean": round(statistics.fmean(tools), 1),
         "tool_calls_per_source_max": max(tools),
         "llm_calls_per_source_mean": round(sum(calls) / n, 2),

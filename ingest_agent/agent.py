@@ -25,7 +25,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -52,7 +52,6 @@ from ingest_agent.model import (
 from ingest_agent.resolution import Resolver
 from ingest_agent.review import ReviewPolicy, review_reason
 from memserver.clients.llm import TokenBudget
-from memserver.commands.output import progress
 from memserver.errors import (
     BudgetExceeded,
     LLMError,
@@ -75,6 +74,16 @@ _PROBLEM_LINE = re.compile(r"^\s*-\s+([\w.\[\]-]+)(?: \(line \d+\))?: (.*)$", re
 
 # Called with each page as it would be written (``--dry-run`` prints them).
 PageHook = Callable[[str, Page, FolderSpec], None]
+
+
+class RunObserver(Protocol):
+    """Told how a run goes as it goes (the CLI's progress bar and per-note lines)."""
+
+    def started(self, total: int) -> None: ...
+
+    def reading(self, path: str) -> None: ...
+
+    def finished(self, outcome: SourceOutcome) -> None: ...
 
 
 @dataclass
@@ -136,16 +145,20 @@ class IngestAgent:
     # -- runs ------------------------------------------------------------------------
 
     async def run(
-        self, only: Sequence[str] | None = None, *, show_progress: bool = True
+        self, only: Sequence[str] | None = None, *, observer: RunObserver | None = None
     ) -> RunSummary:
-        """Ingest ``only`` these sources, or every pending one, oldest document first."""
+        """Ingest ``only`` these sources, or every pending one, oldest document first;
+        ``observer`` hears of each note as it starts and as it finishes."""
         self.resolver.reset()
         started = time.perf_counter()
         calls_before = self.memory.calls
         summary = RunSummary()
         paths = list(only) if only is not None else [s["path"] for s in await self.memory.pending()]
-        items = progress(paths, len(paths), "ingest") if show_progress else iter(paths)
-        for path in items:
+        if observer is not None and paths:
+            observer.started(len(paths))
+        for path in paths:
+            if observer is not None:
+                observer.reading(path)
             try:
                 outcome = await self.ingest(path)
             except BudgetExceeded as exc:
@@ -154,6 +167,8 @@ class IngestAgent:
             except ServerUnavailable as exc:
                 summary.paused = str(exc)  # the rest stays queued for the next pass
                 break
+            if observer is not None:
+                observer.finished(outcome)
             summary.sources.append(outcome)
             summary.llm_calls += outcome.llm_calls
             summary.tokens += outcome.tokens

@@ -17,6 +17,11 @@ it). Exit status: 0 done, 1 some sources failed, 2 a usage or configuration erro
 3 stopped by the token budget, 130 interrupted. With ``--watch`` each pass opens its
 own MCP session, and a pass that cannot reach the server (or whose database is down)
 is logged and tried again at the next interval; its sources stay queued.
+
+Progress: on a terminal a bar (notes done / total, the current note, elapsed, time
+left); each note's line is printed when that note finishes (also into a log file or a
+pipe), then a totals line. ``--json`` prints the summary object instead (one per pass
+with ``--watch``).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from mcp.shared.exceptions import MCPError
 from ingest_agent.agent import IngestAgent, RunSummary
 from ingest_agent.errors import IngestUsageError
 from ingest_agent.memory import Memory, is_unavailable
+from ingest_agent.model import SourceOutcome
 from memserver.clients.config import Settings, load_settings
 from memserver.clients.llm import LLMClient, TokenBudget
 from memserver.clients.mcp import MemoryClient, connect, open_stdio
@@ -47,6 +53,7 @@ from memserver.commands.support import parse_interval, run_translating_errors
 from memserver.errors import MemoryError_, ToolCallError
 from memserver.kb.page import Page, render_page
 from memserver.kb.schema import FolderSpec
+from memserver.up.progress import NoteDone, NoteProgress
 
 log = logging.getLogger("ingest_agent")
 
@@ -186,20 +193,25 @@ async def _run(args: argparse.Namespace, settings: Settings, interval: float | N
     if settings.llm is not None and not args.rules:
         llm_client = LLMClient(settings.llm, budget, max_attempts=2, backoff=0.5, max_backoff=5)
     try:
-        if interval is None:
-            async with _client(args, settings) as client:
-                agent = await _agent(client, args, budget, llm_client)
-                only = _source_path(args)
-                summary = await agent.run([only] if only else None, show_progress=not args.json)
-            _report(summary, args.json)
-            return _status(summary)
-        while True:  # --watch: a pass in its own session, a bounded sleep, again; Ctrl-C ends it
-            passed = await _watch_pass(args, settings, budget, llm_client)
-            if passed is not None and (passed.sources or passed.stopped or passed.paused):
-                _report(passed, args.json, compact=True)
-            if passed is not None and passed.stopped:
-                return 3
-            await anyio.sleep(interval)
+        shown = None if args.json else Shown(NoteProgress(sys.stdout))
+        try:
+            if interval is None:
+                async with _client(args, settings) as client:
+                    agent = await _agent(client, args, budget, llm_client)
+                    only = _source_path(args)
+                    summary = await agent.run([only] if only else None, observer=shown)
+                _report(summary, args.json, shown)
+                return _status(summary)
+            while True:  # --watch: a pass in its own session, a bounded sleep, again
+                passed = await _watch_pass(args, settings, budget, llm_client, shown)
+                if passed is not None and (passed.sources or passed.stopped or passed.paused):
+                    _report(passed, args.json, shown, compact=True)
+                if passed is not None and passed.stopped:
+                    return 3
+                await anyio.sleep(interval)
+        finally:
+            if shown is not None:
+                shown.display.close()
     finally:
         if llm_client is not None:
             llm_client.close()
@@ -226,7 +238,11 @@ async def _agent(
 
 
 async def _watch_pass(
-    args: argparse.Namespace, settings: Settings, budget: TokenBudget, llm: LLMClient | None
+    args: argparse.Namespace,
+    settings: Settings,
+    budget: TokenBudget,
+    llm: LLMClient | None,
+    shown: Shown | None,
 ) -> RunSummary | None:
     """One ``--watch`` pass; None when the server could not be reached this time.
 
@@ -236,7 +252,7 @@ async def _watch_pass(
     try:
         async with _client(args, settings) as client:
             agent = await _agent(client, args, budget, llm)
-            return await agent.run(show_progress=False)
+            return await agent.run(observer=shown)
     except Exception as exc:
         if not _transient(exc):
             raise
@@ -266,7 +282,30 @@ def _print_page(page_id: str, page: Page, folder: FolderSpec) -> None:
     sys.stdout.write(f"=== {page_id}\n{render_page(page, folder)}\n")
 
 
-def _report(summary: RunSummary, as_json: bool, *, compact: bool = False) -> None:
+class Shown:
+    """The run's progress on screen: each note as it finishes (``NoteProgress``)."""
+
+    def __init__(self, display: NoteProgress) -> None:
+        self.display = display
+
+    def started(self, total: int) -> None:
+        self.display.start(total)
+
+    def reading(self, path: str) -> None:
+        self.display.reading(path)
+
+    def finished(self, outcome: SourceOutcome) -> None:
+        self.display.finished(
+            NoteDone(
+                outcome.path, outcome.status, len(outcome.pages), outcome.error, outcome.seconds
+            )
+        )
+
+
+def _report(
+    summary: RunSummary, as_json: bool, shown: Shown | None, *, compact: bool = False
+) -> None:
+    """The totals (each note had its line when it finished)."""
     data: dict[str, Any] = summary.as_dict()
     if as_json:
         if compact:
@@ -275,18 +314,15 @@ def _report(summary: RunSummary, as_json: bool, *, compact: bool = False) -> Non
         else:
             print_json(data)
         return
-    for item in summary.sources:
-        if item.status == "failed":
-            print(f"failed    {item.path}: {item.error}")
-        else:
-            pages = f"{len(item.pages)} page(s), {len(item.changed)} changed"
-            print(f"{item.status:<9} {item.path} -> {pages} [{item.extractor}]")
+    if shown is not None:
+        shown.display.close()
     tail = f" (stopped: {summary.stopped})" if summary.stopped else ""
     tail += f" (paused, the rest stays queued: {summary.paused})" if summary.paused else ""
+    extractors = sorted({s.extractor for s in summary.sources if s.extractor})
     print(
         f"{summary.count('ingested')} ingested, {summary.count('failed')} failed, "
         f"{summary.llm_calls} LLM calls, {summary.tokens} tokens, "
-        f"{summary.seconds:.1f}s{tail}"
+        f"{summary.seconds:.1f}s [{', '.join(extractors) or '-'}]{tail}"
     )
     sys.stdout.flush()
 

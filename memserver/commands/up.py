@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "index what changed, create an ingest and a read token (kept in "
         "<kb>/.memserver/tokens/), then run the memory server (MCP over HTTP), the read "
         "agent's HTTP endpoint and the ingest agent in watch mode, and print how to use "
-        "them. Logs go to <kb>/.memserver/logs/. Ctrl-C stops everything. Without "
+        "them, then the ingest agent's progress (a bar and a line per note). Logs go to "
+        "<kb>/.memserver/logs/. Ctrl-C stops everything. Without "
         "LLM_BASE_URL/LLM_MODEL the agents run without a model (rules extractor, "
         "extractive answers).",
     )
@@ -39,6 +40,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"how often the ingest agent looks for new sources (default {DEFAULT_WATCH})",
     )
     parser.add_argument("--no-ingest", action="store_true", help="do not run the ingest agent")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the banner and the ingest progress as JSON lines (for scripts)",
+    )
     parser.add_argument(
         "--embedder",
         choices=("local", "hash"),
@@ -63,5 +69,6 @@ def run_up_command(args: argparse.Namespace) -> int:
         watch=args.watch,
         ingest=not args.no_ingest,
         embedder=args.embedder,
+        json_lines=args.json,
     )
     return run_up(options, verbose=args.verbose)

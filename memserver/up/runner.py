@@ -3,12 +3,17 @@
 What runs, in this order (each step bounded in time)::
 
     embedded PostgreSQL (or DATABASE_URL) -> migrate -> check the embedding model
+    -> background embedder (new texts are keyword-searchable at once, vectors follow)
     -> reindex knowledge/ and source/ (only what changed)
     -> tokens: "up-ingest" (folders *, write) and "up-read" (folders *, read-only)
     -> memory server, in this process: MCP over HTTP at http://ADDR/mcp (+ /healthz),
        and the web console at http://ADDR/ui (the banner's login link signs in as admin)
     -> read agent:   subprocess ``read-agent serve --addr AGENT_ADDR --fd N`` (/healthz)
     -> ingest agent: subprocess ``ingest-agent --url .../mcp --watch 60s``
+
+After the banner, ``up`` shows the ingest agent's progress (``memserver.up.progress``):
+a bar and one line per finished note on a terminal, the lines alone otherwise, JSON
+lines with ``--json``.
 
 Both ports are listened on before anything starts (a port in use is one clear error);
 the read agent is handed its listening socket (``--fd``) and an API key
@@ -56,6 +61,7 @@ from memserver.errors import NotFoundError, ServiceError, StoreError, UserError
 from memserver.kb.layout import KBPaths
 from memserver.server.addr import parse_addr
 from memserver.up.agent_key import KEY_ENV, ensure_agent_key, write_secret
+from memserver.up.progress import NoteProgress, UpProgress
 from memserver.up.supervise import (
     Child,
     listen_socket,
@@ -97,6 +103,7 @@ class UpOptions:
     watch: str = DEFAULT_WATCH
     ingest: bool = True
     embedder: str | None = None  # "local" or "hash"; None = as configured
+    json_lines: bool = False  # progress and the banner as JSON lines
     health_timeout: float = HEALTH_TIMEOUT
     stop_timeout: float = STOP_TIMEOUT
 
@@ -189,7 +196,7 @@ class MemoryServerThread:
         from memserver.server.tools.base import Services
 
         host, port = parse_addr(addr)
-        services = Services(paths=kb.paths, kb_opener=lambda: kb, settings=settings)
+        services = self.services = Services(paths=kb.paths, kb_opener=lambda: kb, settings=settings)
         server = build_server(
             services,
             tokens=TokenStore(kb.db),
@@ -259,6 +266,7 @@ class Up:
         self.reindex_failed = 0
         self.embedder_overridden = False
         self.memory: MemoryServerThread | None = None
+        self.progress: UpProgress | None = None
         self.children: list[Child] = []
         self._signal: int | None = None
         self._starting = True
@@ -277,7 +285,7 @@ class Up:
                 self._start()
                 self._starting = False
                 # Only now: a Ctrl-C right after the banner is a normal stop, not an abort.
-                self.say(self.banner())
+                self.say_banner()
                 return self._watch()
             except KeyboardInterrupt:
                 self.say("\ninterrupted while starting; stopping")
@@ -296,6 +304,8 @@ class Up:
             raise KeyboardInterrupt
 
     def say(self, text: str) -> None:
+        if self.options.json_lines:
+            text = json.dumps({"event": "status", "message": text.strip()}, ensure_ascii=False)
         self.out.write(text + "\n")
         self.out.flush()
 
@@ -316,6 +326,7 @@ class Up:
             where = "DATABASE_URL" if settings.database_url else "the embedded PostgreSQL"
             self.say(f"starting {where}, migrating, loading the embedder ...")
             self.kb = KnowledgeBase.open(self.paths.root, settings)
+            self.kb.start_background_embedding()  # the reindex below leaves new texts to it
             self.say("indexing what changed in knowledge/ and source/ ...")
             report = self.kb.reindex()
             self.reindex_failed = len(report.failed)
@@ -329,6 +340,9 @@ class Up:
                 agent_sock.close()
             raise
         self.memory.start()
+        display = NoteProgress(self.out, json_lines=opts.json_lines)
+        # Listening from now on; the lines are drawn after the banner (``_watch``).
+        self.progress = UpProgress(self.memory.services.ingest, display, self.kb.embedding_pending)
         self.say(f"memory server on {self.mcp_url} ...")
         wait_healthy(
             f"{url_of(opts.addr)}/healthz",
@@ -403,6 +417,8 @@ class Up:
             self._wake.clear()
             if self._signal is not None:
                 break
+            if self.progress is not None:
+                self.progress.poll()
             for child in self.children:
                 if child.exit_code() is not None:
                     raise child.failure()
@@ -434,6 +450,8 @@ class Up:
         self.say("the embedded PostgreSQL is running again")
 
     def _shutdown(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
         timeout = self.options.stop_timeout
         for child in self.children:  # all asked at once, then waited for
             child.request_stop()
@@ -447,6 +465,14 @@ class Up:
             self.say("stopped.")
 
     # ---------------------------------------------------------------- the banner
+
+    def say_banner(self) -> None:
+        """The banner (one JSON object with ``--json``); ingest progress follows it."""
+        if self.options.json_lines:
+            self.out.write(json.dumps(self.banner_fields(), ensure_ascii=False) + "\n")
+            self.out.flush()
+        else:
+            self.say(self.banner())
 
     @property
     def mcp_url(self) -> str:
@@ -476,7 +502,7 @@ class Up:
             "DATABASE_URL" if settings.database_url else f"embedded PostgreSQL ({state / 'pg'})"
         )
         ingest = (
-            f"watching {self.paths.source} every {opts.watch}"
+            f"watching {self.paths.source} every {opts.watch} (progress below)"
             if opts.ingest
             else "off (--no-ingest)"
         )
@@ -517,6 +543,20 @@ Chat UI (Open WebUI, LibreChat, any OpenAI-compatible client):
 
 Press Ctrl-C to stop everything.
 """
+
+    def banner_fields(self) -> dict[str, object]:
+        """What the banner says, for ``--json`` (secrets stay in the token files)."""
+        assert self.tokens is not None and self.kb is not None
+        return {
+            "event": "up",
+            "kb": str(self.paths.root),
+            "mcp_url": self.mcp_url,
+            "read_agent_url": url_of(self.options.agent_addr),
+            "ingest": self.options.ingest,
+            "embedder": self.kb.embedder.name,
+            "tokens": str(self.tokens.directory),
+            "logs": str(logs_dir(self.paths)),
+        }
 
     def log_names(self) -> list[str]:
         return ["memserver.log", *(child.log.name for child in self.children)]

@@ -49,11 +49,11 @@ def test_a_version_conflict_is_re_read_and_merged(small_server: IngestServer) ->
         async with open_http(small_server.url, small_server.write_token) as inner:
             memory = Memory(inner)
             schema = await memory.start()
-            await IngestAgent(memory, schema).run(["a.md"], show_progress=False)
+            await IngestAgent(memory, schema).run(["a.md"])
             racing = RacingClient(inner, small_server, "people/alice-chen")
             memory = Memory(racing)
             schema = await memory.start()
-            summary = await IngestAgent(memory, schema).run(["b.md"], show_progress=False)
+            summary = await IngestAgent(memory, schema).run(["b.md"])
             return summary, racing.raced
 
     summary, raced = anyio.run(run)

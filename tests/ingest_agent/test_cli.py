@@ -129,6 +129,58 @@ def test_dry_run_prints_pages_and_writes_nothing(
     assert set(statuses(small_server).values()) == {"pending"}
 
 
+def test_each_note_gets_its_line_as_it_finishes_then_the_totals(
+    small_server: IngestServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("MEMORY_TOKEN", small_server.write_token)
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    assert main(["--url", small_server.url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    notes = [line.split() for line in lines[:-1]]
+    assert [(n[0], n[1], n[2]) for n in notes] == [
+        ("ingested", f"{i}/4", f"{name}.md") for i, name in enumerate("abcd", start=1)
+    ]
+    assert all(n[3] == "->" and n[5] == "page(s)" for n in notes)
+    assert lines[-1].startswith("4 ingested, 0 failed") and "[rules]" in lines[-1]
+
+
+def test_the_observer_hears_of_each_note_before_the_next_starts(
+    small_server: IngestServer,
+) -> None:
+    import anyio
+
+    from ingest_agent.agent import IngestAgent
+    from ingest_agent.memory import Memory
+    from ingest_agent.model import SourceOutcome
+    from memserver.clients.mcp import open_http
+
+    heard: list[tuple[str, str]] = []
+
+    class Recorder:
+        def started(self, total: int) -> None:
+            heard.append(("started", str(total)))
+
+        def reading(self, path: str) -> None:
+            heard.append(("reading", path))
+
+        def finished(self, outcome: SourceOutcome) -> None:
+            heard.append((outcome.status, outcome.path))
+
+    async def run() -> None:
+        async with open_http(small_server.url, small_server.write_token) as client:
+            memory = Memory(client)
+            schema = await memory.start()
+            await IngestAgent(memory, schema).run(observer=Recorder())
+
+    anyio.run(run)
+    expected: list[tuple[str, str]] = [("started", "4")]
+    for name in "abcd":
+        expected += [("reading", f"{name}.md"), ("ingested", f"{name}.md")]
+    assert heard == expected
+
+
 def test_file_ingests_one_source_only(small_server: IngestServer, ingest: Ingest) -> None:
     status, summary = ingest(small_server, "--file", "source/b.md")
     assert status == 0

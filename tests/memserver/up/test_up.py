@@ -153,6 +153,11 @@ async def list_pages(url: str, token: str) -> dict[str, Any]:
         return await memory.call("kb_list_pages", {"limit": 500})
 
 
+async def call(url: str, token: str, tool: str, args: dict[str, Any]) -> Any:
+    async with open_http(url, token) as memory:
+        return await memory.call(tool, args)
+
+
 def cited_ids(text: str) -> list[str]:
     return re.findall(r"\[([^\[\]/\s]+/[^\[\]\s]+)\]", text)
 
@@ -193,8 +198,14 @@ def test_up_ingests_answers_and_stops_cleanly(
     assert f"API key {agent_key}" in banner
     keyed = {"Authorization": f"Bearer {agent_key}"}
 
-    # The ingest agent (rules extractor) turns every source into pages.
+    # The ingest agent (rules extractor) turns every source into pages, and up shows each
+    # note as it finishes, then the run's totals.
     poll(lambda: all_ingested(up_kb), INGEST_TIMEOUT, "the ingest agent's first pass")
+    lines.wait_for("note(s) ingested", INGEST_TIMEOUT)
+    sources = len(list((up_kb / "source").rglob("*.md")))
+    shown = [line.split() for line in lines.seen if line.startswith("ingested ")]
+    assert [n[1] for n in shown] == [f"{i}/{sources}" for i in range(1, sources + 1)]
+    assert f"({sources}/{sources} notes ingested)" in lines.seen[-1]
     listed = anyio.run(list_pages, f"{memory_url}/mcp", read_secret)
     ids = {page["id"] for page in listed["pages"]}
     assert listed["total"] >= 30
@@ -224,6 +235,19 @@ def test_up_ingests_answers_and_stops_cleanly(
         timeout=60,
     ).json()
     assert set(cited_ids(chat["choices"][0]["message"]["content"])) & ids
+
+    # A note dropped into source/ is searchable with include_sources after the agent's
+    # next look for work (watch: 2 s), with no reindex.
+    note = up_kb / "source" / "late" / "2026-11-19-quokka.md"
+    note.parent.mkdir()
+    note.write_text("# Quokka\n\nThe Quokkaberry scanner reached Zanzibar.\n", encoding="utf-8")
+    query = {"question": "Quokkaberry scanner", "include_sources": True, "now": NOW}
+
+    def found() -> bool:
+        result = anyio.run(call, f"{memory_url}/mcp", read_secret, "kb_query", query)
+        return "source/late/2026-11-19-quokka.md" in {r["id"] for r in result["results"]}
+
+    poll(found, INGEST_TIMEOUT, "the new note in the source index")
 
     # PostgreSQL stops under it: up says so and starts it again; questions work again.
     stopped = pgserver.running_pid(state / "pg")

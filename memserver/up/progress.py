@@ -1,0 +1,245 @@
+"""Ingest progress people can see, for ``memserver up`` and ``ingest-agent``.
+
+On a terminal: a ``rich`` bar (notes done / total, the note being read, elapsed time,
+time left) with one line printed above it per finished note. Elsewhere (a log file, a
+pipe): the same line per note, written and flushed as the note finishes, and with
+``json_lines`` one JSON object per line instead (``{"event": "note", ...}``, then
+``{"event": "ingest_done", ...}``), for scripts. ``UpProgress`` feeds one from the
+memory server's ``IngestProgress`` inside ``memserver up``.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from memserver.server.ingest_progress import IngestEvent, IngestProgress
+
+
+@dataclass(frozen=True)
+class NoteDone:
+    """One finished note: ``outcome`` ingested, failed (with ``error``) or anything else
+    the ledger records."""
+
+    path: str
+    outcome: str
+    pages: int = 0
+    error: str | None = None
+    seconds: float | None = None
+
+
+class NoteProgress:
+    """See the module docstring. Not thread-safe: feed it from one thread."""
+
+    def __init__(
+        self,
+        out: IO[str],
+        *,
+        terminal: bool | None = None,
+        json_lines: bool = False,
+        label: str = "ingest",
+    ) -> None:
+        self.out = out
+        self.json_lines = json_lines
+        self.terminal = (out.isatty() if terminal is None else terminal) and not json_lines
+        self.label = label
+        self.done = 0
+        self.total = 0
+        self.counts: dict[str, int] = {}
+        self._started: float | None = None
+        self._reading: dict[str, float] = {}
+        self._bar: Any = None
+        self._task: Any = None
+
+    @property
+    def running(self) -> bool:
+        return self._started is not None
+
+    def start(self, total: int, done: int = 0) -> None:
+        """A run of ``total`` notes begins (``done`` of them already finished)."""
+        if self.running:
+            self.total = max(total, self.done)
+            if self._bar is not None:
+                self._bar.update(self._task, total=self.total)
+            return
+        self.done, self.total, self.counts = done, total, {}
+        self._started = time.monotonic()
+        if self.terminal:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn(self.label),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("left"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[current]}", markup=False),
+                console=Console(file=self.out, force_terminal=True),
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task(self.label, total=total, completed=done, current="")
+
+    def reading(self, path: str) -> None:
+        """The note now being worked on."""
+        self._reading[path] = time.monotonic()
+        if self._bar is not None:
+            self._bar.update(self._task, current=path)
+
+    def finished(self, note: NoteDone) -> None:
+        """One line for a finished note, now."""
+        if not self.running:
+            self.start(max(self.total, self.done + 1), self.done)
+        began = self._reading.pop(note.path, None)
+        seconds = note.seconds
+        if seconds is None and began is not None:
+            seconds = time.monotonic() - began
+        self.done += 1
+        self.total = max(self.total, self.done)
+        self.counts[note.outcome] = self.counts.get(note.outcome, 0) + 1
+        if self.json_lines:
+            self._json(
+                event="note",
+                path=note.path,
+                status=note.outcome,
+                pages=note.pages,
+                error=note.error,
+                seconds=None if seconds is None else round(seconds, 3),
+                done=self.done,
+                total=self.total,
+            )
+            return
+        self._line(self.note_line(note, seconds))
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, total=self.total, current="")
+
+    def note_line(self, note: NoteDone, seconds: float | None) -> str:
+        took = f" ({seconds:.1f}s)" if seconds is not None else ""
+        count = f"{self.done}/{self.total}"
+        if note.outcome == "failed":
+            return f"failed    {count:>7}  {note.path}: {note.error or 'no reason given'}{took}"
+        pages = f" -> {note.pages} page(s)" if note.outcome == "ingested" else ""
+        return f"{note.outcome:<9} {count:>7}  {note.path}{pages}{took}"
+
+    def end(self, extra: str = "") -> None:
+        """The run is over: the bar goes, one summary line stays."""
+        if not self.running:
+            return
+        assert self._started is not None
+        seconds = time.monotonic() - self._started
+        self._stop_bar()
+        ingested, failed = self.counts.get("ingested", 0), self.counts.get("failed", 0)
+        if self.json_lines:
+            self._json(
+                event="ingest_done",
+                ingested=ingested,
+                failed=failed,
+                notes=self.done,
+                seconds=round(seconds, 3),
+            )
+        else:
+            failures = f", {failed} failed" if failed else ""
+            self._line(
+                f"{self.label}: {ingested} note(s) ingested{failures} in {seconds:.1f}s{extra}"
+            )
+        self.close()
+
+    def close(self) -> None:
+        """End the run without a summary line (the caller prints its own)."""
+        self._stop_bar()
+        self._started = None
+        self._reading.clear()
+
+    def say(self, text: str, **fields: Any) -> None:
+        """Any other line (as a JSON object ``{"event": ..., **fields}`` in JSON mode)."""
+        if self.json_lines:
+            self._json(**fields)
+        else:
+            self._line(text)
+
+    def _stop_bar(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def _line(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
+            return
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _json(self, **fields: Any) -> None:
+        self.out.write(json.dumps(fields, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+
+class UpProgress:
+    """``memserver up``'s view of the ingest agent at work, in its own process.
+
+    The pipeline tools feed ``IngestProgress`` (``memserver.server.ingest_progress``) in
+    the server's threads; its events wait in a queue until the supervisor's loop calls
+    ``poll`` (every half second), which draws them with a ``NoteProgress``. A line also
+    says when the background embedder has caught up (every text has its vector).
+    """
+
+    def __init__(
+        self,
+        ingest: IngestProgress,
+        display: NoteProgress,
+        embedding_pending: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.display = display
+        self._events: queue.SimpleQueue[IngestEvent] = queue.SimpleQueue()
+        self._unsubscribe = ingest.subscribe(self._events.put)
+        self._embedding_pending = embedding_pending
+        self._vectors_pending = embedding_pending()
+        self._started = time.monotonic()
+
+    def poll(self) -> None:
+        while True:
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                break
+            self._show(event)
+        pending = self._embedding_pending()
+        if self._vectors_pending and not pending:
+            seconds = time.monotonic() - self._started
+            self.display.say(
+                f"search vectors: every text embedded ({seconds:.0f}s after start)",
+                event="vectors_done",
+                seconds=round(seconds, 3),
+            )
+        self._vectors_pending = pending
+
+    def _show(self, event: IngestEvent) -> None:
+        status = event.status
+        if event.kind == "listed":
+            self.display.start(status.waiting + self.display.done, self.display.done)
+        elif event.kind == "reading" and event.path is not None:
+            if not self.display.running:
+                self.display.start(status.waiting, 0)
+            self.display.reading(event.path)
+        elif event.kind == "finished" and event.path is not None:
+            outcome = event.outcome or "ingested"
+            self.display.finished(NoteDone(event.path, outcome, len(event.pages), event.error))
+        elif event.kind == "done":
+            self.display.end(f" ({status.summary()})")
+
+    def close(self) -> None:
+        self._unsubscribe()
+        self.display.close()
