@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint typecheck pytest browser install up bench clean
+.PHONY: test lint typecheck pytest browser install up up-reset bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -40,16 +40,21 @@ pytest: $(STAMP) browser
 test: lint typecheck pytest
 
 # `make up` runs on a working copy of example_kb (under the git-ignored .memserver/, so
-# the repository's example stays pristine for the tests), or on your own KB=DIR.
+# the repository's example stays pristine for the tests), made once and then kept (pages,
+# notes, database); `make up-reset` starts from a fresh copy. Or on your own KB=DIR.
 # Extra flags: make up UP_ARGS="--embedder hash --watch 10s".
 UP_KB := .memserver/example_kb
 up: $(STAMP)
 ifdef KB
 	$(BIN)/memserver --kb $(KB) up $(UP_ARGS)
 else
-	mkdir -p $(UP_KB) && cp -R example_kb/. $(UP_KB)/
+	@$(BIN)/python -m memserver.up.working_copy $(UP_KB) example_kb
 	$(BIN)/memserver --kb $(UP_KB) up $(UP_ARGS)
 endif
+
+up-reset: $(STAMP)
+	@$(BIN)/python -m memserver.up.working_copy --reset $(UP_KB) example_kb
+	$(BIN)/memserver --kb $(UP_KB) up $(UP_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
