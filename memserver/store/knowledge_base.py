@@ -43,6 +43,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
@@ -191,6 +192,14 @@ class KnowledgeBase:
     def embedding_pending(self) -> bool:
         """Whether the background embedder still has texts to embed."""
         return self.defers_embedding and self.background is not None and self.background.pending
+
+    def embed_in_background(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Passages for ingest-side work that must wait for them (``kb_route``), embedded
+        at the background embedder's low priority when one runs (so questions come
+        first), else directly."""
+        if self.background is not None and self.background.running:
+            return self.background.embed(texts)
+        return self.embedder.embed_passages(texts)
 
     def _embedding_left(self) -> None:
         if self.background is not None:
@@ -404,7 +413,7 @@ class KnowledgeBase:
 
     def get_page(self, page_id: str, folders: Collection[str] | None = None) -> StoredPage:
         folder, slug = visible_id(page_id, folders)
-        with self.db.connection() as conn:
+        with self.db.reading() as conn:
             row = conn.execute(
                 "SELECT version, body, effective_date, updated_at FROM pages WHERE id = %s",
                 (page_id,),
@@ -442,7 +451,7 @@ class KnowledgeBase:
             where.append("effective_date < %(end)s")
             params["end"] = end
         clause = " AND ".join(where)
-        with self.db.connection() as conn:
+        with self.db.reading() as conn:
             rows = conn.execute(
                 "SELECT id, folder, slug, title, type, effective_date, version, updated_at"
                 f" FROM pages WHERE {clause}"
@@ -469,7 +478,7 @@ class KnowledgeBase:
     def history(self, page_id: str, folders: Collection[str] | None = None) -> list[VersionInfo]:
         """Every stored version of a page, newest first (also for a deleted page)."""
         visible_id(page_id, folders)
-        with self.db.connection() as conn:
+        with self.db.reading() as conn:
             rows = conn.execute(
                 "SELECT version, created_at, coalesce(written_by, ''), content_hash"
                 " FROM page_versions WHERE page_id = %s ORDER BY version DESC",
@@ -484,7 +493,7 @@ class KnowledgeBase:
     ) -> str:
         """The markdown of one stored version."""
         visible_id(page_id, folders)
-        with self.db.connection() as conn:
+        with self.db.reading() as conn:
             row = conn.execute(
                 "SELECT markdown FROM page_versions WHERE page_id = %s AND version = %s",
                 (page_id, version),

@@ -193,7 +193,8 @@ class UpProgress:
     The pipeline tools feed ``IngestProgress`` (``memserver.server.ingest_progress``) in
     the server's threads; its events wait in a queue until the supervisor's loop calls
     ``poll`` (every half second), which draws them with a ``NoteProgress``. A line also
-    says when the background embedder has caught up (every text has its vector).
+    says when the background embedder has caught up (every text has its vector), once
+    while no ingest run is going on and then after each run.
     """
 
     def __init__(
@@ -203,10 +204,11 @@ class UpProgress:
         embedding_pending: Callable[[], bool] = lambda: False,
     ) -> None:
         self.display = display
+        self.ingest = ingest
         self._events: queue.SimpleQueue[IngestEvent] = queue.SimpleQueue()
         self._unsubscribe = ingest.subscribe(self._events.put)
         self._embedding_pending = embedding_pending
-        self._vectors_pending = embedding_pending()
+        self._announce = True  # the next time nothing is pending, say so
         self._started = time.monotonic()
 
     def poll(self) -> None:
@@ -216,15 +218,14 @@ class UpProgress:
             except queue.Empty:
                 break
             self._show(event)
-        pending = self._embedding_pending()
-        if self._vectors_pending and not pending:
+        if self._announce and not self.ingest.status().running and not self._embedding_pending():
+            self._announce = False
             seconds = time.monotonic() - self._started
             self.display.say(
                 f"search vectors: every text embedded ({seconds:.0f}s after start)",
                 event="vectors_done",
                 seconds=round(seconds, 3),
             )
-        self._vectors_pending = pending
 
     def _show(self, event: IngestEvent) -> None:
         status = event.status
@@ -239,6 +240,7 @@ class UpProgress:
             self.display.finished(NoteDone(event.path, outcome, len(event.pages), event.error))
         elif event.kind == "done":
             self.display.end(f" ({status.summary()})")
+            self._announce = True
 
     def close(self) -> None:
         self._unsubscribe()

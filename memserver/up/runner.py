@@ -9,7 +9,8 @@ What runs, in this order (each step bounded in time)::
     -> memory server, in this process: MCP over HTTP at http://ADDR/mcp (+ /healthz),
        and the web console at http://ADDR/ui (the banner's login link signs in as admin)
     -> read agent:   subprocess ``read-agent serve --addr AGENT_ADDR --fd N`` (/healthz)
-    -> ingest agent: subprocess ``ingest-agent --url .../mcp --watch 60s``
+    -> ingest agent: subprocess ``ingest-agent --url .../mcp --watch 60s`` (nice +10: questions
+       come first)
 
 After the banner, ``up`` shows the ingest agent's progress (``memserver.up.progress``):
 a bar and one line per finished note on a terminal, the lines alone otherwise, JSON
@@ -366,7 +367,7 @@ class Up:
         self._wait_child(reader, f"{url_of(opts.agent_addr)}/healthz")
         if opts.ingest:
             argv = ["ingest_agent.cli", *self._config_args(), "--url", self.mcp_url]
-            self._child("ingest agent", [*argv, "--watch", opts.watch], tokens.ingest)
+            self._child("ingest agent", [*argv, "--watch", opts.watch], tokens.ingest, nice=10)
 
     def _memory_failure(self) -> Exception:
         error = self.memory.error if self.memory is not None else None
@@ -387,6 +388,7 @@ class Up:
         token: str,
         extra_env: dict[str, str] | None = None,
         pass_fds: tuple[int, ...] = (),
+        nice: int = 0,
     ) -> Child:
         assert self.settings is not None
         env = dict(os.environ)
@@ -396,7 +398,7 @@ class Up:
         env.update(extra_env or {})
         log = logs_dir(self.paths) / f"{name.replace(' ', '-')}.log"
         argv = [sys.executable, "-m", *module_args]
-        child = Child(name, argv, env, log, on_exit=self._wake.set, pass_fds=pass_fds)
+        child = Child(name, argv, env, log, on_exit=self._wake.set, pass_fds=pass_fds, nice=nice)
         self.children.append(child)
         child.start()
         return child

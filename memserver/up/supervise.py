@@ -55,6 +55,7 @@ class Child:
     proc: subprocess.Popen[bytes] | None = None
     on_exit: Callable[[], None] | None = field(default=None, repr=False)
     pass_fds: tuple[int, ...] = ()  # file descriptors the child inherits (a listening socket)
+    nice: int = 0  # added to its CPU niceness (background work yields to questions)
     _log_start: int = field(default=0, repr=False)  # where this run's lines begin
 
     def start(self) -> None:
@@ -73,9 +74,15 @@ class Child:
                 env=self.env,
                 start_new_session=True,
                 pass_fds=self.pass_fds,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                preexec_fn=self._in_child if sys.platform.startswith("linux") else None,
             )
         threading.Thread(target=self._watch, name=f"watch-{self.name}", daemon=True).start()
+
+    def _in_child(self) -> None:  # pragma: no cover - runs in the forked child
+        _die_with_parent()
+        if self.nice:
+            with contextlib.suppress(OSError):
+                os.nice(self.nice)
 
     def _watch(self) -> None:
         assert self.proc is not None

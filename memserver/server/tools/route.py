@@ -56,10 +56,10 @@ def _router(services: Services, schema: Schema) -> Router:
         settings = services.settings
         embed = None
         try:
-            embedder = services.kb().embedder
+            kb = services.kb()
 
             def embed(texts: Sequence[str]) -> list[np.ndarray]:
-                return embedder.embed_passages(texts)
+                return kb.embed_in_background(texts)  # routing a note is ingest work
 
         except Exception as exc:  # no index yet: keyword overlap only
             log.warning("kb_route: no embedder, keyword overlap only: %s", exc)
