@@ -23,7 +23,8 @@ Connections
     ``vector`` values come out as float32 numpy arrays. Rows are tuples
     (use ``conn.cursor(row_factory=psycopg.rows.dict_row)`` for dicts).
     ``with db.connection() as conn:`` commits on success, rolls back on error;
-    ``with db.transaction() as conn:`` is the same with an explicit transaction block.
+    ``with db.transaction() as conn:`` is the same with an explicit transaction block;
+    ``with db.reading() as conn:`` is for reads, one round trip per query (autocommit).
 
 Embeddings
     Vector columns (``chunks``, ``source_chunks``) are created without a dimension. ``ensure_embedding(model, dims)`` records the embedder in
@@ -264,6 +265,23 @@ class Database:
             ) from exc
 
     @contextmanager
+    def reading(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection for reads: in autocommit, so each query is one round trip
+        (no BEGIN before it, no COMMIT after the block: three round trips for one SELECT
+        otherwise). Each statement sees what was committed when it ran; a block that
+        writes uses ``connection`` or ``transaction`` (``conn.transaction()`` inside
+        works too)."""
+        with self.pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                yield conn
+            finally:
+                if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                    conn.autocommit = False
+                else:  # a failed or open transaction: the pool's return discards it
+                    conn.close()
+
+    @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection inside one explicit transaction."""
         with self.pool.connection() as conn, conn.transaction():
@@ -290,7 +308,7 @@ class Database:
 
     def embedding_info(self) -> tuple[str, int] | None:
         """The recorded ``(model, dims)``, or None before the first embedding."""
-        with self.connection() as conn:
+        with self.reading() as conn:
             return read_embedding(conn)
 
     def ensure_embedding(self, model: str, dims: int) -> None:

@@ -253,7 +253,7 @@ class Searcher:
                 reranker=self.reranker,
             )
 
-        with self.db.connection() as conn:
+        with self.db.reading() as conn:
             wants_names = req.arms is None or bool({"title", "graph"} & set(req.arms))
             names = arms.title(conn, intent, scope) if wants_names else []
             if (

@@ -8,7 +8,9 @@ fixed at start (``MEMORY_TOKEN`` or ``--trusted``). For every call it
 - maps obvious argument aliases onto the real names, refuses unknown arguments, and
   rewrites argument-validation failures into a message that says how to call the tool;
 - runs the tool with ``memserver.server.tools.base.current()`` bound to the caller's scope;
-- translates memory system errors into ``ToolError`` and appends an audit row.
+- translates memory system errors into ``ToolError`` and appends an audit row
+  (committed before the result goes back; concurrent calls share one write,
+  ``memserver.server.audit_writer``).
 
 ``create_http_app`` returns the HTTP app: ``/healthz`` (which asks the database) and
 the Streamable HTTP app mounted at ``/mcp``, behind ``memserver.server.guard.HttpGuard``
@@ -46,7 +48,8 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from mcp_types import Tool as MCPTool
-from pydantic import ValidationError
+from pydantic import ConfigDict, ValidationError
+from pydantic import Field as PydanticField
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -58,12 +61,13 @@ from starlette.types import Scope as ASGIScope
 from memserver import __version__
 from memserver.errors import DatabaseUnavailable, MemoryError_, ScopeError, StoreError, UserError
 from memserver.server.audit import AuditLog
+from memserver.server.audit_writer import AuditWriter
 from memserver.server.guard import GuardRules, HostRules, HttpGuard
 from memserver.server.http_serve import server_config
 from memserver.server.prose_scope import redact_references, scope_safe_message
 from memserver.server.scope import Scope
 from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
-from memserver.server.tokens import TokenStore, hash_secret
+from memserver.server.tokens import Token, TokenStore, hash_secret
 from memserver.server.tools import base as toolbase
 from memserver.server.tools.base import (
     COMMON_ALIASES,
@@ -98,8 +102,17 @@ class ToolSpec:
     aliases: Mapping[str, str] = field(default_factory=dict)
 
 
+class VerifiedToken(AccessToken):
+    """The SDK's access token, with the token record this request was verified against
+    (so the call's scope needs no second lookup)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    record: Token | None = PydanticField(default=None, exclude=True)
+
+
 class StoreTokenVerifier(TokenVerifier):
-    """Bearer tokens checked against the token store on every HTTP request."""
+    """Bearer tokens checked against the token store on every HTTP request (in a worker
+    thread: the query must not hold up the event loop, which serves every session)."""
 
     def __init__(self, store: TokenStore) -> None:
         self.store = store
@@ -113,11 +126,12 @@ class StoreTokenVerifier(TokenVerifier):
         if record is None:
             self._verified.pop(hash_secret(token), None)
             return None
-        access = AccessToken(
+        access = VerifiedToken(
             token=record.sha256,  # the secret itself is never kept past this point
             client_id=record.name,
             scopes=["write"] if record.write else ["read"],
             expires_at=int(record.expires.timestamp()) if record.expires else None,
+            record=record,
         )
         self._verified[record.sha256] = (time.monotonic(), access)
         return access
@@ -171,6 +185,7 @@ class MemoryServer(MCPServer[Any]):
         self.services = services
         self.tokens = tokens
         self.audit = audit
+        self._audit_writer = AuditWriter(audit) if audit is not None else None
         self.fixed_scope = fixed_scope
         self._fixed_secret = fixed_secret
         self._specs: dict[str, ToolSpec] = {}
@@ -210,6 +225,11 @@ class MemoryServer(MCPServer[Any]):
 
         return decorator
 
+    def close(self) -> None:
+        """Write the audit rows still waiting (the server is stopping)."""
+        if self._audit_writer is not None:
+            self._audit_writer.close()
+
     def spec(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
 
@@ -242,8 +262,11 @@ class MemoryServer(MCPServer[Any]):
         access = get_access_token()
         if access is None or self.tokens is None:
             raise ScopeError("no token on this request", "send Authorization: Bearer <token>")
-        # Looked up fresh (one indexed query): a token revoked mid-session stops here.
-        record = self.tokens.get(access.client_id)
+        # Every MCP call is its own HTTP request, verified against the store just now
+        # (StoreTokenVerifier): a token revoked mid-session stops at its next call.
+        record = access.record if isinstance(access, VerifiedToken) else None
+        if record is None:
+            record = self.tokens.get(access.client_id)
         if not record.is_active():
             raise ScopeError(f"token {record.name!r} is {record.status()}", "ask for a new token")
         return Scope.of_token(record)
@@ -319,10 +342,10 @@ class MemoryServer(MCPServer[Any]):
             outcome = "error:internal"
             raise
         finally:
-            if self.audit is not None:
+            if self._audit_writer is not None:
                 elapsed = (time.perf_counter() - started) * 1000
-                try:
-                    self.audit.record(caller, name, arguments, outcome, elapsed)
+                try:  # written with the concurrent calls' rows, off the event loop
+                    await self._audit_writer.record(caller, name, arguments, outcome, elapsed)
                 except DatabaseUnavailable as exc:
                     logger.warning("could not write the audit log: %s", exc.message)
                 except StoreError:
@@ -603,6 +626,7 @@ def create_http_app(
             async with manager.run():
                 yield
         finally:
+            await anyio.to_thread.run_sync(server.close)
             await anyio.to_thread.run_sync(server.services.close)
 
     sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
@@ -705,4 +729,5 @@ async def serve_stdio(server: MemoryServer) -> None:
                 )
             tg.cancel_scope.cancel()
     finally:
+        await anyio.to_thread.run_sync(server.close)
         await anyio.to_thread.run_sync(server.services.close)

@@ -271,7 +271,7 @@ class TokenStore:
 
 def _fetch(db: Database, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     try:
-        with db.connection() as conn:
+        with db.reading() as conn:
             return conn.execute(query, params).fetchall()
     except psycopg.Error as exc:
         raise _store_error("read or update the tokens", exc) from exc

@@ -1,0 +1,253 @@
+"""What the MCP layer costs, against floors measured in the same run on the same machine.
+
+Two servers over one copy of example_kb (hash embedder, its embedded PostgreSQL, 200
+seeded pages):
+
+- ``memserver serve`` (Streamable HTTP, subprocess): ``kb_get_page`` over MCP, each
+  client its own session, as the agents call it;
+- the *floor* (this script with ``--serve-floor``, subprocess, uvicorn with the same
+  settings): a bare Starlette app with ``GET /page?id=`` doing what the tool does
+  without MCP (``KnowledgeBase.get_page`` and the page as JSON) and ``GET /empty``
+  (a constant JSON object: HTTP alone).
+
+Measured: throughput of ``--clients`` concurrent clients for ``--duration`` seconds
+each (MCP, floor page, floor empty, in that order), the p50 of one client's sequential
+round trips (``--single`` seconds), and the CPU milliseconds per request of the server
+process and of this (client) process, which other load on the machine disturbs less.
+The ratios are what count: the machine's load at that moment hits both sides of each.
+
+    .venv/bin/python bench/bench_mcp_overhead.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import anyio  # noqa: E402
+import httpx2  # noqa: E402
+import psutil  # noqa: E402
+
+from bench.common import create_token, free_port, percentile, stop_process, wait_ready  # noqa: E402
+from bench.load_mcp import FOLDERS, seed  # noqa: E402
+from memserver.clients.mcp import open_http  # noqa: E402
+
+Call = Callable[[], Awaitable[None]]
+
+
+def floor_app(kb_dir: str) -> Any:
+    """The floor: Starlette, the knowledge base read, JSON; nothing else."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from memserver.clients.config import load_settings
+    from memserver.store.knowledge_base import KnowledgeBase
+
+    kb = KnowledgeBase.open(kb_dir, load_settings(os.environ.get("FLOOR_CONFIG")))
+
+    def page(request: Request) -> JSONResponse:
+        stored = kb.get_page(request.query_params["id"])
+        p = stored.page
+        return JSONResponse(
+            {
+                "id": stored.id,
+                "folder": stored.folder,
+                "slug": stored.slug,
+                "version": stored.version,
+                "title": p.title,
+                "type": p.type,
+                "effective_date": str(stored.effective_date),
+                "fields": json.loads(json.dumps(dict(p.fields), default=str)),
+                "sections": dict(p.sections),
+                "timeline": [
+                    {"date": e.date.isoformat(), "text": e.text, "source": e.source}
+                    for e in p.timeline
+                ],
+                "markdown": stored.markdown,
+            }
+        )
+
+    async def empty(request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    return Starlette(
+        routes=[Route("/page", page), Route("/empty", empty), Route("/healthz", empty)]
+    )
+
+
+def serve_floor(kb_dir: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(floor_app(kb_dir), host="127.0.0.1", port=port, log_level="warning")
+
+
+async def throughput(make: Callable[[int], Any], clients: int, seconds: float) -> dict[str, Any]:
+    """``clients`` loops of sequential calls for ``seconds``; requests/s and latencies."""
+    latencies: list[float] = []
+    errors = 0
+
+    async def loop(n: int) -> None:
+        nonlocal errors
+        async with make(n) as call:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                began = time.perf_counter()
+                try:
+                    await call()
+                except Exception:  # counted; the run goes on
+                    errors += 1
+                latencies.append(time.perf_counter() - began)
+
+    began = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        for n in range(clients):
+            tg.start_soon(loop, n)
+    elapsed = time.monotonic() - began
+    return {
+        "requests": len(latencies),
+        "requests_per_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(percentile(latencies, 0.5) * 1000, 2),
+        "p95_ms": round(percentile(latencies, 0.95) * 1000, 2),
+        "errors": errors,
+    }
+
+
+class McpCaller:
+    def __init__(self, url: str, secret: str, ids: list[str], n: int) -> None:
+        self.url, self.secret, self.ids = url, secret, ids
+        self.rng = random.Random(n)
+
+    async def __aenter__(self) -> Call:
+        self._session = open_http(self.url, self.secret)
+        memory = await self._session.__aenter__()
+
+        async def call() -> None:
+            result = await memory.call_result("kb_get_page", {"id": self.rng.choice(self.ids)})
+            if result.is_error:
+                raise RuntimeError(str(result.content[0]))
+
+        return call
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._session.__aexit__(None, None, None)
+
+
+class FloorCaller:
+    def __init__(self, base: str, path: str, ids: list[str], n: int) -> None:
+        self.base, self.path, self.ids = base, path, ids
+        self.rng = random.Random(n)
+
+    async def __aenter__(self) -> Call:
+        self._client = httpx2.AsyncClient(base_url=self.base, timeout=30)
+
+        async def call() -> None:
+            params = {"id": self.rng.choice(self.ids)} if self.path == "/page" else None
+            response = await self._client.get(self.path, params=params)
+            response.raise_for_status()
+
+        return call
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._client.aclose()
+
+
+def cpu(pid: int) -> float:
+    """User + system CPU seconds of a process (its threads included)."""
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
+    kb = work / "kb"
+    shutil.copytree(ROOT / "example_kb", kb, ignore=shutil.ignore_patterns(".memserver"))
+    config = work / "config.yaml"
+    config.write_text("embedding:\n  provider: hash\n  dims: 384\n")
+    command = [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "--config", str(config)]
+    writer = create_token(command, "bench-writer", "*", write=True)
+    reader = create_token(command, "bench-reader", ",".join(FOLDERS))
+    port, floor_port = free_port(), free_port()
+    base, floor = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{floor_port}"
+    server = subprocess.Popen([*command, "serve", "--addr", f"127.0.0.1:{port}"])
+    env = {**os.environ, "FLOOR_CONFIG": str(config)}
+    floor_proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve-floor", str(kb), str(floor_port)], env=env
+    )
+    result: dict[str, Any] = {"load_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+    try:
+        wait_ready(base)
+        wait_ready(floor)
+        url = f"{base}/mcp"
+        ids = anyio.run(seed, url, writer, args.pages)
+        kinds: dict[str, Callable[[int], Any]] = {
+            "mcp_kb_get_page": lambda n: McpCaller(url, reader, ids, n),
+            "floor_page": lambda n: FloorCaller(floor, "/page", ids, n),
+            "floor_empty": lambda n: FloorCaller(floor, "/empty", ids, n),
+        }
+        for make in kinds.values():  # warm up each side once
+            anyio.run(throughput, make, 2, 1.0)
+        procs = {"mcp_kb_get_page": server, "floor_page": floor_proc, "floor_empty": floor_proc}
+        for name, make in kinds.items():
+            before = cpu(procs[name].pid), own_cpu()
+            result[name] = anyio.run(throughput, make, args.clients, args.duration)
+            served, client = cpu(procs[name].pid) - before[0], own_cpu() - before[1]
+            n = max(1, result[name]["requests"])
+            result[name]["server_cpu_ms_per_request"] = round(served * 1000 / n, 2)
+            result[name]["client_cpu_ms_per_request"] = round(client * 1000 / n, 2)
+        for name, make in kinds.items():
+            single = anyio.run(throughput, make, 1, args.single)
+            result[name]["single_p50_ms"] = single["p50_ms"]
+    finally:
+        stop_process(server)
+        stop_process(floor_proc)
+        shutil.rmtree(work, ignore_errors=True)
+    mcp, page, empty = (result[k] for k in ("mcp_kb_get_page", "floor_page", "floor_empty"))
+    result["throughput_vs_floor_page"] = round(mcp["requests_per_s"] / page["requests_per_s"], 2)
+    result["throughput_vs_floor_empty"] = round(mcp["requests_per_s"] / empty["requests_per_s"], 2)
+    result["round_trip_vs_floor_page"] = round(mcp["single_p50_ms"] / page["single_p50_ms"], 2)
+    result["round_trip_vs_floor_empty"] = round(mcp["single_p50_ms"] / empty["single_p50_ms"], 2)
+    result["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--duration", type=float, default=15.0, help="seconds per side")
+    parser.add_argument("--single", type=float, default=5.0, help="seconds of one client")
+    parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--serve-floor", nargs=2, metavar=("KB", "PORT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_floor:
+        serve_floor(args.serve_floor[0], int(args.serve_floor[1]))
+        return 0
+    result = measure(args)
+    print(json.dumps(result, indent=2) if args.json else result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
