@@ -13,8 +13,16 @@ Each mode ingests all 28 sources once, then runs a second, no-op pass. Reported 
 source: wall time, time waiting for the model, MCP tool calls, LLM calls and tokens
 (the scripted server counts characters / 4, like a tokenizer would roughly).
 
+``--growth N ...``: how many passages the embedder is given against how many distinct
+texts, as the same story grows: example_kb's notes N times over, copy k with every
+"2026" read as 2026+k (its own meetings and updates, the same people, companies and
+projects, whose pages grow a timeline), ingested with the rules extractor by a server
+whose knowledge base embeds in the background as ``up`` does (a counting hash
+embedder marked ``background``), until every vector is written.
+
     .venv/bin/python bench/bench_ingest.py            # both modes, a table
     .venv/bin/python bench/bench_ingest.py --json --modes llm
+    .venv/bin/python bench/bench_ingest.py --growth 1 4 --json   # 28 and 112 notes
 
 Uses the embedded PostgreSQL under /tmp/memserver-bench, or DATABASE_URL's server when
 set (it must allow CREATE DATABASE).
@@ -32,6 +40,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +49,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
+import numpy as np  # noqa: E402
 import uvicorn  # noqa: E402
 
 from bench.load_mcp import free_port, percentile, wait_ready  # noqa: E402
@@ -96,6 +106,84 @@ async def _ingest(url: str, token: str, llm: LLMServer | None) -> tuple[RunSumma
             client.close()
 
 
+class CountingEmbedder(HashEmbedder):
+    """The hash embedder, counting every passage it is given; ``background`` as up's
+    local model is (new texts are left to the background embedder)."""
+
+    background = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passages: list[str] = []
+        self._count_lock = threading.Lock()
+
+    def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]:
+        with self._count_lock:
+            self.passages.extend(texts)
+        return super().embed_passages(texts)
+
+
+def story_kb(kb_dir: Path, copies: int) -> int:
+    """example_kb's schema and its notes ``copies`` times over (see the module docstring);
+    returns the number of notes."""
+    shutil.copytree(EXAMPLE_KB, kb_dir, ignore=shutil.ignore_patterns(".memserver", "knowledge"))
+    (kb_dir / "manifest.json").unlink(missing_ok=True)
+    notes = sorted((kb_dir / "source").rglob("*.md"))
+    for k in range(1, copies):
+        year = str(2026 + k)
+        for note in notes:
+            rel = note.relative_to(kb_dir / "source").as_posix().replace("2026", year)
+            target = kb_dir / "source" / year / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(note.read_text(encoding="utf-8").replace("2026", year), "utf-8")
+    return len(notes) * copies
+
+
+def run_growth(copies: int, pg: str) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="bench-growth-", dir=SCRATCH))
+    kb_dir = work / "kb"
+    notes = story_kb(kb_dir, copies)
+    name = f"bench_growth_{uuid.uuid4().hex[:10]}"
+    create_database(pg, name)
+    embedder = CountingEmbedder()
+    kb = KnowledgeBase.open(kb_dir, embedder=embedder, database_url=with_database(pg, name))
+    started = getattr(kb, "start_background_embedding", lambda: False)()
+
+    def settled() -> tuple[Any, ...]:
+        background = getattr(kb, "background", None)
+        if started and background is not None:
+            assert background.wait_idle(600), "the background embedder did not finish"
+        with kb.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT (SELECT count(*) FROM chunks), (SELECT count(DISTINCT text) FROM chunks),"
+                " (SELECT count(*) FROM chunks WHERE stale)"
+            ).fetchone()
+        assert rows is not None
+        return tuple(rows)
+
+    try:
+        first, _, wall, rows = serve_and_ingest(kb, kb_dir, None, settled)
+    finally:
+        kb.close()
+        drop_database(pg, name)
+        shutil.rmtree(work, ignore_errors=True)
+    passages = len(embedder.passages)
+    distinct = len(set(embedder.passages))
+    return {
+        "notes": notes,
+        "ingested": first.count("ingested"),
+        "failed": first.count("failed"),
+        "embedded_passages": passages,
+        "distinct_texts": distinct,
+        "ratio": round(passages / max(distinct, 1), 3),
+        "chunk_rows": rows[0],
+        "distinct_chunk_texts": rows[1],
+        "stale_rows_left": rows[2],
+        "background": bool(started),
+        "wall_s": round(wall, 1),
+    }
+
+
 def run_mode(mode: str, pg: str, llm: LLMServer | None) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="bench-ingest-", dir=SCRATCH))
     kb_dir = work / "kb"
@@ -105,32 +193,42 @@ def run_mode(mode: str, pg: str, llm: LLMServer | None) -> dict[str, Any]:
     create_database(pg, name)
     kb = KnowledgeBase.open(kb_dir, embedder=HashEmbedder(), database_url=with_database(pg, name))
     try:
-        token = TokenStore(kb.db).create(f"bench-{uuid.uuid4().hex[:6]}", "*", write=True).secret
-        services = Services(
-            paths=KBPaths.of(kb_dir), kb_opener=lambda: kb, settings=load_settings(env={})
-        )
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        server = build_server(services, tokens=TokenStore(kb.db), audit=AuditLog(kb.db))
-        app = create_http_app(server, host="127.0.0.1", port=port)
-        uv = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-        )
-        thread = threading.Thread(target=uv.run, daemon=True)
-        thread.start()
-        try:
-            wait_ready(base)
-            started = time.perf_counter()
-            first, second = anyio.run(_ingest, f"{base}/mcp", token, llm)
-            wall = time.perf_counter() - started
-        finally:
-            uv.should_exit = True
-            thread.join(timeout=15)
+        first, second, wall, _ = serve_and_ingest(kb, kb_dir, llm)
         return report(mode, first, second, wall)
     finally:
         kb.close()
         drop_database(pg, name)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def serve_and_ingest(
+    kb: KnowledgeBase, kb_dir: Path, llm: LLMServer | None, after: Callable[[], Any] = lambda: None
+) -> tuple[RunSummary, RunSummary, float, Any]:
+    """Serve ``kb`` over HTTP on a free port, run the agent's two passes, then ``after()``
+    while the server (which closes ``kb`` when it stops) still runs."""
+    token = TokenStore(kb.db).create(f"bench-{uuid.uuid4().hex[:6]}", "*", write=True).secret
+    services = Services(
+        paths=KBPaths.of(kb_dir), kb_opener=lambda: kb, settings=load_settings(env={})
+    )
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = build_server(services, tokens=TokenStore(kb.db), audit=AuditLog(kb.db))
+    app = create_http_app(server, host="127.0.0.1", port=port)
+    uv = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    try:
+        wait_ready(base)
+        started = time.perf_counter()
+        first, second = anyio.run(_ingest, f"{base}/mcp", token, llm)
+        wall = time.perf_counter() - started
+        extra = after()
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=15)
+    return first, second, wall, extra
 
 
 def report(mode: str, first: RunSummary, second: RunSummary, wall: float) -> dict[str, Any]:
@@ -182,8 +280,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--modes", nargs="+", default=["llm", "rules"], choices=["llm", "rules"])
     parser.add_argument("--json", action="store_true", help="print JSON results")
+    parser.add_argument(
+        "--growth", type=int, nargs="+", metavar="N", help="embedded passages at N copies"
+    )
     args = parser.parse_args(argv)
     pg, handle = admin_url()
+    if args.growth:
+        try:
+            load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+            grown = [run_growth(n, pg) for n in args.growth]
+        finally:
+            if handle is not None:
+                handle.release()
+        print(json.dumps({"load_start": load, "runs": grown}, indent=2))
+        return 0
     results = []
     try:
         llm = LLMServer()
