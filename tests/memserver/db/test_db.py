@@ -391,3 +391,18 @@ def test_bulk_vectors_drops_the_hnsw_indexes_and_rebuilds_them(database: Databas
             (np.array([1, 0, 0, 0], dtype=np.float32),),
         )
     assert _hnsw_indexes(database) == every
+
+
+def test_reads_run_in_autocommit_and_the_connection_goes_back_as_it_was(
+    database_url: str,
+) -> None:
+    with Database.open(None, database_url, max_size=1) as db:
+        with db.reading() as conn:
+            assert conn.autocommit
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            with conn.transaction():  # an explicit block still works inside
+                conn.execute("CREATE TEMP TABLE t (x int)")
+        with db.connection() as conn:  # the same (only) connection, back to normal
+            assert not conn.autocommit
+            assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)

@@ -161,3 +161,47 @@ def test_cli_audit_filters_and_prints_json(
     assert [e["token"] for e in json.loads(capsys.readouterr().out)["entries"]] == ["old"]
     assert cli.main([*kb, "audit", "--token", "nobody"]) == 0
     assert "no tool calls" in capsys.readouterr().out
+
+
+def test_the_writer_commits_each_calls_row_before_the_call_returns(log: AuditLog) -> None:
+    import anyio
+
+    from memserver.server.audit_writer import AuditWriter
+
+    writer = AuditWriter(log)
+    seen: list[int] = []
+
+    async def call(i: int) -> None:
+        await writer.record(f"c{i % 4}", "kb_get_page", {"id": f"people/p{i}"}, "ok", 1.0)
+        seen.append(len(log.query(token=f"c{i % 4}")))  # its own row is already there
+
+    async def calls() -> None:
+        async with anyio.create_task_group() as tg:
+            for i in range(60):
+                tg.start_soon(call, i)
+
+    try:
+        anyio.run(calls)
+    finally:
+        writer.close()
+    assert len(log.query()) == 60 and len(seen) == 60 and min(seen) >= 1
+    assert {e.token for e in log.query()} == {"c0", "c1", "c2", "c3"}
+
+
+def test_a_failed_batch_reaches_every_waiting_call(database_url: str) -> None:
+    import anyio
+
+    from memserver.server.audit_writer import AuditWriter
+
+    db = Database.open(None, database_url, max_size=1)
+    writer = AuditWriter(AuditLog(db))
+    db.close()  # every write now fails
+
+    async def call() -> None:
+        await writer.record("t", "kb_schema", {}, "ok", 1.0)
+
+    try:
+        with pytest.raises(StoreError):
+            anyio.run(call)
+    finally:
+        writer.close()
