@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_search_latency import NOW, build, queries  # noqa: E402
+from bench_search_latency import NOW, build, kb_arguments, queries  # noqa: E402
 
 from memserver.clients.embed import HashEmbedder  # noqa: E402
 from memserver.search import arms  # noqa: E402
@@ -163,10 +163,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=10_000)
-    parser.add_argument("--root", type=Path, default=Path("/tmp/memserver-latency"))
-    parser.add_argument("--queries", type=int, default=56)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=7)
+    kb_arguments(parser)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = run(args)

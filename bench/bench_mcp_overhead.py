@@ -29,7 +29,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -43,7 +42,14 @@ import anyio  # noqa: E402
 import httpx2  # noqa: E402
 import psutil  # noqa: E402
 
-from bench.common import create_token, free_port, percentile, stop_process, wait_ready  # noqa: E402
+from bench.common import (  # noqa: E402
+    create_token,
+    free_port,
+    hash_kb_copy,
+    percentile,
+    stop_process,
+    wait_ready,
+)
 from bench.load_mcp import FOLDERS, seed  # noqa: E402
 from memserver.clients.mcp import open_http  # noqa: E402
 
@@ -180,12 +186,8 @@ def own_cpu() -> float:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    work = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
-    kb = work / "kb"
-    shutil.copytree(ROOT / "example_kb", kb, ignore=shutil.ignore_patterns(".memserver"))
+    work, kb, command = hash_kb_copy(ROOT, "bench-mcp-")
     config = work / "config.yaml"
-    config.write_text("embedding:\n  provider: hash\n  dims: 384\n")
-    command = [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "--config", str(config)]
     writer = create_token(command, "bench-writer", "*", write=True)
     reader = create_token(command, "bench-reader", ",".join(FOLDERS))
     port, floor_port = free_port(), free_port()

@@ -177,13 +177,19 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+def kb_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the generated knowledge bases live and which questions are asked (shared
+    with bench_keyword_overhead.py)."""
     parser.add_argument("--root", type=Path, default=Path("/tmp/memserver-latency"))
     parser.add_argument("--queries", type=int, default=56)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    kb_arguments(parser)
     parser.add_argument("--build-only", action="store_true")
     args = parser.parse_args(argv)
     results = []

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -26,6 +30,18 @@ def percentile(values: Sequence[float], q: float) -> float:
     k = (len(ordered) - 1) * q
     lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def hash_kb_copy(root: Path, prefix: str) -> tuple[Path, Path, list[str]]:
+    """A temporary copy of example_kb with a config for the hash embedder: (work dir,
+    knowledge base, the ``memserver`` command line for it)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    kb = work / "kb"
+    shutil.copytree(root / "example_kb", kb, ignore=shutil.ignore_patterns(".memserver"))
+    config = work / "config.yaml"
+    config.write_text("embedding:\n  provider: hash\n  dims: 384\n")
+    command = [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "--config", str(config)]
+    return work, kb, command
 
 
 def free_port() -> int:

@@ -23,7 +23,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,7 @@ if str(ROOT) not in sys.path:
 from bench.common import (  # noqa: E402
     create_token,
     free_port,
+    hash_kb_copy,
     percentile,
     stop_process,
     wait_ready,
@@ -143,12 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args(argv)
 
-    work = Path(tempfile.mkdtemp(prefix="load_mcp_"))
-    kb = work / "kb"
-    shutil.copytree(ROOT / "example_kb", kb, ignore=shutil.ignore_patterns(".memserver"))
-    config = work / "config.yaml"
-    config.write_text("embedding:\n  provider: hash\n  dims: 384\n")
-    command = [sys.executable, "-m", "memserver.cli", "--kb", str(kb), "--config", str(config)]
+    work, _, command = hash_kb_copy(ROOT, "load_mcp_")
     writer = create_token(command, "bench-writer", "*", write=True)
     reader = create_token(command, "bench-reader", ",".join(FOLDERS))
     port = free_port()

@@ -19,11 +19,9 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Mapping
-from typing import Any
 
 from memserver.errors import StoreError
-from memserver.server.audit import AuditEntry, AuditLog, make_entry
+from memserver.server.audit import AuditEntry, AuditLog
 
 logger = logging.getLogger(__name__)
 
@@ -41,16 +39,9 @@ class AuditWriter:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
-    async def record(
-        self,
-        token: str,
-        tool: str,
-        arguments: Mapping[str, Any] | None,
-        outcome: str,
-        duration_ms: float,
-    ) -> AuditEntry:
-        """Append one row and wait until it is committed (StoreError if it failed)."""
-        entry = make_entry(token, tool, arguments, outcome, duration_ms)
+    async def record(self, entry: AuditEntry) -> AuditEntry:
+        """Append ``entry`` (``audit.make_entry``) and wait until it is committed
+        (StoreError if it failed)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
         self._start()

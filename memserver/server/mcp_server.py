@@ -60,7 +60,7 @@ from starlette.types import Scope as ASGIScope
 
 from memserver import __version__
 from memserver.errors import DatabaseUnavailable, MemoryError_, ScopeError, StoreError, UserError
-from memserver.server.audit import AuditLog
+from memserver.server.audit import AuditLog, make_entry
 from memserver.server.audit_writer import AuditWriter
 from memserver.server.guard import GuardRules, HostRules, HttpGuard
 from memserver.server.http_serve import server_config
@@ -345,7 +345,8 @@ class MemoryServer(MCPServer[Any]):
             if self._audit_writer is not None:
                 elapsed = (time.perf_counter() - started) * 1000
                 try:  # written with the concurrent calls' rows, off the event loop
-                    await self._audit_writer.record(caller, name, arguments, outcome, elapsed)
+                    entry = make_entry(caller, name, arguments, outcome, elapsed)
+                    await self._audit_writer.record(entry)
                 except DatabaseUnavailable as exc:
                     logger.warning("could not write the audit log: %s", exc.message)
                 except StoreError:

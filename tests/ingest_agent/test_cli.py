@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -113,15 +113,28 @@ def test_the_budget_stops_the_run_before_spending(
     assert set(statuses(small_server).values()) == {"pending"}
 
 
+@pytest.fixture
+def as_text(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str]]:
+    """``as_text(server, *args)``: the CLI without ``--json`` and without a model; its
+    exit status and stdout."""
+
+    def run(server: IngestServer, *args: str) -> tuple[int, str]:
+        monkeypatch.setenv("MEMORY_TOKEN", server.write_token)
+        monkeypatch.delenv("LLM_BASE_URL", raising=False)
+        capsys.readouterr()
+        status = main(["--url", server.url, *args])
+        return status, capsys.readouterr().out
+
+    return run
+
+
 def test_dry_run_prints_pages_and_writes_nothing(
-    small_server: IngestServer,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    small_server: IngestServer, as_text: Callable[..., tuple[int, str]]
 ) -> None:
-    monkeypatch.setenv("MEMORY_TOKEN", small_server.write_token)
-    monkeypatch.delenv("LLM_BASE_URL", raising=False)
-    assert main(["--url", small_server.url, "--dry-run"]) == 0
-    out = capsys.readouterr().out
+    status, out = as_text(small_server, "--dry-run")
+    assert status == 0
     assert "=== meetings/2026-09-01-sync-a\n---\ntitle: Sync a" in out
     assert out.count("=== people/alice-chen") == 4  # the same page, growing per source
     assert "4 ingested" not in out and "0 ingested" in out
@@ -130,14 +143,11 @@ def test_dry_run_prints_pages_and_writes_nothing(
 
 
 def test_each_note_gets_its_line_as_it_finishes_then_the_totals(
-    small_server: IngestServer,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    small_server: IngestServer, as_text: Callable[..., tuple[int, str]]
 ) -> None:
-    monkeypatch.setenv("MEMORY_TOKEN", small_server.write_token)
-    monkeypatch.delenv("LLM_BASE_URL", raising=False)
-    assert main(["--url", small_server.url]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    status, out = as_text(small_server)
+    assert status == 0
+    lines = out.splitlines()
     notes = [line.split() for line in lines[:-1]]
     assert [(n[0], n[1], n[2]) for n in notes] == [
         ("ingested", f"{i}/4", f"{name}.md") for i, name in enumerate("abcd", start=1)

@@ -12,7 +12,7 @@ import pytest
 
 from memserver.db.database import Database
 from memserver.errors import StoreError
-from memserver.server.audit import AuditLog, UseWindow, digest_arguments
+from memserver.server.audit import AuditLog, UseWindow, digest_arguments, make_entry
 from memserver.server.tokens import TokenStore
 
 T0 = dt.datetime(2026, 9, 20, 12, 0, tzinfo=dt.UTC)
@@ -172,7 +172,7 @@ def test_the_writer_commits_each_calls_row_before_the_call_returns(log: AuditLog
     seen: list[int] = []
 
     async def call(i: int) -> None:
-        await writer.record(f"c{i % 4}", "kb_get_page", {"id": f"people/p{i}"}, "ok", 1.0)
+        await writer.record(make_entry(f"c{i % 4}", "kb_get_page", {"id": f"p{i}"}, "ok", 1.0))
         seen.append(len(log.query(token=f"c{i % 4}")))  # its own row is already there
 
     async def calls() -> None:
@@ -198,7 +198,7 @@ def test_a_failed_batch_reaches_every_waiting_call(database_url: str) -> None:
     db.close()  # every write now fails
 
     async def call() -> None:
-        await writer.record("t", "kb_schema", {}, "ok", 1.0)
+        await writer.record(make_entry("t", "kb_schema", {}, "ok", 1.0))
 
     try:
         with pytest.raises(StoreError):
