@@ -28,7 +28,9 @@ The background embedder
     not wait for passage batches (``LocalEmbedder``), keep the CPU when both want it.
     ``embed`` runs other ingest-side passages (the ingest agent's ``kb_route``) on a
     second thread at the same low priority and waits for them: a question asked during
-    ingest never queues behind a batch, nor shares the CPU evenly with ingest work.
+    ingest never queues behind a batch, nor shares the CPU evenly with ingest work. The
+    filler starts no batch while such a call runs (the agent waits for it; the stale
+    rows can wait), so between batches the ingest path comes first.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from memserver.index.indexer import EMBED_BATCH, embed_texts, text_hash
 logger = logging.getLogger(__name__)
 
 EMBEDDING_PENDING = "embedding_pending"
-FILL_BATCH = 32  # distinct texts per fill: one short transaction, a few model calls
+FILL_BATCH = 16  # distinct texts per fill: one short transaction, two model calls
 POLL_SECONDS = 30.0  # the idle worker looks for stale rows written by other processes
 RETRY_SECONDS = 30.0  # after the embedder or the database failed
 NICE = 10
@@ -217,6 +219,8 @@ class BackgroundEmbedder:
         self._lane = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="low-priority-embed", initializer=_lower_priority
         )
+        self._waiting = 0  # embed() calls in flight: the filler lets them go first
+        self._lane_free = threading.Condition(self._lock)
 
     def start(self) -> BackgroundEmbedder:
         self._thread.start()
@@ -242,15 +246,22 @@ class BackgroundEmbedder:
     def embed(self, texts: Sequence[str], timeout: float = EMBED_TIMEOUT) -> list[np.ndarray]:
         """``embedder.embed_passages(texts)`` at the background's low CPU priority,
         waited for (at most ``timeout`` seconds); EmbeddingError passes up."""
-        future = self._lane.submit(self.embedder.embed_passages, list(texts))
+        with self._lock:
+            self._waiting += 1
         try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise EmbeddingError(
-                f"the embedder did not answer within {timeout:.0f}s (low-priority lane)",
-                "the machine is overloaded; try again later",
-            ) from None
+            future = self._lane.submit(self.embedder.embed_passages, list(texts))
+            try:
+                return future.result(timeout)
+            except concurrent.futures.TimeoutError:
+                future.cancel()
+                raise EmbeddingError(
+                    f"the embedder did not answer within {timeout:.0f}s (low-priority lane)",
+                    "the machine is overloaded; try again later",
+                ) from None
+        finally:
+            with self._lock:
+                self._waiting -= 1
+                self._lane_free.notify_all()
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until nothing is stale (True) or ``timeout`` seconds pass (False)."""
@@ -268,6 +279,8 @@ class BackgroundEmbedder:
         _lower_priority()
         while not self._stop.is_set():
             with self._lock:
+                while self._waiting and not self._stop.is_set():  # bounded: re-checked
+                    self._lane_free.wait(1.0)
                 generation = self._generation
             try:
                 fill = fill_stale(self.db, self.embedder, self.batch)
