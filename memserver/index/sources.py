@@ -81,7 +81,7 @@ def index_sources(
     unless ``entries`` are given). ``on_progress(n)`` is told of every n sources handled."""
     if entries is None:
         entries = manifest.scan().entries if paths.source.is_dir() else ()
-    with db.connection() as conn:
+    with db.reading() as conn:
         rows = conn.execute("SELECT path, hash, status, doc_date FROM source_docs").fetchall()
     indexed = {path: digest for path, digest, _, _ in rows}
     recorded = {path: (status, day) for path, _, status, day in rows}

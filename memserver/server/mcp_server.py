@@ -398,6 +398,8 @@ class MemoryServer(MCPServer[Any]):
         """A ToolError from the SDK or a tool, rewritten for the model (and classified)."""
         cause = exc.__cause__
         if isinstance(cause, MemoryToolError):
+            if cause.kind == "unavailable":  # about the server, not this call: said as is,
+                return cause  # whether the token check or the tool met the outage
             return MemoryToolError(f"{name}: {cause}", cause.kind)
         if isinstance(exc, MemoryToolError):
             return exc
