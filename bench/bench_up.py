@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import queue
+import secrets
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,9 @@ _FOREIGN = (
 )
 
 
+AGENT_KEY = secrets.token_urlsafe(24)
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -77,9 +81,14 @@ def pump(stream: IO[str], lines: queue.Queue[tuple[float, str | None]]) -> None:
     lines.put((time.monotonic(), None))
 
 
+def agent_client() -> httpx2.Client:
+    """A client of the read agent, with the API key this run gave it."""
+    return httpx2.Client(timeout=120, headers={"Authorization": f"Bearer {AGENT_KEY}"})
+
+
 def ask_loop(url: str, stop: threading.Event, gap: float, out: list[float]) -> None:
     """Ask QUESTIONS in turn until ``stop``; ``out`` gets each answer's seconds."""
-    with httpx2.Client(timeout=120) as client:
+    with agent_client() as client:
         i = 0
         while not stop.is_set():
             began = time.perf_counter()
@@ -94,7 +103,7 @@ def ask_loop(url: str, stop: threading.Event, gap: float, out: list[float]) -> N
 
 def ask_n(url: str, n: int, gap: float) -> list[float]:
     out: list[float] = []
-    with httpx2.Client(timeout=120) as client:
+    with agent_client() as client:
         for i in range(n):
             began = time.perf_counter()
             response = client.post(
@@ -167,6 +176,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         argv += ["--embedder", args.embedder]
     env = {k: v for k, v in os.environ.items() if k not in _FOREIGN}
     env["PYTHONUNBUFFERED"] = "1"
+    env["READ_AGENT_API_KEY"] = AGENT_KEY
     result: dict[str, Any] = {"load_start": load(), "embedder": args.embedder or "local"}
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
