@@ -35,7 +35,7 @@ def example(tmp_path_factory: pytest.TempPathFactory, pg_url: str) -> Iterator[I
             async with open_http(server.url, server.write_token, timeout=60) as session:
                 memory = Memory(session)
                 agent = IngestAgent(memory, await memory.start())
-                summary = await agent.run(show_progress=False)
+                summary = await agent.run()
                 assert summary.count("ingested") == 28, summary.as_dict()
 
         anyio.run(run)
