@@ -6,7 +6,7 @@ Windows and macOS and OpenSSL's default paths (honouring ``SSL_CERT_FILE``) on L
 where truststore re-adds verify paths per handshake on OpenSSL < 3.4.
 
 A missing or unreadable CA file raises ConfigError naming the integration, at client
-construction (that is, at startup). Disabling verification logs one warning per
+construction (that is, at startup). Contexts are made once per setting and shared. Disabling verification logs one warning per
 integration. A TLS failure during a request is re-raised as an ``httpx2.ConnectError``
 whose message names the integration and how to fix it, so every caller (openai, mcp,
 our own) shows a useful error.
@@ -14,6 +14,7 @@ our own) shows a useful error.
 
 from __future__ import annotations
 
+import functools
 import logging
 import ssl
 import threading
@@ -32,17 +33,27 @@ _warned_lock = threading.Lock()
 
 
 def ssl_context(endpoint: EndpointSettings) -> ssl.SSLContext:
-    """The SSL context for ``endpoint``: system roots + ``tls.ca_file``, or no verification."""
+    """The SSL context for ``endpoint``: system roots + ``tls.ca_file``, or no verification.
+
+    Made once per setting and shared (a context is safe to share between connections):
+    loading the system roots costs ~50 ms, and the read agent opens a client per
+    question. A changed CA file is read at the next start."""
     tls = endpoint.tls
     if tls.insecure_skip_verify:
         _warn_insecure(endpoint)
+    return _shared_context(tls.insecure_skip_verify, tls.ca_file, endpoint.name)
+
+
+@functools.lru_cache(maxsize=32)
+def _shared_context(insecure: bool, ca_file: str | None, name: str) -> ssl.SSLContext:
+    if insecure:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
         return ctx
     ctx = httpx2.create_ssl_context()
-    if tls.ca_file:
-        _load_ca(ctx, endpoint.name, Path(tls.ca_file))
+    if ca_file:
+        _load_ca(ctx, name, Path(ca_file))  # raises, so a bad file is never cached
     return ctx
 
 

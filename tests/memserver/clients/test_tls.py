@@ -15,7 +15,7 @@ import trustme
 from memserver.clients.config import EndpointSettings, TLSSettings
 from memserver.clients.laya import LayaClient, NoulQuestion
 from memserver.clients.llm import LLMClient
-from memserver.clients.tls import async_http_client, http_client
+from memserver.clients.tls import async_http_client, http_client, ssl_context
 from memserver.errors import ConfigError, LayaError, LLMError
 from tests.fixtures.llm_server import LayaServer, LLMServer, serve_app
 
@@ -137,6 +137,26 @@ def test_missing_ca_file_fails_at_startup_naming_the_integration(tmp_path: Path)
     )
     with pytest.raises(ConfigError, match=r"^rerank: ca_file .*absent\.pem not found"):
         http_client(endpoint)
+
+
+def test_one_context_serves_every_client_of_a_setting_and_a_bad_file_is_never_kept(
+    tmp_path: Path, https: HTTPSServers
+) -> None:
+    """Clients of one TLS setting share a context (the read agent opens one per
+    question); a CA file that is missing fails every time, and once it is there it works."""
+    trusted = llm_endpoint(https.llm, TLSSettings(ca_file=str(https.ca_file)))
+    assert ssl_context(trusted) is ssl_context(trusted)
+    assert ssl_context(trusted) is not ssl_context(llm_endpoint(https.llm, TLSSettings()))
+    later = tmp_path / "later.pem"
+    endpoint = llm_endpoint(https.llm, TLSSettings(ca_file=str(later)))
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="not found"):
+            ssl_context(endpoint)
+    later.write_bytes(https.ca_file.read_bytes())
+    https.llm.reset()
+    https.llm.enqueue("shared context")
+    with LLMClient(endpoint, max_attempts=1) as llm:
+        assert llm.chat(USER).content == "shared context"
 
 
 def test_invalid_ca_file_fails_naming_the_integration(tmp_path: Path) -> None:

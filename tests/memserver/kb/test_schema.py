@@ -11,7 +11,13 @@ import yaml
 
 from memserver.errors import NotFoundError, SchemaError
 from memserver.kb.layout import KBPaths
-from memserver.kb.schema import FIELD_TYPES, load_schema, meta_schema, parse_schema
+from memserver.kb.schema import (
+    FIELD_TYPES,
+    load_schema,
+    meta_schema,
+    parse_schema,
+    schema_from_view,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -278,3 +284,22 @@ def test_a_name_slot_must_start_or_end_a_link_verb_pattern() -> None:
     message, line, fix = found[f"{where}[0]"]
     assert "{name} must start or end it" in message and line == 23  # the patterns line
     assert '"{name} тайлагнадаг"' in fix
+
+
+def test_a_kb_schema_view_reads_back_as_the_schema_it_was_made_from(example_kb: KBPaths) -> None:
+    """What ``kb_schema`` sends (folders as dicts) is checked and built without YAML, and
+    comes back as the same model; a view the meta-schema refuses names the problem."""
+    schema = load_schema(example_kb.root)
+    view = {
+        "timezone": schema.timezone,
+        "rules": schema.rules,
+        "folders": [f.to_dict() for f in schema.folders],
+        "can_write": False,
+    }
+    back = schema_from_view(view)
+    assert back.timezone == schema.timezone
+    assert back.folders == schema.folders
+    broken = {**view, "folders": [{**view["folders"][0], "fields": "not a list"}]}
+    with pytest.raises(SchemaError) as caught:
+        schema_from_view(broken)
+    assert "fields" in str(caught.value)
