@@ -122,7 +122,12 @@ class FolderSpec:
     def slug_placeholders(self) -> tuple[str, ...]:
         return slug_placeholders(self.slug)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, visible: Callable[[str], bool] | None = None) -> dict[str, Any]:
+        """The folder as data; with ``visible``, without the link fields and link verbs
+        that lead to folders it refuses (their names are not the caller's to learn, and
+        the view must stay a schema the caller can read back)."""
+        hidden = self.hidden_link_fields(visible) if visible is not None else frozenset()
+        verbs = [v for v in self.link_verbs if visible is None or visible(v.to)]
         return {
             "name": self.name,
             "type": self.type,
@@ -131,11 +136,11 @@ class FolderSpec:
             "date_field": self.date_field,
             "recency_halflife_days": self.recency_halflife_days,
             "source_boost": self.source_boost,
-            "fields": [spec.to_dict() for spec in self.fields],
+            "fields": [spec.to_dict() for spec in self.fields if spec.name not in hidden],
             "sections": list(self.sections),
             "timeline": self.timeline,
             "rules": self.rules,
-            "link_verbs": [verb.to_dict() for verb in self.link_verbs],
+            "link_verbs": [verb.to_dict() for verb in verbs],
         }
 
 

@@ -345,7 +345,11 @@ def register(server: ToolHost) -> None:
         return {
             "timezone": schema.timezone,
             "rules": schema.rules,
-            "folders": [f.to_dict() for f in schema.folders if call.scope.allows_folder(f.name)],
+            "folders": [
+                f.to_dict(call.scope.allows_folder)
+                for f in schema.folders
+                if call.scope.allows_folder(f.name)
+            ],
             "can_write": call.scope.write,
             "source_access": call.scope.source,
         }

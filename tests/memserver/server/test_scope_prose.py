@@ -8,6 +8,7 @@ token gets names a folder it cannot see.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from memserver.clients.mcp import MemoryClient
 from memserver.errors import ToolCallError
+from memserver.kb.schema import load_schema, schema_from_view
 from tests.fixtures.server import RunningServer, run_session
 
 run = run_session
@@ -156,3 +158,20 @@ def test_errors_to_a_scoped_token_name_only_its_folders(
     echoed = run(mcp_server, secret, lambda m: m.call_result("kb_put_page", said))
     assert echoed.is_error and "decisions" in echoed.content[0].text  # type: ignore[union-attr]
     assert "companies" not in echoed.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_scoped_schema_names_only_its_folders_and_reads_back_as_a_schema(
+    mcp_server: RunningServer,
+) -> None:
+    """``kb_schema`` for ``people,meetings`` leaves out the link fields and link verbs
+    that lead elsewhere, so it names no other folder, and the agents can read it."""
+    _, secret = mcp_server.token("people,meetings")
+    view = run(mcp_server, secret, lambda m: m.call("kb_schema"))
+    text = json.dumps(view)
+    for other in ('"decisions"', '"companies"', '"projects"'):
+        assert other not in text, other
+    schema = schema_from_view(view)
+    assert [f.name for f in schema.folders] == ["people", "meetings"]
+    full = load_schema(mcp_server.kb_dir)
+    kept = {f.name for f in schema.folder("meetings").fields}
+    assert kept < {f.name for f in full.folder("meetings").fields}  # the company link went
