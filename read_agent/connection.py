@@ -7,9 +7,11 @@ Two ways to connect:
 - with ``--kb DIR``: spawn ``memserver --kb DIR serve --stdio`` for local use, as the
   token in ``MEMORY_TOKEN`` when set, else ``--trusted``.
 
-``AgentPool`` gives an agent per use. Over HTTP each use opens its own short MCP
-session (a restarted memory server costs nothing); a stdio server is spawned once and
-shared, because starting it (and its database) per question would be slow.
+``AgentPool`` gives an agent per use. Over HTTP the sessions are kept open between
+questions and lent one question at a time (``read_agent.sessions``; an agent with its
+tool list and schema stays with its session; the MCP client starts its session again by
+itself when the memory server restarted and no longer knows it). A stdio server is spawned once and shared, because starting it (and its database) per
+question would be slow.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from memserver.clients.mcp import MemoryClient, connect, open_stdio
 from memserver.errors import ConfigError, MemoryError_
 from read_agent.agent import DEFAULT_MAX_STEPS, ReadAgent
 from read_agent.errors import MemoryUnavailableError
+from read_agent.sessions import SessionPool
 
 Connector = Callable[[], AbstractAsyncContextManager[MemoryClient]]
 
@@ -107,6 +110,7 @@ class AgentPool:
         self.budget_tokens = budget_tokens
         self._shared: ReadAgent | None = None
         self._stack: contextlib.AsyncExitStack | None = None
+        self.sessions: SessionPool[ReadAgent] | None = None
 
     def _agent(self, memory: MemoryClient) -> ReadAgent:
         return ReadAgent(
@@ -122,8 +126,14 @@ class AgentPool:
                 self._shared = self._agent(memory)
                 await self._shared.toolset()
             else:
-                async with self.target.connect() as memory:
-                    await memory.list_tools()
+                self.sessions = SessionPool(self.target.connect, self._agent)
+                await self.sessions.start()
+                try:
+                    async with self.sessions.lease() as lease:  # kept for the first question
+                        await lease.value.toolset()
+                except BaseException:
+                    await self.stop()  # the pool's task group is left in this task
+                    raise
 
     def close(self) -> None:
         """Close the model client (after ``stop``; the pool is not used again)."""
@@ -134,6 +144,9 @@ class AgentPool:
         if self._stack is not None:
             stack, self._stack, self._shared = self._stack, None, None
             await stack.aclose()
+        if self.sessions is not None:
+            sessions, self.sessions = self.sessions, None
+            await sessions.stop()
 
     @contextlib.asynccontextmanager
     async def agent(self) -> AsyncIterator[ReadAgent]:
@@ -144,8 +157,10 @@ class AgentPool:
                     raise RuntimeError("AgentPool.start() must run before agent() for stdio")
                 yield self._shared
                 return
-            async with self.target.connect() as memory:
-                yield self._agent(memory)
+            if self.sessions is None:
+                raise RuntimeError("AgentPool.start() must run before agent()")
+            async with self.sessions.lease() as lease:
+                yield lease.value
 
     @contextlib.asynccontextmanager
     async def errors(self) -> AsyncIterator[None]:
