@@ -22,7 +22,10 @@ How a question is read:
    "last" ("last meeting") is an ordering.
 
 Relative dates resolve against the explicit ``now`` (default: the current time), seen
-in the KB timezone: at 23:00 UTC it is already tomorrow in Asia/Ulaanbaatar.
+in the KB timezone: at 23:00 UTC it is already tomorrow in Asia/Ulaanbaatar. A bare
+weekday ("on Sunday", "Ням гарагт") is the latest past one, or the coming one when the
+verb speaks of the future (:func:`verb_tense`). :func:`find_windows` reads every date
+expression of a text (the dates a note mentions, against the note's own date).
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ class TimeQuery:
 class _Ctx:
     now: datetime  # in the KB timezone
     tz: ZoneInfo
+    weekday: int = -1  # a bare weekday ("on Sunday"): -1 the latest past one, 1 the coming one
 
     @property
     def today(self) -> date:
@@ -288,12 +292,16 @@ def _quarter(m: re.Match[str], c: _Ctx) -> Window:
 
 def _en_weekday(m: re.Match[str], c: _Ctx) -> Window:
     rel = _g(m, "rel")
-    return _weekday(c, en.WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else -1)
+    return _weekday(
+        c, en.WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else c.weekday
+    )
 
 
 def _mn_weekday(m: re.Match[str], c: _Ctx) -> Window:
     rel = _g(m, "rel")
-    return _weekday(c, mn.WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else -1)
+    return _weekday(
+        c, mn.WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else c.weekday
+    )
 
 
 def _mn_month(m: re.Match[str]) -> int:
@@ -554,6 +562,42 @@ def reference_time(now: datetime | None, tz: str | ZoneInfo) -> datetime:
     return now.replace(tzinfo=zone_info) if now.tzinfo is None else now.astimezone(zone_info)
 
 
+def verb_tense(text: str) -> int:
+    """-1 when ``text`` speaks of the past ("what did we do on Sunday", "юу болсон бэ"),
+    1 when of the future ("what is she doing on Sunday", "хэзээ уулзах вэ"), 0 when it
+    does not say or says both."""
+    past = any(_re(p).search(text) for p in (en.PAST, mn.PAST))
+    future = any(_re(p).search(text) for p in (en.FUTURE, mn.FUTURE))
+    return -1 if past and not future else 1 if future and not past else 0
+
+
+def _context(text: str, now: datetime | None, zone_info: ZoneInfo) -> _Ctx:
+    """A bare weekday reads by the tense of ``text``: the latest past one unless the
+    verb speaks of the future."""
+    weekday = 1 if verb_tense(text) > 0 else -1
+    return _Ctx(reference_time(now, zone_info), zone_info, weekday)
+
+
+def find_windows(
+    text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC", limit: int = 8
+) -> list[tuple[Window, str]]:
+    """Every date expression of ``text`` read as a window relative to ``now``, with its
+    phrase, in the order the window rules find them (at most ``limit``): the dates a
+    note mentions, read against the note's own date."""
+    zone_info = zone(tz)
+    c = _context(text, now, zone_info)
+    out: list[tuple[Window, str]] = []
+    rest = text
+    while len(out) < limit:
+        found = _find_window(rest, c)
+        if found is None:
+            break
+        window, m = found
+        out.append((window, " ".join(m.group(0).split())))
+        rest = _blank(rest, [m.span()])
+    return out
+
+
 def _find_window(text: str, c: _Ctx) -> tuple[Window, re.Match[str]] | None:
     for rule in _WINDOWS:
         for m in _re(rule.pattern).finditer(text):
@@ -583,7 +627,7 @@ def parse_time(text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC
     aware one is converted to it. Windows are half-open ``[start, end)`` in ``tz``.
     """
     zone_info = zone(tz)
-    c = _Ctx(reference_time(now, zone_info), zone_info)
+    c = _context(text, now, zone_info)
 
     window, phrase, rest = None, None, text
     try:

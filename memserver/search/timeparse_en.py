@@ -51,3 +51,18 @@ NUMERIC_DATE = (
     r"(?<![\w.-])(?:\d{4}[./]\d{1,2}[./]\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{4}"
     r"|\d{1,2}-[a-z]{3,9}-\d{4})(?![\w-])"
 )
+
+# Tense of a question or a sentence (timeparse.verb_tense): past auxiliaries, common
+# irregular pasts and regular "-ed" forms; future auxiliaries and "going (to)".
+_NOT_PAST = "need|feed|seed|speed|bed|red|shed|weed|proceed|exceed|succeed|indeed|breed"
+PAST = (
+    r"\b(?:did|didn['’]t|was|wasn['’]t|were|weren['’]t|had|went|came|got|made|saw|took|met"
+    r"|gave|found|told|said|bought|thought|felt|began|left|won|ran|wrote|ate|drove|sold|spent"
+    r"|paid|built|brought|kept|lost|heard|taught|caught|flew|swam|sang|wore|chose|became"
+    r"|ago|yesterday)\b"
+    rf"|\b(?!(?:{_NOT_PAST})\b)[a-z]{{2,}}ed\b"
+)
+FUTURE = (
+    r"\b(?:will|won['’]t|shall|gonna|going|plans?\s+to|planning|about\s+to|upcoming"
+    r"|tomorrow)\b|['’]ll\b"
+)

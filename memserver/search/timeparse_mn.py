@@ -104,6 +104,15 @@ OLDEST = (
     rf"хамгийн\s+(?:анхны|анх|эхний|эртний){END}|анхны{END}|эхний{END}|(?<![{LETTERS}])анх{END}"
 )
 
+# Tense (timeparse.verb_tense): a past participle or past ending ("болсон", "уулзсан",
+# "ирлээ"); a future ending at the end of the question, or a verbal noun before its
+# question particle ("уулзах вэ").
+PAST = rf"[{LETTERS}]{{2,}}(?:сан|сэн|сон|сөн|жээ|чээ|лаа|лээ|лоо|лөө){END}"
+FUTURE = (
+    rf"[{LETTERS}]{{2,}}(?:на|нэ|но|нө){END}\s*(?:уу|үү|вэ|бэ)?\s*[?.!]?\s*$"
+    rf"|[{LETTERS}]{{2,}}х\s+(?:вэ|бэ|уу|үү){END}"
+)
+
 # Unit words (after lower-casing) -> unit key, checked with startswith, first hit wins.
 UNIT_PREFIXES: tuple[tuple[str, str], ...] = (
     ("долоо", "week"),

@@ -12,7 +12,16 @@ import pytest
 
 from memserver.cli import main
 from memserver.errors import UserError
-from memserver.search.timeparse import NEWEST, NEXT, OLDEST, TimeQuery, Window, parse_time
+from memserver.search.timeparse import (
+    NEWEST,
+    NEXT,
+    OLDEST,
+    TimeQuery,
+    Window,
+    find_windows,
+    parse_time,
+    verb_tense,
+)
 
 TZ = ZoneInfo("Asia/Ulaanbaatar")
 WED = datetime(2026, 9, 16, 10, 0, tzinfo=TZ)  # a Wednesday
@@ -351,3 +360,47 @@ def test_cli_warns_and_uses_utc_when_the_kb_schema_is_invalid(
     captured = capsys.readouterr()
     assert json.loads(captured.out)["timezone"] == "UTC"
     assert "not a valid KB schema" in captured.err and "--tz" in captured.err
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        # WED is Wednesday 2026-09-16: a past verb reads the latest Sunday before now ...
+        ("What did Andrew do on Sunday?", "2026-09-13"),
+        ("Where did they go hiking on Sunday?", "2026-09-13"),
+        ("Ням гарагт юу болсон бэ?", "2026-09-13"),
+        ("Баасан гарагт хэнтэй уулзсан бэ?", "2026-09-11"),
+        # ... a future one the coming Sunday; neither says, the latest past one.
+        ("What type of date is Andrew going on Sunday?", "2026-09-20"),
+        ("Who will he meet on Friday?", "2026-09-18"),
+        ("Ням гарагт хэнтэй уулзах вэ?", "2026-09-20"),
+        ("meetings on Monday", "2026-09-14"),
+        # An explicit relation wins over the tense.
+        ("What did we plan for next Sunday?", "2026-09-20"),
+    ],
+)
+def test_a_bare_weekday_reads_by_the_tense_of_the_question(text: str, start: str) -> None:
+    window = parse_time(text, now=WED, tz=TZ).window
+    assert window is not None
+    assert (window.start.date().isoformat(), (window.end - window.start).days) == (start, 1)
+
+
+def test_verb_tense_in_both_languages() -> None:
+    assert verb_tense("When did Caroline give a speech?") == -1
+    assert verb_tense("She painted a sunrise") == -1
+    assert verb_tense("What is she going to do?") == 1
+    assert verb_tense("I'll call him") == 1
+    assert verb_tense("What do Melanie's kids like?") == 0
+    assert verb_tense("We need more speed") == 0  # not "-ed" forms
+    assert verb_tense("Хэнтэй уулзсан бэ?") == -1
+    assert verb_tense("Хэзээ ирэх вэ?") == 1
+
+
+def test_find_windows_reads_every_date_of_a_text() -> None:
+    noon = datetime(2023, 5, 8, 12, 0, tzinfo=UTC)  # a Monday
+    found = find_windows("In March 2021 we moved, and yesterday we went back.", now=noon)
+    assert [(w.start.date(), w.end.date(), p) for w, p in found] == [
+        (date(2021, 3, 1), date(2021, 4, 1), "In March 2021"),
+        (date(2023, 5, 7), date(2023, 5, 8), "yesterday"),
+    ]
+    assert find_windows("Nothing dated here.", now=noon) == []
