@@ -62,6 +62,7 @@ from memserver.index.indexer import (
     search_indexes_suspended,
     write_pages,
 )
+from memserver.index.source_notes import MentionReader
 from memserver.index.sources import index_sources
 from memserver.kb.layout import KBPaths, name_problem
 from memserver.kb.manifest import Manifest, Status
@@ -421,9 +422,10 @@ def reindex(
     force: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
     defer_embedding: bool = False,
+    mentions: MentionReader | None = None,
 ) -> ReindexReport:
     """See the module docstring. ``on_progress(done, total)`` counts files (pages and
-    sources) handled."""
+    sources) handled; ``mentions`` reads the dates a source's sentences mention."""
     embed = not defer_embedding
     started = time.perf_counter()
     if force:
@@ -463,6 +465,7 @@ def reindex(
             entries=present,
             on_progress=progress,
             defer_embedding=defer_embedding,
+            mentions=mentions,
         )
         if resource:
             record_chunk_format(db, SOURCE_CHUNKS)

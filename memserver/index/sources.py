@@ -25,6 +25,13 @@ from memserver.db.database import Database
 from memserver.errors import EmbeddingError, UserError
 from memserver.index.embedding import EMBEDDING_PENDING, vectors_for
 from memserver.index.indexer import EMBED_BATCH, text_hash
+from memserver.index.source_notes import (
+    MentionReader,
+    NoteRows,
+    note_key,
+    note_rows,
+    write_note_rows,
+)
 from memserver.kb.chunks import source_units
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.layout import KBPaths
@@ -54,6 +61,7 @@ class _Doc:
     hash: str
     title: str
     chunks: list[str] = field(default_factory=list)
+    notes: NoteRows | None = None  # the note-level rows (memserver.index.source_notes)
 
 
 def source_title(rel: str, text: str) -> str:
@@ -76,20 +84,27 @@ def index_sources(
     entries: Sequence[SourceEntry] | None = None,
     on_progress: Callable[[int], None] | None = None,
     defer_embedding: bool = False,
+    mentions: MentionReader | None = None,
 ) -> SourcesReport:
-    """Bring source_docs/source_chunks up to date with ``source/`` (scans the manifest
-    unless ``entries`` are given). ``on_progress(n)`` is told of every n sources handled."""
+    """Bring source_docs/source_chunks (and the note-level rows) up to date with
+    ``source/`` (scans the manifest unless ``entries`` are given). ``on_progress(n)`` is
+    told of every n sources handled; ``mentions`` reads the dates a sentence mentions."""
     if entries is None:
         entries = manifest.scan().entries if paths.source.is_dir() else ()
     with db.reading() as conn:
-        rows = conn.execute("SELECT path, hash, status, doc_date FROM source_docs").fetchall()
-    indexed = {path: digest for path, digest, _, _ in rows}
-    recorded = {path: (status, day) for path, _, status, day in rows}
+        rows = conn.execute(
+            "SELECT path, hash, status, doc_date, note_key FROM source_docs"
+        ).fetchall()
+    indexed = {path: digest for path, digest, _, _, _ in rows}
+    recorded = {path: (status, day) for path, _, status, day, _ in rows}
+    keys = {path: key for path, _, _, _, key in rows}
     present = [e for e in entries if e.status is not Status.REMOVED]
     todo: list[_Doc] = []
+    renote: list[NoteRows] = []  # unchanged notes whose note-level rows are missing or old
     unreadable: list[tuple[str, str]] = []
     for entry in present:
-        if not force and indexed.get(entry.path) == entry.hash:
+        unchanged = not force and indexed.get(entry.path) == entry.hash
+        if unchanged and keys.get(entry.path) == note_key(entry.doc_date, mentions is not None):
             continue
         try:
             text, digest = manifest.read_text(entry.path)
@@ -98,7 +113,12 @@ def index_sources(
             continue
         text = redact_private(text)
         title = source_title(entry.path, text)
-        todo.append(_Doc(entry, digest, title, source_units(text)))
+        units = source_units(text)
+        notes = note_rows(entry.path, title, text, units, entry.doc_date, mentions)
+        if unchanged:
+            renote.append(notes)
+        else:
+            todo.append(_Doc(entry, digest, title, units, notes))
     missing = set(indexed) - {e.path for e in present}
     gone = sorted(missing | ({path for path, _ in unreadable} & set(indexed)))
     unchanged = len(present) - len(todo) - len(unreadable)
@@ -108,12 +128,14 @@ def index_sources(
         for e in present
         if indexed.get(e.path) == e.hash and recorded[e.path] != (e.status.value, e.doc_date)
     ]
-    if gone or moved:
+    if gone or moved or renote:
         with db.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (SOURCE_WRITE_LOCK,))
             if gone:
                 conn.execute("DELETE FROM source_docs WHERE path = ANY(%s)", (gone,))
             _sync_metadata(conn, moved)
+            with conn.cursor() as cur:
+                write_note_rows(cur, renote)
     if on_progress is not None and unchanged:
         on_progress(unchanged + len(unreadable))
     for batch in _batches(todo, EMBED_BATCH):
@@ -214,3 +236,4 @@ def _write_docs(conn: Any, docs: Sequence[_Doc], vectors: Mapping[str, Any] | No
                 " doc_date) VALUES (%s, %s, %s, %s, %s, %s, %s)",
                 rows,
             )
+        write_note_rows(cur, [d.notes for d in docs if d.notes is not None])

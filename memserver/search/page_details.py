@@ -8,6 +8,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memserver.search.source_notes import mentioned_in_window
 from memserver.search.text_query import Conn, window_sql
 from memserver.search.types import SOURCE_PREFIX
 
@@ -23,7 +24,8 @@ class PageInfo:
 def page_info(
     conn: Conn, ids: Sequence[str], start: dt.date | None, end: dt.date | None
 ) -> dict[str, PageInfo]:
-    """Title, folder, effective date of pages, and whether a timeline entry is in the window."""
+    """Title, folder, effective date of pages, and whether a timeline entry is in the
+    window (for a raw source: whether it mentions a date in it)."""
     page_ids = [i for i in ids if not i.startswith(SOURCE_PREFIX)]
     out: dict[str, PageInfo] = {}
     if page_ids:
@@ -47,7 +49,8 @@ def page_info(
             "SELECT path, coalesce(title, path), doc_date FROM source_docs WHERE path = ANY(%s)",
             (paths,),
         ).fetchall()
-        out.update({SOURCE_PREFIX + p: PageInfo(t, "source", d, False) for p, t, d in rows})
+        mention = mentioned_in_window(conn, paths, start, end)
+        out.update({SOURCE_PREFIX + p: PageInfo(t, "source", d, p in mention) for p, t, d in rows})
     return out
 
 

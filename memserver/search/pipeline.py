@@ -50,7 +50,7 @@ from memserver.search import fusion as fz
 from memserver.search import model_steps as search_models
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent, analyze, plan_graph
-from memserver.search.shaping import ArmRun, shape
+from memserver.search.shaping import ArmRun, fill_outside_window, result_limit, shape
 from memserver.search.text_query import TextQuery
 from memserver.search.timeline import timeline_events
 from memserver.search.timeparse import (
@@ -238,7 +238,7 @@ class Searcher:
         text = tq.query or req.question
         vector = self._query_vector(text, degraded) if wants_vector else None
 
-        def shaped(found: ArmRun) -> tuple[list[SearchResult], int]:
+        def shaped(found: ArmRun, tq: TimeQuery = tq) -> tuple[list[SearchResult], int]:
             return shape(
                 conn,
                 self.db,
@@ -280,6 +280,19 @@ class Searcher:
                 if wide[0] and (_grounded(wider) or not results):
                     run, (results, tokens) = wider, wide
                     searched = scope
+            outside = 0
+            limit = result_limit(req, mode)
+            if tq.window is not None and len(results) < limit:
+                # A window is a preference, never a wall: a note written in 2023 tells
+                # what happened in 2021. Fill up from the same search without it.
+                unbounded = replace(tq, window=None, phrase=None)
+                wider = self._run(
+                    conn, req, mode, unbounded, intent, searched, scope, names, vector,
+                    sources, degraded, today=now.date(),
+                )  # fmt: skip
+                results, tokens, outside = fill_outside_window(
+                    results, shaped(wider, unbounded)[0], limit, mode
+                )
         return SearchResponse(
             question=req.question,
             query=tq.query,
@@ -294,6 +307,7 @@ class Searcher:
             took_ms=(time.perf_counter() - began) * 1000,
             arms={name: len(hits) for name, hits in run.arms.items()},
             intent=intent.summary(),
+            outside_window=outside,
         )
 
     def _route(
@@ -414,7 +428,9 @@ class Searcher:
                 conn.rollback()
         if sources:
             found.update(
-                source_arms.search_sources(conn, self.db, text, vector, on, start=start, end=end)
+                source_arms.search_sources(
+                    conn, self.db, text, vector, on, question=req.question, start=start, end=end
+                )
             )
         if mode.expansion and self.llm is not None and allowed is None:
             found |= search_models.expansion_arms(

@@ -9,7 +9,7 @@ of a relation's pages, exact-name pinning, autocut, the mode's result count, sni
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -89,8 +89,7 @@ def shape(
     cands = fz.pin_exact(cands, run.exact)
     if mode.autocut and tq.order is None:
         cands = fz.autocut(cands)
-    limit = max(1, min(int(req.limit), 100)) if req.limit else mode.limit
-    cands = cands[:limit]
+    cands = cands[: result_limit(req, mode)]
     ids = [c.id for c in cands]
     lines = arms.timeline_lines(conn, ids, TextQuery.of(intent), start, end)
     leads = lead_snippets(conn, [c.id for c in cands if not c.snippet])
@@ -118,10 +117,7 @@ def shape(
             )
         )
 
-    def size(r: SearchResult) -> int:
-        return fz.text_tokens(r.title, r.snippet, *(t.text for t in r.timeline)) + 8
-
-    kept, tokens = fz.budget_cut(results, size, mode.budget)
+    kept, tokens = fz.budget_cut(results, result_tokens, mode.budget)
     return kept, tokens
 
 
@@ -130,6 +126,32 @@ def _in(cand: Candidate, start: dt.date | None, end: dt.date | None, folders: An
     if day is None or cand.folder not in folders:
         return False
     return (start is None or day >= start) and (end is None or day < end)
+
+
+OUTSIDE_WINDOW = "outside_window"
+
+
+def result_limit(req: SearchRequest, mode: Mode) -> int:
+    """How many results a response holds at most: the request's limit, else the mode's."""
+    return max(1, min(int(req.limit), 100)) if req.limit else mode.limit
+
+
+def result_tokens(result: SearchResult) -> int:
+    return fz.text_tokens(result.title, result.snippet, *(t.text for t in result.timeline)) + 8
+
+
+def fill_outside_window(
+    inside: list[SearchResult], wider: list[SearchResult], limit: int, mode: Mode
+) -> tuple[list[SearchResult], int, int]:
+    """A windowed search's results, then those of the same search without the window
+    that it lacks (label ``outside_window``), up to ``limit`` and the mode's budget:
+    ``(results, tokens, how many were filled)``."""
+    seen = {r.id for r in inside}
+    extra = [replace(r, labels=(*r.labels, OUTSIDE_WINDOW)) for r in wider if r.id not in seen][
+        : max(0, limit - len(inside))
+    ]
+    kept, tokens = fz.budget_cut([*inside, *extra], result_tokens, mode.budget)
+    return kept, tokens, max(0, len(kept) - len(inside))
 
 
 def visible_snippet(schema: Schema, cand: Candidate, snippet: str, req: SearchRequest) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,8 @@ from memserver.db.database import Database
 from memserver.db.vectors import vector_scan
 from memserver.search.arms import MATCH_CAP, POOL
 from memserver.search.fusion import Hit
-from memserver.search.text_query import Conn, TextQuery, best_per_key, staged, window_sql
+from memserver.search.source_notes import note_keyword, source_window_sql, window_params
+from memserver.search.text_query import Conn, TextQuery, best_per_key, staged
 from memserver.search.types import SOURCE_PREFIX
 
 # A name (TextQuery.naming) at most this many source chunks hold picks its notes (a
@@ -124,11 +125,11 @@ def source_keyword(
             f"SELECT path, text, doc_date, {ranking.rank} AS r, {ranking.matched} AS m FROM ("
             f" SELECT s.path, s.text, s.doc_date, s.ordinal, s.tsv FROM source_chunks s"
             f" WHERE s.tsv @@ ({match})"
-            + window_sql(start, end, "s.doc_date")
+            + source_window_sql(start, end, "s.path", "s.doc_date")
             + " LIMIT %(cap)s) m ORDER BY r DESC, path, ordinal LIMIT %(pool)s"
         )
 
-    params.update({"start": start, "end": end, "pool": limit * 4})
+    params.update({**window_params(start, end), "pool": limit * 4})
     rows = staged(conn, query, build, params, limit)
     holders: set[str] = set()
     if params["rare_terms"]:
@@ -210,12 +211,12 @@ def nearest_sentences(
         "WITH c AS MATERIALIZED ("
         f" SELECT path, text, doc_date, embedding, {distance} AS d FROM source_chunks"
         " WHERE embedding IS NOT NULL"
-        + window_sql(start, end, "doc_date")
+        + source_window_sql(start, end, "source_chunks.path", "doc_date")
         + f" ORDER BY {distance}"
         " LIMIT %(pool)s) SELECT path, text, doc_date, d, embedding FROM c ORDER BY d, path"
     )
     pool = limit * SENTENCES_PER_FILE
-    params = {"q": query_vector, "start": start, "end": end, "pool": pool}
+    params = {"q": query_vector, **window_params(start, end), "pool": pool}
     with vector_scan(conn, ef_search=max(SOURCE_EF_SEARCH, pool), max_scan_tuples=40_000):
         # Binary: 300 vectors read as text cost ~30 ms to parse, as binary ~5.
         rows = conn.execute(sql, params, binary=True).fetchall()
@@ -356,17 +357,31 @@ def search_sources(
     vector: np.ndarray | None,
     on: Callable[[str], bool],
     *,
+    question: str = "",
     start: dt.date | None = None,
     end: dt.date | None = None,
 ) -> dict[str, list[Hit]]:
-    """The source arms ``on(arm)`` allows (the vector arm only with a query vector).
+    """The source arms ``on(arm)`` allows (the vector arm only with a query vector; the
+    note arm, BM25 over whole notes, with the words of ``question``).
 
-    With both, each weighs in on every file either found: a file one arm found beyond the
-    other's pool gets the other arm's score too (its closest sentence's cosine, its best
-    sentence's text rank), ranked after that arm's own hits. Without it such a file would
-    lack the other arm's evidence altogether, and a file only the keyword arm found would
-    even escape the cosine blend of the fusion."""
+    With both sentence arms, each weighs in on every file either found: a file one arm
+    found beyond the other's pool gets the other arm's score too (its closest sentence's
+    cosine, its best sentence's text rank), ranked after that arm's own hits. Without it
+    such a file would lack the other arm's evidence altogether, and a file only the
+    keyword arm found would even escape the cosine blend of the fusion."""
     found: dict[str, list[Hit]] = {}
+    if on("source_note") and question:
+        notes = note_keyword(conn, question, start=start, end=end)
+        # A note's snippet is its sentence holding most of the question's rare words.
+        best = {
+            h.id: h
+            for h in source_text_ranks(
+                conn, text, [n.id.removeprefix(SOURCE_PREFIX) for n in notes]
+            )
+        }
+        found["source_note"] = [
+            replace(n, snippet=best[n.id].snippet) if n.id in best else n for n in notes
+        ]
     if on("source_keyword"):
         found["source_keyword"] = source_keyword(conn, text, start=start, end=end)
     near = None
@@ -384,5 +399,6 @@ def search_sources(
     found["source_vector"] = nearest + source_cosines(
         conn, db, vector, beyond(keyword, nearest), near
     )
+
     found["source_keyword"] = keyword + source_text_ranks(conn, text, beyond(nearest, keyword))
     return found

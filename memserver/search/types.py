@@ -109,6 +109,9 @@ class SearchResponse:
     # How the question was read: kind, topical terms, identifiers, the folders it names
     # and a typed relation ("reports_to"), so a client can answer from the results.
     intent: Mapping[str, Any] = field(default_factory=dict)
+    # Results filled in from the search without its window, after the ones inside it,
+    # because fewer than the mode's results were inside (each labelled outside_window).
+    outside_window: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +125,7 @@ class SearchResponse:
             "degraded": list(self.degraded),
             "results": [r.to_dict() for r in self.results],
             "tokens": self.tokens,
+            "outside_window": self.outside_window,
             "arms": dict(self.arms),
             "took_ms": round(self.took_ms, 1),
             "intent": dict(self.intent),

@@ -28,6 +28,7 @@ BASE_WEIGHTS: Mapping[str, float] = {
     "graph_augment": 0.3,
     "source_keyword": 1.0,
     "source_vector": 1.0,
+    "source_note": 2.0,
 }
 
 

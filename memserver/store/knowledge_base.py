@@ -75,6 +75,7 @@ from memserver.kb.layout import KBPaths, check_name, write_atomic
 from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES, Manifest, SourceEntry
 from memserver.kb.page import Page, check_page, page_slug, parse_page, render_page
 from memserver.kb.schema import Schema, load_schema
+from memserver.search.source_notes import mention_reader
 from memserver.store.records import (
     ConflictRecord,
     PageSummary,
@@ -557,6 +558,7 @@ class KnowledgeBase:
             force=force,
             on_progress=on_progress,
             defer_embedding=defer,
+            mentions=mention_reader(self.schema.tz),
         )
         if EMBEDDING_PENDING in report.degraded:
             self._embedding_left()
@@ -574,6 +576,7 @@ class KnowledgeBase:
                 self.embedder,
                 entries=entries,
                 defer_embedding=self.defers_embedding,
+                mentions=mention_reader(self.schema.tz),
             )
         if EMBEDDING_PENDING in report.degraded:
             self._embedding_left()

@@ -83,6 +83,7 @@ class QueryView(TypedDict):
     degraded: list[str]
     results: list[ResultView]
     tokens: int
+    outside_window: int
     arms: dict[str, int]
     took_ms: float
     intent: dict[str, Any]

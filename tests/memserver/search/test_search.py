@@ -19,6 +19,7 @@ from memserver.errors import NotFoundError, UserError
 from memserver.routing.router import Router
 from memserver.search import source_arms
 from memserver.search.pipeline import Searcher, SearchRequest, SearchResponse
+from memserver.search.shaping import OUTSIDE_WINDOW as OUTSIDE
 from tests.fixtures.llm_server import HTTPError, LayaServer, LLMServer
 from tests.memserver.search.search_pages import NOW, PUBLIC, World, search_world
 
@@ -407,3 +408,19 @@ def test_tokenmax_searches_the_raw_sources_with_the_rewrites_too(
     assert "keyword_x1" in denied.arms
     assert not any(arm.startswith("source_") for arm in denied.arms)
     llm.close()
+
+
+def test_a_window_ranks_pages_inside_it_first_and_fills_in_the_rest(
+    search_world: World,
+) -> None:
+    response = ask(search_world, "Globex go-live checklist on 2026-09-15")
+    labels = [OUTSIDE in r.labels for r in response.results]
+    assert response.results[0].id == search_world.id("Globex weekly check-in")  # that day
+    assert not labels[0] and any(labels)
+    assert labels == sorted(labels)  # every page inside the window before any outside it
+    assert response.outside_window == sum(labels)
+    outside = [r for r in response.results if OUTSIDE in r.labels]
+    assert all(r.date != "2026-09-15" for r in outside)
+    # Nothing at all inside: the search is not empty, and says where its results are from.
+    empty = ask(search_world, "Globex go-live checklist in March 2025")
+    assert empty.results and empty.outside_window == len(empty.results)

@@ -1,0 +1,207 @@
+"""Raw sources as whole notes: the note-level keyword arm, and a window that also matches
+the dates a note mentions (the rows of ``memserver.index.source_notes``).
+
+* :func:`note_keyword` ranks whole notes by BM25 (Okapi, k1 1.2, b 0.75, idf
+  ``ln(1 + (N - df + 0.5) / (df + 0.5))``) over their lightly stemmed words, date and
+  speakers included: a note that answers with several moderately matching turns, which
+  the sentence arms score by its best sentence alone. A note's vote in the fusion is its
+  score over the best note's (``Hit.share``), times how much of the question's words the
+  notes use at all (GATE_POWER).
+* :func:`source_window_sql`: a note is inside a window when its date is, or when one of
+  its sentences mentions a date inside it (a mention no longer than the window, or than a
+  week: "this year" says little about "on March 3").
+* :func:`mention_reader`: the :data:`~memserver.index.source_notes.MentionReader` the
+  index uses, reading a sentence with :func:`memserver.search.timeparse.find_windows`
+  against noon of the note's date (a bare weekday by the sentence's tense).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from memserver.index.source_notes import MentionReader, light_stem, words_of
+from memserver.kb.words import STOPWORDS, mn_stems
+from memserver.search.arms import POOL
+from memserver.search.fusion import Hit
+from memserver.search.text_query import Conn
+from memserver.search.timeparse import find_windows, zone
+from memserver.search.types import SOURCE_PREFIX
+
+K1, B = 1.2, 0.75
+# The arm's votes are scaled by the largest part of the question's rarity that one note
+# holds, to this power (_held_share), a word no note holds counting ABSENT_WEIGHT times
+# its rarity: a question put in other words than the notes' (a paraphrase) leaves the
+# note arm little to say. On bench/eval_sources.py's paraphrases the note arm alone finds
+# 3 of 17 in its first five, and unscaled its votes cost the hybrid recall@5 0.98 -> 0.88;
+# scaled so, the hybrid is where it was without the arm (0.72 / 0.98 / 0.83), and
+# LoCoMo's sessions are found ahead of BM25 and of vectors alone (bench/RESULTS.md).
+GATE_POWER = 3
+ABSENT_WEIGHT = 3.0
+MENTION_MIN_DAYS = 7  # a mention up to a week long counts inside any window it overlaps
+MENTION_MAX_DAYS = 366
+# Cheap test before the date grammar runs on a sentence: a digit, a month or weekday
+# name, or a word of relative time (English, Mongolian).
+_HINT = re.compile(
+    r"\d|yesterday|today|tonight|tomorrow|week|month|year|ago|last|next|day|"
+    r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"
+    r"mon|tue|wed|thu|fri|sat|sun|"
+    r"өчигд|уржигд|өнөөд|маргааш|хоног|сар|жил|гараг|гариг|ноднин|өмнө",
+    re.IGNORECASE,
+)
+
+
+def mention_reader(tz: str | ZoneInfo) -> MentionReader:
+    """Reads the dates a sentence mentions, against its note's date, in ``tz``."""
+    zone_info = zone(tz)
+
+    def read(sentence: str, day: dt.date) -> list[tuple[dt.date, dt.date]]:
+        if not _HINT.search(sentence):
+            return []
+        noon = dt.datetime.combine(day, dt.time(12), tzinfo=zone_info)
+        out = []
+        for window, _ in find_windows(sentence, now=noon, tz=zone_info):
+            if window.open_start or window.open_end:
+                continue
+            start, end = window.start.date(), window.end.date()
+            if window.end.time() != dt.time():
+                end += dt.timedelta(days=1)
+            if start < end and (end - start).days <= MENTION_MAX_DAYS:
+                out.append((start, end))
+        return out
+
+    return read
+
+
+def window_params(start: dt.date | None, end: dt.date | None) -> dict[str, Any]:
+    """The parameters :func:`source_window_sql` reads."""
+    days = (end - start).days if start is not None and end is not None else MENTION_MAX_DAYS
+    return {"start": start, "end": end, "mention_days": max(MENTION_MIN_DAYS, days)}
+
+
+def source_window_sql(start: dt.date | None, end: dt.date | None, path: str, date: str) -> str:
+    """`` AND`` a source (its ``path`` and ``date`` columns) is inside the window: dated in
+    it, or mentioning a date in it. Empty without a window."""
+    if start is None and end is None:
+        return ""
+    return (
+        f" AND (((%(start)s::date IS NULL OR {date} >= %(start)s)"
+        f" AND (%(end)s::date IS NULL OR {date} < %(end)s))"
+        f" OR EXISTS (SELECT 1 FROM source_mentions sm WHERE sm.path = {path}"
+        " AND (%(start)s::date IS NULL OR sm.end_date > %(start)s)"
+        " AND (%(end)s::date IS NULL OR sm.start_date < %(end)s)"
+        " AND sm.end_date - sm.start_date <= %(mention_days)s))"
+    )
+
+
+def mentioned_in_window(
+    conn: Conn, paths: Sequence[str], start: dt.date | None, end: dt.date | None
+) -> set[str]:
+    """Those of ``paths`` that mention a date inside the window."""
+    if not paths or (start is None and end is None):
+        return set()
+    rows = conn.execute(
+        "SELECT path FROM source_docs d WHERE path = ANY(%(paths)s)"
+        + source_window_sql(start, end, "d.path", "NULL::date"),
+        {"paths": list(paths), **window_params(start, end)},
+    ).fetchall()
+    return {p for (p,) in rows}
+
+
+def question_terms(question: str) -> tuple[list[str], list[str]]:
+    """The words of a question the note arm looks up (stop words out), and the Mongolian
+    stems matched as prefixes ("Трейдтэй" -> ``трейд%``)."""
+    raw = [w for w in dict.fromkeys(words_of(question)) if w not in STOPWORDS]
+    prefixes = [f"{s}%" for w in raw for s in mn_stems(w)[-1:] if s != w and s.isalnum()]
+    return list(dict.fromkeys(light_stem(w) for w in raw)), prefixes
+
+
+def note_keyword(
+    conn: Conn,
+    question: str,
+    *,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    limit: int = POOL,
+) -> list[Hit]:
+    """Whole notes ranked by BM25 over their words, best first (inside the window when
+    there is one, :func:`source_window_sql`)."""
+    words, prefixes = question_terms(question)
+    if not words:
+        return []
+    like = "".join(" OR term LIKE %(p" + str(i) + ")s" for i in range(len(prefixes)))
+    params: dict[str, Any] = {
+        "words": words,
+        "k1": K1,
+        "b": B,
+        "pool": limit,
+        **{f"p{i}": p for i, p in enumerate(prefixes)},
+        **window_params(start, end),
+    }
+    sql = (
+        "WITH q AS (SELECT DISTINCT term FROM source_terms WHERE term = ANY(%(words)s)"
+        f"{like}),"
+        " df AS (SELECT t.term, count(*)::float8 AS df FROM source_terms t"
+        " JOIN q ON q.term = t.term GROUP BY t.term),"
+        " st AS (SELECT count(*)::float8 AS n, coalesce(avg(words), 1)::float8 AS avgdl"
+        " FROM source_docs WHERE words IS NOT NULL)"
+        " SELECT t.path, d.doc_date, sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5))"
+        " * t.tf * (%(k1)s + 1) / (t.tf + %(k1)s * (1 - %(b)s + %(b)s * d.words / st.avgdl))),"
+        " array_agg(t.term), max(st.n)"
+        " FROM source_terms t JOIN df ON df.term = t.term"
+        " JOIN source_docs d ON d.path = t.path CROSS JOIN st WHERE d.words IS NOT NULL"
+        + source_window_sql(start, end, "d.path", "d.doc_date")
+        + " GROUP BY t.path, d.doc_date ORDER BY 3 DESC, t.path LIMIT %(pool)s"
+    )
+    rows = conn.execute(sql, params).fetchall()
+    if not rows:
+        return []
+    top = max(float(r[2]) for r in rows)
+    gate = _held_share(conn, words, prefixes, [set(r[3]) for r in rows], float(rows[0][4]))
+    return [
+        Hit(
+            SOURCE_PREFIX + path,
+            "source",
+            float(score),
+            None,
+            day,
+            "note",
+            share=(float(score) / top if top > 0 else 1.0) * gate**GATE_POWER,
+        )
+        for path, day, score, _, _ in rows
+    ]
+
+
+def _held_share(
+    conn: Conn, words: Sequence[str], prefixes: Sequence[str], held: Sequence[set[str]], n: float
+) -> float:
+    """The largest part of the question's rarity (summed idf, a word no note holds at its
+    rarest) that one note holds: low when the question is put in words the notes do not
+    use."""
+    df = dict(
+        conn.execute(
+            "SELECT term, count(*) FROM source_terms WHERE term = ANY(%s) GROUP BY term",
+            (list(words),),
+        ).fetchall()
+    )
+    idf = {
+        w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5))
+        * (1.0 if df.get(w) else ABSENT_WEIGHT)
+        for w in words
+    }
+    stems = {w: p[:-1] for w in words for p in prefixes if w.startswith(p[:-1])}
+    total = sum(idf.values()) or 1.0
+
+    def share(terms: set[str]) -> float:
+        found = [
+            w
+            for w in words
+            if w in terms or (w in stems and any(t.startswith(stems[w]) for t in terms))
+        ]
+        return sum(idf[w] for w in found) / total
+
+    return max((share(terms) for terms in held), default=0.0)

@@ -1,0 +1,196 @@
+"""Raw sources as whole notes: the note-level keyword arm, the dates a note mentions, and
+windows that prefer, never empty, a search."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from memserver.clients.embed import HashEmbedder
+from memserver.index.source_notes import light_stem
+from memserver.search.pipeline import Searcher, SearchRequest, SearchResponse
+from memserver.search.shaping import OUTSIDE_WINDOW
+from memserver.search.source_notes import mention_reader, note_keyword
+from memserver.store.knowledge_base import KnowledgeBase
+from tests.fixtures.db import scratch_database
+
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+SCHEMA = """\
+timezone: UTC
+folders:
+  - name: notes
+    type: note
+    description: Notes.
+"""
+# Conversation notes, one per session, as the LoCoMo benchmark writes them.
+NOTES = {
+    "session-01.md": (
+        "2023-05-08",
+        "Caroline: I went to a support group yesterday and it was powerful.\n"
+        "Melanie: That is great. We went camping in the mountains last year.\n"
+        "Caroline: Sweden was where I grew up, we moved when I was ten.\n",
+    ),
+    "session-02.md": (
+        "2023-05-25",
+        "Melanie: The kids loved the camping trip, they roasted marshmallows.\n"
+        "Caroline: Camping sounds fun. Did the kids sleep in the tent?\n"
+        "Melanie: They did, and the camping stove worked fine this time.\n",
+    ),
+    "session-03.md": (
+        "2023-06-09",
+        "Caroline: I gave a talk at a school about my journey.\n"
+        "Melanie: I painted a sunrise over the lake and I am going hiking on Sunday.\n",
+    ),
+    "session-04.md": (
+        "2023-06-27",
+        "Melanie: I read a book about camping gear, one chapter on stoves.\n"
+        "Caroline: My pottery class starts next week.\n",
+    ),
+}
+
+
+@dataclass
+class Notes:
+    kb: KnowledgeBase
+    searcher: Searcher
+
+    def ask(self, question: str) -> SearchResponse:
+        request = SearchRequest(question, now=NOW, include_sources=True)
+        return self.searcher.search(request)
+
+
+def write_notes(kb_dir: Path) -> None:
+    (kb_dir / "source").mkdir(parents=True)
+    (kb_dir / "schema.yaml").write_text(SCHEMA, encoding="utf-8")
+    for rel, (day, body) in NOTES.items():
+        text = f"---\ndate: {day}\n---\n{body}"
+        (kb_dir / "source" / rel).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def notes(
+    tmp_path_factory: pytest.TempPathFactory, pg_url: str, _db_template: str
+) -> Iterator[Notes]:
+    kb_dir = tmp_path_factory.mktemp("notes") / "kb"
+    write_notes(kb_dir)
+    with scratch_database(pg_url, _db_template, "memnotes") as url:
+        kb = KnowledgeBase.open(kb_dir, embedder=HashEmbedder(), database_url=url)
+        kb.reindex()
+        searcher = Searcher.for_kb(kb, route=False)
+        try:
+            yield Notes(kb, searcher)
+        finally:
+            searcher.close()
+            kb.close()
+
+
+def source(rel: str) -> str:
+    return f"source/{rel}"
+
+
+def test_mentioned_dates_are_read_against_the_notes_own_date() -> None:
+    read = mention_reader("UTC")
+    day = dt.date(2023, 5, 8)  # a Monday
+    assert read("I went to a support group yesterday.", day) == [
+        (dt.date(2023, 5, 7), dt.date(2023, 5, 8))
+    ]
+    assert read("We went camping last year.", day) == [(dt.date(2022, 1, 1), dt.date(2023, 1, 1))]
+    # A bare weekday by the sentence's tense: the past one, or the coming one.
+    assert read("We went hiking on Sunday.", day) == [(dt.date(2023, 5, 7), dt.date(2023, 5, 8))]
+    assert read("I am going hiking on Sunday.", day) == [
+        (dt.date(2023, 5, 14), dt.date(2023, 5, 15))
+    ]
+    assert read("Өчигдөр бид уулзсан.", day) == [(dt.date(2023, 5, 7), dt.date(2023, 5, 8))]
+    assert read("Thanks, that was lovely.", day) == []
+    both = read("In March 2021 and again yesterday we talked.", day)
+    assert set(both) == {
+        (dt.date(2021, 3, 1), dt.date(2021, 4, 1)),
+        (dt.date(2023, 5, 7), dt.date(2023, 5, 8)),
+    }
+
+
+def test_the_index_holds_each_notes_words_and_mentions(notes: Notes) -> None:
+    with notes.kb.db.connection() as conn:
+        mentions = conn.execute(
+            "SELECT start_date, end_date FROM source_mentions WHERE path = 'session-01.md'"
+            " ORDER BY start_date"
+        ).fetchall()
+        words = conn.execute(
+            "SELECT term, tf FROM source_terms WHERE path = 'session-02.md'"
+            " AND term IN ('camp', 'kid', 'may', '2023', 'thursday', 'melani')"
+        ).fetchall()
+    assert mentions == [
+        (dt.date(2022, 1, 1), dt.date(2023, 1, 1)),
+        (dt.date(2023, 5, 7), dt.date(2023, 5, 8)),
+    ]
+    # Its text, speakers and frontmatter included, and its date written out (ISO, then
+    # "25 May 2023 Thursday"); lightly stemmed ("camping" -> "camp", "kids" -> "kid").
+    assert dict(words) == {"camp": 3, "kid": 2, "may": 1, "2023": 3, "thursday": 1, "melani": 2}
+
+
+def test_unchanged_notes_get_their_note_rows_without_being_embedded_again(notes: Notes) -> None:
+    with notes.kb.db.transaction() as conn:
+        conn.execute("DELETE FROM source_terms WHERE path = 'session-03.md'")
+        conn.execute("UPDATE source_docs SET note_key = NULL WHERE path = 'session-03.md'")
+    report = notes.kb.reindex()
+    assert report.sources_indexed == 0  # no note cut or embedded again
+    with notes.kb.db.connection() as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM source_terms WHERE path = 'session-03.md'"
+        ).fetchone()
+    assert row is not None and row[0] > 10
+
+
+def test_the_note_arm_ranks_a_note_by_all_its_turns(notes: Notes) -> None:
+    with notes.kb.db.connection() as conn:
+        hits = note_keyword(conn, "What did the kids do on the camping trip?")
+    assert hits[0].id == source("session-02.md")  # three turns on camping, kids, the trip
+    assert hits[0].detail == "note" and hits[0].share == 1.0
+    assert all(0 < h.share <= 1 for h in hits)
+    response = notes.ask("What did the kids do on the camping trip?")
+    assert response.results[0].id == source("session-02.md")
+    assert "source_note" in response.results[0].ranks
+    assert "camping" in response.results[0].snippet
+
+
+def test_a_note_mentioning_a_year_is_inside_a_window_on_that_year(notes: Notes) -> None:
+    response = notes.ask("Where did Melanie go camping in 2022?")
+    first = response.results[0]
+    # Written in 2023, session 1 says "last year": it answers a question about 2022.
+    assert first.id == source("session-01.md") and OUTSIDE_WINDOW not in first.labels
+    assert "timeline_match" in first.labels
+    # Nothing else is about 2022: the rest is filled in from the search without the
+    # window, after the notes inside it, and the response says how many.
+    rest = response.results[1:]
+    assert rest and all(OUTSIDE_WINDOW in r.labels for r in rest)
+    assert response.outside_window == len(rest)
+    assert source("session-02.md") in [r.id for r in rest]
+
+
+def test_a_window_with_nothing_inside_never_empties_the_search(notes: Notes) -> None:
+    # "on Sunday" in the past tense is the latest Sunday before now (2026-11-29): no note.
+    response = notes.ask("What did Caroline talk about at the school on Sunday?")
+    assert response.time["window"]["start"].startswith("2026-11-29")
+    assert response.results and response.results[0].id == source("session-03.md")
+    assert response.outside_window == len(response.results) >= 3
+    assert all(OUTSIDE_WINDOW in r.labels for r in response.results)
+
+
+def test_a_window_holding_enough_results_is_not_filled(notes: Notes) -> None:
+    request = SearchRequest("camping in May 2023", now=NOW, include_sources=True, limit=2)
+    response = notes.searcher.search(request)
+    assert [r.id for r in response.results] == [source("session-02.md"), source("session-01.md")]
+    assert response.outside_window == 0
+
+
+def test_light_stems_meet_across_inflections() -> None:
+    stems = {light_stem(w) for w in ("painting", "paintings", "painted", "paints", "paint")}
+    assert stems == {"paint"}
+    assert light_stem("hiking") == light_stem("hikes") == light_stem("hike")
+    assert light_stem("running") == "run" and light_stem("studies") == "study"
+    assert light_stem("speed") == "speed" and light_stem("class") == "class"
+    assert light_stem("уулзсан") == "уулзсан" and light_stem("2023") == "2023"
