@@ -10,7 +10,9 @@
 For each question the model may call tools for at most ``max_steps`` turns; then it
 must answer from what it has. Tool errors go back to the model as tool results. The
 final answer is checked: a ``[folder/slug]`` the tools never returned is removed (and
-listed in ``removed_citations``). Without an LLM (``llm=None``), or when the model
+listed in ``removed_citations``). When a ``kb_query`` finds no page that answers, the
+agent asks it again over the raw source notes too (:mod:`read_agent.fallback`), in both
+modes, and a note is cited as ``[source/<path>]``. Without an LLM (``llm=None``), or when the model
 endpoint fails, the answer is the extractive digest of ``kb_query`` (``mode:
 "extractive"``, the reason in ``degraded``).
 
@@ -36,6 +38,7 @@ from memserver.errors import BudgetExceeded, LLMError, SchemaError
 from memserver.kb.schema import Schema, schema_from_view
 from read_agent import extractive, followup
 from read_agent.citations import Source, verify
+from read_agent.fallback import QUERY_TOOL, query_with_sources
 from read_agent.followup import Turn
 from read_agent.toolset import CallLog, ToolRecord, Toolset
 
@@ -44,7 +47,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_STEPS = 6
 MODE_AGENT = "agent"
 MODE_EXTRACTIVE = "extractive"
-QUERY_TOOL = "kb_query"
 NO_ANSWER = "The knowledge base has no answer to this question."
 
 SYSTEM_PROMPT = """\
@@ -68,7 +70,8 @@ answer. Do not invent one.
 
 _HINTS = {
     "kb_query": "kb_query searches everything and understands dates in the question "
-    '("last week", "latest", "on 2026-09-15").',
+    '("last week", "latest", "on 2026-09-15"); when no page answers it also searches the '
+    "raw notes, cited as [source/...].",
     "kb_latest": "kb_latest gives the newest or first pages of a folder, optionally about "
     "one entity.",
     "kb_timeline": "kb_timeline lists what happened in a period, or one page's history.",
@@ -267,7 +270,11 @@ class ReadAgent:
             # Malformed JSON from the model: say so instead of calling with no arguments.
             log.records.append(ToolRecord(name, {}, False, "arguments were not a JSON object"))
             return f"Error: the arguments of {name} were not a JSON object: {raw[:200]!r}"
-        _, text, _ = await tools.call(name, tools.with_now(name, call.arguments, now), log)
+        arguments = tools.with_now(name, call.arguments, now)
+        if name == QUERY_TOOL:
+            _, text, _ = await query_with_sources(tools, arguments, log)
+        else:
+            _, text, _ = await tools.call(name, arguments, log)
         return text
 
     # -- without a model ------------------------------------------------------------------
