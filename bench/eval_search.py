@@ -13,8 +13,9 @@ filter, date ordering, shaping); only the arms differ:
 * ``keyword``: the keyword arm alone; ``vector``: the vector arm alone.
 
 Raw sources: recall@1 / recall@5 / MRR of the right note among source results
-(``include_sources``) per question kind, hybrid (keyword + vector over sources) vs each
-alone.
+(``include_sources``) per question kind, hybrid (the sentence keyword and vector arms and
+the note arm, BM25 over whole notes) vs the two sentence arms (the hybrid before the note
+arm) and each arm alone.
 
     .venv/bin/python bench/eval_search.py [--kb /tmp/eval-kb] [--distractors 300] [--json out.json]
         [--notes-seed 11] [--show-misses]
@@ -60,9 +61,11 @@ PAGE_SYSTEMS: Mapping[str, dict[str, Any]] = {
     "vector": {"route": False, "arms": {"vector"}},
 }
 SOURCE_SYSTEMS: Mapping[str, Collection[str]] = {
-    "hybrid": {"source_keyword", "source_vector"},
+    "hybrid": {"source_keyword", "source_vector", "source_note"},
+    "sentences": {"source_keyword", "source_vector"},  # the hybrid before the note arm
     "keyword": {"source_keyword"},
     "vector": {"source_vector"},
+    "note": {"source_note"},
 }
 
 

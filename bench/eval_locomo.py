@@ -1,0 +1,363 @@
+"""Session recall on real conversations: LoCoMo's development half, through kb_query.
+
+Reads ``../shared/data/locomo-dev/locomo-dev.json`` where it lies (never copied into the
+repository) and builds one knowledge base per conversation as the data's README says:
+each session becomes one note in ``source/`` (frontmatter ``date:`` = the session's
+date, body = ``Speaker: text`` lines). Every question of categories 1 (multi-hop),
+2 (temporal) and 4 (single-hop) with evidence is asked as is through the real MCP
+``kb_query`` (``memserver serve --stdio``, ``include_sources: true``); a question is a hit
+at k when a session holding one of its evidence turns is among the first k distinct
+sources. Beside it, over the same notes:
+
+* ``bm25``: BM25 (Okapi, k1 1.5, b 0.75, a negative idf floored at 0.25 of the mean idf,
+  as rank_bm25 does) over whole sessions (the session's date and time as LoCoMo writes it,
+  then its turns), ``\\w+`` tokens lowercased, no stemming: the baseline of the data's
+  README, whose figures it reproduces;
+* ``vector``: the same index and pipeline with the source vector arm alone.
+
+It also counts the questions that got 0-1 (and fewer than 3) results from kb_query. The
+knowledge bases live in ``--work`` (outside the repository) and are kept between runs: a
+note is rewritten only when its text changes, so the reindex embeds only what changed.
+
+    .venv/bin/python bench/eval_locomo.py --embedder hash            # a few minutes
+    .venv/bin/python bench/eval_locomo.py --embedder local --show-misses --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import datetime as dt
+import json
+import math
+import re
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from memserver.clients.embed import make_embedder  # noqa: E402
+from memserver.clients.mcp import open_stdio  # noqa: E402
+from memserver.search.pipeline import Searcher, SearchRequest  # noqa: E402
+from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 4: "single-hop"}
+KS = (1, 3, 5)
+NOW = "2026-12-01T12:00:00+00:00"  # after every conversation; fixed so runs compare
+SCHEMA = """\
+timezone: UTC
+folders:
+  - name: notes
+    type: note
+    description: Notes written from the conversations.
+"""
+_SESSION = re.compile(r"session_(\d+)")
+_EVIDENCE = re.compile(r"D(\d+):\d+")  # one turn; "D8:6; D9:17" and "D:11:26" are malformed
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Question:
+    conversation: str
+    category: str
+    text: str
+    sessions: frozenset[int]  # sessions holding an evidence turn
+
+
+@dataclass
+class Conversation:
+    name: str
+    notes: dict[int, tuple[str, str]] = field(default_factory=dict)  # session -> (when, note)
+    questions: list[Question] = field(default_factory=list)
+
+
+def session_date(value: str) -> dt.date:
+    """``1:56 pm on 8 May, 2023`` -> 2023-05-08."""
+    return dt.datetime.strptime(" ".join(value.split()), "%I:%M %p on %d %B, %Y").date()
+
+
+def note_path(session: int) -> str:
+    return f"session-{session:02d}.md"
+
+
+def session_of(source_id: str) -> int | None:
+    found = re.search(r"session-(\d+)\.md$", source_id)
+    return int(found.group(1)) if found else None
+
+
+def load(path: Path) -> list[Conversation]:
+    out = []
+    for item in json.loads(path.read_text(encoding="utf-8")):
+        conv = Conversation(item["sample_id"])
+        talk = item["conversation"]
+        for key, turns in talk.items():
+            found = _SESSION.fullmatch(key)
+            if found is None or not turns:
+                continue
+            when = talk[f"{key}_date_time"]
+            day = session_date(when)
+            body = "\n".join(f"{t['speaker']}: {t['text']}" for t in turns)
+            note = f"---\ndate: {day.isoformat()}\n---\n{body}\n"
+            conv.notes[int(found.group(1))] = (when, note)
+        for qa in item["qa"]:
+            category = CATEGORIES.get(qa.get("category", 0))
+            evidence = {
+                int(m.group(1))
+                for e in qa.get("evidence") or ()
+                if (m := _EVIDENCE.fullmatch(str(e).strip()))
+            }
+            evidence &= set(conv.notes)
+            if category and evidence:
+                conv.questions.append(
+                    Question(conv.name, category, qa["question"], frozenset(evidence))
+                )
+        out.append(conv)
+    return out
+
+
+def write_kb(kb: Path, conv: Conversation) -> None:
+    """The KB's schema and notes; a file is rewritten only when its text differs."""
+    source = kb / "source"
+    source.mkdir(parents=True, exist_ok=True)
+    files = {kb / "schema.yaml": SCHEMA}
+    files |= {source / note_path(n): text for n, (_, text) in conv.notes.items()}
+    for target, text in files.items():
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+    for stale in set(source.glob("*.md")) - set(files):
+        stale.unlink()
+
+
+# --------------------------------------------------------------------------- BM25
+
+
+def tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+class BM25:
+    """Okapi BM25 as rank_bm25's ``BM25Okapi`` computes it (k1 1.5, b 0.75, a negative
+    idf replaced by 0.25 x the mean idf)."""
+
+    def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.tf = [collections.Counter(d) for d in docs]
+        self.lengths = [len(d) for d in docs]
+        self.avg = sum(self.lengths) / max(1, len(docs))
+        df: collections.Counter[str] = collections.Counter()
+        for counts in self.tf:
+            df.update(counts.keys())
+        n = len(docs)
+        idf = {w: math.log(n - f + 0.5) - math.log(f + 0.5) for w, f in df.items()}
+        floor = 0.25 * (sum(idf.values()) / max(1, len(idf)))
+        self.idf = {w: v if v >= 0 else floor for w, v in idf.items()}
+
+    def scores(self, query: Sequence[str]) -> list[float]:
+        out = []
+        for counts, length in zip(self.tf, self.lengths, strict=True):
+            norm = self.k1 * (1 - self.b + self.b * length / self.avg)
+            out.append(
+                sum(
+                    self.idf.get(w, 0.0) * counts[w] * (self.k1 + 1) / (counts[w] + norm)
+                    for w in query
+                    if w in counts
+                )
+            )
+        return out
+
+
+def bm25_rankings(conv: Conversation) -> list[list[int]]:
+    """For each question of ``conv``, its sessions ranked by BM25 over whole sessions."""
+    order = sorted(conv.notes)
+    index = BM25(
+        [tokens(f"{when}\n{_body(note)}") for when, note in (conv.notes[n] for n in order)]
+    )
+    out = []
+    for q in conv.questions:
+        scores = index.scores(tokens(q.text))
+        out.append([order[i] for i in sorted(range(len(order)), key=lambda i: -scores[i])])
+    return out
+
+
+def _body(note: str) -> str:
+    return note.split("\n---\n", 1)[-1]
+
+
+# --------------------------------------------------------------------------- systems
+
+
+def sessions_of(results: Iterable[Mapping[str, Any]]) -> list[int]:
+    """Distinct sessions among source results, in order."""
+    out: list[int] = []
+    for result in results:
+        session = session_of(str(result.get("id", "")))
+        if session is not None and session not in out:
+            out.append(session)
+    return out
+
+
+async def ask_mcp(
+    kb: Path, config: Path, questions: Sequence[Question], now: str
+) -> list[dict[str, Any]]:
+    """Every question through kb_query over a stdio MCP session with a trusted server."""
+    command = [
+        sys.executable,
+        "-m",
+        "memserver.cli",
+        "--kb",
+        str(kb),
+        "--config",
+        str(config),
+        "serve",
+        "--stdio",
+        "--trusted",
+    ]
+    rows = []
+    async with open_stdio(kb, trusted=True, command=command, timeout=120) as client:
+        for q in questions:
+            began = time.perf_counter()
+            found = await client.call(
+                "kb_query", {"question": q.text, "include_sources": True, "now": now}
+            )
+            results = found.get("results", [])
+            rows.append(
+                {
+                    "sessions": sessions_of(results),
+                    "count": len(results),
+                    "window": (found.get("time") or {}).get("window"),
+                    "ms": (time.perf_counter() - began) * 1000,
+                }
+            )
+    return rows
+
+
+def ask_vector(searcher: Searcher, questions: Sequence[Question], now: dt.datetime) -> list[Any]:
+    rows = []
+    for q in questions:
+        request = SearchRequest(
+            q.text, now=now, include_sources=True, arms={"source_vector"}, route=False
+        )
+        rows.append(sessions_of(r.to_dict() for r in searcher.search(request).results))
+    return rows
+
+
+def first_hit(ranked: Sequence[int], answers: frozenset[int]) -> int | None:
+    for i, session in enumerate(ranked, 1):
+        if session in answers:
+            return i
+    return None
+
+
+def table(rows: Sequence[Mapping[str, Any]], systems: Sequence[str]) -> str:
+    """Session R@1 / R@3 / R@5 per category, one cell per system."""
+    head = "| system | " + " | ".join(
+        f"{c} (n={sum(1 for r in rows if r['category'] == c)})" for c in CATEGORIES.values()
+    )
+    lines = [head + " | all |", "|---|" + "---|" * (len(CATEGORIES) + 1)]
+    for system in systems:
+        cells = []
+        for category in [*CATEGORIES.values(), None]:
+            ranks = [r[system] for r in rows if category is None or r["category"] == category]
+            n = max(1, len(ranks))
+            cells.append(
+                " / ".join(
+                    f"{sum(1 for x in ranks if x is not None and x <= k) / n:.3f}" for k in KS
+                )
+            )
+        lines.append(f"| {system} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/memserver-locomo"))
+    parser.add_argument("--embedder", choices=("hash", "local"), default="hash")
+    parser.add_argument("--now", default=NOW, help="kb_query's reference time")
+    parser.add_argument("--only", nargs="*", help="these conversations (e.g. conv-26)")
+    parser.add_argument("--no-vector", action="store_true", help="skip the vector-only run")
+    parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--json", type=Path, help="write every question's outcome here")
+    args = parser.parse_args(argv)
+
+    if not args.data.is_file():
+        raise SystemExit(f"no data at {args.data}: pass --data PATH/locomo-dev.json")
+    conversations = [c for c in load(args.data) if not args.only or c.name in args.only]
+    now = dt.datetime.fromisoformat(args.now)
+    root = args.work / args.embedder
+    config = root / "config.yaml"
+    root.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"embedding:\n  provider: {args.embedder}\n", encoding="utf-8")
+    began = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    for conv in conversations:
+        kb_dir = root / conv.name
+        write_kb(kb_dir, conv)
+        embedder = make_embedder(args.embedder)
+        with KnowledgeBase.open(kb_dir, embedder=embedder, database_url=None) as kb:
+            report = kb.reindex()
+            vector: list[Any] = [None] * len(conv.questions)
+            if not args.no_vector:
+                searcher = Searcher.for_kb(kb, route=False)
+                vector = ask_vector(searcher, conv.questions, now)
+                searcher.close()
+        print(
+            f"{conv.name}: {len(conv.notes)} sessions, {len(conv.questions)} questions, "
+            f"{report.sources_indexed} notes indexed ({report.seconds:.0f} s)",
+            file=sys.stderr,
+        )
+        asked = asyncio.run(ask_mcp(kb_dir, config, conv.questions, args.now))
+        for q, mcp, vec, bm in zip(conv.questions, asked, vector, bm25_rankings(conv), strict=True):
+            rows.append(
+                {
+                    "conversation": conv.name,
+                    "category": q.category,
+                    "q": q.text,
+                    "answers": sorted(q.sessions),
+                    "sessions": len(conv.notes),
+                    "kb_query": first_hit(mcp["sessions"], q.sessions),
+                    "bm25": first_hit(bm, q.sessions),
+                    "vector": first_hit(vec, q.sessions) if vec is not None else None,
+                    "top": mcp["sessions"][:5],
+                    "bm25_top": bm[:5],
+                    "count": mcp["count"],
+                    "window": mcp["window"],
+                    "ms": round(mcp["ms"], 1),
+                }
+            )
+    systems = ["kb_query", "bm25"] + ([] if args.no_vector else ["vector"])
+    print(
+        f"# {len(rows)} questions over {len(conversations)} conversations, embedder "
+        f"{args.embedder}, now {args.now}; {time.perf_counter() - began:.0f} s\n"
+    )
+    print("Session R@1 / R@3 / R@5\n")
+    print(table(rows, systems))
+    few = [r for r in rows if r["count"] <= 1]
+    short = [r for r in rows if r["count"] < 3 and r["sessions"] >= 3]
+    ms = sorted(r["ms"] for r in rows)
+    print(
+        f"\nkb_query: {len(few)} questions with 0-1 results, {len(short)} with fewer than 3 "
+        f"(conversations of 3+ sessions); p50 {ms[len(ms) // 2]:.0f} ms"
+    )
+    if args.show_misses:
+        for r in rows:
+            if r["kb_query"] is None or r["kb_query"] > 5:
+                print(
+                    f"MISS {r['conversation']} {r['category']:10} rank={r['kb_query']} "
+                    f"bm25={r['bm25']} {r['q']!r} want={r['answers']} top={r['top']} "
+                    f"n={r['count']}"
+                )
+    if args.json:
+        args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
