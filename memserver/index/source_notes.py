@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-NOTE_FORMAT = "2"  # 2: words lightly stemmed
+NOTE_FORMAT = "3"  # 2: words lightly stemmed; 3: irregular pasts too
 _WORD = re.compile(r"\w+")
 
 # (sentence, the note's date) -> the [start, end) date spans the sentence mentions.
@@ -36,11 +36,27 @@ def words_of(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
+# Common irregular pasts, so "When did she give a talk" meets "I gave a talk".
+_IRREGULAR = {
+    "went": "go", "gone": "go", "gave": "give", "given": "give", "took": "take",
+    "taken": "take", "saw": "see", "seen": "see", "made": "make", "bought": "buy",
+    "got": "get", "met": "meet", "ran": "run", "wrote": "write", "written": "write",
+    "ate": "eat", "drove": "drive", "found": "find", "told": "tell", "felt": "feel",
+    "left": "leave", "won": "win", "began": "begin", "begun": "begin", "brought": "bring",
+    "thought": "think", "kept": "keep", "lost": "lose", "sold": "sell", "spent": "spend",
+    "paid": "pay", "built": "build", "taught": "teach", "caught": "catch", "flew": "fly",
+    "swam": "swim", "sang": "sing", "wore": "wear", "chose": "choose", "became": "become",
+    "held": "hold", "heard": "hear", "sent": "send", "grew": "grow", "knew": "know",
+    "drew": "draw", "fell": "fall", "broke": "break", "spoke": "speak", "threw": "throw",
+}  # fmt: skip
+
+
 def light_stem(word: str) -> str:
     """An English word without its plural, past or "-ing" ending and a final "e"
     ("paintings", "painted" -> "paint"; "hiking", "hikes" -> "hik"), so a question and a
     note that inflect a word differently still share it. Other words are left as they are
     (Mongolian stems are matched as prefixes at query time)."""
+    word = _IRREGULAR.get(word, word)
     if len(word) <= 3 or not (word.isascii() and word.isalpha()):
         return word
     if word.endswith("ies") and len(word) > 4:

@@ -192,5 +192,6 @@ def test_light_stems_meet_across_inflections() -> None:
     assert stems == {"paint"}
     assert light_stem("hiking") == light_stem("hikes") == light_stem("hike")
     assert light_stem("running") == "run" and light_stem("studies") == "study"
+    assert light_stem("gave") == light_stem("give") and light_stem("went") == "go"
     assert light_stem("speed") == "speed" and light_stem("class") == "class"
     assert light_stem("уулзсан") == "уулзсан" and light_stem("2023") == "2023"
