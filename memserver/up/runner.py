@@ -40,7 +40,6 @@ process, which stops them in order) and, on Linux, get SIGTERM if this process d
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import logging
@@ -52,17 +51,16 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import IO, TYPE_CHECKING
 
-from memserver.errors import NotFoundError, ServiceError, StoreError, UserError
+from memserver.errors import ServiceError, StoreError, UserError
 from memserver.kb.layout import KBPaths
-from memserver.server.addr import parse_addr
-from memserver.up.agent_key import KEY_ENV, ensure_agent_key, write_secret
+from memserver.up.agent_key import KEY_ENV
 from memserver.up.progress import NoteProgress, UpProgress
+from memserver.up.server_thread import MemoryServerThread
 from memserver.up.supervise import (
     Child,
     listen_socket,
@@ -71,12 +69,10 @@ from memserver.up.supervise import (
     url_of,
     wait_healthy,
 )
+from memserver.up.tokens import INGEST_TOKEN, READ_TOKEN, UpTokens, ensure_tokens
 
 if TYPE_CHECKING:
-    import uvicorn
-
     from memserver.clients.config import Settings
-    from memserver.server.tokens import TokenStore
     from memserver.store.knowledge_base import KnowledgeBase
 
 logger = logging.getLogger(__name__)
@@ -84,8 +80,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_ADDR = "127.0.0.1:8787"
 DEFAULT_AGENT_ADDR = "127.0.0.1:8788"
 DEFAULT_WATCH = "60s"
-INGEST_TOKEN = "up-ingest"
-READ_TOKEN = "up-read"
 HEALTH_TIMEOUT = 120.0
 STOP_TIMEOUT = 10.0
 DB_RETRY_SECONDS = 5.0
@@ -109,134 +103,8 @@ class UpOptions:
     stop_timeout: float = STOP_TIMEOUT
 
 
-# -- tokens -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class UpTokens:
-    """The secrets of the two tokens ``up`` hands to the agents (and prints for clients)."""
-
-    ingest: str = field(repr=False)
-    read: str = field(repr=False)
-    directory: Path
-    agent_key: str = field(default="", repr=False)  # what clients send the read agent
-
-    def file(self, name: str) -> Path:
-        return self.directory / f"{name}.token"
-
-
-def tokens_dir(paths: KBPaths) -> Path:
-    return paths.state / "tokens"
-
-
 def logs_dir(paths: KBPaths) -> Path:
     return paths.state / "logs"
-
-
-def ensure_tokens(paths: KBPaths, store: TokenStore) -> UpTokens:
-    """The ingest and read tokens, reused while ``store`` accepts their saved secrets."""
-    directory = _private_dir(tokens_dir(paths))
-    return UpTokens(
-        ingest=ensure_token(store, directory, INGEST_TOKEN, write=True),
-        read=ensure_token(store, directory, READ_TOKEN, write=False),
-        directory=directory,
-        agent_key=ensure_agent_key(directory),
-    )
-
-
-def ensure_token(store: TokenStore, directory: Path, name: str, *, write: bool) -> str:
-    """The secret of token ``name`` (all folders; ``write`` access as given).
-
-    The secret saved in ``directory/<name>.token`` is reused when the store still knows
-    it as an active token of that name and scope; otherwise any live token of that name
-    is revoked and a new one is created and saved (mode 0600).
-    """
-    path = directory / f"{name}.token"
-    try:
-        saved = path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        saved = ""
-    token = store.verify(saved) if saved else None
-    if token is not None and token.name == name and token.all_folders and token.write == write:
-        return saved
-    with contextlib.suppress(NotFoundError):
-        store.revoke(name)
-    created = store.create(name, "*", write=write)
-    write_secret(path, created.secret)
-    return created.secret
-
-
-def _private_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    path.chmod(0o700)
-    return path
-
-
-# -- the memory server (in this process) --------------------------------------------------------
-
-
-class MemoryServerThread:
-    """The MCP memory server over HTTP, served by uvicorn in a thread of this process."""
-
-    def __init__(
-        self,
-        kb: KnowledgeBase,
-        settings: Settings,
-        sock: socket.socket,
-        addr: str,
-        on_exit: Callable[[], None],
-        login_key: str | None = None,
-    ) -> None:
-        import uvicorn
-
-        from memserver.console.app import create_app
-        from memserver.server.audit import AuditLog
-        from memserver.server.http_serve import server_config
-        from memserver.server.mcp_server import build_server
-        from memserver.server.tokens import TokenStore
-        from memserver.server.tools.base import Services
-
-        host, port = parse_addr(addr)
-        services = self.services = Services(paths=kb.paths, kb_opener=lambda: kb, settings=settings)
-        server = build_server(
-            services,
-            tokens=TokenStore(kb.db),
-            audit=AuditLog(kb.db),
-            public_url=url_of(addr),
-        )
-        config = server_config(
-            create_app(server, host=host, port=port, login_key=login_key),
-            log_config=None,  # our handlers: <kb>/.memserver/logs/memserver.log
-        )
-        self.server: uvicorn.Server = uvicorn.Server(config)
-        self.error: BaseException | None = None
-        self._sock = sock
-        self._on_exit = on_exit
-        self._thread = threading.Thread(target=self._run, name="memserver-http", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.server.run(sockets=[self._sock])
-        except BaseException as exc:  # SystemExit from a failed startup included
-            self.error = exc
-            logger.exception("the memory server stopped with an error")
-        finally:
-            self._on_exit()
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def stop(self, timeout: float) -> None:
-        self.server.should_exit = True
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-        if self._thread.is_alive():
-            self.server.force_exit = True
-            self._thread.join(timeout)
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -615,18 +483,3 @@ def run_up(options: UpOptions, out: IO[str] | None = None, *, verbose: bool = Fa
             if exc.hint:
                 print(f"memserver up: {exc.hint}", file=sys.stderr)
             return 1
-
-
-__all__ = [
-    "DEFAULT_ADDR",
-    "DEFAULT_AGENT_ADDR",
-    "DEFAULT_WATCH",
-    "MemoryServerThread",
-    "Up",
-    "UpOptions",
-    "UpTokens",
-    "ensure_token",
-    "ensure_tokens",
-    "run_up",
-    "with_embedder",
-]

@@ -27,8 +27,8 @@ from memserver.db.database import Database
 from memserver.kb.layout import KBPaths
 from memserver.kb.manifest import Manifest, Status
 from memserver.server.tokens import TokenStore
-from memserver.up.runner import INGEST_TOKEN, READ_TOKEN, ensure_tokens
 from memserver.up.supervise import Child
+from memserver.up.tokens import INGEST_TOKEN, READ_TOKEN, ensure_tokens
 from tests.fixtures.server import copy_example_kb
 
 READY_TIMEOUT = 120.0  # embedded PostgreSQL start, migrations, reindex, both servers
