@@ -73,7 +73,7 @@ def kb_timezone(kb: str | None, explicit: str | None) -> str:
     on stderr and UTC is used (the repository root's schema.yaml is the meta-schema).
     """
     from memserver.kb.schema import load_schema
-    from memserver.search.timeparse import zone
+    from memserver.search.time_window import zone
 
     if explicit:
         return zone(explicit).key
@@ -92,7 +92,8 @@ def kb_timezone(kb: str | None, explicit: str | None) -> str:
 def _timeparse(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
-    from memserver.search.timeparse import parse_time, reference_time
+    from memserver.search.time_window import reference_time
+    from memserver.search.timeparse import parse_time
 
     tz = kb_timezone(args.kb, args.tz)
     now = reference_time(parse_now(args.now), tz)

@@ -29,7 +29,8 @@ from memserver.kb.words import STOPWORDS, mn_stems
 from memserver.search.arms import POOL
 from memserver.search.fusion import Hit
 from memserver.search.text_query import Conn
-from memserver.search.timeparse import find_windows, zone
+from memserver.search.time_window import zone
+from memserver.search.timeparse import find_windows
 from memserver.search.types import SOURCE_PREFIX
 
 K1, B = 1.2, 0.75

@@ -28,7 +28,7 @@ from typing_extensions import TypedDict
 
 from memserver.index.embedding import EMBEDDING_PENDING
 from memserver.search.pipeline import MODES, Searcher, SearchRequest
-from memserver.search.timeparse import NEWEST, NEXT, OLDEST
+from memserver.search.time_window import NEWEST, NEXT, OLDEST
 from memserver.server.ingest_progress import INGEST_IN_PROGRESS
 from memserver.server.tools.base import CallContext, MemoryToolError, ToolHost, current
 

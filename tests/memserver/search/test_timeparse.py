@@ -12,16 +12,8 @@ import pytest
 
 from memserver.cli import main
 from memserver.errors import UserError
-from memserver.search.timeparse import (
-    NEWEST,
-    NEXT,
-    OLDEST,
-    TimeQuery,
-    Window,
-    find_windows,
-    parse_time,
-    verb_tense,
-)
+from memserver.search.time_window import NEWEST, NEXT, OLDEST, TimeQuery, Window
+from memserver.search.timeparse import find_windows, parse_time, verb_tense
 
 TZ = ZoneInfo("Asia/Ulaanbaatar")
 WED = datetime(2026, 9, 16, 10, 0, tzinfo=TZ)  # a Wednesday
