@@ -10,13 +10,26 @@ seeded pages):
   without MCP (``KnowledgeBase.get_page`` and the page as JSON) and ``GET /empty``
   (a constant JSON object: HTTP alone).
 
-Measured: throughput of ``--clients`` concurrent clients for ``--duration`` seconds
-each (MCP, floor page, floor empty, in that order), the p50 of one client's sequential
-round trips (``--single`` seconds), and the CPU milliseconds per request of the server
-process and of this (client) process, which other load on the machine disturbs less.
-The ratios are what count: the machine's load at that moment hits both sides of each.
+Two kinds of MCP client call ``kb_get_page``, one after the other:
 
-    .venv/bin/python bench/bench_mcp_overhead.py --json
+- ``mcp_kb_get_page``: the ``mcp`` SDK's client (``memserver.clients.mcp.open_http``),
+  as the agents call it; its own CPU (JSON-RPC models, result validation) runs in this
+  process, on the same cores as the server;
+- ``mcp_light_kb_get_page``: a light client speaking the same protocol over the same
+  HTTP client as the floor's (``httpx2``): ``server/discover`` once, then one
+  ``tools/call`` POST per call with the headers and body the SDK sends, the JSON answer
+  parsed and checked. Against the floor this isolates what the *server's* MCP layer
+  costs.
+
+Measured: throughput of ``--clients`` concurrent clients for ``--duration`` seconds
+each (SDK MCP, light MCP, floor page, floor empty, in that order), the p50 of one
+client's sequential round trips (``--single`` seconds), and the CPU milliseconds per
+request of the server process and of this (client) process, which other load on the
+machine disturbs less. The ratios are what count: the machine's load at that moment
+hits both sides of each.
+
+    nice -n 10 .venv/bin/python bench/bench_mcp_overhead.py --json
+    nice -n 10 .venv/bin/python bench/bench_mcp_overhead.py --ports 9617 9618 --json
 """
 
 from __future__ import annotations
@@ -155,6 +168,59 @@ class McpCaller:
         await self._session.__aexit__(None, None, None)
 
 
+MODERN_VERSION = "2026-07-28"  # what the SDK client speaks (no initialize, no session)
+_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+    "io.modelcontextprotocol/clientInfo": {"name": "bench-light", "version": "0.1.0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+class LightMcpCaller:
+    """MCP over plain HTTP: the requests the SDK client sends, without its models."""
+
+    def __init__(self, url: str, secret: str, ids: list[str], n: int) -> None:
+        self.url, self.ids = url, ids
+        self.rng = random.Random(n)
+        self.headers = {
+            "Authorization": f"Bearer {secret}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": MODERN_VERSION,
+        }
+        self.next_id = 0
+
+    async def _post(self, method: str, params: dict[str, Any], **headers: str) -> Any:
+        self.next_id += 1
+        body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        response = await self._client.post(
+            self.url, json=body, headers={**self.headers, "Mcp-Method": method, **headers}
+        )
+        response.raise_for_status()
+        answer = response.json()
+        if "error" in answer:
+            raise RuntimeError(str(answer["error"]))
+        return answer["result"]
+
+    async def __aenter__(self) -> Call:
+        self._client = httpx2.AsyncClient(timeout=30)
+        await self._post("server/discover", {"_meta": _META})
+
+        async def call() -> None:
+            params = {
+                "name": "kb_get_page",
+                "arguments": {"id": self.rng.choice(self.ids)},
+                "_meta": _META,
+            }
+            result = await self._post("tools/call", params, **{"Mcp-Name": "kb_get_page"})
+            if result.get("isError"):
+                raise RuntimeError(str(result["content"][0]))
+
+        return call
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._client.aclose()
+
+
 class FloorCaller:
     def __init__(self, base: str, path: str, ids: list[str], n: int) -> None:
         self.base, self.path, self.ids = base, path, ids
@@ -190,7 +256,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     config = work / "config.yaml"
     writer = create_token(command, "bench-writer", "*", write=True)
     reader = create_token(command, "bench-reader", ",".join(FOLDERS))
-    port, floor_port = free_port(), free_port()
+    port, floor_port = args.ports or (free_port(), free_port())
     base, floor = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{floor_port}"
     server = subprocess.Popen([*command, "serve", "--addr", f"127.0.0.1:{port}"])
     env = {**os.environ, "FLOOR_CONFIG": str(config)}
@@ -205,12 +271,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         ids = anyio.run(seed, url, writer, args.pages)
         kinds: dict[str, Callable[[int], Any]] = {
             "mcp_kb_get_page": lambda n: McpCaller(url, reader, ids, n),
+            "mcp_light_kb_get_page": lambda n: LightMcpCaller(url, reader, ids, n),
             "floor_page": lambda n: FloorCaller(floor, "/page", ids, n),
             "floor_empty": lambda n: FloorCaller(floor, "/empty", ids, n),
         }
         for make in kinds.values():  # warm up each side once
             anyio.run(throughput, make, 2, 1.0)
-        procs = {"mcp_kb_get_page": server, "floor_page": floor_proc, "floor_empty": floor_proc}
+        procs = {name: server if name.startswith("mcp") else floor_proc for name in kinds}
         for name, make in kinds.items():
             before = cpu(procs[name].pid), own_cpu()
             result[name] = anyio.run(throughput, make, args.clients, args.duration)
@@ -225,11 +292,16 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         stop_process(server)
         stop_process(floor_proc)
         shutil.rmtree(work, ignore_errors=True)
-    mcp, page, empty = (result[k] for k in ("mcp_kb_get_page", "floor_page", "floor_empty"))
-    result["throughput_vs_floor_page"] = round(mcp["requests_per_s"] / page["requests_per_s"], 2)
-    result["throughput_vs_floor_empty"] = round(mcp["requests_per_s"] / empty["requests_per_s"], 2)
-    result["round_trip_vs_floor_page"] = round(mcp["single_p50_ms"] / page["single_p50_ms"], 2)
-    result["round_trip_vs_floor_empty"] = round(mcp["single_p50_ms"] / empty["single_p50_ms"], 2)
+    page, empty = result["floor_page"], result["floor_empty"]
+    for caller, prefix in (("mcp_kb_get_page", ""), ("mcp_light_kb_get_page", "light_")):
+        mcp = result[caller]
+        for floor_name, floor_side in (("page", page), ("empty", empty)):
+            result[f"{prefix}throughput_vs_floor_{floor_name}"] = round(
+                mcp["requests_per_s"] / floor_side["requests_per_s"], 2
+            )
+            result[f"{prefix}round_trip_vs_floor_{floor_name}"] = round(
+                mcp["single_p50_ms"] / floor_side["single_p50_ms"], 2
+            )
     result["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return result
 
@@ -240,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=15.0, help="seconds per side")
     parser.add_argument("--single", type=float, default=5.0, help="seconds of one client")
     parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument(
+        "--ports", nargs=2, type=int, metavar=("MCP", "FLOOR"), help="default: two free ports"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--serve-floor", nargs=2, metavar=("KB", "PORT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
