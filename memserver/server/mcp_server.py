@@ -15,10 +15,10 @@ fixed at start (``MEMORY_TOKEN`` or ``--trusted``). For every call it
 ``create_http_app`` returns the HTTP app: ``/healthz`` (which asks the database) and
 the Streamable HTTP app mounted at ``/mcp``, behind ``memserver.server.guard.HttpGuard``
 (Host, Origin, JSON bodies of at most ``MAX_MCP_BODY`` bytes, read within a deadline)
-and ``memserver.server.sessions.SessionLimit`` (open sessions per token). While
-PostgreSQL is down, a token verified in the last ``VERIFIED_GRACE`` seconds is still
-let in, so its calls fail as a ToolError that says the database is unavailable; any
-other request gets a 503 with that message.
+and ``memserver.server.sessions.SessionLimit`` (open sessions and requests in flight
+per token). While PostgreSQL is down, a token verified in the last ``VERIFIED_GRACE``
+seconds is still let in, so its calls fail as a ToolError that says the database is
+unavailable; any other request gets a 503 with that message.
 """
 
 from __future__ import annotations

@@ -1,19 +1,27 @@
-"""How many MCP sessions one token may hold open, and for how long an idle one lives.
+"""How much of the MCP server one token may hold: sessions, and requests in flight.
 
-Every MCP client opens a session (``initialize`` -> an ``mcp-session-id``) and should
-close it (``DELETE``). One that never does, in a loop, used to fill the SDK's global
-table (10,000 sessions, ~40 KB each) so that every other client got 503 until they
-expired 30 minutes later. Here:
+Two kinds of client reach ``/mcp``. A client of the handshake era (protocol 2025-xx)
+opens a session (``initialize`` -> an ``mcp-session-id``) and should close it
+(``DELETE``); one that never does, in a loop, used to fill the SDK's global table
+(10,000 sessions, ~40 KB each) so that every other client got 503 until they expired
+30 minutes later. A 2026-07-28 client (the SDK's own, so both agents) keeps no
+session: every request is a self-contained POST, and what it can hold is requests in
+flight. Here:
 
 - a token holds at most ``MAX_SESSIONS_PER_TOKEN`` open sessions; one more is refused
   with 429 and a message saying how to free one (other tokens are unaffected);
 - the whole server holds at most ``MAX_SESSIONS``;
 - a session with no request in flight for ``SESSION_IDLE_TIMEOUT`` seconds is closed
-  by the SDK (the client then opens a new one; ours do that per question or per pass).
+  by the SDK (the client then opens a new one; ours do that per question or per pass);
+- a token has at most ``MAX_IN_FLIGHT_PER_TOKEN`` requests in flight, whatever the
+  protocol; one more is refused with 429 until an answer goes out (other tokens are
+  unaffected). With the bodies' size limit (``HttpGuard``) this bounds the memory one
+  token can tie up, sessions or not.
 
 :class:`SessionLimit` is an ASGI middleware in front of the SDK's Streamable HTTP app:
-it notes which token opened which session (from the response's ``mcp-session-id``) and
-counts only sessions the SDK still holds.
+it notes which token opened which session (from the response's ``mcp-session-id``),
+counts only sessions the SDK still holds, and counts each token's requests until their
+answer starts.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import logging
 from collections.abc import Callable, Container
 from typing import Final
 
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -31,24 +40,34 @@ logger = logging.getLogger(__name__)
 
 MAX_SESSIONS_PER_TOKEN: Final = 64
 MAX_SESSIONS: Final = 2_000
+MAX_IN_FLIGHT_PER_TOKEN: Final = 64
 SESSION_IDLE_TIMEOUT: Final = 10 * 60.0
 _SESSION_HEADER = b"mcp-session-id"
+_VERSION_HEADER = "mcp-protocol-version"
 
 
 class SessionLimit:
-    """Refuse a new MCP session when the calling token already holds ``per_token``."""
+    """Refuse a new MCP session when the calling token already holds ``per_token``, and
+    a request when it already has ``in_flight`` requests being answered."""
 
     def __init__(
         self,
         app: ASGIApp,
         live_sessions: Callable[[], Container[str]],
         per_token: int = MAX_SESSIONS_PER_TOKEN,
+        in_flight: int = MAX_IN_FLIGHT_PER_TOKEN,
     ) -> None:
         self.app = app
         self.live_sessions = live_sessions
         self.per_token = per_token
+        self.in_flight = in_flight
         self._owned: dict[str, set[str]] = {}
         self._opening: dict[str, int] = {}  # opening requests still being answered
+        self._answering: dict[str, int] = {}  # every request still being answered
+
+    def requests_in_flight(self, credential: str) -> int:
+        """Requests of this credential whose answer has not started yet."""
+        return self._answering.get(credential, 0)
 
     def open_sessions(self, credential: str) -> int:
         """Sessions this credential holds or is opening (sessions the SDK closed are forgotten)."""
@@ -64,48 +83,49 @@ class SessionLimit:
         if scope["type"] == "http" and scope["method"] == "DELETE":
             await self._closing(headers, scope, receive, send)
             return
-        opening = (
-            scope["type"] == "http"
-            and scope["method"] == "POST"
-            and _SESSION_HEADER.decode() not in headers
-        )
         authorization = headers.get("authorization", "")
-        if not opening or not authorization:
+        if scope["type"] != "http" or scope["method"] != "POST" or not authorization:
             await self.app(scope, receive, send)  # no token: the SDK answers 401
             return
         credential = hashlib.sha256(authorization.encode()).hexdigest()
-        if self.open_sessions(credential) >= self.per_token:
+        if self.requests_in_flight(credential) >= self.in_flight:
+            logger.warning("refused an MCP request: a token has %d in flight", self.in_flight)
+            await _too_many(_in_flight_message(self.in_flight), "1", send)
+            return
+        # A POST without a session id opens one, unless it speaks a sessionless
+        # (2026-07-28) version: then it is a request like any other.
+        version = headers.get(_VERSION_HEADER)
+        opening = _SESSION_HEADER.decode() not in headers and (
+            version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
+        )
+        if opening and self.open_sessions(credential) >= self.per_token:
             logger.warning("refused a new MCP session: a token holds %d already", self.per_token)
-            await _too_many(self.per_token, send)
+            await _too_many(_sessions_message(self.per_token), "30", send)
             return
 
-        opening = True
+        tables = [self._answering, self._opening] if opening else [self._answering]
+        _count(tables, credential, +1)
 
-        def opened() -> None:
-            nonlocal opening
-            if opening:  # it counts as opening until its answer starts, then as owned
-                opening = False
-                left = self._opening[credential] - 1
-                if left:
-                    self._opening[credential] = left
-                else:
-                    del self._opening[credential]
+        def answered() -> None:
+            # Counted until its answer starts (then a new session counts as owned).
+            nonlocal tables
+            _count(tables, credential, -1)
+            tables = []
 
         async def note_session(message: Message) -> None:
             if message["type"] == "http.response.start":
                 for key, value in message.get("headers", []):
-                    if key.lower() == _SESSION_HEADER and message["status"] < 400:
+                    if opening and key.lower() == _SESSION_HEADER and message["status"] < 400:
                         self._owned.setdefault(credential, set()).add(value.decode("latin-1"))
                 # Moved over before the answer goes out: the client may send its next
                 # request before this one's handler has finished.
-                opened()
+                answered()
             await send(message)
 
-        self._opening[credential] = self._opening.get(credential, 0) + 1
         try:
             await self.app(scope, receive, note_session)
         finally:
-            opened()
+            answered()
 
     async def _closing(self, headers: Headers, scope: Scope, receive: Receive, send: Send) -> None:
         """A session closed by its client stops counting as soon as the answer says so (the
@@ -121,12 +141,32 @@ class SessionLimit:
         await self.app(scope, receive, note_closed)
 
 
-async def _too_many(limit: int, send: Send) -> None:
-    message = (
+def _count(tables: list[dict[str, int]], credential: str, step: int) -> None:
+    """Add ``step`` to the credential's count in each table (a count of 0 is forgotten)."""
+    for table in tables:
+        left = table.get(credential, 0) + step
+        if left:
+            table[credential] = left
+        else:
+            table.pop(credential, None)
+
+
+def _sessions_message(limit: int) -> str:
+    return (
         f"this token already holds {limit} open MCP sessions, the most one token may hold; "
         "close sessions you no longer use (HTTP DELETE with their mcp-session-id, which MCP "
         f"clients do on exit) or wait until idle ones expire ({SESSION_IDLE_TIMEOUT:.0f} s)"
     )
+
+
+def _in_flight_message(limit: int) -> str:
+    return (
+        f"this token already has {limit} MCP requests being answered, the most one token "
+        "may have at once; wait for their answers before sending more"
+    )
+
+
+async def _too_many(message: str, retry_after: str, send: Send) -> None:
     body = json.dumps(
         {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}}
     ).encode()
@@ -137,7 +177,7 @@ async def _too_many(limit: int, send: Send) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                (b"retry-after", b"30"),
+                (b"retry-after", retry_after.encode()),
             ],
         }
     )

@@ -1,0 +1,128 @@
+"""SessionLimit on its own: requests in flight per token, and sessionless requests.
+
+The app behind the limit here answers only when the test lets it, so that requests
+stay in flight exactly as long as the test needs (the served case, with the SDK behind
+it, is ``test_hostile_input``'s session flood)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import anyio
+from starlette.types import Message, Receive, Scope, Send
+
+from memserver.server.sessions import MAX_IN_FLIGHT_PER_TOKEN, SessionLimit
+
+
+class HeldApp:
+    """An ASGI app that answers 200 once its request is released."""
+
+    def __init__(self) -> None:
+        self.entered = 0
+        self.release = anyio.Event()
+        self.arrived = anyio.Event()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.entered += 1
+        self.arrived.set()
+        await self.release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+def post(token: str, version: str | None = "2026-07-28") -> Scope:
+    headers = [(b"authorization", f"Bearer {token}".encode())]
+    if version is not None:
+        headers.append((b"mcp-protocol-version", version.encode()))
+    return {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+
+
+async def answer(limit: SessionLimit, scope: Scope) -> tuple[int, dict[str, Any]]:
+    """The status and JSON body ``limit`` answers ``scope`` with."""
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await limit(scope, receive, send)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], json.loads(body)
+
+
+def test_one_token_cannot_have_more_than_its_share_of_requests_in_flight() -> None:
+    async def body() -> None:
+        app = HeldApp()
+        limit = SessionLimit(app, live_sessions=set)
+        statuses: list[int] = []
+
+        async def held(token: str) -> None:
+            statuses.append((await answer(limit, post(token)))[0])
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                for _ in range(MAX_IN_FLIGHT_PER_TOKEN):
+                    tg.start_soon(held, "flooder")
+                while app.entered < MAX_IN_FLIGHT_PER_TOKEN:
+                    app.arrived = anyio.Event()
+                    await app.arrived.wait()
+                # one more from the same token is refused at once, and says why
+                status, refused = await answer(limit, post("flooder"))
+                assert status == 429
+                message = refused["error"]["message"]
+                assert f"{MAX_IN_FLIGHT_PER_TOKEN} MCP requests being answered" in message
+                # another token is not affected
+                tg.start_soon(held, "other")
+                app.arrived = anyio.Event()
+                await app.arrived.wait()
+                assert app.entered == MAX_IN_FLIGHT_PER_TOKEN + 1
+                app.release.set()
+            assert statuses == [200] * (MAX_IN_FLIGHT_PER_TOKEN + 1)
+            # once answered, nothing counts any more: the token may send again
+            assert limit.requests_in_flight(_credential("flooder")) == 0
+            assert (await answer(limit, post("flooder")))[0] == 200
+
+    anyio.run(body)
+
+
+def test_sessionless_requests_open_no_session_and_handshake_ones_do() -> None:
+    async def body() -> None:
+        app = HeldApp()
+        limit = SessionLimit(app, live_sessions=set, per_token=2)
+        statuses: list[int] = []
+
+        async def held(version: str | None) -> None:
+            statuses.append((await answer(limit, post("token", version)))[0])
+
+        async def entered(count: int) -> None:
+            while app.entered < count:
+                app.arrived = anyio.Event()
+                await app.arrived.wait()
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                # handshake-era initializes (no version header, or a 2025 one) open sessions
+                tg.start_soon(held, None)
+                tg.start_soon(held, "2025-11-25")
+                await entered(2)
+                assert limit.open_sessions(_credential("token")) == 2
+                status, refused = await answer(limit, post("token", version=None))
+                assert status == 429 and "2 open MCP sessions" in refused["error"]["message"]
+                # a 2026-07-28 request of the same token is no session: it still passes
+                for n in range(3, 6):
+                    tg.start_soon(held, "2026-07-28")
+                    await entered(n)
+                assert limit.open_sessions(_credential("token")) == 2
+                app.release.set()
+            assert statuses == [200] * 5
+            assert limit.open_sessions(_credential("token")) == 0  # none was kept
+
+    anyio.run(body)
+
+
+def _credential(token: str) -> str:
+    return hashlib.sha256(f"Bearer {token}".encode()).hexdigest()
