@@ -87,17 +87,22 @@ class AuditWriter:
             except Exception as exc:  # never leave a call waiting forever
                 logger.exception("the audit writer failed")
                 error = StoreError(f"could not write the audit log: {exc}")
+            # One wake-up per event loop for the whole batch, not one per call.
+            waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
             for _, loop, done in batch:
+                waiting.setdefault(loop, []).append(done)
+            for loop, futures in waiting.items():
                 with contextlib.suppress(RuntimeError):  # its event loop has closed
-                    loop.call_soon_threadsafe(_settle, done, error)
+                    loop.call_soon_threadsafe(_settle, futures, error)
             if stop:
                 return
 
 
-def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
-    if done.done():  # the call was cancelled meanwhile
-        return
-    if error is None:
-        done.set_result(None)
-    else:
-        done.set_exception(error)
+def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    for done in futures:
+        if done.done():  # the call was cancelled meanwhile
+            continue
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
