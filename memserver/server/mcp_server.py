@@ -599,6 +599,22 @@ class _UnavailableAs503:
             )
 
 
+class _McpFirst(Starlette):
+    """A Starlette app that hands ``/mcp``, the path every MCP call takes, straight to
+    its guarded MCP app, past its own error middleware and router (the MCP app has its
+    own): one ASGI stack per call instead of two."""
+
+    def __init__(self, mcp: ASGIApp, **options: Any) -> None:
+        super().__init__(**options)
+        self._mcp = mcp
+
+    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/mcp":
+            await self._mcp(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_http_app(
     server: MemoryServer,
     *,
@@ -648,7 +664,8 @@ def create_http_app(
     sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
     rules = GuardRules(hosts=HostRules.for_address(host, port), max_body=MAX_MCP_BODY)
     guarded = HttpGuard(sessions, rules, error_body=jsonrpc_error)
-    return Starlette(
+    return _McpFirst(
+        guarded,
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             *routes,
