@@ -22,11 +22,12 @@ Two kinds of MCP client call ``kb_get_page``, one after the other:
   costs.
 
 Measured: throughput of ``--clients`` concurrent clients for ``--duration`` seconds
-each (SDK MCP, light MCP, floor page, floor empty, in that order), the p50 of one
-client's sequential round trips (``--single`` seconds), and the CPU milliseconds per
-request of the server process and of this (client) process, which other load on the
-machine disturbs less. The ratios are what count: the machine's load at that moment
-hits both sides of each.
+each (SDK MCP, light MCP, floor page, floor empty, taking turns in ``--rounds``
+rounds, every client connected once before, so that the machine's load at each
+moment falls on all four alike; connecting is not timed), the p50 of one client's
+sequential round trips (``--single`` seconds), and the CPU milliseconds per request
+of the server process and of this (client) process, which other load on the machine
+disturbs less. The ratios are what count: the machine's load hits all sides alike.
 
     nice -n 10 .venv/bin/python bench/bench_mcp_overhead.py --json
     nice -n 10 .venv/bin/python bench/bench_mcp_overhead.py --ports 9617 9618 --json
@@ -35,6 +36,7 @@ hits both sides of each.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -43,7 +45,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -117,35 +120,83 @@ def serve_floor(kb_dir: str, port: int) -> None:
     uvicorn.run(floor_app(kb_dir), host="127.0.0.1", port=port, log_level="warning")
 
 
-async def throughput(make: Callable[[int], Any], clients: int, seconds: float) -> dict[str, Any]:
-    """``clients`` loops of sequential calls for ``seconds``; requests/s and latencies."""
-    latencies: list[float] = []
-    errors = 0
+@dataclass
+class Load:
+    """Calls of one kind of client, added up over rounds."""
 
-    async def loop(n: int) -> None:
-        nonlocal errors
-        async with make(n) as call:
-            deadline = time.monotonic() + seconds
-            while time.monotonic() < deadline:
-                began = time.perf_counter()
-                try:
-                    await call()
-                except Exception:  # counted; the run goes on
-                    errors += 1
-                latencies.append(time.perf_counter() - began)
+    latencies: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    errors: int = 0
+    server_cpu: float = 0.0
+    client_cpu: float = 0.0
 
+    def summary(self) -> dict[str, Any]:
+        n = max(1, len(self.latencies))
+        return {
+            "requests": len(self.latencies),
+            "requests_per_s": round(len(self.latencies) / max(self.seconds, 1e-9), 1),
+            "p50_ms": round(percentile(self.latencies, 0.5) * 1000, 2),
+            "p95_ms": round(percentile(self.latencies, 0.95) * 1000, 2),
+            "errors": self.errors,
+            "server_cpu_ms_per_request": round(self.server_cpu * 1000 / n, 2),
+            "client_cpu_ms_per_request": round(self.client_cpu * 1000 / n, 2),
+        }
+
+
+async def run_calls(calls: Sequence[Call], seconds: float, load: Load) -> None:
+    """One loop of sequential calls per connected client for ``seconds``, into ``load``."""
     began = time.monotonic()
+    deadline = began + seconds
+    ended = began
+
+    async def loop(call: Call) -> None:
+        nonlocal ended
+        while time.monotonic() < deadline:
+            started = time.perf_counter()
+            try:
+                await call()
+            except Exception:  # counted; the run goes on
+                load.errors += 1
+            load.latencies.append(time.perf_counter() - started)
+        ended = max(ended, time.monotonic())
+
     async with anyio.create_task_group() as tg:
-        for n in range(clients):
-            tg.start_soon(loop, n)
-    elapsed = time.monotonic() - began
-    return {
-        "requests": len(latencies),
-        "requests_per_s": round(len(latencies) / elapsed, 1),
-        "p50_ms": round(percentile(latencies, 0.5) * 1000, 2),
-        "p95_ms": round(percentile(latencies, 0.95) * 1000, 2),
-        "errors": errors,
-    }
+        for call in calls:
+            tg.start_soon(loop, call)
+    load.seconds += ended - began
+
+
+async def throughput(make: Callable[[int], Any], clients: int, seconds: float) -> dict[str, Any]:
+    """``clients`` clients (connecting is not timed) calling for ``seconds``."""
+    load = Load()
+    async with contextlib.AsyncExitStack() as stack:
+        calls = [await stack.enter_async_context(make(n)) for n in range(clients)]
+        await run_calls(calls, seconds, load)
+    return load.summary()
+
+
+async def take_turns(
+    kinds: Mapping[str, Callable[[int], Any]],
+    pids: Mapping[str, int],
+    clients: int,
+    seconds: float,
+    rounds: int,
+) -> dict[str, Load]:
+    """Every kind's clients connected once, then the kinds call in turn, ``rounds``
+    times ``seconds / rounds`` each, with the server's and this process's CPU."""
+    loads = {name: Load() for name in kinds}
+    async with contextlib.AsyncExitStack() as stack:
+        calls = {
+            name: [await stack.enter_async_context(make(n)) for n in range(clients)]
+            for name, make in kinds.items()
+        }
+        for _ in range(rounds):
+            for name, load in loads.items():
+                before = cpu(pids[name]), own_cpu()
+                await run_calls(calls[name], seconds / rounds, load)
+                load.server_cpu += cpu(pids[name]) - before[0]
+                load.client_cpu += own_cpu() - before[1]
+    return loads
 
 
 class McpCaller:
@@ -277,14 +328,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         }
         for make in kinds.values():  # warm up each side once
             anyio.run(throughput, make, 2, 1.0)
-        procs = {name: server if name.startswith("mcp") else floor_proc for name in kinds}
-        for name, make in kinds.items():
-            before = cpu(procs[name].pid), own_cpu()
-            result[name] = anyio.run(throughput, make, args.clients, args.duration)
-            served, client = cpu(procs[name].pid) - before[0], own_cpu() - before[1]
-            n = max(1, result[name]["requests"])
-            result[name]["server_cpu_ms_per_request"] = round(served * 1000 / n, 2)
-            result[name]["client_cpu_ms_per_request"] = round(client * 1000 / n, 2)
+        pids = {name: (server if name.startswith("mcp") else floor_proc).pid for name in kinds}
+        # the kinds take turns, so that load swings on the machine hit them alike
+        loads = anyio.run(take_turns, kinds, pids, args.clients, args.duration, args.rounds)
+        for name, load in loads.items():
+            result[name] = load.summary()
         for name, make in kinds.items():
             single = anyio.run(throughput, make, 1, args.single)
             result[name]["single_p50_ms"] = single["p50_ms"]
@@ -310,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--duration", type=float, default=15.0, help="seconds per side")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="turns the sides take (duration split evenly)"
+    )
     parser.add_argument("--single", type=float, default=5.0, help="seconds of one client")
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument(
