@@ -20,7 +20,9 @@ Hierarchy::
     │   └── DatabaseUnavailable   PostgreSQL does not answer right now (the server retries)
     ├── EmbeddingError            an embedder failed (the write path degrades, see store/knowledge_base.py)
     └── LLMError                  an OpenAI-compatible endpoint failed (names the endpoint)
-        └── BudgetExceeded        the per-run token budget is spent
+        ├── BudgetExceeded        the per-run token budget is spent
+        ├── LLMTimeout            a model call passed its deadline (retries included)
+        └── LLMUnusable           the answer is not what was asked (no JSON, not the schema)
 """
 
 from __future__ import annotations
@@ -166,6 +168,14 @@ class LLMError(MemoryError_):
 
 class BudgetExceeded(LLMError):
     """The run's token budget is spent; the run stops cleanly."""
+
+
+class LLMTimeout(LLMError):
+    """A model call passed its deadline; the caller falls back (rules, lexical, extractive)."""
+
+
+class LLMUnusable(LLMError):
+    """The model answered, but not with what was asked (no JSON object, not the schema)."""
 
 
 def format_problems(problems: Sequence[Problem]) -> str:

@@ -7,8 +7,14 @@ LM Studio, OpenRouter, DeepSeek). What it adds on top:
 - ``<think>...</think>`` blocks of reasoning models are stripped from answers;
 - ``chat_json`` asks for JSON mode and, when a provider rejects ``response_format``,
   falls back to plain JSON-in-text (the first JSON object in the answer);
+- ``chat_structured`` asks for output shaped by a JSON Schema (``response_format``
+  ``json_schema``, which grammar-constrained local servers enforce), falls back to JSON
+  mode when the provider rejects it, validates the answer against the schema either way
+  and spends one repair round listing what is wrong (``LLMUnusable`` after);
 - bounded retries with exponential backoff on 429, 5xx, timeouts and refused
-  connections (``Retry-After`` honoured, capped);
+  connections (``Retry-After`` honoured, capped), all inside one ``deadline`` per call
+  when one is given (``LLMTimeout`` once it passes: callers fall back instead of
+  waiting past their own caller's patience);
 - errors name the integration and endpoint URL and say what to check;
 - a per-run ``TokenBudget`` (``memserver.clients.budget``, re-exported here): a call that
   would start beyond the budget raises ``BudgetExceeded`` instead of spending.
@@ -20,11 +26,13 @@ their public names are re-exported here.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx2
@@ -37,10 +45,11 @@ from memserver.clients.llm_text import (
     ThinkFilter,
     extract_json_object,
     parse_arguments,
+    schema_problems,
     strip_think,
 )
 from memserver.clients.rerank import Reranker
-from memserver.errors import ConfigError, LLMError
+from memserver.errors import ConfigError, LLMError, LLMTimeout, LLMUnusable
 
 if TYPE_CHECKING:
     import openai
@@ -64,6 +73,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+REJECTED_FORMAT = frozenset({400, 404, 415, 422, 501})  # a provider refusing response_format
+MIN_ATTEMPT_SECONDS = 1.0  # an attempt with less time left than this is not started
 
 
 # ---------------------------------------------------------------------------- results
@@ -116,8 +127,10 @@ class LLMClient:
     """Chat completions against one OpenAI-compatible endpoint.
 
     ``max_attempts`` (default: 1 + ``llm.max_retries``) bounds every call; waits grow
-    from ``backoff`` seconds, doubling, capped at ``max_backoff``. Tests pass small
-    values. Not tied to a thread; the underlying ``openai`` client is thread-safe.
+    from ``backoff`` seconds, doubling, capped at ``max_backoff``. ``deadline`` (seconds)
+    bounds one call, retries and repair rounds included: each attempt waits at most what
+    is left of it. Tests pass small values. Not tied to a thread; the underlying
+    ``openai`` client is thread-safe.
     """
 
     def __init__(
@@ -129,6 +142,7 @@ class LLMClient:
         backoff: float = 1.0,
         max_backoff: float = 30.0,
         http_client: httpx2.Client | None = None,
+        deadline: float | None = None,
     ) -> None:
         if not endpoint.base_url or not endpoint.model:
             raise ConfigError(
@@ -143,6 +157,7 @@ class LLMClient:
         self.max_attempts = max(1, max_attempts if max_attempts is not None else 1 + retries)
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.deadline = deadline
         import openai  # here, not at the top: it takes about a second to import
 
         self._http = http_client if http_client is not None else tls.http_client(endpoint)
@@ -155,6 +170,7 @@ class LLMClient:
             timeout=endpoint.timeout,
         )
         self._json_mode: bool | None = None  # None: untried; False: the provider rejects it
+        self._schema_mode: bool | None = None  # the same for response_format json_schema
 
     def close(self) -> None:
         self._client.close()
@@ -184,15 +200,23 @@ class LLMClient:
                 kwargs["tool_choice"] = tool_choice
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
-        return self._complete(messages, kwargs)
+        return self._complete(messages, kwargs, self._until())
 
-    def chat_json(self, messages: list[dict[str, Any]], temperature: float = 0) -> dict[str, Any]:
+    def chat_json(
+        self,
+        messages: list[dict[str, Any]],
+        temperature: float = 0,
+        *,
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
         """A JSON object answer: JSON mode when the provider supports it, else JSON-in-text.
 
-        One repair round is spent when the answer holds no JSON object; LLMError after.
+        One repair round is spent when the answer holds no JSON object; LLMUnusable after.
         """
+        until = self._until()
+        extra = {"max_tokens": max_tokens} if max_tokens is not None else {}
         messages = _mention_json(messages)
-        result = self._json_completion(messages, temperature)
+        result = self._json_completion(messages, temperature, until, extra)
         value = extract_json_object(result.content)
         if value is None:
             repair = [
@@ -200,43 +224,150 @@ class LLMClient:
                 {"role": "assistant", "content": result.content},
                 {"role": "user", "content": "Reply with only one JSON object, nothing else."},
             ]
-            value = extract_json_object(self._json_completion(repair, temperature).content)
+            value = extract_json_object(
+                self._json_completion(repair, temperature, until, extra).content
+            )
         if value is None:
-            raise LLMError(
+            raise LLMUnusable(
                 f"{self.endpoint.name}: {self.base_url} (model {self.model}) answered without "
                 f"a JSON object: {result.content[:200]!r}",
                 "use a model that follows JSON instructions, or one that supports JSON mode",
             )
         return value
 
-    def _json_completion(self, messages: list[dict[str, Any]], temperature: float) -> ChatResult:
-        if self._json_mode is not False:
-            kwargs = {"temperature": temperature, "response_format": {"type": "json_object"}}
+    def chat_structured(
+        self,
+        messages: list[dict[str, Any]],
+        schema: Mapping[str, Any],
+        *,
+        name: str = "answer",
+        temperature: float = 0,
+        max_tokens: int | None = None,
+        validate: bool = True,
+    ) -> dict[str, Any]:
+        """A JSON object valid against ``schema`` (see the module docstring).
+
+        ``response_format`` ``json_schema`` first; a provider that rejects it is asked in
+        JSON mode (then JSON-in-text) from then on. Either way the answer is validated;
+        one repair round lists the problems; ``LLMUnusable`` when it is still invalid.
+        With ``validate=False`` any JSON object is returned: the caller checks it (and
+        drops what does not fit rather than asking again).
+        """
+        until = self._until()
+        extra = {"max_tokens": max_tokens} if max_tokens is not None else {}
+        messages = _mention_json(messages)
+        attempt = messages
+        problems: list[str] = []
+        for round_ in range(2):
+            value = self._structured_once(attempt, schema, name, temperature, until, extra)
+            if not validate and isinstance(value, dict):
+                return value
+            problems = schema_problems(value, schema)
+            if not problems:
+                assert value is not None
+                return value
+            if round_ == 0:
+                shown = json.dumps(value, ensure_ascii=False)[:4000] if value else "(no JSON)"
+                attempt = [
+                    *messages,
+                    {"role": "assistant", "content": shown},
+                    {
+                        "role": "user",
+                        "content": "That answer does not fit the JSON Schema:\n"
+                        + "\n".join(f"- {p}" for p in problems)
+                        + "\nAnswer again with one JSON object that fits it.",
+                    },
+                ]
+        raise LLMUnusable(
+            f"{self.endpoint.name}: {self.base_url} (model {self.model}) answered twice with "
+            f"JSON that does not fit the schema: {'; '.join(problems[:3])}",
+            "use a model that follows JSON instructions, or a smaller llm.profile",
+        )
+
+    def _structured_once(
+        self,
+        messages: list[dict[str, Any]],
+        schema: Mapping[str, Any],
+        name: str,
+        temperature: float,
+        until: float | None,
+        extra: Mapping[str, Any],
+    ) -> dict[str, Any] | None:
+        if self._schema_mode is not False:
+            kwargs = {
+                "temperature": temperature,
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "schema": dict(schema)},
+                },
+                **extra,
+            }
             try:
-                result = self._complete(messages, kwargs)
+                result = self._complete(messages, kwargs, until)
+                self._schema_mode = True
+                return extract_json_object(result.content)
+            except LLMError as exc:
+                if not self._format_rejected(exc, self._schema_mode, "json_schema"):
+                    raise
+                self._schema_mode = False
+        return extract_json_object(
+            self._json_completion(messages, temperature, until, extra).content
+        )
+
+    def _format_rejected(self, exc: LLMError, known: bool | None, kind: str) -> bool:
+        """Whether ``exc`` is a provider refusing ``response_format`` (never once it worked)."""
+        status = getattr(exc.__cause__, "status_code", None)
+        if known or status not in REJECTED_FORMAT:
+            return False
+        log.info(
+            "%s: %s rejected response_format %s (HTTP %s); asking without it",
+            self.endpoint.name,
+            self.base_url,
+            kind,
+            status,
+        )
+        return True
+
+    def _json_completion(
+        self,
+        messages: list[dict[str, Any]],
+        temperature: float,
+        until: float | None,
+        extra: Mapping[str, Any] = MappingProxyType({}),
+    ) -> ChatResult:
+        if self._json_mode is not False:
+            kwargs = {
+                "temperature": temperature,
+                "response_format": {"type": "json_object"},
+                **extra,
+            }
+            try:
+                result = self._complete(messages, kwargs, until)
                 self._json_mode = True
                 return result
             except LLMError as exc:
-                status = getattr(exc.__cause__, "status_code", None)
-                if self._json_mode or status not in (400, 404, 415, 422, 501):
+                if not self._format_rejected(exc, self._json_mode, "json_object"):
                     raise
-                log.info(
-                    "%s: %s rejected JSON mode (HTTP %s); asking for JSON in text",
-                    self.endpoint.name,
-                    self.base_url,
-                    status,
-                )
-        result = self._complete(messages, {"temperature": temperature})
+        result = self._complete(messages, {"temperature": temperature, **extra}, until)
         if self._json_mode is None:
             # JSON mode failed but plain text worked: the provider lacks JSON mode.
             self._json_mode = False
         return result
 
-    def _complete(self, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> ChatResult:
+    def _until(self) -> float | None:
+        """The monotonic time by which a call that starts now must be done."""
+        return time.monotonic() + self.deadline if self.deadline is not None else None
+
+    def _complete(
+        self, messages: list[dict[str, Any]], kwargs: dict[str, Any], until: float | None = None
+    ) -> ChatResult:
         self.budget.check(estimate_tokens(messages))
         wire: Any = messages  # plain dicts; the SDK's TypedDicts add nothing here
         response = self._call(
-            lambda: self._client.chat.completions.create(model=self.model, messages=wire, **kwargs)
+            lambda timeout: self._client.chat.completions.create(
+                model=self.model, messages=wire, timeout=timeout, **kwargs
+            ),
+            until,
         )
         if not response.choices:
             raise LLMError(
@@ -276,13 +407,15 @@ class LLMClient:
         self.budget.check(estimate_tokens(messages))
         wire: Any = messages
         stream = self._call(
-            lambda: self._client.chat.completions.create(
+            lambda timeout: self._client.chat.completions.create(
                 model=self.model,
                 messages=wire,
                 temperature=temperature,
                 stream=True,
                 stream_options={"include_usage": True},
-            )
+                timeout=timeout,
+            ),
+            self._until(),
         )
         think = ThinkFilter()
         produced: list[str] = []
@@ -310,12 +443,27 @@ class LLMClient:
 
     # -- retries and errors
 
-    def _call(self, fn: Callable[[], T]) -> T:
+    def _call(self, fn: Callable[[float], T], until: float | None = None) -> T:
+        """``fn(timeout)`` with retries; every attempt ends by ``until`` (monotonic)."""
         import openai
 
+        # A retry is not started with less time left than this (the first try always is).
+        least = min(MIN_ATTEMPT_SECONDS, (self.deadline or 0.0) / 2)
         for attempt in range(1, self.max_attempts + 1):
+            timeout = self.endpoint.timeout
+            if until is not None:
+                left = until - time.monotonic()
+                if left <= 0 or (attempt > 1 and left < least):
+                    raise self._late(attempt - 1)
+                timeout = min(timeout, left)
             try:
-                return fn()
+                return fn(timeout)
+            except openai.APITimeoutError as exc:
+                if until is not None and until - time.monotonic() < least:
+                    raise self._late(attempt) from exc
+                if attempt == self.max_attempts:
+                    raise self._error(exc, attempt) from exc
+                wait = self._backoff(attempt)
             except openai.APIStatusError as exc:
                 if exc.status_code not in RETRY_STATUS or attempt == self.max_attempts:
                     raise self._error(exc, attempt) from exc
@@ -325,6 +473,8 @@ class LLMClient:
                     raise self._error(exc, attempt) from exc
                 wait = self._backoff(attempt)
             wait = min(wait, self.max_backoff)
+            if until is not None:
+                wait = max(0.0, min(wait, until - time.monotonic() - least))
             log.info(
                 "%s: %s failed (attempt %d of %d); retrying in %.2fs",
                 self.endpoint.name,
@@ -335,6 +485,14 @@ class LLMClient:
             )
             time.sleep(wait)
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _late(self, attempts: int) -> LLMTimeout:
+        tried = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else ""
+        return LLMTimeout(
+            f"{self.endpoint.name}: {self.base_url} (model {self.model}) did not answer within "
+            f"its {self.deadline:g}s deadline{tried}",
+            f"use a faster model, or raise {self.endpoint.name}.timeout",
+        )
 
     def _backoff(self, attempt: int) -> float:
         return float(self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4))
@@ -357,7 +515,7 @@ class LLMClient:
                 hint = "the provider is overloaded or failing; try again later"
             error = LLMError(f"{name}: {where} answered HTTP {status}{tried}: {detail}", hint)
         elif isinstance(exc, openai.APITimeoutError):
-            error = LLMError(
+            error = LLMTimeout(
                 f"{name}: {where} timed out after {self.endpoint.timeout:g}s{tried}",
                 f"raise {name}.timeout, or use a faster model",
             )

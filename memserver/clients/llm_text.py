@@ -1,14 +1,17 @@
 """What a model's answer text needs before use: reasoning blocks removed (whole answers
-and streams), the first JSON object found, tool-call arguments parsed leniently."""
+and streams), the first JSON object found, tool-call arguments parsed leniently, a JSON
+answer checked against the JSON Schema it was asked under."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 _THINK_TAGS = ("think", "thinking")
 _THINK_BLOCK = re.compile(r"<(think|thinking)>.*?</\1>", re.S | re.I)
+MAX_SCHEMA_PROBLEMS = 8  # listed in one repair round
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
@@ -112,3 +115,19 @@ def _partial_suffix(text: str, tag: str) -> int:
         if text.endswith(tag[:size]):
             return size
     return 0
+
+
+def schema_problems(value: Any, schema: Mapping[str, Any]) -> list[str]:
+    """What keeps ``value`` from fitting ``schema`` (JSON Schema), at most a few; [] when it fits."""
+    if not isinstance(value, dict):
+        return ["the answer is not one JSON object"]
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    found = []
+    for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
+        where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+        found.append(f"{where}: {error.message[:200]}")
+        if len(found) >= MAX_SCHEMA_PROBLEMS:
+            break
+    return found
