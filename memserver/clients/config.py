@@ -2,7 +2,9 @@
 
 ``config.yaml`` gives structure; environment variables give secrets and overrides:
 
-- ``LLM_BASE_URL``, ``LLM_MODEL``, ``LLM_API_KEY``: the chat model (enough on their own).
+- ``LLM_BASE_URL``, ``LLM_MODEL``, ``LLM_API_KEY``: the chat model (enough on their own);
+  ``LLM_PROFILE`` (``small``, ``standard``) and ``LLM_TOOLS`` (``auto``, ``on``, ``off``)
+  override ``llm.profile`` and ``llm.tools`` (see ``memserver.clients.profile``).
 - ``MEMORY_CA_FILE``, ``MEMORY_TLS_INSECURE=true``: override the default ``tls`` block.
 - ``DATABASE_URL``: overrides ``database_url``.
 - ``MEMORY_URL``, ``MEMORY_TOKEN``: the agents' MCP connection.
@@ -31,13 +33,15 @@ from memserver.errors import ConfigError
 from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES
 
 EMBEDDING_PROVIDERS = ("local", "openai", "hash")
+PROFILES = ("auto", "small", "standard")  # llm.profile, see memserver.clients.profile
+TOOL_MODES = ("auto", "on", "off")  # llm.tools: whether the read agent lets the model call tools
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
 
 # Per block: its keys besides `tls`, and the default env var that holds its key.
 _COMMON_KEYS = ("base_url", "model", "api_key_env", "timeout")
 _BLOCK_KEYS: dict[str, tuple[str, ...]] = {
-    "llm": (*_COMMON_KEYS, "max_retries"),
+    "llm": (*_COMMON_KEYS, "max_retries", "profile", "tools"),
     "embedding": (*_COMMON_KEYS, "provider", "dims", "batch_size"),
     "rerank": _COMMON_KEYS,
     "laya": (*_COMMON_KEYS, "threshold", "min_confidence"),
@@ -296,6 +300,8 @@ def _endpoint(
             problems.add(f"{prefix}max_retries", f"{retries!r} is not a whole number >= 0")
             retries = 3
         options["max_retries"] = retries
+        _choice(block, env, "profile", "LLM_PROFILE", PROFILES, options, problems)
+        _choice(block, env, "tools", "LLM_TOOLS", TOOL_MODES, options, problems)
     return EndpointSettings(
         name=name,
         base_url=base_url.rstrip("/") if base_url else None,
@@ -305,6 +311,26 @@ def _endpoint(
         tls=_tls_block(block.get("tls"), f"{prefix}tls", default_tls, base_dir, problems),
         options=MappingProxyType(options),
     )
+
+
+def _choice(
+    block: Mapping[str, Any],
+    env: Mapping[str, str],
+    key: str,
+    env_name: str,
+    allowed: tuple[str, ...],
+    options: dict[str, Any],
+    problems: _Problems,
+) -> None:
+    """``llm.<key>``: one of ``allowed`` (``auto`` when unset), the env var winning."""
+    value = env.get(env_name) or block.get(key, "auto")
+    if isinstance(value, bool):  # YAML reads a bare on/off as true/false
+        value = "on" if value else "off"
+    where = env_name if env.get(env_name) else f"llm.{key}"
+    if not isinstance(value, str) or value.strip().lower() not in allowed:
+        problems.add(where, f"{value!r} is not one of {', '.join(allowed)}")
+        value = "auto"
+    options[key] = value.strip().lower()
 
 
 def _tls_block(
