@@ -10,9 +10,15 @@ For each source, oldest document first (``source_pending``)::
     rejection gets one repair round, a version conflict a re-read and a new merge) ->
     source_mark (ingested with the pages and the hash read, or failed with the reason).
 
-A failure of one source (an unusable model answer, a page the server keeps refusing)
-marks it failed and the run goes on; a spent token budget or a refused token stops the
-run. Every write is a merge into the page as stored, so killing the agent at any point
+A model never fails a note: an answer that stays unusable, a call past its deadline or a
+model server that is down leaves the note to the rules extractor (``degraded`` in its
+ledger entry says why), and a failing merge or repair call falls back to the rules'
+merge or repair. A failure of one source (a page the server keeps refusing, a tool call
+the server did not answer within the MCP request timeout) marks it failed with the
+reason and the run goes on; a spent token budget or a refused token stops the run.
+With the small profile (``memserver.clients.profile``) the rules extractor reads every
+note and the model only fills the fields it left empty; sections are merged and pages
+repaired by rules. Every write is a merge into the page as stored, so killing the agent at any point
 and running it again finishes the work without duplicates: timeline entries already
 present are not added again and unchanged pages are not written.
 """
@@ -28,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
+from mcp.shared.exceptions import MCPError
 
 from ingest_agent.drafts import (
     Work,
@@ -41,7 +48,7 @@ from ingest_agent.drafts import (
 from ingest_agent.errors import ServerUnavailable, SourceFailed
 from ingest_agent.extract_rules import RulesExtractor
 from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
-from ingest_agent.merge import Conflict, MergeResult, Order, merge_page
+from ingest_agent.merge import Conflict, MergeResult, Order, default_section_merge, merge_page
 from ingest_agent.model import (
     Draft,
     Extraction,
@@ -52,9 +59,12 @@ from ingest_agent.model import (
 from ingest_agent.resolution import Resolver
 from ingest_agent.review import ReviewPolicy, review_reason
 from memserver.clients.llm import TokenBudget
+from memserver.clients.profile import STANDARD
 from memserver.errors import (
     BudgetExceeded,
     LLMError,
+    LLMTimeout,
+    LLMUnusable,
     MemoryError_,
     ServerAuthError,
     ToolCallError,
@@ -137,6 +147,8 @@ class IngestAgent:
         self.dry_run = dry_run
         self.on_page = on_page
         self.resolver = Resolver(memory, schema)
+        self.profile = llm.profile if llm is not None else STANDARD
+        self._degraded: dict[str, None] = {}  # this note's: the model's work replaced by rules
 
     @property
     def extractor_name(self) -> str:
@@ -183,6 +195,7 @@ class IngestAgent:
         calls, tokens = self.budget.calls, self.budget.used
         tool_calls = self.memory.calls
         model_seconds = self.llm.model_seconds if self.llm is not None else 0.0
+        self._degraded = {}
         try:
             source = await self.memory.read(path)
             outcome.path = source.path
@@ -195,13 +208,15 @@ class IngestAgent:
                 ReviewPolicy(self.schema, source, hint) if extraction.extractor == "llm" else None
             )
             outcome.dropped = list(extraction.dropped)
+            self._degraded.update(dict.fromkeys(extraction.degraded))
             await self._apply(source, extraction, outcome, review)
+            outcome.degraded = list(self._degraded)
             if self.dry_run:
                 outcome.status = "dry-run"
             else:
                 await self.memory.mark_ingested(
                     source.path, source.hash, outcome.pages, extraction.extractor,
-                    extraction.dropped,
+                    extraction.dropped, outcome.degraded,
                 )  # fmt: skip
                 outcome.status = "ingested"
         except (BudgetExceeded, ServerAuthError):
@@ -214,6 +229,13 @@ class IngestAgent:
                 await self._mark_failed(outcome.path, str(exc))
         except (SourceFailed, LLMError, UserError) as exc:
             reason = exc.reason if isinstance(exc, SourceFailed) else str(exc)
+            self._failed(outcome, path, reason)
+            if not self.dry_run:
+                await self._mark_failed(outcome.path, reason)
+        except MCPError as exc:
+            # The server did not answer a tool call in time (or the session broke): this
+            # note fails with the reason, the run goes on.
+            reason = _mcp_reason(exc, self.memory.last_tool)
             self._failed(outcome, path, reason)
             if not self.dry_run:
                 await self._mark_failed(outcome.path, reason)
@@ -247,12 +269,32 @@ class IngestAgent:
     # -- extraction ------------------------------------------------------------------------
 
     async def _extract(self, source: Source, hint: Sequence[str]) -> Extraction:
-        if self.llm is not None:
-            titles = await self.resolver.entity_titles()
-            llm = self.llm
-            return await anyio.to_thread.run_sync(lambda: llm.extract(source, hint, titles))
+        """The model's extraction; the rules' when there is no model or it fails for this
+        note (``degraded`` says why; a spent budget still stops the run)."""
         known = await self.resolver.lookup(self.rules.mentions(source))
-        return self.rules.extract(source, hint, known)
+        if self.llm is None:
+            return self.rules.extract(source, hint, known)
+        llm = self.llm
+        titles = await self.resolver.entity_titles()
+        resolved = [title for _, title in known.values()]
+        rules = self.rules.extract(source, hint, known) if self.profile.fill_from_rules else None
+        try:
+            if rules is not None:
+                base = rules
+                return await anyio.to_thread.run_sync(
+                    lambda: llm.fill(source, base, titles, resolved)
+                )
+            return await anyio.to_thread.run_sync(
+                lambda: llm.extract(source, hint, titles, resolved)
+            )
+        except BudgetExceeded:
+            raise
+        except LLMError as exc:
+            reason = _degraded_reason(exc)
+            log.warning("%s: the model's extraction failed (%s), reading it by rules: %s",
+                        source.path, reason, exc)  # fmt: skip
+        rules = rules if rules is not None else self.rules.extract(source, hint, known)
+        return replace(rules, degraded=(reason,))
 
     # -- applying an extraction ----------------------------------------------------------------
 
@@ -303,7 +345,9 @@ class IngestAgent:
         """Merge into the stored page and put it (see the module docstring); (id, changed, conflicts)."""
         spec = self._folder(work)
         draft = work.draft
-        dates = extraction.dates_of(spec.name, (draft.title, *draft.page.aliases))
+        names = (draft.title, *draft.page.aliases)
+        dates = extraction.dates_of(spec.name, names)
+        filled = extraction.filled_of(spec.name, names)
         page_id = work.page_id
         repaired = False
         for _ in range(WRITE_ATTEMPTS):
@@ -314,8 +358,9 @@ class IngestAgent:
                 else {}
             )
             target = page_id or _draft_id(draft.page, spec)
+            new = _unfilled(draft.page, stored.page, filled) if stored and filled else draft.page
             result = await self._merge(
-                stored.page if stored else None, draft.page, spec, target, source, others, dates
+                stored.page if stored else None, new, spec, target, source, others, dates
             )
             if review is not None:
                 result = review.hold(stored.page if stored else None, result, spec, target)
@@ -371,11 +416,18 @@ class IngestAgent:
         field_dates: dict[str, dt.date],
     ) -> MergeResult:
         merger = None
-        if self.llm is not None and existing is not None:
+        if self.llm is not None and existing is not None and self.profile.merge_by_model:
             llm = self.llm
 
             def merger(current: Any, new: Any, order: Order) -> Any:
-                return llm.merge_sections(existing, spec, current, new, order, source)
+                try:
+                    return llm.merge_sections(existing, spec, current, new, order, source)
+                except BudgetExceeded:
+                    raise
+                except LLMError as exc:  # the rules' merge instead: never a failed note
+                    log.warning("%s: the model's merge failed, merging by rules: %s", page_id, exc)
+                    self._degraded.setdefault(f"merge_{_degraded_reason(exc)}", None)
+                    return default_section_merge(current, new, order)
 
         return await anyio.to_thread.run_sync(
             lambda: merge_page(
@@ -392,11 +444,45 @@ class IngestAgent:
         )
 
     async def _repair(self, page: Page, spec: FolderSpec, problems: list[str]) -> Page:
-        """One repair round with every problem listed: the model's, or the rules' own."""
-        if self.llm is not None:
+        """One repair round with every problem listed: the model's, or the rules' own
+        (without a model, with the small profile, or when the model's repair fails)."""
+        if self.llm is not None and self.profile.merge_by_model:
             llm = self.llm
-            return await anyio.to_thread.run_sync(lambda: llm.repair(page, spec, problems))
+            try:
+                return await anyio.to_thread.run_sync(lambda: llm.repair(page, spec, problems))
+            except BudgetExceeded:
+                raise
+            except LLMError as exc:
+                log.warning("%s: the model's repair failed, repairing by rules: %s", spec.name, exc)
+                self._degraded.setdefault(f"repair_{_degraded_reason(exc)}", None)
         return repair_by_rules(page, spec, problems)
+
+
+def _degraded_reason(exc: LLMError) -> str:
+    if isinstance(exc, LLMTimeout):
+        return "llm_timeout"
+    return "llm_unusable" if isinstance(exc, LLMUnusable) else "llm_unavailable"
+
+
+def _mcp_reason(exc: MCPError, tool: str | None) -> str:
+    what = f"the memory server's {tool}" if tool else "a memory server tool call"
+    if "timed out" in str(exc).lower():
+        return (
+            f"{what} did not answer within the MCP request timeout ({exc}); the note stays "
+            "failed until it changes or is reset: raise mcp.timeout, or check what makes the "
+            "server slow (a model it calls, a busy database)"
+        )
+    return f"{what} failed: {exc}"
+
+
+def _unfilled(draft: Page, stored: Page, filled: frozenset[str]) -> Page:
+    """``draft`` without the model-filled fields the stored page already has a value for."""
+    keep = {
+        k: v
+        for k, v in draft.fields.items()
+        if k not in filled or stored.fields.get(k) in (None, "", [])
+    }
+    return replace(draft, fields=keep) if len(keep) != len(draft.fields) else draft
 
 
 def _draft_id(page: Page, spec: FolderSpec) -> str:

@@ -48,6 +48,7 @@ from ingest_agent.model import SourceOutcome
 from memserver.clients.config import Settings, load_settings
 from memserver.clients.llm import LLMClient, TokenBudget
 from memserver.clients.mcp import MemoryClient, connect, open_stdio
+from memserver.clients.profile import profile_for
 from memserver.commands.output import print_json
 from memserver.commands.support import parse_interval, run_translating_errors
 from memserver.errors import MemoryError_, ToolCallError
@@ -162,7 +163,7 @@ async def _client(args: argparse.Namespace, settings: Settings) -> AsyncIterator
     if args.kb:
         if not (Path(args.kb) / "schema.yaml").is_file():
             raise IngestUsageError(f"no schema.yaml in {args.kb}", "pass --kb a knowledge base dir")
-        async with open_stdio(args.kb, trusted=True) as client:
+        async with open_stdio(args.kb, trusted=True, timeout=settings.mcp.timeout) as client:
             yield client
         return
     endpoint = settings.mcp
@@ -191,7 +192,16 @@ async def _run(args: argparse.Namespace, settings: Settings, interval: float | N
     budget = TokenBudget(args.budget if args.budget is not None else settings.budget_tokens)
     llm_client = None
     if settings.llm is not None and not args.rules:
-        llm_client = LLMClient(settings.llm, budget, max_attempts=2, backoff=0.5, max_backoff=5)
+        # One extraction call, retries included, ends within llm.timeout; past it the
+        # note is read by the rules extractor and the run goes on.
+        llm_client = LLMClient(
+            settings.llm,
+            budget,
+            max_attempts=2,
+            backoff=0.5,
+            max_backoff=5,
+            deadline=settings.llm.timeout,
+        )
     try:
         shown = None if args.json else Shown(NoteProgress(sys.stdout))
         try:
@@ -226,7 +236,7 @@ async def _agent(
     if llm is not None:
         from ingest_agent.extract_llm import LLMExtractor
 
-        extractor = LLMExtractor(schema, llm)
+        extractor = LLMExtractor(schema, llm, profile_for(llm.endpoint))
     return IngestAgent(
         memory,
         schema,

@@ -6,7 +6,8 @@
     ├── UserError
     │   └── IngestUsageError     a bad command line (--file outside source/, --watch 0s ...)
     ├── LLMError
-    │   └── ExtractionError      the model's answer is unusable after one retry
+    │   └── LLMUnusable
+    │       └── ExtractionError  the model's answer is unusable after one retry
     └── ServerUnavailable        the memory server cannot reach its database right now
     SourceFailed                 one source cannot be ingested; the run goes on
 
@@ -19,14 +20,14 @@ ends a pass early and leaves its sources queued: ``--watch`` tries again next in
 
 from __future__ import annotations
 
-from memserver.errors import LLMError, MemoryError_, UserError
+from memserver.errors import LLMUnusable, MemoryError_, UserError
 
 
 class IngestUsageError(UserError):
     """The command line asks for something impossible; the message says what to pass."""
 
 
-class ExtractionError(LLMError):
+class ExtractionError(LLMUnusable):
     """The model's extraction or merge answer stayed unusable after one retry.
 
     ``problems`` lists everything wrong with the last answer (not JSON, an unknown

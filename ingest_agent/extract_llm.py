@@ -4,15 +4,26 @@ Every prompt starts with ``Task: <name>`` (extract, merge, repair) and carries t
 schema's global and per-folder ``rules``. The model answers one JSON object; the
 answer is checked against the schema before anything is used:
 
+- the answer is asked for under a JSON Schema compiled from the folders' fields and
+  sections (``response_format`` ``json_schema``; JSON mode where the provider has no
+  schema support, see ``LLMClient.chat_structured``);
 - an answer not shaped as asked (no ``pages`` list, a page without a title) gets
-  **one retry** listing every problem, then the source fails (``ExtractionError``); an
-  answer that is not JSON or a timeout is retried once by the LLM client, then fails
-  the same way;
+  **one retry** listing every problem, then ``ExtractionError``; an answer that is not
+  JSON is retried once by the LLM client, then ``LLMUnusable``: the agent then reads
+  that note with the rules extractor (``degraded: ["llm_unusable"]``), never failing
+  it for the model's formatting;
+- every value is checked against the note (``ingest_agent.grounding``): a page named
+  nowhere in it, an attendee it does not name, a date or number it does not state is
+  dropped and counted;
 - what the schema has no place for is dropped and listed in ``Extraction.dropped``
   (counted in the source's ledger entry), and the rest of the note is kept: a page in a
   folder the schema does not have, a field its folder does not have, an unknown
   section, a timeline entry on a folder without timeline, a value of the wrong type,
   an undatable entry.
+
+With the small profile (``memserver.clients.profile``) the model does not write pages:
+``fill`` asks it only for the fields the rules extractor left empty
+(``ingest_agent.extract_fill``).
 
 Relative dates are resolved against the source's document date (``resolve_date``), so
 "yesterday" in a note of 2026-11-19 is 2026-11-18 whatever day the agent runs.
@@ -27,19 +38,23 @@ way is held back for review by ``ingest_agent.review``.)
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ingest_agent.errors import ExtractionError
+from ingest_agent.extract_fill import FillRequest
+from ingest_agent.grounding import Grounds
 from ingest_agent.merge import Order
-from ingest_agent.model import Draft, Extraction, Source
+from ingest_agent.model import Draft, Extraction, Source, is_dated
 from ingest_agent.note import coerce
 from ingest_agent.text import resolve_date
 from memserver.clients.llm import LLMClient
+from memserver.clients.profile import STANDARD, ModelProfile
 from memserver.kb.page import Page, TimelineEntry, folder_json_schema
 from memserver.kb.redact import redact_private
 from memserver.kb.schema import FolderSpec, Schema
@@ -141,9 +156,10 @@ class LLMExtractor:
 
     name = EXTRACTOR
 
-    def __init__(self, schema: Schema, client: LLMClient) -> None:
+    def __init__(self, schema: Schema, client: LLMClient, profile: ModelProfile = STANDARD) -> None:
         self.schema = schema
         self.client = client
+        self.profile = profile
         self.model_seconds = 0.0  # time spent waiting for the model, for reports
         self._tag = secrets.token_hex(6)  # marks the quoted source in this extractor's prompts
 
@@ -156,9 +172,9 @@ class LLMExtractor:
             "You turn one source document into pages of a company knowledge base. Record "
             "only facts the source states.\n\n"
             f"{DATA_RULE.format(tag=self._tag)}\n\n"
-            f"The document is dated {source.doc_date.isoformat()}. Resolve relative dates "
-            "('yesterday', 'last Friday', 'next Monday') against that date, never against "
-            "today. Write every date as YYYY-MM-DD.\n\n"
+            "Resolve relative dates ('yesterday', 'last Friday', 'next Monday') against "
+            "the document's date (given with the document), never against today. Write "
+            "every date as YYYY-MM-DD.\n\n"
             f"Knowledge base rules:\n{self.schema.rules.strip() or '(none)'}\n\n"
             "Folders (only these exist; a page in another folder or a field not listed is "
             f"refused):\n{folders}\n\n"
@@ -180,41 +196,89 @@ class LLMExtractor:
         )
 
     def user_prompt(self, source: Source, hint: Sequence[str], titles: Sequence[str]) -> str:
-        known = ", ".join(titles[:MAX_TITLES]) or "(none yet)"
-        text = redact_private(source.content)[:MAX_SOURCE_CHARS]
+        known = ", ".join(titles[: min(MAX_TITLES, self.profile.titles)]) or "(none yet)"
+        text = redact_private(source.content)[: min(MAX_SOURCE_CHARS, self.profile.source_chars)]
         return (
-            f"Source: {source.path}\nDocument date: {source.doc_date.isoformat()}\n"
+            f"Source: {source.path}\nDocument date: {source.doc_date.isoformat()} (resolve "
+            "relative dates against it)\n"
             f"Folders the router suggests: {', '.join(hint) or '(no suggestion)'}\n"
             f"Existing pages (reuse these titles when the source means them): {known}\n\n"
             f"{quote_source(text, self._tag)}"
         )
 
     def extract(
-        self, source: Source, hint: Sequence[str] = (), titles: Sequence[str] = ()
+        self,
+        source: Source,
+        hint: Sequence[str] = (),
+        titles: Sequence[str] = (),
+        resolved: Iterable[str] = (),
     ) -> Extraction:
+        """The note's pages as the model writes them, every value checked against the note
+        (``resolved``: titles of the pages the note's names resolve to)."""
         messages = [
             {"role": "system", "content": self.system_prompt(source)},
             {"role": "user", "content": self.user_prompt(source, hint, titles)},
         ]
+        grounds = self._grounds(source, titles, resolved)
         drafts, dropped = self._ask(
-            "extraction", messages, lambda answer: self.parse(answer, source)
+            "extraction",
+            messages,
+            lambda answer: self.parse(answer, source, grounds),
+            answer_schema(self.schema),
         )
         return Extraction(tuple(drafts), EXTRACTOR, tuple(dropped))
+
+    def fill(
+        self,
+        source: Source,
+        rules: Extraction,
+        titles: Sequence[str] = (),
+        resolved: Iterable[str] = (),
+    ) -> Extraction:
+        """The small profile: ``rules`` with the fields it left empty filled by the model
+        (``ingest_agent.extract_fill``); the rules' extraction as is when none are empty."""
+        request = FillRequest(self.schema, source, rules)
+        if not request.pages:
+            return rules
+        text = redact_private(source.content)[: self.profile.source_chars]
+        messages = request.messages(DATA_RULE.format(tag=self._tag), quote_source(text, self._tag))
+        answer = self._timed(
+            lambda: self.client.chat_structured(
+                messages, request.json_schema(), name="fill", max_tokens=self.profile.max_tokens
+            )
+        )
+        return request.apply(answer, rules, self._grounds(source, titles, resolved))
+
+    def _grounds(self, source: Source, titles: Sequence[str], resolved: Iterable[str]) -> Grounds:
+        text = redact_private(source.content)
+        return Grounds(text, source.doc_date, self.schema.tz, titles, resolved)
+
+    def _timed(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            return call()
+        finally:
+            self.model_seconds += time.perf_counter() - started
 
     def _ask(
         self,
         task: str,
         messages: list[dict[str, Any]],
         parse: Callable[[dict[str, Any]], tuple[Any, list[str], list[str]]],
+        schema: Mapping[str, Any] | None = None,
     ) -> Any:
-        """Ask, check; on problems ask once more listing them all; then give up."""
+        """Ask (under ``schema`` when given), check; on problems ask once more listing
+        them all; then give up."""
         problems: list[str] = []
         for attempt in range(2):
-            started = time.perf_counter()
-            try:
-                answer = self.client.chat_json(messages)
-            finally:
-                self.model_seconds += time.perf_counter() - started
+            if schema is not None:
+                answer = self._timed(
+                    functools.partial(
+                        self.client.chat_structured, messages, schema, name=task, validate=False
+                    )
+                )
+            else:
+                answer = self._timed(functools.partial(self.client.chat_json, messages))
             result, dropped, problems = parse(answer)
             if not problems:
                 return result, dropped
@@ -232,9 +296,10 @@ class LLMExtractor:
         raise ExtractionError(task, problems)
 
     def parse(
-        self, answer: Mapping[str, Any], source: Source
+        self, answer: Mapping[str, Any], source: Source, grounds: Grounds | None = None
     ) -> tuple[list[Draft], list[str], list[str]]:
-        """(drafts, dropped, problems) of an extraction answer."""
+        """(drafts, dropped, problems) of an extraction answer; with ``grounds`` every
+        value is checked against the note."""
         problems: list[str] = []
         dropped: list[str] = []
         items = answer.get("pages")
@@ -257,6 +322,9 @@ class LLMExtractor:
             if not title:
                 problems.append(f"{at}.title: missing; give the page's name")
                 continue
+            if grounds is not None and not is_dated(folder) and not grounds.names(title):
+                dropped.append(f"{at}: the note names no {title[:80]!r} ({folder_name})")
+                continue
             fields = item.get("fields") or {}
             if not isinstance(fields, Mapping):
                 problems.append(f"{at}.fields: must be an object of field: value")
@@ -264,7 +332,7 @@ class LLMExtractor:
             unknown = [k for k in fields if folder.field(str(k)) is None]
             dropped.extend(f"{at}.fields.{k}: no field {k!r} in {folder_name}" for k in unknown)
             known = {k: v for k, v in fields.items() if k not in unknown}
-            page = self._page(item, folder, title, known, source, at, dropped, problems)
+            page = self._page(item, folder, title, known, source, at, dropped, problems, grounds)
             if page is not None:
                 drafts.append(Draft(folder_name, page))
         return drafts, dropped, problems
@@ -279,6 +347,7 @@ class LLMExtractor:
         at: str,
         dropped: list[str],
         problems: list[str],
+        grounds: Grounds | None = None,
     ) -> Page | None:
         values: dict[str, Any] = {}
         for key, value in fields.items():
@@ -295,6 +364,10 @@ class LLMExtractor:
                 dropped.append(f"{at}.fields.{key}: {value!r} is not a {spec.type}")
             else:
                 values[str(key)] = coerced
+        if grounds is not None:
+            specs = {k: spec for k in values if (spec := folder.field(k)) is not None}
+            values, lost = grounds.fields(specs, values, at)
+            dropped.extend(lost)
         sections_raw = item.get("sections") or {}
         if not isinstance(sections_raw, Mapping):
             problems.append(f"{at}.sections: must be an object of heading: markdown")
@@ -314,6 +387,9 @@ class LLMExtractor:
             if day is None or not folder.timeline:
                 why = "no date" if day is None else f"{folder.name} keeps no timeline"
                 dropped.append(f"{at}.timeline[{index}]: {why}")
+                continue
+            if grounds is not None and not grounds.states_day(day):
+                dropped.append(f"{at}.timeline[{index}]: {day} is a date the note does not state")
                 continue
             timeline.append(TimelineEntry(day, str(entry["text"]), source.path))
         return Page(

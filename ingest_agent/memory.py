@@ -84,6 +84,7 @@ class Memory:
         self.tools: frozenset[str] = frozenset()
         self.schema: Schema | None = None
         self.calls = 0
+        self.last_tool: str | None = None  # the tool last called (named when a call times out)
         self._names: dict[tuple[str, str, dt.date | None], Resolved] = {}
         self._overlay: dict[str, StoredView] = {}
         self._dates: dict[str, dt.date | None] = {}
@@ -118,6 +119,7 @@ class Memory:
 
     async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         self.calls += 1
+        self.last_tool = tool
         return await self.client.call(
             tool, {k: v for k, v in (arguments or {}).items() if v is not None}
         )
@@ -176,6 +178,7 @@ class Memory:
         pages: Sequence[str],
         extractor: str,
         dropped: Sequence[str] = (),
+        degraded: Sequence[str] = (),
     ) -> None:
         args: dict[str, Any] = {
             "path": path,
@@ -187,6 +190,8 @@ class Memory:
             args["extractor"] = extractor
         if dropped and self.accepts("source_mark", "dropped"):
             args["dropped"] = list(dropped)
+        if degraded and self.accepts("source_mark", "degraded"):
+            args["degraded"] = list(degraded)
         await self.call("source_mark", args)
 
     async def mark_failed(self, path: str, error: str) -> None:

@@ -50,6 +50,10 @@ class Extraction:
     count what the extraction cost. ``field_dates`` says when a field's new value took
     effect, when the note says so ("promoted ..., effective 2026-09-21"), keyed by
     (folder, norm(title), field); a change is dated the note's date otherwise.
+    ``filled`` names, per (folder, norm(title)), the fields a model filled in where the
+    rules extractor found nothing (the small profile): a stored page's own value wins
+    over those. ``degraded`` says why a configured model did not extract
+    (``llm_unusable``, ``llm_timeout``, ``llm_unavailable``: the rules extractor did).
     """
 
     drafts: tuple[Draft, ...]
@@ -58,6 +62,17 @@ class Extraction:
     llm_calls: int = 0
     tokens: int = 0
     field_dates: Mapping[tuple[str, str, str], dt.date] = field(default_factory=dict)
+    filled: Mapping[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    degraded: tuple[str, ...] = ()
+
+    def filled_of(self, folder: str, names: Iterable[str]) -> frozenset[str]:
+        """The fields a model filled in on the page of ``folder`` known by any of ``names``."""
+        keys = {norm(n) for n in names}
+        found: frozenset[str] = frozenset()
+        for (fo, key), fields in self.filled.items():
+            if fo == folder and key in keys:
+                found |= fields
+        return found
 
     def dates_of(self, folder: str, names: Iterable[str]) -> dict[str, dt.date]:
         """Field -> effective date for the page of ``folder`` known by any of ``names``."""
@@ -94,6 +109,7 @@ class SourceOutcome:
     tool_calls: int = 0
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # left out: no place in the schema
+    degraded: list[str] = field(default_factory=list)  # why the model's work was replaced
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -111,6 +127,7 @@ class SourceOutcome:
             "conflicts": list(self.conflicts),
             "dropped_count": len(self.dropped),
             "dropped": list(self.dropped),
+            "degraded": list(self.degraded),
         }
 
 

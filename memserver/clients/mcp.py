@@ -125,6 +125,16 @@ async def _session(client: Client, watch: _AuthWatch | None = None) -> AsyncIter
         raise
 
 
+def http_timeout(timeout: float) -> httpx2.Timeout:
+    """The HTTP timeouts under an MCP session whose requests time out after ``timeout``.
+
+    A response is read for longer than the MCP request timeout, so a slow tool call ends
+    as the session's own timeout (an ``MCPError`` the caller handles, the session still
+    open), never as a read timeout inside the transport's task (which ends the session).
+    """
+    return httpx2.Timeout(timeout, read=max(2 * timeout, 300.0))
+
+
 @asynccontextmanager
 async def open_http(
     url: str,
@@ -146,8 +156,7 @@ async def open_http(
         )
     own = http_client is None
     http = http_client or httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
+        headers={"Authorization": f"Bearer {token}"}, timeout=http_timeout(timeout)
     )
     watch = _AuthWatch(url)
     http.event_hooks["response"] = [*http.event_hooks["response"], watch]
@@ -175,7 +184,11 @@ async def connect(endpoint: EndpointSettings) -> AsyncIterator[MemoryClient]:
     if not token:
         env = endpoint.options.get("token_env", "MEMORY_TOKEN")
         raise ConfigError("no memory server token", f"set {env} (see `memserver token create`)")
-    http = async_http_client(endpoint, headers={"Authorization": f"Bearer {token}"})
+    http = async_http_client(
+        endpoint,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=http_timeout(endpoint.timeout),
+    )
     try:
         async with open_http(
             endpoint.base_url, token, http_client=http, timeout=endpoint.timeout

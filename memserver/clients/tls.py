@@ -75,7 +75,7 @@ def http_client(
 def async_http_client(
     endpoint: EndpointSettings,
     headers: Mapping[str, str] | None = None,
-    timeout: float | None = None,
+    timeout: float | httpx2.Timeout | None = None,
 ) -> httpx2.AsyncClient:
     """An async client for ``endpoint`` (the agents' MCP connection, async callers)."""
     ctx = ssl_context(endpoint)

@@ -72,6 +72,8 @@ class SourceEntry:
     # ("pages[2]: no folder 'invoices' ..."), at most MAX_DROPPED lines.
     dropped: tuple[str, ...] = ()
     dropped_count: int = 0
+    # Why the configured model's work was replaced ("llm_unusable": the rules read it).
+    degraded: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +89,7 @@ class SourceEntry:
             "updated_at": self.updated_at,
             "dropped_count": self.dropped_count,
             "dropped": list(self.dropped),
+            "degraded": list(self.degraded),
         }
 
     @classmethod
@@ -104,6 +107,7 @@ class SourceEntry:
             updated_at=str(data.get("updated_at") or ""),
             dropped=tuple(str(d) for d in data.get("dropped") or ()),
             dropped_count=int(data.get("dropped_count") or 0),
+            degraded=tuple(str(d) for d in data.get("degraded") or ()),
         )
 
 
@@ -301,13 +305,15 @@ class Manifest:
         pages: Sequence[str],
         extractor: str = "llm",
         dropped: Sequence[str] = (),
+        degraded: Sequence[str] = (),
     ) -> SourceEntry:
         """Record a finished ingestion of the version with ``hash_read``.
 
         If the file changed since it was read, the entry stays (or becomes) ``updated``
         so the newer content is ingested next time. ``dropped`` lists what the
         extraction left out because the schema has no place for it: all are counted,
-        the first ``MAX_DROPPED`` kept.
+        the first ``MAX_DROPPED`` kept. ``degraded`` says why a configured model's work
+        was replaced (``llm_unusable``: the rules extractor read the note).
         """
         hash_read = hash_read.strip().lower()
         if len(hash_read) != 64 or any(ch not in "0123456789abcdef" for ch in hash_read):
@@ -337,6 +343,7 @@ class Manifest:
                 updated_at=_now(),
                 dropped=tuple(str(d)[:MAX_DROPPED_CHARS] for d in dropped[:MAX_DROPPED]),
                 dropped_count=len(dropped),
+                degraded=tuple(degraded),
             )
             self._put(entries, entry)
         return entry

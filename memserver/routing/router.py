@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memserver.errors import BudgetExceeded, LLMError
+from memserver.errors import BudgetExceeded, LLMError, LLMTimeout
 from memserver.kb.schema import FolderSpec, Schema
 
 if TYPE_CHECKING:
@@ -178,11 +178,19 @@ class Router:
         embed: Embed | None = None,
         budget: TokenBudget | None = None,
     ) -> Router:
-        """A router over the configured stages (few retries: routing must stay quick)."""
+        """A router over the configured stages (few retries: routing must stay quick).
+
+        The model stage has a deadline below the MCP request timeout (routing runs inside
+        ``kb_route`` and ``kb_query``), and is left out for a model of the small profile.
+        """
         from memserver.clients.laya import LayaClient
         from memserver.clients.llm import LLMClient
+        from memserver.clients.profile import profile_for, server_call_deadline
 
-        llm = LLMClient(settings.llm, budget, max_attempts=2) if settings.llm else None
+        llm = None
+        if settings.llm is not None and profile_for(settings.llm).route_by_model:
+            deadline = server_call_deadline(settings)
+            llm = LLMClient(settings.llm, budget, max_attempts=2, deadline=deadline)
         laya = LayaClient(settings.laya) if settings.laya else None
         threshold = settings.laya.options.get("threshold", 0.5) if settings.laya else 0.5
         return cls(schema, llm, laya, embed, threshold if threshold is not None else 0.5)
@@ -217,7 +225,7 @@ class Router:
                 degraded.append("llm_budget_exceeded")
             except Exception as exc:
                 log.warning("routing: llm stage failed, falling back: %s", exc)
-                degraded.append("llm_unavailable")
+                degraded.append("llm_timeout" if isinstance(exc, LLMTimeout) else "llm_unavailable")
         scores = self._lexical_scores(text, specs, degraded)
         result = self._select(scores, specs, "lexical", degraded)
         best = result.scores[0] if result.scores else None

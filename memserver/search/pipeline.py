@@ -39,6 +39,7 @@ import numpy as np
 
 from memserver.clients.embed import Embedder
 from memserver.clients.llm import LLMClient, Reranker
+from memserver.clients.profile import server_call_deadline
 from memserver.db.database import Database
 from memserver.errors import NotFoundError, UserError
 from memserver.graph.resolve import dated_folders, resolve
@@ -142,11 +143,11 @@ class Searcher:
     def for_kb(cls, kb: Any, settings: Any = None, *, route: bool = True) -> Searcher:
         """A searcher over a ``KnowledgeBase`` with the configured reranker, LLM and router."""
         reranker = Reranker(settings.rerank) if settings is not None and settings.rerank else None
-        llm = (
-            LLMClient(settings.llm, max_attempts=2)
-            if settings is not None and settings.llm
-            else None
-        )
+        llm = None
+        if settings is not None and settings.llm:
+            # Query rewrites run inside kb_query: done (or given up) before the MCP timeout.
+            deadline = server_call_deadline(settings)
+            llm = LLMClient(settings.llm, max_attempts=2, deadline=deadline)
         searcher = cls(kb.db, lambda: kb.schema, kb.embedder, reranker=reranker, llm=llm)
         if route:
             embed = searcher.route_embed if kb.embedder is not None else None

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from memserver.clients.config import load_settings
+from memserver.clients.config import Settings, load_settings
 from memserver.clients.embed import HashEmbedder
 from memserver.db.database import create_database, drop_database, with_database
 from memserver.kb.layout import KBPaths
@@ -71,8 +71,9 @@ class IngestServer:
 
 
 @contextlib.contextmanager
-def serve_kb(kb_dir: Path, pg_url: str) -> Iterator[IngestServer]:
-    """Serve ``kb_dir`` over HTTP on a free loopback port with a new database."""
+def serve_kb(kb_dir: Path, pg_url: str, settings: Settings | None = None) -> Iterator[IngestServer]:
+    """Serve ``kb_dir`` over HTTP on a free loopback port with a new database (the
+    server's own ``settings``: none by default)."""
     paths = KBPaths.of(kb_dir)
     db_name = f"ingest_{uuid.uuid4().hex[:12]}"
     create_database(pg_url, db_name)
@@ -81,13 +82,15 @@ def serve_kb(kb_dir: Path, pg_url: str) -> Iterator[IngestServer]:
     )
     tokens = TokenStore(kb.db)
     secret = tokens.create(f"ingest-{uuid.uuid4().hex[:6]}", "*", write=True).secret
-    # The server's own settings: no LLM and no laya, whatever the agent under test uses
-    # (kb_route would otherwise ask the agent's scripted model).
-    services = Services(paths=paths, kb_opener=lambda: kb, settings=load_settings(env={}))
+    # The server's own settings: no LLM and no laya unless given, whatever the agent under
+    # test uses (kb_route would otherwise ask the agent's scripted model).
+    own = settings if settings is not None else load_settings(env={})
+    services = Services(paths=paths, kb_opener=lambda: kb, settings=own)
     try:
         with serve_memory(services, tokens, AuditLog(kb.db)) as (base_url, server):
             yield IngestServer(base_url, kb_dir, server, secret)
     finally:
+        services.close()  # the router's model client too
         kb.close()
         drop_database(pg_url, db_name)
 
@@ -98,10 +101,9 @@ def fresh_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
         yield server
 
 
-@pytest.fixture
-def small_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
+def small_kb(root: Path) -> Path:
     """example_kb's schema with four short meeting notes (a.md .. d.md, one day apart)."""
-    kb_dir = tmp_path / "small"
+    kb_dir = root / "small"
     (kb_dir / "source").mkdir(parents=True)
     shutil.copy(EXAMPLE_KB / "schema.yaml", kb_dir / "schema.yaml")
     for day, name in enumerate("abcd", start=1):
@@ -110,7 +112,13 @@ def small_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
             f"Notes of sync {name}.\n",
             encoding="utf-8",
         )
-    with serve_kb(kb_dir, pg_url) as server:
+    return kb_dir
+
+
+@pytest.fixture
+def small_server(tmp_path: Path, pg_url: str) -> Iterator[IngestServer]:
+    """``small_kb`` served (see ``serve_kb``)."""
+    with serve_kb(small_kb(tmp_path), pg_url) as server:
         yield server
 
 

@@ -24,7 +24,7 @@ from tests.fixtures.llm_server import LLMServer, Stall
 SCHEMA = load_schema(EXAMPLE_KB)
 NOTE = Source(
     "slack/deals/x.md",
-    "Globex signed. <private>salary 142,000</private>",
+    "Globex signed yesterday for 24,000 a year; Bob, our VP, was there. <private>salary 142,000</private>",
     "0" * 64,
     dt.date(2026, 11, 19),
 )
@@ -86,7 +86,11 @@ def test_a_valid_answer_becomes_drafts_with_dates_resolved_against_the_document(
     assert system.startswith("Task: extract")
     assert "Never guess a value" in system  # the schema's global rules
     assert "`role` is the current job title" in system  # and per-folder rules
-    assert "2026-11-19" in system
+    # the note's date is in the user message, so every note shares one system prompt
+    assert "2026-11-19" in llm_server.requests[0]["messages"][1]["content"]
+    assert "2026-11-19" not in system
+    # asked under the answer's JSON Schema
+    assert llm_server.requests[0]["response_format"]["type"] == "json_schema"
 
 
 def test_an_unknown_folder_or_field_is_dropped_and_the_rest_kept(

@@ -186,6 +186,7 @@ class Services:
     _kb: KnowledgeBase | None = field(default=None, repr=False)
     _manifest: Manifest | None = field(default=None, repr=False)
     _schema: tuple[tuple[int, int], Schema] | None = field(default=None, repr=False)
+    _closers: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     def schema(self) -> Schema:
         """The schema, re-read when schema.yaml changes on disk."""
@@ -221,11 +222,19 @@ class Services:
 
         return KnowledgeBase.open(self.paths.root, self.settings)
 
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Have ``close`` call ``closer`` (what a tool opened for this server: its router)."""
+        with self._lock:
+            self._closers.append(closer)
+
     def close(self) -> None:
         with self._lock:
+            closers, self._closers = self._closers, []
             if self._kb is not None:
                 self._kb.close()
                 self._kb = None
+        for closer in closers:
+            closer()
 
 
 @dataclass(frozen=True)

@@ -232,6 +232,13 @@ def register(server: ToolHost) -> None:
                 "ledger."
             ),
         ] = None,
+        degraded: Annotated[
+            list[str] | None,
+            Field(
+                description="For ingested: why the configured model's work was replaced, "
+                'e.g. ["llm_unusable"] when the rules extractor read the note instead.'
+            ),
+        ] = None,
     ) -> MarkResult:
         """Record what happened to a source after you processed it.
 
@@ -264,6 +271,7 @@ def register(server: ToolHost) -> None:
                     [p.strip() for p in pages or []],
                     extractor=extractor or "llm",
                     dropped=[str(d) for d in dropped or []],
+                    degraded=[str(d)[:80] for d in (degraded or [])[:10]],
                 )
             elif status == "failed":
                 entry = manifest.mark_failed(path, (error or "").strip())

@@ -70,8 +70,18 @@ def _router(services: Services, schema: Schema) -> Router:
         )
         if cached is not None:
             cached[1].close()
+        else:
+            services.on_close(lambda: _close_router(services))
         _routers[id(services)] = (schema, router)
         return router
+
+
+def _close_router(services: Services) -> None:
+    """Close the router's clients (its model, laya) when the server closes."""
+    with _lock:
+        cached = _routers.pop(id(services), None)
+    if cached is not None:
+        cached[1].close()
 
 
 def register(server: ToolHost) -> None:

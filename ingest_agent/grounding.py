@@ -1,0 +1,205 @@
+"""A model's values checked against the note they were read from.
+
+A model, small ones most of all, writes things the note does not say: an attendee who
+was only mentioned, a date from nowhere, a job title of the wrong person. Every value
+an LLM extraction proposes is checked here before it reaches a page, where the text
+can tell (``Grounds.check``):
+
+- a name (a page's title, a link field's value) must be written in the note, in either
+  script (``Алекс Ким`` for ``Alex Kim``), or be the title of a page a name in the note
+  resolves to (``Nomin Trade`` -> ``Номин Трейд``, by its aliases), or a known page whose
+  first name the note writes (when no other known page shares it);
+- a date must be one the note states or implies (an ISO date, "December 3",
+  "yesterday" read against the note's date) or the note's own date;
+- a number must be written in the note (``$120,000``, ``120k``, ``1,500,000₮``);
+- an address (e-mail, URL) must be written as is, and any other text mostly (two
+  thirds of its words, by their first five letters);
+- with ``near`` (the small profile), a value about an entity (a person's role, a
+  company's website) must stand in the same paragraph or list item as one of that
+  page's names: a value the note states about someone else is not this page's.
+
+Enums and booleans are choices, not quotes, and pass. A value that fails is dropped and
+listed (``Extraction.dropped``, counted in the ledger); the rest of the page is kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ingest_agent.dates import day_mentions
+from ingest_agent.text import blocks, norm, split_sentences
+from memserver.kb.page import as_date
+from memserver.kb.schema import FieldSpec
+from memserver.kb.translit import name_key
+
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:[,\s]\d{3})+|\d+)(?:\.(\d+))?\s*([kKmM])?(?!\w)")
+_ADDRESS = re.compile(r"@|://|^www\.|\.(?:com|org|net|io|mn)\b", re.IGNORECASE)
+STEM = 5  # words compare by their first letters, so inflections match
+TEXT_SHARE = 2 / 3  # of a text value's words the note must hold
+MIN_FIRST_NAME = 3
+
+
+def _stems(text: str) -> list[str]:
+    """Words by their first letters; short words ("of", "VP") only when nothing else is."""
+    found = norm(text).split()
+    long = [w for w in found if len(w) >= 3 or w.isdigit()]
+    return [w[:STEM] for w in long or found]
+
+
+def _numbers(text: str) -> set[float]:
+    found: set[float] = set()
+    for match in _NUMBER.finditer(text):
+        whole = re.sub(r"[,\s]", "", match.group(1))
+        value = float(f"{whole}.{match.group(2)}" if match.group(2) else whole)
+        scale = {"k": 1e3, "m": 1e6}.get((match.group(3) or "").lower(), 1.0)
+        found.update({value, value * scale})
+    return found
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A checked value: what is kept (None: nothing) and why the rest was dropped."""
+
+    value: Any
+    dropped: tuple[str, ...] = ()
+
+
+class Grounds:
+    """What one note states: its words, names, days, numbers and paragraphs."""
+
+    def __init__(
+        self,
+        text: str,
+        doc_date: dt.date,
+        tz: ZoneInfo,
+        known: Iterable[str] = (),
+        resolved: Iterable[str] = (),
+    ) -> None:
+        """``known``: titles of existing pages; ``resolved``: the titles of the pages the
+        note's own names resolve to."""
+        self.raw = text.casefold()
+        self.resolved = {norm(t) for t in resolved}
+        self.words = f" {norm(text)} "
+        self.keys = f" {name_key(text)} "
+        self.stems = {w[:STEM] for w in norm(text).split()}
+        self.numbers = _numbers(text)
+        self.paragraphs = [f" {norm(b)} " for b in blocks(text)]
+        self.days = {doc_date}
+        for paragraph in blocks(text):
+            for sentence in split_sentences(paragraph):
+                self.days.update(m.day for m in day_mentions(sentence, doc_date, tz))
+        firsts: dict[str, list[str]] = {}
+        for title in known:
+            parts = norm(title).split()
+            if len(parts) > 1 and len(parts[0]) >= MIN_FIRST_NAME:
+                firsts.setdefault(parts[0], []).append(norm(title))
+        # A first name stands for a known page only when no other known page shares it.
+        self._first_names = {first: names[0] for first, names in firsts.items() if len(names) == 1}
+
+    # -- single checks
+
+    def names(self, name: str) -> bool:
+        """Whether the note writes ``name`` (either script), or the first name of the
+        one known page of that name."""
+        key = norm(name)
+        if not key:
+            return False
+        if f" {key} " in self.words or key in self.resolved:
+            return True
+        sound = name_key(name)
+        if sound and f" {sound} " in self.keys:
+            return True
+        first = key.split()[0]
+        return self._first_names.get(first) == key and f" {first} " in self.words
+
+    def states_day(self, day: dt.date) -> bool:
+        return day in self.days
+
+    def states_number(self, number: float) -> bool:
+        return float(number) in self.numbers
+
+    def states_text(self, value: str) -> bool:
+        if _ADDRESS.search(value):
+            return value.strip().casefold() in self.raw
+        stems = _stems(value)
+        if not stems:
+            return False
+        return sum(1 for s in stems if s in self.stems) >= TEXT_SHARE * len(stems)
+
+    def near(self, value: str, names: Sequence[str]) -> bool:
+        """Whether ``value`` and one of ``names`` share a paragraph or list item."""
+        wanted = f" {norm(value)} "
+        forms = {f" {norm(n)} " for n in names if norm(n)}
+        forms |= {f" {norm(n).split()[0]} " for n in names if len(norm(n).split()) > 1}
+        return any(
+            wanted in paragraph and any(form in paragraph for form in forms)
+            for paragraph in self.paragraphs
+        )
+
+    # -- a field's value
+
+    def check(
+        self, spec: FieldSpec, value: Any, at: str, about: Sequence[str] | None = None
+    ) -> Verdict:
+        """``value`` of field ``spec``, checked (see the module docstring). ``about``
+        names the page an entity's value must stand near (None: anywhere in the note)."""
+        if spec.type in ("enum", "bool"):
+            return Verdict(value)
+        if spec.type == "links":
+            kept: list[Any] = []
+            dropped: list[str] = []
+            for name in value if isinstance(value, list) else [value]:
+                verdict = self._one(spec, name, f"{at}[{name!r}]", about)
+                kept += [verdict.value] if verdict.value is not None else []
+                dropped += verdict.dropped
+            return Verdict(kept or None, tuple(dropped))
+        return self._one(spec, value, at, about)
+
+    def _one(self, spec: FieldSpec, value: Any, at: str, about: Sequence[str] | None) -> Verdict:
+        text = str(value)
+        if spec.is_link:
+            ok, why = self.names(text), "names no one the note names"
+        elif spec.type == "date":
+            day = as_date(value)
+            ok, why = day is not None and self.states_day(day), "is a date the note does not state"
+        elif spec.type == "number":
+            ok = isinstance(value, int | float) and self.states_number(value)
+            why = "is a number the note does not state"
+        else:
+            ok, why = self.states_text(text), "is not what the note says"
+        if ok and about is not None and spec.type in ("string", "link", "number"):
+            shown = text if spec.type != "number" else _number_text(value)
+            if shown is not None and not self.near(shown, about):
+                ok, why = False, f"is not stated next to {about[0]!r}"
+        if ok:
+            return Verdict(value)
+        return Verdict(None, (f"{at}: {text[:80]!r} {why}",))
+
+    def fields(
+        self,
+        specs: Mapping[str, FieldSpec],
+        values: Mapping[str, Any],
+        at: str,
+        about: Sequence[str] | None = None,
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Every field value checked: (kept values, dropped lines)."""
+        kept: dict[str, Any] = {}
+        dropped: list[str] = []
+        for key, value in values.items():
+            verdict = self.check(specs[key], value, f"{at}.fields.{key}", about)
+            dropped += verdict.dropped
+            if verdict.value is not None:
+                kept[key] = verdict.value
+        return kept, dropped
+
+
+def _number_text(value: Any) -> str | None:
+    """A number as it can stand in a note for ``near`` (None: too many spellings to say)."""
+    if isinstance(value, float) and not value.is_integer():
+        return None
+    return None if int(value) >= 1000 else str(int(value))
