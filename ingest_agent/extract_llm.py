@@ -243,8 +243,13 @@ class LLMExtractor:
         text = redact_private(source.content)[: self.profile.source_chars]
         messages = request.messages(DATA_RULE.format(tag=self._tag), quote_source(text, self._tag))
         answer = self._timed(
+            # apply() keeps only what was asked and checks every value: no repair round
             lambda: self.client.chat_structured(
-                messages, request.json_schema(), name="fill", max_tokens=self.profile.max_tokens
+                messages,
+                request.json_schema(),
+                name="fill",
+                max_tokens=self.profile.max_tokens,
+                validate=False,
             )
         )
         return request.apply(answer, rules, self._grounds(source, titles, resolved))

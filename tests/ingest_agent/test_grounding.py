@@ -1,0 +1,78 @@
+"""A model's values checked against the note: what the note does not state is dropped."""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+from ingest_agent.grounding import Grounds
+from memserver.kb.schema import FieldSpec
+
+NOTE = """\
+# Globex carrier review
+
+Attendees: Alice Chen, Bob Martinez. Dana Whitfield could not join.
+
+- Bob said Globex will pay $120,000 a year, starting next Monday.
+- Alice is the account manager; she lives in Austin.
+- Contact: ops@globex.example
+"""
+DAY = dt.date(2026, 11, 19)  # a Thursday
+ATTENDEES = FieldSpec("attendees", "links", folder="people")
+ROLE = FieldSpec("role", "string")
+AMOUNT = FieldSpec("amount", "number")
+DUE = FieldSpec("due", "date")
+EMAIL = FieldSpec("email", "string")
+STATUS = FieldSpec("status", "enum", values=("open", "done"))
+
+
+def grounds(known: tuple[str, ...] = (), resolved: tuple[str, ...] = ()) -> Grounds:
+    return Grounds(NOTE, DAY, ZoneInfo("UTC"), known, resolved)
+
+
+def test_names_the_note_writes_pass_and_the_rest_are_dropped_and_listed() -> None:
+    verdict = grounds().check(
+        ATTENDEES, ["Alice Chen", "Bob Martinez", "Karen Lee"], "pages[0].fields.attendees"
+    )
+    assert verdict.value == ["Alice Chen", "Bob Martinez"]
+    assert verdict.dropped == (
+        "pages[0].fields.attendees['Karen Lee']: 'Karen Lee' names no one the note names",
+    )
+    # a first name stands for the one known page of that name
+    known = grounds(known=("Alice Chen", "Bob Martinez", "Bob Stone"))
+    assert known.names("Alice Chen")
+    assert not known.names("Alice Walker")
+    assert known.names("Bob Martinez")  # written in full
+    # a name the note resolves to an existing page (by its aliases) passes too
+    assert grounds(resolved=("Globex Corporation",)).names("Globex Corporation")
+
+
+def test_dates_numbers_and_text_must_be_stated() -> None:
+    g = grounds()
+    assert g.check(DUE, "2026-11-23", "due").value == "2026-11-23"  # next Monday
+    assert g.check(DUE, DAY.isoformat(), "due").value == DAY.isoformat()  # the note's date
+    late = g.check(DUE, "2026-12-24", "due")
+    assert late.value is None and "a date the note does not state" in late.dropped[0]
+    assert g.check(AMOUNT, 120000, "amount").value == 120000
+    assert g.check(AMOUNT, 125000, "amount").value is None
+    assert g.check(EMAIL, "ops@globex.example", "email").value == "ops@globex.example"
+    assert g.check(EMAIL, "sales@globex.example", "email").value is None
+    assert g.check(ROLE, "Account Manager", "role").value == "Account Manager"
+    assert g.check(ROLE, "Chief Technology Officer", "role").value is None
+    assert g.check(STATUS, "done", "status").value == "done"  # a choice, not a quote
+
+
+def test_an_entitys_value_must_stand_next_to_its_name() -> None:
+    g = grounds()
+    kept, dropped = g.fields(
+        {"role": ROLE}, {"role": "account manager"}, "people/Alice Chen", ["Alice Chen"]
+    )
+    assert kept == {"role": "account manager"} and dropped == []
+    kept, dropped = g.fields(
+        {"role": ROLE}, {"role": "account manager"}, "people/Dana Whitfield", ["Dana Whitfield"]
+    )
+    assert kept == {}
+    assert dropped == [
+        "people/Dana Whitfield.fields.role: 'account manager' is not stated next to "
+        "'Dana Whitfield'"
+    ]
