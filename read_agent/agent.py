@@ -8,13 +8,20 @@
         print(answer.text, answer.citations)
 
 For each question the model may call tools for at most ``max_steps`` turns; then it
-must answer from what it has. Tool errors go back to the model as tool results. The
-final answer is checked: a ``[folder/slug]`` the tools never returned is removed (and
-listed in ``removed_citations``). When a ``kb_query`` finds no page that answers, the
-agent asks it again over the raw source notes too (:mod:`read_agent.fallback`), in both
-modes, and a note is cited as ``[source/<path>]``. Without an LLM (``llm=None``), or when the model
-endpoint fails, the answer is the extractive digest of ``kb_query`` (``mode:
-"extractive"``, the reason in ``degraded``).
+must answer from what it has (:mod:`read_agent.tool_loop`, which also survives small
+models: calls written as text, unknown tools, repeated calls). Tool errors go back to
+the model as tool results. The final answer is checked: a ``[folder/slug]`` the tools
+never returned is removed (and listed in ``removed_citations``). When a ``kb_query``
+finds no page that answers, the agent asks it again over the raw source notes too
+(:mod:`read_agent.fallback`), in every mode, and a note is cited as ``[source/<path>]``.
+
+A model that cannot drive tools (``llm.tools: off``, the small profile, or seen on
+first use: it answers without looking anything up, or blank, or its server fails on
+the tools) is not given them: the agent searches itself as without a model and the
+model only writes the answer from that evidence (``mode: "evidence"``,
+:mod:`read_agent.from_evidence`), checked against it. Without an LLM (``llm=None``), or
+when the model endpoint fails, the answer is the extractive digest of ``kb_query``
+(``mode: "extractive"``, the reason in ``degraded``).
 
 The agent reaches knowledge only through MCP tools; it never opens the knowledge base.
 """
@@ -22,7 +29,6 @@ The agent reaches knowledge only through MCP tools; it never opens the knowledge
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -31,15 +37,18 @@ from typing import Any
 
 import anyio
 
-from memserver.clients.budget import TokenBudget, estimate_tokens
-from memserver.clients.llm import ChatResult, LLMClient
+from memserver.clients.budget import TokenBudget
+from memserver.clients.llm import LLMClient
 from memserver.clients.mcp import MemoryClient
+from memserver.clients.profile import STANDARD, profile_for
 from memserver.errors import BudgetExceeded, LLMError, SchemaError
 from memserver.kb.schema import Schema, schema_from_view
 from read_agent import extractive, followup
+from read_agent import from_evidence as written
 from read_agent.citations import Source, verify
-from read_agent.fallback import QUERY_TOOL, query_with_sources
+from read_agent.fallback import QUERY_TOOL
 from read_agent.followup import Turn
+from read_agent.tool_loop import STEP_LIMIT_NOTE, CannotDriveTools, ToolLoop
 from read_agent.toolset import CallLog, ToolRecord, Toolset
 
 logger = logging.getLogger(__name__)
@@ -47,6 +56,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_STEPS = 6
 MODE_AGENT = "agent"
 MODE_EXTRACTIVE = "extractive"
+MODE_EVIDENCE = "evidence"  # the model wrote the answer from evidence the agent found
+# What shows a model cannot drive tools at all, when it never did (another miss, such as
+# an uncited answer, is only that question's).
+UNABLE = frozenset({"model_answer_plan", "model_answer_blank", "tools_failed"})
 NO_ANSWER = "The knowledge base has no answer to this question."
 
 SYSTEM_PROMPT = """\
@@ -81,10 +94,17 @@ _HINTS = {
     "kb_list_pages": "kb_list_pages enumerates a folder, optionally in a date window.",
 }
 
-STEP_LIMIT_NOTE = (
-    "You have used all your tool calls. Answer now from the pages retrieved so far, "
-    "with citations, or say plainly that the knowledge base has no answer."
-)
+__all__ = ["STEP_LIMIT_NOTE", "Answer", "ReadAgent", "ToolSupport"]
+
+
+@dataclass
+class ToolSupport:
+    """Whether the model drives tools: None until seen, False once it failed at it.
+
+    Shared by the agents of one model (``AgentPool``), so one failed question is enough.
+    """
+
+    able: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -151,12 +171,15 @@ class ReadAgent:
         max_steps: int = DEFAULT_MAX_STEPS,
         budget_tokens: int | None = None,
         extractive_results: int = extractive.DEFAULT_RESULTS,
+        tool_support: ToolSupport | None = None,
     ) -> None:
         self.memory = memory
         self.llm = llm
-        self.max_steps = max(1, max_steps)
+        self.profile = profile_for(llm.endpoint) if llm is not None else STANDARD
+        self.max_steps = max(1, min(max_steps, self.profile.max_steps))
         self.budget_tokens = budget_tokens
         self.extractive_results = extractive_results
+        self.support = tool_support if tool_support is not None else ToolSupport()
         self._toolset: Toolset | None = None
         self._schema_view: Schema | None = None
 
@@ -165,6 +188,12 @@ class ReadAgent:
         if self._toolset is None or refresh:
             self._toolset = await Toolset.discover(self.memory)
         return self._toolset
+
+    def offers_tools(self) -> bool:
+        """Whether the model is given the tools (``llm.tools``, else what was seen)."""
+        if self.profile.tools in ("on", "off"):
+            return self.profile.tools == "on"
+        return self.support.able is not False
 
     async def ask(
         self,
@@ -185,13 +214,45 @@ class ReadAgent:
         log = CallLog()
         if self.llm is None:
             return await self._extractive(question, history, tools, log, now, started, ("no_llm",))
+        reasons: tuple[str, ...] = ("tools_off",)
         try:
-            return await self._agent(question, history, tools, log, now, known or {}, started)
+            if self.offers_tools():
+                answer = await self._agent(question, history, tools, log, now, known or {}, started)
+                self.support.able = True
+                return answer
+        except CannotDriveTools as exc:
+            # The model answers instead of calling tools: it writes from the evidence.
+            logger.info("the model does not drive the tools (%s): answering from evidence", exc)
+            reasons = (exc.reason,)
         except LLMError as exc:
-            # The model endpoint is down or the budget is spent: answer without it.
-            reason = "budget_exceeded" if isinstance(exc, BudgetExceeded) else "llm_unavailable"
-            logger.warning("the model failed, answering extractively: %s", exc)
-            return await self._extractive(question, history, tools, log, now, started, (reason,))
+            if isinstance(exc, BudgetExceeded) or _status(exc) != 500:
+                return await self._model_failed(question, history, tools, log, now, started, exc)
+            # The model server failed on the tools (its tool-call parser): write from evidence.
+            logger.warning(
+                "the model server failed on a tool call, answering from evidence: %s", exc
+            )
+            reasons = ("tools_failed",)
+        if reasons[0] in UNABLE and self.profile.tools == "auto" and not self.support.able:
+            self.support.able = False  # seen on first use: no tools from now on
+        try:
+            return await self._written(question, history, tools, log, now, started, reasons)
+        except LLMError as exc:
+            return await self._model_failed(question, history, tools, log, now, started, exc)
+
+    async def _model_failed(
+        self,
+        question: str,
+        history: Sequence[Turn],
+        tools: Toolset,
+        log: CallLog,
+        now: dt.datetime | None,
+        started: float,
+        exc: LLMError,
+    ) -> Answer:
+        # The model endpoint is down or the budget is spent: answer without it.
+        reason = "budget_exceeded" if isinstance(exc, BudgetExceeded) else "llm_unavailable"
+        logger.warning("the model failed, answering extractively: %s", exc)
+        return await self._extractive(question, history, tools, log, now, started, (reason,))
 
     # -- the tool-calling loop ------------------------------------------------------------
 
@@ -206,76 +267,78 @@ class ReadAgent:
         started: float,
     ) -> Answer:
         assert self.llm is not None
-        budget = TokenBudget(self.budget_tokens)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(tools.names, now)},
             *({"role": t.role, "content": t.content} for t in history),
             {"role": "user", "content": question},
         ]
-        openai_tools = tools.openai_tools()
-        model_seconds = 0.0
-        usage: dict[str, int] = {}
-        degraded: dict[str, None] = {}
-        steps = 0
-        result: ChatResult | None = None
-        while True:
-            final = steps >= self.max_steps
-            if final:
-                degraded.setdefault("step_limit", None)
-                messages.append({"role": "user", "content": STEP_LIMIT_NOTE})
-            budget.check(estimate_tokens(messages))
-            tick = time.perf_counter()
-            result = await anyio.to_thread.run_sync(
-                functools.partial(
-                    self.llm.chat,
-                    messages,
-                    openai_tools,
-                    # The conversation holds tool calls, so the tools stay declared.
-                    tool_choice="none" if final else None,
-                )
-            )
-            model_seconds += time.perf_counter() - tick
-            budget.charge(result.usage, strict=False)
-            for key, value in result.usage.items():
-                usage[key] = usage.get(key, 0) + int(value)
-            steps += 1
-            if final or not result.tool_calls:
-                break
-            messages.append(result.as_message())
-            for call in result.tool_calls:
-                text = await self._run_call(tools, call.name, call, log, now)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+        budget = TokenBudget(self.budget_tokens)
+        loop = ToolLoop(self.llm, self.profile, tools, log, now, self.max_steps, budget)
+        result = await loop.run(messages)
         allowed = {**known, **log.sources}
         checked = verify(result.content or NO_ANSWER, allowed)
         if checked.removed:
             logger.info("removed citations the tools never returned: %s", checked.removed)
+        if not checked.cited and not log.records:  # answered without looking anything up
+            plan = written.looks_like_plan(checked.text)
+            raise CannotDriveTools("model_answer_plan" if plan else "no_tool_call")
+        if not checked.cited and log.sources and not history:
+            raise CannotDriveTools("no_citation")  # pages found, none cited: not an answer
         return Answer(
             question=question,
             text=checked.text or NO_ANSWER,
             citations=tuple(allowed[c] for c in checked.cited),
             tool_calls=tuple(log.records),
             mode=MODE_AGENT,
-            degraded=tuple({**log.degraded, **degraded}),
+            degraded=tuple({**log.degraded, **result.degraded}),
             removed_citations=checked.removed,
-            steps=steps,
-            usage=usage,
-            timings=Timings(time.perf_counter() - started, model_seconds, log.seconds),
+            steps=result.steps,
+            usage=result.usage,
+            timings=Timings(time.perf_counter() - started, result.model_seconds, log.seconds),
         )
 
-    async def _run_call(
-        self, tools: Toolset, name: str, call: Any, log: CallLog, now: dt.datetime | None
-    ) -> str:
-        raw = (call.raw_arguments or "").strip()
-        if raw and not call.arguments and raw not in ("{}", "null"):
-            # Malformed JSON from the model: say so instead of calling with no arguments.
-            log.records.append(ToolRecord(name, {}, False, "arguments were not a JSON object"))
-            return f"Error: the arguments of {name} were not a JSON object: {raw[:200]!r}"
-        arguments = tools.with_now(name, call.arguments, now)
-        if name == QUERY_TOOL:
-            _, text, _ = await query_with_sources(tools, arguments, log)
-        else:
-            _, text, _ = await tools.call(name, arguments, log)
-        return text
+    # -- the model writes from evidence the agent found ------------------------------------
+
+    async def _written(
+        self,
+        question: str,
+        history: Sequence[Turn],
+        tools: Toolset,
+        log: CallLog,
+        now: dt.datetime | None,
+        started: float,
+        reasons: tuple[str, ...],
+    ) -> Answer:
+        assert self.llm is not None
+        fresh = CallLog()  # the evidence's own calls: what the answer may cite
+        text, cited = await self._evidence(question, history, tools, fresh, now)
+        allowed = {s.id: fresh.sources.get(s.id, s) for s in cited}
+        if not cited:  # nothing found: the model has nothing to write from
+            return self._extractive_answer(question, text, cited, log, fresh, started, reasons)
+        llm, profile = self.llm, self.profile
+        tick = time.perf_counter()
+        checked, usage = await anyio.to_thread.run_sync(
+            lambda: written.write(llm, profile, question, text, allowed, now)
+        )
+        model_seconds = time.perf_counter() - tick
+        if checked.text is None:
+            logger.info("the model's answer from evidence was not used (%s)", checked.reason)
+            extra = (*reasons, str(checked.reason))
+            return self._extractive_answer(question, text, cited, log, fresh, started, extra)
+        return Answer(
+            question=question,
+            text=written.compose(checked.text, text),
+            citations=tuple(allowed.values()),
+            tool_calls=(*log.records, *fresh.records),
+            mode=MODE_EVIDENCE,
+            degraded=tuple(dict.fromkeys([*reasons, *fresh.degraded])),
+            removed_citations=checked.removed,
+            steps=1,
+            usage=usage,
+            timings=Timings(
+                time.perf_counter() - started, model_seconds, log.seconds + fresh.seconds
+            ),
+        )
 
     # -- without a model ------------------------------------------------------------------
 
@@ -289,25 +352,48 @@ class ReadAgent:
         started: float,
         reasons: tuple[str, ...],
     ) -> Answer:
-        cited: list[Source] = []
-        if QUERY_TOOL not in tools.tools:
-            text = f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)"
-        else:
-            schema = await self._schema(tools)
-            answerer = extractive.Extractive(tools, log, schema, now, self.extractive_results)
-            asked = await self._follow_up(question, history, answerer) if history else None
-            text, cited = await answerer.answer(asked or question, query_argument(tools))
-            if asked is not None:
-                text += f"\nNote: read as “{asked}” (from the previous answer)."
+        fresh = CallLog()
+        text, cited = await self._evidence(question, history, tools, fresh, now)
+        return self._extractive_answer(question, text, cited, log, fresh, started, reasons)
+
+    def _extractive_answer(
+        self,
+        question: str,
+        text: str,
+        cited: Sequence[Source],
+        log: CallLog,
+        fresh: CallLog,
+        started: float,
+        reasons: tuple[str, ...],
+    ) -> Answer:
         return Answer(
             question=question,
             text=text,
-            citations=tuple(log.sources.get(s.id, s) for s in cited),
-            tool_calls=tuple(log.records),
+            citations=tuple(fresh.sources.get(s.id, s) for s in cited),
+            tool_calls=(*log.records, *fresh.records),
             mode=MODE_EXTRACTIVE,
-            degraded=tuple(dict.fromkeys([*reasons, *log.degraded])),
-            timings=Timings(time.perf_counter() - started, 0.0, log.seconds),
+            degraded=tuple(dict.fromkeys([*reasons, *fresh.degraded])),
+            timings=Timings(time.perf_counter() - started, 0.0, log.seconds + fresh.seconds),
         )
+
+    async def _evidence(
+        self,
+        question: str,
+        history: Sequence[Turn],
+        tools: Toolset,
+        log: CallLog,
+        now: dt.datetime | None,
+    ) -> tuple[str, list[Source]]:
+        """The extractive answer and the pages it cites (read_agent.extractive)."""
+        if QUERY_TOOL not in tools.tools:
+            return f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)", []
+        schema = await self._schema(tools)
+        answerer = extractive.Extractive(tools, log, schema, now, self.extractive_results)
+        asked = await self._follow_up(question, history, answerer) if history else None
+        text, cited = await answerer.answer(asked or question, query_argument(tools))
+        if asked is not None:
+            text += f"\nNote: read as “{asked}” (from the previous answer)."
+        return text, cited
 
     async def _follow_up(
         self, question: str, history: Sequence[Turn], answerer: extractive.Extractive
@@ -357,3 +443,9 @@ def system_prompt(tool_names: Sequence[str], now: dt.datetime | None) -> str:
     today = moment.strftime("%Y-%m-%d (%A)")
     hints = " ".join(_HINTS[name] for name in tool_names if name in _HINTS)
     return SYSTEM_PROMPT.format(today=today, tool_hints=hints or "Use the tools.")
+
+
+def _status(exc: LLMError) -> int | None:
+    """The HTTP status the model server answered with, when it answered."""
+    status = getattr(exc.__cause__, "status_code", None)
+    return status if isinstance(status, int) else None

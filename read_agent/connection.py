@@ -31,7 +31,7 @@ from memserver.clients.config import Settings
 from memserver.clients.llm import LLMClient
 from memserver.clients.mcp import MemoryClient, connect, open_stdio
 from memserver.errors import ConfigError, MemoryError_
-from read_agent.agent import DEFAULT_MAX_STEPS, ReadAgent
+from read_agent.agent import DEFAULT_MAX_STEPS, ReadAgent, ToolSupport
 from read_agent.errors import MemoryUnavailableError
 from read_agent.sessions import SessionPool
 
@@ -109,12 +109,17 @@ class AgentPool:
         self.max_steps = max_steps
         self.budget_tokens = budget_tokens
         self._shared: ReadAgent | None = None
+        self._support = ToolSupport()  # what one session learns, every session knows
         self._stack: contextlib.AsyncExitStack | None = None
         self.sessions: SessionPool[ReadAgent] | None = None
 
     def _agent(self, memory: MemoryClient) -> ReadAgent:
         return ReadAgent(
-            memory, self.llm, max_steps=self.max_steps, budget_tokens=self.budget_tokens
+            memory,
+            self.llm,
+            max_steps=self.max_steps,
+            budget_tokens=self.budget_tokens,
+            tool_support=self._support,
         )
 
     async def start(self) -> None:

@@ -120,7 +120,7 @@ class Toolset:
         structured: Any = None
         if name not in self.tools:
             ok = False
-            text = f"unknown tool {name!r}; the tools you can call are: {', '.join(self.tools)}"
+            text = unknown_tool(name, list(self.tools))
         else:
             try:
                 result = await self.memory.call_result(name, arguments)
@@ -156,3 +156,11 @@ class Toolset:
         if len(text) > MAX_RESULT_CHARS:
             text = text[:MAX_RESULT_CHARS] + " … [truncated: ask for fewer results or one page]"
         return ok, text if ok else f"Error: {text}", structured
+
+
+def unknown_tool(name: str, names: list[str]) -> str:
+    """What a model that called a tool it does not have reads: what to call instead."""
+    text = f"there is no tool {name!r}. The tools you can call are: {', '.join(names)}."
+    if "kb_query" in names:
+        text += ' For most questions call kb_query with {"question": "<the question>"}.'
+    return text + " Or answer now from the results you already have."
