@@ -22,6 +22,7 @@ faster and lexical only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,10 +150,16 @@ def score(question: Question, answer: str) -> Score:
 # --------------------------------------------------------------------------- running
 
 
-def _env(config: Path, token: str | None = None, url: str | None = None) -> dict[str, str]:
-    """No model, this run's config (the embedder) for every program and the servers
-    they start, and the read token when given."""
+def _env(
+    config: Path,
+    token: str | None = None,
+    url: str | None = None,
+    model: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """No model (or the ``model``'s LLM_* variables), this run's config (the embedder)
+    for every program and the servers they start, and the read token when given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "MEMORY_"))}
+    env.update(model or {})
     env["MEMORY_CONFIG"] = str(config)
     if token is not None and url is not None:
         env.update(MEMORY_TOKEN=token, MEMORY_URL=url)
@@ -169,13 +176,15 @@ def prepare(work: Path, embedder: str) -> tuple[Path, Path]:
     return kb, config
 
 
-def ingest(kb: Path, config: Path) -> dict[str, Any]:
+def ingest(kb: Path, config: Path, model: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``ingest-agent --kb`` over the copy: the rules extractor, or the ``model``."""
+    rules = [] if model else ["--rules"]
     out = subprocess.run(
-        [str(BIN / "ingest-agent"), "--kb", str(kb), "--rules", "--json"],
+        [str(BIN / "ingest-agent"), "--kb", str(kb), *rules, "--json"],
         capture_output=True,
         text=True,
-        env=_env(config),
-        timeout=1800,
+        env=_env(config, model=model),
+        timeout=3600,
     )
     if out.returncode not in (0, 1):
         raise SystemExit(f"ingest-agent failed ({out.returncode}):\n{out.stderr[-2000:]}")
@@ -184,18 +193,34 @@ def ingest(kb: Path, config: Path) -> dict[str, Any]:
 
 
 def ask(question: str, now: str, url: str, token: str, config: Path) -> tuple[str, float]:
+    answer, seconds = ask_json(question, now, url, token, config)
+    return str(answer["answer"]), seconds
+
+
+def ask_json(
+    question: str,
+    now: str,
+    url: str,
+    token: str,
+    config: Path,
+    model: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], float]:
+    """``read-agent ask --json``: without a model, or with the ``model``."""
     started = time.perf_counter()
+    no_llm = [] if model else ["--no-llm"]
     out = subprocess.run(
-        [str(BIN / "read-agent"), "--no-llm", "ask", "--json", "--now", now, question],
+        [str(BIN / "read-agent"), *no_llm, "ask", "--json", "--now", now, question],
         capture_output=True,
         text=True,
-        env=_env(config, token, url),
-        timeout=300,
+        env=_env(config, token, url, model),
+        timeout=600,
     )
     seconds = time.perf_counter() - started
     if out.returncode != 0:
-        return f"(read-agent failed with {out.returncode}: {out.stderr.strip()[-500:]})", seconds
-    return str(json.loads(out.stdout)["answer"]), seconds
+        failed = f"(read-agent failed with {out.returncode}: {out.stderr.strip()[-500:]})"
+        return {"answer": failed, "mode": "failed", "degraded": []}, seconds
+    answer: dict[str, Any] = json.loads(out.stdout)
+    return answer, seconds
 
 
 def run(args: argparse.Namespace) -> list[Score]:
@@ -216,31 +241,41 @@ def run(args: argparse.Namespace) -> list[Score]:
             f"in {time.perf_counter() - started:.0f} s",
             file=sys.stderr,
         )
+    scores: list[Score] = []
+    try:
+        with serve(kb, config, args.port) as (url, token):
+            for question in questions:
+                answer, seconds = ask(question.text, now, url, token, config)
+                result = score(question, answer)
+                result.seconds = seconds
+                scores.append(result)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return scores
+
+
+@contextlib.contextmanager
+def serve(
+    kb: Path, config: Path, port: int | None = None, model: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """``memserver serve`` over the ingested copy, with a read token: (MCP URL, token)."""
     memserver = [str(BIN / "memserver"), "--config", str(config), "--kb", str(kb)]
     token = create_token(memserver, f"eval-{os.getpid()}", "*")
-    port = args.port or free_port()
+    port = port or free_port()
     server = subprocess.Popen(
         [*memserver, "serve", "--addr", f"127.0.0.1:{port}"],
-        env=_env(config),
+        env=_env(config, model=model),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    scores: list[Score] = []
     try:
         wait_ready(f"http://127.0.0.1:{port}", timeout=300)
-        url = f"http://127.0.0.1:{port}/mcp"
-        for question in questions:
-            answer, seconds = ask(question.text, now, url, token, config)
-            result = score(question, answer)
-            result.seconds = seconds
-            scores.append(result)
+        yield f"http://127.0.0.1:{port}/mcp", token
     finally:
         stop_process(server)
         # The embedded PostgreSQL outlives the server process until this stops it.
         subprocess.run([*memserver, "stats"], capture_output=True, env=_env(config), timeout=120)
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-    return scores
 
 
 def report(scores: Sequence[Score], show: bool) -> str:
