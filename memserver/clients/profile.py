@@ -48,7 +48,6 @@ class ModelProfile:
     fill_from_rules: bool  # the rules extract first, the model fills the empty fields
     merge_by_model: bool  # the model rewrites a page's sections on merge
     route_by_model: bool  # routing (kb_route, kb_query) asks the model
-    answer_results: int  # kb_query results the read agent reads for an answer
     evidence_lines: int  # evidence lines the model writes an answer from
     evidence_chars: int  # the evidence prompt's cap
     max_steps: int  # tool-loop turns before the model must answer
@@ -67,7 +66,6 @@ STANDARD = ModelProfile(
     fill_from_rules=False,
     merge_by_model=True,
     route_by_model=True,
-    answer_results=10,
     evidence_lines=12,
     evidence_chars=12_000,
     max_steps=6,
@@ -81,12 +79,11 @@ SMALL = ModelProfile(
     fill_from_rules=True,
     merge_by_model=False,
     route_by_model=False,
-    answer_results=8,
-    evidence_lines=8,
-    evidence_chars=4_000,
+    evidence_lines=6,
+    evidence_chars=2_500,
     max_steps=4,
     tools="off",
-    max_tokens=600,
+    max_tokens=300,
 )
 PROFILES = {"small": SMALL, "standard": STANDARD}
 

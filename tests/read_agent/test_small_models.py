@@ -189,7 +189,7 @@ def test_the_small_profile_never_offers_tools_and_a_down_model_still_answers(
     [answer] = ask(run_agent, secret, QUESTION, llm=LLMClient(small, max_attempts=1))
     assert answer.mode == MODE_EVIDENCE and answer.degraded[0] == "tools_off"
     assert "tools" not in llm_server.requests[0] and _writes(llm_server.requests[0])
-    assert llm_server.requests[0]["max_tokens"] == 600
+    assert llm_server.requests[0]["max_tokens"] == 300
     # llm.tools: on overrides the profile; a model server that is down costs the model only
     on = dataclasses.replace(small, options=MappingProxyType({"tools": "on"}))
     llm_server.enqueue(HTTPError(503), HTTPError(503))
