@@ -27,8 +27,8 @@ from typing import Any
 
 from ingest_agent.grounding import Grounds
 from ingest_agent.model import Draft, Extraction, Source, is_dated
-from ingest_agent.note import coerce
-from ingest_agent.text import norm, resolve_date
+from ingest_agent.note import model_value
+from ingest_agent.text import norm
 from memserver.kb.page_rules import folder_json_schema
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
@@ -151,11 +151,7 @@ class FillRequest:
             spec = specs.get(str(name))
             if spec is None or value in (None, "", []):
                 continue
-            if spec.type == "date":
-                day = resolve_date(value, self.source.doc_date, self.schema.tz)
-                value = day.isoformat() if day else None
-            else:
-                value = coerce(spec, value)
+            value = model_value(spec, value, self.source.doc_date, self.schema.tz)
             if value is None:
                 dropped.append(f"{key}.fields.{name}: not a {spec.type}")
             else:

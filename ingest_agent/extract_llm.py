@@ -51,7 +51,7 @@ from ingest_agent.extract_fill import FillRequest
 from ingest_agent.grounding import Grounds
 from ingest_agent.merge import Order
 from ingest_agent.model import Draft, Extraction, Source, is_dated
-from ingest_agent.note import coerce
+from ingest_agent.note import model_value
 from ingest_agent.text import resolve_date
 from memserver.clients.llm import LLMClient
 from memserver.clients.profile import STANDARD, ModelProfile
@@ -360,11 +360,7 @@ class LLMExtractor:
             assert spec is not None
             if value is None or value == "" or value == []:
                 continue
-            if spec.type == "date":
-                day = resolve_date(value, source.doc_date, self.schema.tz)
-                coerced: Any = day.isoformat() if day else None
-            else:
-                coerced = coerce(spec, value)
+            coerced = model_value(spec, value, source.doc_date, self.schema.tz)
             if coerced is None:
                 dropped.append(f"{at}.fields.{key}: {value!r} is not a {spec.type}")
             else:

@@ -5,13 +5,15 @@ field's type (:func:`coerce`), shared by the rules and the LLM extractor.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from ingest_agent.text import full_name, norm, plain
+from ingest_agent.text import full_name, norm, plain, resolve_date
 from memserver.kb.frontmatter import frontmatter_end, load_yaml
 from memserver.kb.page import as_date
 from memserver.kb.schema import FieldSpec
@@ -72,6 +74,15 @@ def title_from_path(path: str) -> str:
     words = stem.replace("_", " ").replace("-", " ").split()
     text = " ".join(words)
     return text[:1].upper() + text[1:] if text else stem
+
+
+def model_value(spec: FieldSpec, value: Any, doc_date: dt.date, tz: ZoneInfo) -> Any:
+    """A model's value as the field's type (a date read against the note's date, so
+    "yesterday" works), or None when it does not fit."""
+    if spec.type == "date":
+        day = resolve_date(value, doc_date, tz)
+        return day.isoformat() if day else None
+    return coerce(spec, value)
 
 
 def coerce(spec: FieldSpec, value: Any) -> Any:
