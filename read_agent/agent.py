@@ -160,6 +160,18 @@ class Answer:
         }
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """One question being answered: what every way of answering it reads."""
+
+    question: str
+    history: Sequence[Turn]
+    tools: Toolset
+    log: CallLog  # the tool loop's calls (kept in the answer's tool_calls either way)
+    now: dt.datetime | None
+    started: float
+
+
 class ReadAgent:
     """Answers questions over one open MCP session; safe to share between tasks."""
 
@@ -209,15 +221,13 @@ class ReadAgent:
         takes one). ``known`` pages (verified in earlier turns of the same session) may
         be cited again without another lookup.
         """
-        started = time.perf_counter()
-        tools = await self.toolset()
-        log = CallLog()
+        q = _Asked(question, history, await self.toolset(), CallLog(), now, time.perf_counter())
         if self.llm is None:
-            return await self._extractive(question, history, tools, log, now, started, ("no_llm",))
+            return await self._extractive(q, ("no_llm",))
         reasons: tuple[str, ...] = ("tools_off",)
         try:
             if self.offers_tools():
-                answer = await self._agent(question, history, tools, log, now, known or {}, started)
+                answer = await self._agent(q, known or {})
                 self.support.able = True
                 return answer
         except CannotDriveTools as exc:
@@ -226,7 +236,7 @@ class ReadAgent:
             reasons = (exc.reason,)
         except LLMError as exc:
             if isinstance(exc, BudgetExceeded) or _status(exc) != 500:
-                return await self._model_failed(question, history, tools, log, now, started, exc)
+                return await self._model_failed(q, exc)
             # The model server failed on the tools (its tool-call parser): write from evidence.
             logger.warning(
                 "the model server failed on a tool call, answering from evidence: %s", exc
@@ -235,45 +245,28 @@ class ReadAgent:
         if reasons[0] in UNABLE and self.profile.tools == "auto" and not self.support.able:
             self.support.able = False  # seen on first use: no tools from now on
         try:
-            return await self._written(question, history, tools, log, now, started, reasons)
+            return await self._written(q, reasons)
         except LLMError as exc:
-            return await self._model_failed(question, history, tools, log, now, started, exc)
+            return await self._model_failed(q, exc)
 
-    async def _model_failed(
-        self,
-        question: str,
-        history: Sequence[Turn],
-        tools: Toolset,
-        log: CallLog,
-        now: dt.datetime | None,
-        started: float,
-        exc: LLMError,
-    ) -> Answer:
+    async def _model_failed(self, q: _Asked, exc: LLMError) -> Answer:
         # The model endpoint is down or the budget is spent: answer without it.
         reason = "budget_exceeded" if isinstance(exc, BudgetExceeded) else "llm_unavailable"
         logger.warning("the model failed, answering extractively: %s", exc)
-        return await self._extractive(question, history, tools, log, now, started, (reason,))
+        return await self._extractive(q, (reason,))
 
     # -- the tool-calling loop ------------------------------------------------------------
 
-    async def _agent(
-        self,
-        question: str,
-        history: Sequence[Turn],
-        tools: Toolset,
-        log: CallLog,
-        now: dt.datetime | None,
-        known: Mapping[str, Source],
-        started: float,
-    ) -> Answer:
+    async def _agent(self, q: _Asked, known: Mapping[str, Source]) -> Answer:
         assert self.llm is not None
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system_prompt(tools.names, now)},
-            *({"role": t.role, "content": t.content} for t in history),
-            {"role": "user", "content": question},
+            {"role": "system", "content": system_prompt(q.tools.names, q.now)},
+            *({"role": t.role, "content": t.content} for t in q.history),
+            {"role": "user", "content": q.question},
         ]
         budget = TokenBudget(self.budget_tokens)
-        loop = ToolLoop(self.llm, self.profile, tools, log, now, self.max_steps, budget)
+        log = q.log
+        loop = ToolLoop(self.llm, self.profile, q.tools, log, q.now, self.max_steps, budget)
         result = await loop.run(messages)
         allowed = {**known, **log.sources}
         checked = verify(result.content or NO_ANSWER, allowed)
@@ -282,10 +275,10 @@ class ReadAgent:
         if not checked.cited and not log.records:  # answered without looking anything up
             plan = written.looks_like_plan(checked.text)
             raise CannotDriveTools("model_answer_plan" if plan else "no_tool_call")
-        if not checked.cited and log.sources and not history:
+        if not checked.cited and log.sources and not q.history:
             raise CannotDriveTools("no_citation")  # pages found, none cited: not an answer
         return Answer(
-            question=question,
+            question=q.question,
             text=checked.text or NO_ANSWER,
             citations=tuple(allowed[c] for c in checked.cited),
             tool_calls=tuple(log.records),
@@ -294,28 +287,19 @@ class ReadAgent:
             removed_citations=checked.removed,
             steps=result.steps,
             usage=result.usage,
-            timings=Timings(time.perf_counter() - started, result.model_seconds, log.seconds),
+            timings=Timings(time.perf_counter() - q.started, result.model_seconds, log.seconds),
         )
 
     # -- the model writes from evidence the agent found ------------------------------------
 
-    async def _written(
-        self,
-        question: str,
-        history: Sequence[Turn],
-        tools: Toolset,
-        log: CallLog,
-        now: dt.datetime | None,
-        started: float,
-        reasons: tuple[str, ...],
-    ) -> Answer:
+    async def _written(self, q: _Asked, reasons: tuple[str, ...]) -> Answer:
         assert self.llm is not None
         fresh = CallLog()  # the evidence's own calls: what the answer may cite
-        text, cited = await self._evidence(question, history, tools, fresh, now)
+        text, cited = await self._evidence(q, fresh)
         allowed = {s.id: fresh.sources.get(s.id, s) for s in cited}
         if not cited:  # nothing found: the model has nothing to write from
-            return self._extractive_answer(question, text, cited, log, fresh, started, reasons)
-        llm, profile = self.llm, self.profile
+            return self._extractive_answer(q, text, cited, fresh, reasons)
+        llm, profile, question, now = self.llm, self.profile, q.question, q.now
         tick = time.perf_counter()
         checked, usage = await anyio.to_thread.run_sync(
             lambda: written.write(llm, profile, question, text, allowed, now)
@@ -324,73 +308,56 @@ class ReadAgent:
         if checked.text is None:
             logger.info("the model's answer from evidence was not used (%s)", checked.reason)
             extra = (*reasons, str(checked.reason))
-            return self._extractive_answer(question, text, cited, log, fresh, started, extra)
+            return self._extractive_answer(q, text, cited, fresh, extra)
         return Answer(
-            question=question,
+            question=q.question,
             text=written.compose(checked.text, text),
             citations=tuple(allowed.values()),
-            tool_calls=(*log.records, *fresh.records),
+            tool_calls=(*q.log.records, *fresh.records),
             mode=MODE_EVIDENCE,
             degraded=tuple(dict.fromkeys([*reasons, *fresh.degraded])),
             removed_citations=checked.removed,
             steps=1,
             usage=usage,
             timings=Timings(
-                time.perf_counter() - started, model_seconds, log.seconds + fresh.seconds
+                time.perf_counter() - q.started, model_seconds, q.log.seconds + fresh.seconds
             ),
         )
 
     # -- without a model ------------------------------------------------------------------
 
-    async def _extractive(
-        self,
-        question: str,
-        history: Sequence[Turn],
-        tools: Toolset,
-        log: CallLog,
-        now: dt.datetime | None,
-        started: float,
-        reasons: tuple[str, ...],
-    ) -> Answer:
+    async def _extractive(self, q: _Asked, reasons: tuple[str, ...]) -> Answer:
         fresh = CallLog()
-        text, cited = await self._evidence(question, history, tools, fresh, now)
-        return self._extractive_answer(question, text, cited, log, fresh, started, reasons)
+        text, cited = await self._evidence(q, fresh)
+        return self._extractive_answer(q, text, cited, fresh, reasons)
 
     def _extractive_answer(
         self,
-        question: str,
+        q: _Asked,
         text: str,
         cited: Sequence[Source],
-        log: CallLog,
         fresh: CallLog,
-        started: float,
         reasons: tuple[str, ...],
     ) -> Answer:
         return Answer(
-            question=question,
+            question=q.question,
             text=text,
             citations=tuple(fresh.sources.get(s.id, s) for s in cited),
-            tool_calls=(*log.records, *fresh.records),
+            tool_calls=(*q.log.records, *fresh.records),
             mode=MODE_EXTRACTIVE,
             degraded=tuple(dict.fromkeys([*reasons, *fresh.degraded])),
-            timings=Timings(time.perf_counter() - started, 0.0, log.seconds + fresh.seconds),
+            timings=Timings(time.perf_counter() - q.started, 0.0, q.log.seconds + fresh.seconds),
         )
 
-    async def _evidence(
-        self,
-        question: str,
-        history: Sequence[Turn],
-        tools: Toolset,
-        log: CallLog,
-        now: dt.datetime | None,
-    ) -> tuple[str, list[Source]]:
+    async def _evidence(self, q: _Asked, log: CallLog) -> tuple[str, list[Source]]:
         """The extractive answer and the pages it cites (read_agent.extractive)."""
+        tools = q.tools
         if QUERY_TOOL not in tools.tools:
             return f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)", []
         schema = await self._schema(tools)
-        answerer = extractive.Extractive(tools, log, schema, now, self.extractive_results)
-        asked = await self._follow_up(question, history, answerer) if history else None
-        text, cited = await answerer.answer(asked or question, query_argument(tools))
+        answerer = extractive.Extractive(tools, log, schema, q.now, self.extractive_results)
+        asked = await self._follow_up(q.question, q.history, answerer) if q.history else None
+        text, cited = await answerer.answer(asked or q.question, query_argument(tools))
         if asked is not None:
             text += f"\nNote: read as “{asked}” (from the previous answer)."
         return text, cited
