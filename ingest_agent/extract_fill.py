@@ -28,11 +28,11 @@ from typing import Any
 from ingest_agent.grounding import Grounds
 from ingest_agent.model import Draft, Extraction, Source, is_dated
 from ingest_agent.note import model_value
-from ingest_agent.text import norm
+from ingest_agent.text import blocks, norm
 from memserver.kb.page_rules import folder_json_schema
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
-MAX_PAGES = 10  # pages one fill request asks about (the note's event page first)
+MAX_PAGES = 6  # pages one fill request asks about (entities first, then the note's event)
 
 SYSTEM = (
     "Task: fill\n"
@@ -68,7 +68,7 @@ class FillRequest:
         self.schema = schema
         self.source = source
         self.pages: dict[str, tuple[Draft, tuple[FieldSpec, ...]]] = {}
-        ordered = sorted(rules.drafts, key=lambda d: not is_dated(schema.folder(d.folder)))
+        ordered = sorted(rules.drafts, key=lambda d: is_dated(schema.folder(d.folder)))
         for draft in ordered:
             folder = schema.folder(draft.folder)
             empty = tuple(
@@ -88,14 +88,40 @@ class FillRequest:
             }
         return {"type": "object", "properties": properties, "additionalProperties": False}
 
+    def excerpt(self, text: str, limit: int) -> str:
+        """The paragraphs and list items of ``text`` that name an entity page asked about
+        (a value about an entity must stand next to its name to be kept, see
+        ``ingest_agent.grounding``), at most ``limit`` characters; the note's start when
+        none does. A short prompt is most of a small model's time."""
+        names = set()
+        for draft, _ in self.pages.values():
+            if not is_dated(self.schema.folder(draft.folder)):
+                for name in (draft.title, *draft.page.aliases):
+                    names |= {norm(name), *norm(name).split()[:1]}
+        names = {n for n in names if len(n) >= 3}
+        kept = [
+            b
+            for b in blocks(text)
+            if names & set(norm(b).split())
+            or any(f" {n} " in f" {norm(b)} " for n in names if " " in n)
+        ]
+        chosen = "\n".join(kept) if kept else text
+        return chosen[:limit]
+
     def messages(self, data_rule: str, quoted: str) -> list[dict[str, Any]]:
-        lines = []
-        for key, (_, empty) in self.pages.items():
-            fields = ", ".join(f"{s.name} ({_hint(s, self.schema)})" for s in empty)
-            lines.append(f"- {key}: {fields}")
+        groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        for draft, empty in self.pages.values():
+            fields = tuple(f"{s.name} ({_hint(s, self.schema)})" for s in empty)
+            groups.setdefault((draft.folder, fields), []).append(draft.title)
+        lines = [
+            f"- {folder}/: {', '.join(titles)}; fields: {', '.join(fields)}"
+            for (folder, fields), titles in groups.items()
+        ]
         user = (
             f"Note: {self.source.path}, dated {self.source.doc_date.isoformat()}\n"
-            "Pages, and the fields to fill when the note states them:\n"
+            'Pages (answer keyed "folder/Title", e.g. "'
+            + next(iter(self.pages))
+            + '"), and the fields to fill when the note states them:\n'
             + "\n".join(lines)
             + f"\n\n{quoted}"
         )

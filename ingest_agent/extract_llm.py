@@ -240,7 +240,7 @@ class LLMExtractor:
         request = FillRequest(self.schema, source, rules)
         if not request.pages:
             return rules
-        text = redact_private(source.content)[: self.profile.source_chars]
+        text = request.excerpt(redact_private(source.content), self.profile.source_chars)
         messages = request.messages(DATA_RULE.format(tag=self._tag), quote_source(text, self._tag))
         answer = self._timed(
             # apply() keeps only what was asked and checks every value: no repair round

@@ -90,7 +90,9 @@ def make_llm(settings: Settings, *, enabled: bool = True) -> LLMClient | None:
     """The chat model from settings (``LLM_BASE_URL``/``LLM_MODEL`` or config), or None."""
     if not enabled or settings.llm is None:
         return None
-    return LLMClient(settings.llm)
+    # One model call, retries included, ends within llm.timeout: past it the answer is
+    # written without the model instead of the question waiting on retries.
+    return LLMClient(settings.llm, deadline=settings.llm.timeout)
 
 
 class AgentPool:

@@ -74,7 +74,7 @@ STANDARD = ModelProfile(
 )
 SMALL = ModelProfile(
     name="small",
-    source_chars=6_000,
+    source_chars=2_000,
     titles=40,
     fill_from_rules=True,
     merge_by_model=False,
