@@ -41,7 +41,7 @@ from memserver.clients.budget import TokenBudget
 from memserver.clients.llm import LLMClient
 from memserver.clients.mcp import MemoryClient
 from memserver.clients.profile import STANDARD, profile_for
-from memserver.errors import BudgetExceeded, LLMError, SchemaError
+from memserver.errors import BudgetExceeded, LLMError, LLMTimeout, SchemaError
 from memserver.kb.schema import Schema, schema_from_view
 from read_agent import extractive, followup
 from read_agent import from_evidence as written
@@ -252,6 +252,7 @@ class ReadAgent:
     async def _model_failed(self, q: _Asked, exc: LLMError) -> Answer:
         # The model endpoint is down or the budget is spent: answer without it.
         reason = "budget_exceeded" if isinstance(exc, BudgetExceeded) else "llm_unavailable"
+        reason = "llm_timeout" if isinstance(exc, LLMTimeout) else reason
         logger.warning("the model failed, answering extractively: %s", exc)
         return await self._extractive(q, (reason,))
 

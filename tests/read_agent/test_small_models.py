@@ -20,7 +20,7 @@ from memserver.clients.llm import LLMClient
 from read_agent.agent import MODE_AGENT, MODE_EVIDENCE, MODE_EXTRACTIVE, Answer, ReadAgent
 from read_agent.citations import extract_citations
 from read_agent.from_evidence import EVIDENCE_HEADER
-from tests.fixtures.llm_server import HTTPError, LLMServer, Reply
+from tests.fixtures.llm_server import HTTPError, LLMServer, Reply, Stall
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, Seeded
 
@@ -197,3 +197,20 @@ def test_the_small_profile_never_offers_tools_and_a_down_model_still_answers(
     assert "tools" in llm_server.requests[1]
     assert down.mode == MODE_EXTRACTIVE and "llm_unavailable" in down.degraded
     assert "December 2026" in down.text
+
+
+def test_a_model_past_its_deadline_leaves_the_answer_to_the_agent_alone(
+    mcp_server: RunningServer,
+    llm_server: LLMServer,
+    llm_endpoint: EndpointSettings,
+    seeded: Seeded,
+    run_agent: RunAgent,
+) -> None:
+    _, secret = mcp_server.token("*")
+    small = dataclasses.replace(llm_endpoint, model="qwen2.5:1.5b")
+    llm_server.enqueue(Stall(5.0, then="late"))
+    slow = LLMClient(small, max_attempts=3, deadline=0.5)
+    [answer] = ask(run_agent, secret, QUESTION, llm=slow)
+    assert answer.mode == MODE_EXTRACTIVE and "llm_timeout" in answer.degraded
+    assert "did not answer in time" in answer.text and "December 2026" in answer.text
+    assert len(llm_server.requests) == 1  # no retry past the deadline
