@@ -19,7 +19,7 @@ NOTES = {
     "embedding_pending": "some pages are not embedded yet; matches by meaning may be missing",
     "no_llm": "",
     "llm_unavailable": "the language model did not answer, so this answer is extractive",
-    "llm_timeout": "the language model did not answer in time, so this answer is extractive",
+    "llm_timeout": "the language model did not answer in time",
     "budget_exceeded": "the token budget is spent, so this answer is extractive",
 }
 

@@ -212,5 +212,5 @@ def test_a_model_past_its_deadline_leaves_the_answer_to_the_agent_alone(
     slow = LLMClient(small, max_attempts=3, deadline=0.5)
     [answer] = ask(run_agent, secret, QUESTION, llm=slow)
     assert answer.mode == MODE_EXTRACTIVE and "llm_timeout" in answer.degraded
-    assert "did not answer in time" in answer.text and "December 2026" in answer.text
+    assert "December 2026" in answer.text
     assert len(llm_server.requests) == 1  # no retry past the deadline
