@@ -16,7 +16,8 @@ can tell (``Grounds.check``):
   thirds of its words, by their first five letters);
 - with ``near`` (the small profile), a value about an entity (a person's role, a
   company's website) must stand in the same paragraph or list item as one of that
-  page's names: a value the note states about someone else is not this page's.
+  page's names, outside the frontmatter: a value the note states about someone else
+  (or the note's own company, next to its attendees) is not this page's.
 
 Enums and booleans are choices, not quotes, and pass. A value that fails is dropped and
 listed (``Extraction.dropped``, counted in the ledger); the rest of the page is kept.
@@ -33,6 +34,7 @@ from zoneinfo import ZoneInfo
 
 from ingest_agent.dates import day_mentions
 from ingest_agent.text import blocks, norm, split_sentences
+from memserver.kb.frontmatter import frontmatter_end
 from memserver.kb.page import as_date
 from memserver.kb.schema import FieldSpec
 from memserver.kb.translit import name_key
@@ -88,7 +90,7 @@ class Grounds:
         self.keys = f" {name_key(text)} "
         self.stems = {w[:STEM] for w in norm(text).split()}
         self.numbers = _numbers(text)
-        self.paragraphs = [f" {norm(b)} " for b in blocks(text)]
+        self.paragraphs = [f" {norm(b)} " for b in blocks(_body(text))]
         self.days = {doc_date}
         for paragraph in blocks(text):
             for sentence in split_sentences(paragraph):
@@ -196,6 +198,14 @@ class Grounds:
             if verdict.value is not None:
                 kept[key] = verdict.value
         return kept, dropped
+
+
+def _body(text: str) -> str:
+    """``text`` without its frontmatter: the note's own fields (its company, its
+    attendees) are not statements about each person they name."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    end = frontmatter_end(lines)
+    return "\n".join(lines[end + 1 :]) if end is not None else text
 
 
 def _number_text(value: Any) -> str | None:

@@ -76,3 +76,15 @@ def test_an_entitys_value_must_stand_next_to_its_name() -> None:
         "people/Dana Whitfield.fields.role: 'account manager' is not stated next to "
         "'Dana Whitfield'"
     ]
+
+
+def test_the_notes_own_fields_are_not_statements_about_the_people_it_lists() -> None:
+    # seen with a 1.5B model: Globex, the meeting's company, as each attendee's company
+    note = (
+        "---\ntitle: Globex intro call\ncompany: Globex\nattendees: [Bob Martinez, Alice Chen]\n"
+        "---\n\nBob Martinez is Director of Operations at Globex.\n\nAlice walked him through it.\n"
+    )
+    g = Grounds(note, DAY, ZoneInfo("UTC"))
+    company = FieldSpec("company", "link", folder="companies")
+    assert g.check(company, "Globex", "bob", ["Bob Martinez"]).value == "Globex"
+    assert g.check(company, "Globex", "alice", ["Alice Chen"]).value is None
