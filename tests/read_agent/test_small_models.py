@@ -176,15 +176,20 @@ def test_http_500_on_the_tools_falls_back_to_writing_from_evidence(
     assert answer.text.startswith("A Quillworks trial for December 2026 was approved")
 
 
+@pytest.fixture
+def small(llm_endpoint: EndpointSettings) -> EndpointSettings:
+    """The scripted server under a small model's id (the small profile, from the id)."""
+    return dataclasses.replace(llm_endpoint, model="qwen2.5-coder:1.5b")
+
+
 def test_the_small_profile_never_offers_tools_and_a_down_model_still_answers(
     mcp_server: RunningServer,
     llm_server: LLMServer,
-    llm_endpoint: EndpointSettings,
+    small: EndpointSettings,
     seeded: Seeded,
     run_agent: RunAgent,
 ) -> None:
     _, secret = mcp_server.token("*")
-    small = dataclasses.replace(llm_endpoint, model="qwen2.5-coder:1.5b")
     llm_server.enqueue(f"A December 2026 trial was approved [{seeded.meeting}].")
     [answer] = ask(run_agent, secret, QUESTION, llm=LLMClient(small, max_attempts=1))
     assert answer.mode == MODE_EVIDENCE and answer.degraded[0] == "tools_off"
@@ -202,12 +207,11 @@ def test_the_small_profile_never_offers_tools_and_a_down_model_still_answers(
 def test_a_model_past_its_deadline_leaves_the_answer_to_the_agent_alone(
     mcp_server: RunningServer,
     llm_server: LLMServer,
-    llm_endpoint: EndpointSettings,
+    small: EndpointSettings,
     seeded: Seeded,
     run_agent: RunAgent,
 ) -> None:
     _, secret = mcp_server.token("*")
-    small = dataclasses.replace(llm_endpoint, model="qwen2.5:1.5b")
     llm_server.enqueue(Stall(5.0, then="late"))
     slow = LLMClient(small, max_attempts=3, deadline=0.5)
     [answer] = ask(run_agent, secret, QUESTION, llm=slow)
