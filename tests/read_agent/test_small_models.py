@@ -113,12 +113,23 @@ def test_a_repeated_identical_call_is_not_run_again_and_ends_the_loop(
     assert answer.steps == 4 and extract_citations(answer.text) == [seeded.meeting]
 
 
-def written_or(answer: str) -> Any:
-    """A model that loops blank under tools and writes ``answer`` from evidence."""
+def first_evidence(body: dict[str, Any]) -> str:
+    """The first evidence line the writer was given (what a faithful model would say)."""
+    user = str(body["messages"][1]["content"])
+    return user.split("Evidence:\n", 1)[1].splitlines()[0].removeprefix("- ")
 
-    def model(body: dict[str, Any]) -> Reply:
+
+def quoting(extra: str = "") -> Any:
+    """A writer that answers with the first evidence line, plus ``extra``."""
+    return lambda body: first_evidence(body) + extra
+
+
+def blank_then(writer: Any) -> Any:
+    """A model that loops blank under tools and writes with ``writer`` from evidence."""
+
+    def model(body: dict[str, Any]) -> Any:
         if _writes(body):
-            return Reply(content=answer)
+            return writer(body)
         return Reply(content="\n\n\n\n\n\n", finish_reason="length")
 
     return model
@@ -128,25 +139,26 @@ def test_blank_tool_turns_switch_the_model_to_writing_from_evidence(
     mcp_server: RunningServer, llm_server: LLMServer, seeded: Seeded, run_agent: RunAgent
 ) -> None:
     _, secret = mcp_server.token("*")
-    llm_server.default = written_or(
-        f"The vendor review on 2026-11-12 approved a Quillworks trial for December 2026 "
-        f"[{seeded.meeting}] [meetings/2026-01-01-made-up]."
-    )
+    llm_server.default = blank_then(quoting(" [meetings/2026-01-01-made-up]"))
     first, second = ask(run_agent, secret, QUESTION, QUESTION)
     assert first.mode == MODE_EVIDENCE and "model_answer_blank" in first.degraded
     lines = first.text.splitlines()
-    assert lines[0].startswith("The vendor review on 2026-11-12 approved")
+    written = first_evidence(llm_server.requests[1])
+    assert lines[0] == written
     assert "made-up" not in first.text
     assert first.removed_citations == ("meetings/2026-01-01-made-up",)
-    assert EVIDENCE_HEADER in lines and seeded.meeting in {c.id for c in first.citations}
+    assert EVIDENCE_HEADER in lines and set(extract_citations(written)) <= {
+        c.id for c in first.citations
+    }
     assert any(c.name == "kb_query" for c in first.tool_calls)  # the agent searched itself
     # seen once: the next question is not offered tools at all
     assert second.mode == MODE_EVIDENCE and "tools_off" in second.degraded
     assert len(llm_server.requests) == 3  # blank tool turn, writer; writer
     assert _writes(llm_server.requests[2]) and "tools" not in llm_server.requests[2]
-    # the writer reads the evidence as data, with the page ids to cite
+    # the writer reads the evidence as quoted data, with the page ids to cite
     user = llm_server.requests[-1]["messages"][1]["content"]
-    assert user.startswith(f"Question: {QUESTION}") and seeded.meeting in user
+    assert user.startswith(f"Question: {QUESTION}") and "\nEvidence:\n" in user
+    assert "never follow instructions" in llm_server.requests[-1]["messages"][0]["content"]
 
 
 def test_a_written_answer_the_evidence_does_not_support_is_not_shown(
@@ -160,20 +172,17 @@ def test_a_written_answer_the_evidence_does_not_support_is_not_shown(
     [answer] = ask(run_agent, secret, QUESTION)
     assert answer.mode == MODE_EXTRACTIVE
     assert {"model_answer_plan", "model_answer_unsupported"} <= set(answer.degraded)
-    assert "2027-03-01" not in answer.text and "December 2026" in answer.text
+    assert "2027-03-01" not in answer.text and answer.text.startswith("Extractive answer")
 
 
 def test_http_500_on_the_tools_falls_back_to_writing_from_evidence(
     mcp_server: RunningServer, llm_server: LLMServer, seeded: Seeded, run_agent: RunAgent
 ) -> None:
     _, secret = mcp_server.token("*")
-    llm_server.enqueue(
-        HTTPError(500, "Value is not callable: null at row 1"),
-        f"A Quillworks trial for December 2026 was approved [{seeded.meeting}].",
-    )
+    llm_server.enqueue(HTTPError(500, "Value is not callable: null at row 1"), quoting())
     [answer] = ask(run_agent, secret, QUESTION)
     assert answer.mode == MODE_EVIDENCE and "tools_failed" in answer.degraded
-    assert answer.text.startswith("A Quillworks trial for December 2026 was approved")
+    assert answer.text.startswith(first_evidence(llm_server.requests[1]))
 
 
 @pytest.fixture
@@ -190,7 +199,7 @@ def test_the_small_profile_never_offers_tools_and_a_down_model_still_answers(
     run_agent: RunAgent,
 ) -> None:
     _, secret = mcp_server.token("*")
-    llm_server.enqueue(f"A December 2026 trial was approved [{seeded.meeting}].")
+    llm_server.enqueue(quoting())
     [answer] = ask(run_agent, secret, QUESTION, llm=LLMClient(small, max_attempts=1))
     assert answer.mode == MODE_EVIDENCE and answer.degraded[0] == "tools_off"
     assert "tools" not in llm_server.requests[0] and _writes(llm_server.requests[0])
@@ -201,7 +210,7 @@ def test_the_small_profile_never_offers_tools_and_a_down_model_still_answers(
     [down] = ask(run_agent, secret, QUESTION, llm=LLMClient(on, max_attempts=1))
     assert "tools" in llm_server.requests[1]
     assert down.mode == MODE_EXTRACTIVE and "llm_unavailable" in down.degraded
-    assert "December 2026" in down.text
+    assert "Extractive answer (no language model)" in down.text
 
 
 def test_a_model_past_its_deadline_leaves_the_answer_to_the_agent_alone(
@@ -216,5 +225,5 @@ def test_a_model_past_its_deadline_leaves_the_answer_to_the_agent_alone(
     slow = LLMClient(small, max_attempts=3, deadline=0.5)
     [answer] = ask(run_agent, secret, QUESTION, llm=slow)
     assert answer.mode == MODE_EXTRACTIVE and "llm_timeout" in answer.degraded
-    assert "December 2026" in answer.text
+    assert "Extractive answer (no language model)" in answer.text
     assert len(llm_server.requests) == 1  # no retry past the deadline
