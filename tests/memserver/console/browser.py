@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
@@ -56,7 +57,10 @@ class Browser:
         self.driver.get(f"{self.ui}/{path.lstrip('/')}")
 
     def wait(self, condition: Callable[[Any], Any], timeout: float = WAIT) -> Any:
-        return WebDriverWait(self.driver, timeout).until(condition)
+        """Until ``condition`` holds; an element the page replaced meanwhile (the live
+        views redraw theirs) is looked up again on the next try, not an error."""
+        ignored = (NoSuchElementException, StaleElementReferenceException)
+        return WebDriverWait(self.driver, timeout, ignored_exceptions=ignored).until(condition)
 
     def find(self, css: str) -> WebElement:
         return self.wait(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
@@ -65,7 +69,10 @@ class Browser:
         return self.driver.find_elements(By.CSS_SELECTOR, css)
 
     def text(self, css: str) -> str:
-        return str(self.find(css).text)
+        """The text of the first element ``css`` finds, read from one lookup (an element
+        replaced between finding and reading is found again)."""
+        read = self.wait(lambda d: (d.find_element(By.CSS_SELECTOR, css).text,))
+        return str(read[0])
 
     def click(self, css: str) -> None:
         self.wait(ec.element_to_be_clickable((By.CSS_SELECTOR, css))).click()

@@ -68,10 +68,9 @@ def test_the_graph_draws_the_neighbourhood_and_filters_verbs(
     _, secret = console_server.token("*")
     browser.sign_in(secret)
     browser.go("graph?id=people/bob-martinez&depth=2")
-    svg = browser.find("svg#graph")
-    browser.wait(lambda d: svg.get_attribute("data-nodes") is not None)
+    nodes = browser.wait(lambda d: browser.find("svg#graph").get_attribute("data-nodes"))
     drawn = len(browser.all("svg#graph g.node"))
-    assert drawn == int(svg.get_attribute("data-nodes") or 0) and drawn >= 5
+    assert drawn == int(nodes) and drawn >= 5
     assert browser.all("svg#graph g.node.center[data-id='people/bob-martinez']")
     browser.wait(lambda d: browser.all("svg#graph g.node")[0].get_attribute("transform"))
     browser.screenshot("graph")
