@@ -164,7 +164,9 @@ class Grounds:
 
     def _one(self, spec: FieldSpec, value: Any, at: str, about: Sequence[str] | None) -> Verdict:
         text = str(value)
-        if spec.is_link:
+        if spec.is_link and about is not None and norm(text) in {norm(a) for a in about}:
+            ok, why = False, "is the page itself"  # "Maria Lopez reports to Maria Lopez"
+        elif spec.is_link:
             ok, why = self.names(text), "names no one the note names"
         elif spec.type == "date":
             day = as_date(value)

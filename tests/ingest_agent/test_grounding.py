@@ -88,3 +88,18 @@ def test_the_notes_own_fields_are_not_statements_about_the_people_it_lists() -> 
     company = FieldSpec("company", "link", folder="companies")
     assert g.check(company, "Globex", "bob", ["Bob Martinez"]).value == "Globex"
     assert g.check(company, "Globex", "alice", ["Alice Chen"]).value is None
+
+
+def test_a_link_to_the_page_itself_is_dropped() -> None:
+    """A small model filled "reports to" on Bob's page with Bob: named in the note, and
+    next to his name, but never a value of his own page."""
+    manager = FieldSpec("reports_to", "link", folder="people")
+    kept, dropped = grounds().fields(
+        {"reports_to": manager}, {"reports_to": "bob martinez"}, "people/Bob", ["Bob Martinez"]
+    )
+    assert kept == {}
+    assert dropped == ["people/Bob.fields.reports_to: 'bob martinez' is the page itself"]
+    kept, _ = grounds().fields(
+        {"reports_to": manager}, {"reports_to": "Alice Chen"}, "people/Bob", ["Bob Martinez"]
+    )
+    assert kept == {"reports_to": "Alice Chen"}
