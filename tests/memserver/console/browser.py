@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -18,7 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import (
+    NoSuchElementException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
@@ -80,15 +85,30 @@ class Browser:
     def follow(self, css: str) -> None:
         """Click a link or a form's button and wait until the next page has replaced this
         one (so nothing is read off the old page by mistake)."""
-        page = self.driver.find_element(By.TAG_NAME, "html")
+        mark = self._mark_page()
         self.click(css)
-        self.wait(ec.staleness_of(page))
+        self._wait_replaced(mark)
 
     def submit(self, css: str) -> None:
         """Submit a form and wait for the page it leads to."""
-        page = self.driver.find_element(By.TAG_NAME, "html")
+        mark = self._mark_page()
         self.find(css).submit()
-        self.wait(ec.staleness_of(page))
+        self._wait_replaced(mark)
+
+    def _mark_page(self) -> str:
+        mark = secrets.token_hex(8)
+        self.driver.execute_script("window.__testPage = arguments[0]", mark)
+        return mark
+
+    def _wait_replaced(self, mark: str) -> None:
+        """Until a new document, fully loaded, stands where the marked one was. Not by an
+        old element going stale: chromedriver sometimes reports that as "Node with given
+        id does not belong to the document", an unknown error rather than a stale one;
+        while the old page unloads a script may fail the same way, so those are retried."""
+        script = "return window.__testPage !== arguments[0] && document.readyState === 'complete'"
+        WebDriverWait(self.driver, WAIT, ignored_exceptions=(WebDriverException,)).until(
+            lambda d: d.execute_script(script, mark)
+        )
 
     def sign_in(self, secret: str) -> None:
         self.sign_out()
