@@ -13,7 +13,8 @@ folders' fields (one object per page, its empty fields, none required)::
 The answer is grammar-constrained where the provider supports ``json_schema`` (else
 JSON mode, validated: see ``LLMClient.chat_structured``). Every value is checked
 against the note (``ingest_agent.grounding``; an entity's value must stand next to
-one of its names), so a value the note does not state is dropped and counted. Filled
+one of its names, a link value must be stated with its relation to one of the pages
+the note names), so a value the note does not state is dropped and counted. Filled
 values only fill: what the rules read (frontmatter, labelled lines, plain statements)
 stays, and ``Extraction.filled`` tells the agent which fields a stored page's own
 value must win over.
@@ -25,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ingest_agent.grounding import Grounds
+from ingest_agent.grounding import About, Grounds
 from ingest_agent.model import Draft, Extraction, Source, is_dated
 from ingest_agent.note import model_value
 from ingest_agent.text import blocks, norm
@@ -76,6 +77,7 @@ class FillRequest:
             )
             if empty and page_key(draft) not in self.pages and len(self.pages) < MAX_PAGES:
                 self.pages[page_key(draft)] = (draft, empty)
+        self.rivals = _named_pages(schema, rules.drafts)
 
     def json_schema(self) -> dict[str, Any]:
         properties = {}
@@ -183,6 +185,29 @@ class FillRequest:
             else:
                 coerced[str(name)] = value
         # An entity's value must stand next to its name; the note's own event is the note.
-        about = None if is_dated(folder) else [draft.title, *draft.page.aliases]
+        about = None
+        if not is_dated(folder):
+            wording = {
+                v.verb: tuple(p.text for p in v.phrases if not p.name_first)
+                for v in folder.link_verbs
+            }
+            names = (draft.title, *draft.page.aliases)
+            about = About(names, folder.name, self.rivals, wording)
         kept, lost = grounds.fields(specs, coerced, key, about)
         return kept, dropped + lost
+
+
+def _named_pages(schema: Schema, drafts: Sequence[Draft]) -> dict[str, frozenset[str]]:
+    """By folder, the normalised titles and aliases of the pages the rules found in the
+    note and of the pages their link fields name (a manager, a meeting's attendees)."""
+    named: dict[str, set[str]] = {}
+    for draft in drafts:
+        named.setdefault(draft.folder, set()).update(
+            norm(n) for n in (draft.title, *draft.page.aliases)
+        )
+        for spec in schema.folder(draft.folder).fields:
+            value = draft.page.fields.get(spec.name)
+            if spec.is_link and spec.folder and value:
+                values = value if isinstance(value, list | tuple) else [value]
+                named.setdefault(spec.folder, set()).update(norm(str(v)) for v in values)
+    return {folder: frozenset(names) for folder, names in named.items()}

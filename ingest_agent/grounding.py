@@ -14,10 +14,19 @@ can tell (``Grounds.check``):
 - a number must be written in the note (``$120,000``, ``120k``, ``1,500,000₮``);
 - an address (e-mail, URL) must be written as is, and any other text mostly (two
   thirds of its words, by their first five letters);
-- with ``near`` (the small profile), a value about an entity (a person's role, a
+- with ``about`` (the small profile), a value about an entity (a person's role, a
   company's website) must stand in the same paragraph or list item as one of that
   page's names, outside the frontmatter: a value the note states about someone else
-  (or the note's own company, next to its attendees) is not this page's.
+  (or the note's own company, next to its attendees) is not this page's;
+- a link value about an entity must be stated *with its relation* (``Grounds.related``):
+  a page the note names in the link's folder, written after the page's own name in one
+  clause (a sentence, or a part of one between ";" or ": "; a sentence opening with
+  "he", "she" or "they" continues the one before) with no other page of
+  either folder named between them, and either the link verb's wording between them
+  ("Alex Novak ... reports to Joanna") or, for a link to another folder, at most
+  ``CLOSE_WORDS`` words ("Joanna Price (VP Supply Chain, Initech)"; not "Alex presented
+  the new model: at Globex's volume"). Two people named side by side are a list, not
+  a manager and a report, so a link within one folder always needs the wording.
 
 Enums and booleans are choices, not quotes, and pass. A value that fails is dropped and
 listed (``Extraction.dropped``, counted in the ledger); the rest of the page is kept.
@@ -28,7 +37,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -44,6 +53,9 @@ _ADDRESS = re.compile(r"@|://|^www\.|\.(?:com|org|net|io|mn)\b", re.IGNORECASE)
 STEM = 5  # words compare by their first letters, so inflections match
 TEXT_SHARE = 2 / 3  # of a text value's words the note must hold
 MIN_FIRST_NAME = 3
+CLOSE_WORDS = 6  # words between a name and a link value that stand for the relation
+_CLAUSE_END = re.compile(r";\s+|:\s+")
+_PRONOUN = re.compile(r"^(?:he|she|they|тэр|тэд)\b", re.IGNORECASE)
 
 
 def _stems(text: str) -> list[str]:
@@ -61,6 +73,60 @@ def _numbers(text: str) -> set[float]:
         scale = {"k": 1e3, "m": 1e6}.get((match.group(3) or "").lower(), 1.0)
         found.update({value, value * scale})
     return found
+
+
+@dataclass(frozen=True)
+class About:
+    """The entity page a value is about: its names and folder; the names of the pages
+    the note names, by folder (``rivals``, normalised with ``norm``: the pages a link's
+    value may be, and the ones that must not stand between); each link verb's wording
+    that stands before the linked name (``patterns``: "reports to" from the folder's
+    ``link_verbs``)."""
+
+    names: tuple[str, ...]
+    folder: str = ""
+    rivals: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    patterns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _forms(names: Iterable[str]) -> set[str]:
+    """Normalised names and the first names of the longer ones ("Joanna" for Joanna Price)."""
+    found: set[str] = set()
+    for name in names:
+        key = norm(name)
+        if key:
+            found.add(key)
+            if " " in key and len(key.split()[0]) >= MIN_FIRST_NAME:
+                found.add(key.split()[0])
+    return found
+
+
+def _spans(clause: str, starts: set[str], ends: set[str], others: set[str]) -> Iterable[str]:
+    """The text (space-padded) between each occurrence of a ``starts`` form in
+    ``clause`` and the first ``ends`` form after it; a short form that begins one of
+    ``others`` there ("alex" of "alex novak" for Alex Kim) is not an occurrence."""
+    for start in starts:
+        at = clause.find(f" {start} ")
+        while at >= 0:
+            after = at + len(start) + 1
+            hits = [j for e in ends if (j := clause.find(f" {e} ", after)) >= 0]
+            longer = any(clause.startswith(f" {o} ", at) for o in others if len(o) > len(start))
+            if hits and not longer:
+                yield clause[after : min(hits) + 1]
+            at = clause.find(f" {start} ", after)
+
+
+def _clauses(sentence: str, wording: Sequence[str]) -> list[str]:
+    """``sentence`` split at ";" and ": " (normalised, space-padded); a part that opens
+    with the link's wording stays with the one before ("Head of Product; reports to")."""
+    parts: list[str] = []
+    for piece in _CLAUSE_END.split(sentence):
+        text = f" {norm(piece)} "
+        if parts and any(text.startswith(w) for w in wording):
+            parts[-1] += text[1:]
+        else:
+            parts.append(text)
+    return parts
 
 
 @dataclass(frozen=True)
@@ -91,6 +157,13 @@ class Grounds:
         self.stems = {w[:STEM] for w in norm(text).split()}
         self.numbers = _numbers(text)
         self.paragraphs = [f" {norm(b)} " for b in blocks(_body(text))]
+        self.sentences: list[str] = []
+        for block in blocks(_body(text)):
+            for i, sentence in enumerate(split_sentences(block)):
+                if i and _PRONOUN.match(sentence):  # "Bob ... . He reports to Karen Lee."
+                    self.sentences[-1] += f" {sentence}"
+                else:
+                    self.sentences.append(sentence)
         self.days = {doc_date}
         for paragraph in blocks(text):
             for sentence in split_sentences(paragraph):
@@ -143,13 +216,34 @@ class Grounds:
             for paragraph in self.paragraphs
         )
 
+    def related(self, spec: FieldSpec, value: str, about: About) -> str | None:
+        """None when the note states link ``value`` of ``spec`` about the ``about`` page
+        (see the module docstring), else why not."""
+        if about.rivals and norm(value) not in about.rivals.get(spec.folder or "", ()):
+            return f"is no {spec.folder} page the note names"
+        own, wanted = _forms(about.names), _forms([value])
+        between = about.rivals.get(about.folder, frozenset()) | about.rivals.get(
+            spec.folder or "", frozenset()
+        )
+        others = _forms(between) - own - wanted
+        wording = [f" {norm(p)} " for p in about.patterns.get(spec.verb or "", ()) if norm(p)]
+        close = spec.folder != about.folder
+        for sentence in self.sentences:
+            for clause in _clauses(sentence, wording):
+                for span in _spans(clause, own, wanted, others):
+                    if any(f" {o} " in span for o in others):
+                        continue
+                    if any(w in span for w in wording) or (
+                        close and len(span.split()) <= CLOSE_WORDS
+                    ):
+                        return None
+        return f"is not stated as {about.names[0]!r}'s {spec.name}"
+
     # -- a field's value
 
-    def check(
-        self, spec: FieldSpec, value: Any, at: str, about: Sequence[str] | None = None
-    ) -> Verdict:
+    def check(self, spec: FieldSpec, value: Any, at: str, about: About | None = None) -> Verdict:
         """``value`` of field ``spec``, checked (see the module docstring). ``about``
-        names the page an entity's value must stand near (None: anywhere in the note)."""
+        is the page an entity's value must be stated about (None: anywhere in the note)."""
         if spec.type in ("enum", "bool"):
             return Verdict(value)
         if spec.type == "links":
@@ -162,12 +256,14 @@ class Grounds:
             return Verdict(kept or None, tuple(dropped))
         return self._one(spec, value, at, about)
 
-    def _one(self, spec: FieldSpec, value: Any, at: str, about: Sequence[str] | None) -> Verdict:
+    def _one(self, spec: FieldSpec, value: Any, at: str, about: About | None) -> Verdict:
         text = str(value)
-        if spec.is_link and about is not None and norm(text) in {norm(a) for a in about}:
+        if spec.is_link and about is not None and norm(text) in {norm(a) for a in about.names}:
             ok, why = False, "is the page itself"  # "Maria Lopez reports to Maria Lopez"
         elif spec.is_link:
             ok, why = self.names(text), "names no one the note names"
+            if ok and about is not None and (unrelated := self.related(spec, text, about)):
+                ok, why = False, unrelated
         elif spec.type == "date":
             day = as_date(value)
             ok, why = day is not None and self.states_day(day), "is a date the note does not state"
@@ -176,10 +272,10 @@ class Grounds:
             why = "is a number the note does not state"
         else:
             ok, why = self.states_text(text), "is not what the note says"
-        if ok and about is not None and spec.type in ("string", "link", "number"):
+        if ok and about is not None and spec.type in ("string", "number"):
             shown = text if spec.type != "number" else _number_text(value)
-            if shown is not None and not self.near(shown, about):
-                ok, why = False, f"is not stated next to {about[0]!r}"
+            if shown is not None and not self.near(shown, about.names):
+                ok, why = False, f"is not stated next to {about.names[0]!r}"
         if ok:
             return Verdict(value)
         return Verdict(None, (f"{at}: {text[:80]!r} {why}",))
@@ -189,7 +285,7 @@ class Grounds:
         specs: Mapping[str, FieldSpec],
         values: Mapping[str, Any],
         at: str,
-        about: Sequence[str] | None = None,
+        about: About | None = None,
     ) -> tuple[dict[str, Any], list[str]]:
         """Every field value checked: (kept values, dropped lines)."""
         kept: dict[str, Any] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from ingest_agent.grounding import Grounds
+from ingest_agent.grounding import About, Grounds
 from memserver.kb.schema import FieldSpec
 
 NOTE = """\
@@ -65,11 +65,14 @@ def test_dates_numbers_and_text_must_be_stated() -> None:
 def test_an_entitys_value_must_stand_next_to_its_name() -> None:
     g = grounds()
     kept, dropped = g.fields(
-        {"role": ROLE}, {"role": "account manager"}, "people/Alice Chen", ["Alice Chen"]
+        {"role": ROLE}, {"role": "account manager"}, "people/Alice Chen", About(("Alice Chen",))
     )
     assert kept == {"role": "account manager"} and dropped == []
     kept, dropped = g.fields(
-        {"role": ROLE}, {"role": "account manager"}, "people/Dana Whitfield", ["Dana Whitfield"]
+        {"role": ROLE},
+        {"role": "account manager"},
+        "people/Dana Whitfield",
+        About(("Dana Whitfield",)),
     )
     assert kept == {}
     assert dropped == [
@@ -86,20 +89,69 @@ def test_the_notes_own_fields_are_not_statements_about_the_people_it_lists() -> 
     )
     g = Grounds(note, DAY, ZoneInfo("UTC"))
     company = FieldSpec("company", "link", folder="companies")
-    assert g.check(company, "Globex", "bob", ["Bob Martinez"]).value == "Globex"
-    assert g.check(company, "Globex", "alice", ["Alice Chen"]).value is None
+    assert g.check(company, "Globex", "bob", About(("Bob Martinez",))).value == "Globex"
+    assert g.check(company, "Globex", "alice", About(("Alice Chen",))).value is None
 
 
 def test_a_link_to_the_page_itself_is_dropped() -> None:
     """A small model filled "reports to" on Bob's page with Bob: named in the note, and
     next to his name, but never a value of his own page."""
-    manager = FieldSpec("reports_to", "link", folder="people")
+    manager = FieldSpec("reports_to", "link", folder="people", verb="reports_to")
     kept, dropped = grounds().fields(
-        {"reports_to": manager}, {"reports_to": "bob martinez"}, "people/Bob", ["Bob Martinez"]
+        {"reports_to": manager}, {"reports_to": "bob martinez"}, "people/Bob", BOB
     )
     assert kept == {}
     assert dropped == ["people/Bob.fields.reports_to: 'bob martinez' is the page itself"]
-    kept, _ = grounds().fields(
-        {"reports_to": manager}, {"reports_to": "Alice Chen"}, "people/Bob", ["Bob Martinez"]
-    )
-    assert kept == {"reports_to": "Alice Chen"}
+
+
+BOB = About(("Bob Martinez",), "people")
+MANAGER = FieldSpec("reports_to", "link", folder="people", verb="reports_to")
+EMPLOYER = FieldSpec("company", "link", folder="companies", verb="works_at")
+PEOPLE = ["Joanna Price", "Alex Novak", "Priya Shah", "Alex Kim", "Bob Martinez", "Karen Lee"]
+RIVALS = {
+    "people": frozenset(n.casefold() for n in PEOPLE),
+    "companies": frozenset({"initech", "globex"}),
+}
+WORDING = {"reports_to": ("reports to", "reporting to"), "works_at": ("works at", "joined")}
+# the wording of example_kb's notes, where a 1.5B model's fill went wrong
+STATED = """# Initech check-in
+
+Present: Joanna Price (VP Supply Chain, Initech), Alex Novak (Procurement Manager,
+Initech — reports to Joanna), Priya Shah and Alex Kim from our side.
+
+Bob Martinez is Director of Operations at Globex. He runs 40 trucks and reports to
+Karen Lee, their COO.
+
+Alex presented the new usage-based model: at Globex's volume it is $2,400 a month.
+Priya showed the webhook design; Globex IT accepted it.
+"""
+
+
+def related(page: str, spec: FieldSpec, value: str) -> bool:
+    g = Grounds(STATED, DAY, ZoneInfo("UTC"))
+    about = About((page, page.split()[0]), "people", RIVALS, WORDING)
+    return g.check(spec, value, "x", about).value == value
+
+
+def test_a_link_value_must_be_stated_with_its_relation_not_only_near() -> None:
+    # stated: a company right after the name, a manager after the verb's wording
+    assert related("Joanna Price", EMPLOYER, "Initech")
+    assert related("Alex Novak", EMPLOYER, "Initech")
+    assert related("Alex Novak", MANAGER, "Joanna Price")
+    assert related("Bob Martinez", EMPLOYER, "Globex")
+    assert related("Bob Martinez", MANAGER, "Karen Lee")
+    # what the model wrote: the relation turned round, a neighbour in a list, a
+    # company of another clause, a company named after someone else
+    assert not related("Karen Lee", MANAGER, "Bob Martinez")
+    assert not related("Joanna Price", MANAGER, "Alex Novak")
+    assert not related("Alex Kim", EMPLOYER, "Initech")
+    assert not related("Alex Kim", EMPLOYER, "Globex")
+    assert not related("Priya Shah", EMPLOYER, "Globex")
+    assert not related("Priya Shah", EMPLOYER, "Initech")
+    # a value must be one of the pages the note names in the link's folder
+    g = Grounds(STATED, DAY, ZoneInfo("UTC"))
+    verdict = g.check(MANAGER, "VP Supply Chain", "x", About(("Alex Novak",), "people", RIVALS))
+    assert verdict.value is None
+    assert verdict.dropped == ("x: 'VP Supply Chain' is no people page the note names",)
+    verdict = g.check(MANAGER, "Alex Kim", "x", About(("Priya Shah",), "people", RIVALS, WORDING))
+    assert verdict.dropped == ("x: 'Alex Kim' is not stated as 'Priya Shah''s reports_to",)
