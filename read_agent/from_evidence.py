@@ -13,7 +13,10 @@ those lines. What it writes is checked before anyone reads it (``check``):
   that line answers plainly (the model may rephrase the answer, never change it).
 
 An answer that fails is not shown: the extractive answer is, with the reason in
-``degraded``. One that passes leads, and the evidence lines follow it, quoted and cited.
+``degraded``. One that passes is shown under the evidence's own first line when that
+line answers plainly (the latest meeting's date and title, a field's value: read from
+the pages, so a model's rephrasing never takes it off the top), else first; the
+evidence lines follow, quoted and cited.
 The evidence is quoted data: the prompt says so, and it never carries instructions.
 """
 
@@ -113,13 +116,18 @@ def check(answer: str, lines: Sequence[str], allowed: Mapping[str, Source]) -> W
 
 
 def compose(written: str, extractive: str) -> str:
-    """The model's answer, then the evidence it was written from."""
+    """The evidence's plain answer (if any), the model's answer, then the evidence."""
     lines = [
         EVIDENCE_HEADER if line.startswith(HEADER) else line for line in extractive.splitlines()
     ]
+    lead = []
+    if lines and lines[0] != EVIDENCE_HEADER and not lines[0].startswith("- "):
+        lead = [lines.pop(0)]  # the extractive answer's direct first line
     if EVIDENCE_HEADER not in lines:
         lines.insert(0, EVIDENCE_HEADER)
-    return "\n".join([written, "", *lines])
+    if lead and written.strip() == lead[0].strip():
+        lead = []  # the model said just that
+    return "\n".join([*lead, written, "", *lines])
 
 
 def write(

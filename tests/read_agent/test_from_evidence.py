@@ -1,0 +1,50 @@
+"""The answer a model writes from the agent's evidence: checked, and shown below the
+evidence's own plain answer."""
+
+from __future__ import annotations
+
+from read_agent.citations import Source
+from read_agent.from_evidence import EVIDENCE_HEADER, check, compose
+from read_agent.reply import HEADER
+
+PAGE = "meetings/2026-11-12-globex-integration-review"
+LEAD = f"Latest meeting: 2026-11-12 · Globex integration review [{PAGE}]"
+EXTRACTIVE = "\n".join(
+    [
+        LEAD,
+        HEADER,
+        f"- 2026-11-12 · Globex accepted the webhook design. [{PAGE}]",
+        f"- 2026-11-12 · The contract goes to Dana Whitfield by 2026-11-16. [{PAGE}]",
+    ]
+)
+ALLOWED = {PAGE: Source(PAGE, "Globex integration review", "2026-11-12")}
+
+
+def test_the_evidence_lead_stays_first_and_the_models_answer_follows_it() -> None:
+    # seen with a 1.5B model: its sentence led, and the latest meeting's title was
+    # only in the evidence below it
+    written = f"On 2026-11-12 Globex accepted the webhook design [{PAGE}]."
+    shown = compose(written, EXTRACTIVE).splitlines()
+    assert shown[:3] == [LEAD, written, ""]
+    assert shown[3] == EVIDENCE_HEADER and shown[4].startswith("- 2026-11-12 · Globex accepted")
+    assert HEADER not in shown
+    # a model that repeats the lead is not shown twice
+    assert compose(LEAD, EXTRACTIVE).splitlines()[:2] == [LEAD, ""]
+    # without a plain lead the model's answer comes first
+    bare = "\n".join(EXTRACTIVE.splitlines()[1:])
+    assert compose(written, bare).splitlines()[:3] == [written, "", EVIDENCE_HEADER]
+
+
+def test_a_written_answer_must_keep_the_leads_figures_and_state_only_evidence() -> None:
+    lines = EXTRACTIVE.splitlines()[:1] + EXTRACTIVE.splitlines()[2:]
+    ok = check(f"The latest meeting was on 2026-11-12 [{PAGE}].", lines, ALLOWED)
+    assert ok.text is not None and ok.cited == (PAGE,)
+    assert check(f"It was on 2026-11-05 [{PAGE}].", lines, ALLOWED).reason == (
+        "model_answer_unsupported"
+    )
+    assert check(f"Dana gets it by 2026-11-16 [{PAGE}].", lines, ALLOWED).reason == (
+        "model_answer_changed"
+    )
+    assert check("To answer this, I'll look at the meetings.", lines, ALLOWED).reason == (
+        "model_answer_plan"
+    )
