@@ -64,7 +64,8 @@ from memserver.db import pgserver  # noqa: E402
 from memserver.db.database import create_database, drop_database, with_database  # noqa: E402
 from memserver.kb.layout import KBPaths  # noqa: E402
 from memserver.server.audit import AuditLog  # noqa: E402
-from memserver.server.mcp_server import build_server, create_http_app  # noqa: E402
+from memserver.server.http_app import create_http_app  # noqa: E402
+from memserver.server.mcp_server import build_server  # noqa: E402
 from memserver.server.tokens import TokenStore  # noqa: E402
 from memserver.server.tools.base import Services  # noqa: E402
 from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402

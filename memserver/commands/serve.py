@@ -47,7 +47,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from memserver.console.app import create_app
     from memserver.db.database import Database
     from memserver.server.audit import AuditLog
-    from memserver.server.mcp_server import build_server, serve_http, serve_stdio
+    from memserver.server.http_app import serve_http
+    from memserver.server.mcp_server import build_server
+    from memserver.server.stdio import serve_stdio
     from memserver.server.scope import Scope
     from memserver.server.tokens import TokenStore
 

@@ -28,7 +28,8 @@ from memserver.console.web import (
     render,
     url,
 )
-from memserver.server.mcp_server import MemoryServer, create_http_app, transport_security
+from memserver.server.http_app import create_http_app, transport_security
+from memserver.server.mcp_server import MemoryServer
 
 STATIC = Path(__file__).parent / "static"
 _PAGE = "/page/{folder}/{slug}"

@@ -12,63 +12,37 @@ fixed at start (``MEMORY_TOKEN`` or ``--trusted``). For every call it
   (committed before the result goes back; concurrent calls share one write,
   ``memserver.server.audit_writer``).
 
-``create_http_app`` returns the HTTP app: ``/healthz`` (which asks the database) and
-the Streamable HTTP app mounted at ``/mcp``, behind ``memserver.server.guard.HttpGuard``
-(Host, Origin, JSON bodies of at most ``MAX_MCP_BODY`` bytes, read within a deadline)
-and ``memserver.server.sessions.SessionLimit`` (open sessions and requests in flight
-per token). While PostgreSQL is down, a token verified in the last ``VERIFIED_GRACE``
-seconds is still let in, so its calls fail as a ToolError that says the database is
-unavailable; any other request gets a 503 with that message.
+Over HTTP (``memserver.server.http_app``) tokens are checked by
+``memserver.server.verifier``; over stdio it is served by ``memserver.server.stdio``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import json
 import logging
-import os
-import select
-import signal
-import stat
-import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, Unpack, cast
+from typing import Any, TypeVar, Unpack
 
-import anyio
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.server.stdio import stdio_server
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from mcp_types import Tool as MCPTool
-from pydantic import ConfigDict, ValidationError
-from pydantic import Field as PydanticField
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import BaseRoute, Mount, Route
-from starlette.types import ASGIApp, Message, Receive, Send
-from starlette.types import Scope as ASGIScope
+from pydantic import ValidationError
 
 from memserver import __version__
 from memserver.errors import DatabaseUnavailable, MemoryError_, ScopeError, StoreError, UserError
 from memserver.server.audit import AuditLog, make_entry
 from memserver.server.audit_writer import AuditWriter
-from memserver.server.guard import GuardRules, HostRules, HttpGuard
-from memserver.server.http_serve import server_config
 from memserver.server.prose_scope import redact_references, scope_safe_message
 from memserver.server.scope import Scope
-from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
-from memserver.server.tokens import Token, TokenStore, hash_secret
+from memserver.server.tokens import TokenStore
 from memserver.server.tools import base as toolbase
 from memserver.server.tools.base import (
     COMMON_ALIASES,
@@ -77,6 +51,7 @@ from memserver.server.tools.base import (
     Services,
     ToolOptions,
 )
+from memserver.server.verifier import StoreTokenVerifier, VerifiedToken
 
 logger = logging.getLogger(__name__)
 
@@ -88,11 +63,6 @@ timelines, built from raw source documents. Start with kb_schema to see the fold
 you may read. Pages are addressed by id = "folder/slug". Cite pages as [folder/slug]
 and give dates. Only folders granted to your token are visible."""
 
-MAX_MCP_BODY = 4 * 1024 * 1024
-# While the database is down, a token verified this recently is still let in (so its
-# calls get a clear ToolError); it is checked against the database again once it is back.
-VERIFIED_GRACE = 10 * 60.0
-
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -101,48 +71,6 @@ class ToolSpec:
     name: str
     access: Access
     aliases: Mapping[str, str] = field(default_factory=dict)
-
-
-class VerifiedToken(AccessToken):
-    """The SDK's access token, with the token record this request was verified against
-    (so the call's scope needs no second lookup)."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    record: Token | None = PydanticField(default=None, exclude=True)
-
-
-class StoreTokenVerifier(TokenVerifier):
-    """Bearer tokens checked against the token store on every HTTP request (in a worker
-    thread: the query must not hold up the event loop, which serves every session)."""
-
-    def __init__(self, store: TokenStore) -> None:
-        self.store = store
-        self._verified: dict[str, tuple[float, AccessToken]] = {}
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        try:
-            record = await anyio.to_thread.run_sync(self.store.verify, token)
-        except DatabaseUnavailable:
-            return self._recently_verified(token)
-        if record is None:
-            self._verified.pop(hash_secret(token), None)
-            return None
-        access = VerifiedToken(
-            token=record.sha256,  # the secret itself is never kept past this point
-            client_id=record.name,
-            scopes=["write"] if record.write else ["read"],
-            expires_at=int(record.expires.timestamp()) if record.expires else None,
-            record=record,
-        )
-        self._verified[record.sha256] = (time.monotonic(), access)
-        return access
-
-    def _recently_verified(self, token: str) -> AccessToken:
-        """During an outage: the token as last verified, if that was recent enough."""
-        seen = self._verified.get(hash_secret(token))
-        if seen is not None and time.monotonic() - seen[0] < VERIFIED_GRACE:
-            return seen[1]
-        raise DatabaseUnavailable(self.store.db.pool.shown_url, "cannot check the token")
 
 
 class MemoryServer(MCPServer[Any]):
@@ -551,216 +479,3 @@ def build_server(
     )
     register_all(server)
     return server
-
-
-def transport_security(host: str, port: int) -> TransportSecuritySettings:
-    """The SDK's own Host/Origin check, fed from the same rules as our guard."""
-    rules = HostRules.for_address(host, port)
-    if not rules.enabled:
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=list(rules.hosts),
-        allowed_origins=list(rules.origins),
-    )
-
-
-def jsonrpc_error(status: int, code: str, message: str) -> dict[str, Any]:
-    """A refused HTTP request as a JSON-RPC error (what MCP clients read)."""
-    return {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {"code": -32600 if status < 500 else -32603, "message": message, "data": code},
-    }
-
-
-class _UnavailableAs503:
-    """A DatabaseUnavailable raised outside a tool (checking a token) becomes a 503."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
-        started = False
-
-        async def watch(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, receive, watch)
-        except DatabaseUnavailable as exc:
-            if started or scope["type"] != "http":
-                raise
-            body = jsonrpc_error(503, "database_unavailable", str(exc))
-            await JSONResponse(body, status_code=503, headers={"Retry-After": "5"})(
-                scope, receive, send
-            )
-
-
-class _McpFirst(Starlette):
-    """A Starlette app that hands ``/mcp``, the path every MCP call takes, straight to
-    its guarded MCP app, past its own error middleware and router (the MCP app has its
-    own): one ASGI stack per call instead of two."""
-
-    def __init__(self, mcp: ASGIApp, **options: Any) -> None:
-        super().__init__(**options)
-        self._mcp = mcp
-
-    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == "/mcp":
-            await self._mcp(scope, receive, send)
-            return
-        await super().__call__(scope, receive, send)
-
-
-def create_http_app(
-    server: MemoryServer,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8787,
-    routes: Sequence[BaseRoute] = (),
-) -> Starlette:
-    """``/healthz`` plus the Streamable HTTP MCP endpoint at ``/mcp`` (bearer auth).
-
-    The MCP endpoint is behind ``HttpGuard`` (Host, Origin, JSON bodies of at most
-    ``MAX_MCP_BODY``, read within a deadline) and ``SessionLimit``. ``routes`` are served
-    before it, on the same port, with their own guard (the web console passes its
-    ``/ui`` mount here, behind a guard fed by the same Host rules; the server does not
-    import it)."""
-    mcp_app = server.streamable_http_app(
-        streamable_http_path="/mcp",
-        # Answers as one JSON body instead of an SSE stream: no tool of ours sends
-        # progress or other notifications during a call, and a 2026-07-28 request is
-        # then served in the request's own task (no sibling task, stream or timer).
-        json_response=True,
-        transport_security=transport_security(host, port),
-        host=host,
-        max_request_body_size=MAX_MCP_BODY,
-        session_idle_timeout=SESSION_IDLE_TIMEOUT,
-        max_sessions=MAX_SESSIONS,
-    )
-    # Outermost inside the SDK app, so that it also sees errors of the token check.
-    mcp_app.user_middleware.insert(0, Middleware(_UnavailableAs503))
-    manager = server.session_manager
-
-    async def healthz(request: Request) -> JSONResponse:
-        problem = await anyio.to_thread.run_sync(server.database_problem)
-        if problem is not None:
-            body = {"status": "unavailable", "version": __version__, "database": problem}
-            return JSONResponse(body, status_code=503)
-        return JSONResponse({"status": "ok", "version": __version__, "database": "ok"})
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        try:
-            async with manager.run():
-                yield
-        finally:
-            await anyio.to_thread.run_sync(server.close)
-            await anyio.to_thread.run_sync(server.services.close)
-
-    sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
-    rules = GuardRules(hosts=HostRules.for_address(host, port), max_body=MAX_MCP_BODY)
-    guarded = HttpGuard(sessions, rules, error_body=jsonrpc_error)
-    return _McpFirst(
-        guarded,
-        routes=[
-            Route("/healthz", healthz, methods=["GET"]),
-            *routes,
-            Mount("/", app=guarded),
-        ],
-        lifespan=lifespan,
-    )
-
-
-def serve_http(app: Starlette, host: str, port: int) -> None:
-    """Serve ``app`` (``create_http_app``'s, or the console's around it) until SIGINT or
-    SIGTERM, then shut down gracefully and return normally."""
-    import uvicorn
-
-    config = server_config(app, host=host, port=port)
-    # uvicorn re-raises the signal that stopped it once it has shut down; a no-op
-    # handler underneath turns that into a normal return (exit status 0).
-    stops = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, lambda signum, frame: None) for sig in stops}
-    try:
-        uvicorn.Server(config).run()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-class _StdinLines:
-    """Lines from a pipe, read without a worker thread so that a signal can cancel the wait.
-
-    The SDK reads stdin in a thread that cannot be cancelled, which would keep a stopped
-    server alive until its client closes the pipe.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def _lines(self) -> AsyncIterator[str]:
-        pending = b""
-        while True:
-            await anyio.wait_readable(self.fd)
-            chunk = os.read(self.fd, 65536)
-            if not chunk:
-                if pending:
-                    yield pending.decode("utf-8", errors="replace")
-                return
-            pending += chunk
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                yield line.decode("utf-8", errors="replace") + "\n"
-
-
-def _pollable(fd: int) -> bool:
-    """Pipes, sockets and terminals can be waited on; regular files and some devices
-    (``/dev/null``) cannot: epoll refuses them, so ask epoll itself where there is one."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
-        return False
-    if not hasattr(select, "epoll"):
-        return True
-    poller = select.epoll()
-    try:
-        poller.register(fd, select.EPOLLIN)
-    except OSError:
-        return False
-    finally:
-        poller.close()
-    return True
-
-
-async def serve_stdio(server: MemoryServer) -> None:
-    """Serve over stdin/stdout until EOF, SIGINT or SIGTERM; then close the services."""
-    try:
-        async with anyio.create_task_group() as tg:
-
-            async def stop_on_signal() -> None:
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        tg.cancel_scope.cancel()
-                        return
-
-            tg.start_soon(stop_on_signal)
-            fd = sys.stdin.fileno()
-            stdin = _StdinLines(fd) if _pollable(fd) else None
-            async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
-                lowlevel = server._lowlevel_server
-                await lowlevel.run(
-                    read_stream, write_stream, lowlevel.create_initialization_options()
-                )
-            tg.cancel_scope.cancel()
-    finally:
-        await anyio.to_thread.run_sync(server.close)
-        await anyio.to_thread.run_sync(server.services.close)

@@ -12,7 +12,8 @@ import pytest
 
 from memserver.clients.config import EndpointSettings
 from memserver.clients.mcp import connect
-from memserver.server.mcp_server import build_server, create_http_app
+from memserver.server.http_app import create_http_app
+from memserver.server.mcp_server import build_server
 from read_agent.agent import Answer
 from read_agent.connection import AgentPool, Target
 from read_agent.sessions import SessionPool

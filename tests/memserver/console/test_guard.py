@@ -10,7 +10,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
 from memserver.console.guard import ConsoleGuard
-from memserver.server.mcp_server import transport_security
+from memserver.server.http_app import transport_security
 
 
 async def ok(scope: Scope, receive: Receive, send: Send) -> None:

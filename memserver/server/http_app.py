@@ -1,0 +1,173 @@
+"""The memory server over HTTP: ``/healthz`` and the Streamable HTTP MCP app at ``/mcp``.
+
+``create_http_app`` puts the MCP endpoint behind ``memserver.server.guard.HttpGuard``
+(Host, Origin, JSON bodies of at most ``MAX_MCP_BODY`` bytes, read within a deadline)
+and ``memserver.server.sessions.SessionLimit`` (open sessions and requests in flight per
+token); a database outage met outside a tool (checking a token) is a 503 with that
+message. ``serve_http`` runs it under uvicorn until SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anyio
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as ASGIScope
+
+from memserver import __version__
+from memserver.errors import DatabaseUnavailable
+from memserver.server.guard import GuardRules, HostRules, HttpGuard
+from memserver.server.http_serve import server_config
+from memserver.server.mcp_server import MemoryServer
+from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
+
+MAX_MCP_BODY = 4 * 1024 * 1024
+
+
+def transport_security(host: str, port: int) -> TransportSecuritySettings:
+    """The SDK's own Host/Origin check, fed from the same rules as our guard."""
+    rules = HostRules.for_address(host, port)
+    if not rules.enabled:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(rules.hosts),
+        allowed_origins=list(rules.origins),
+    )
+
+
+def jsonrpc_error(status: int, code: str, message: str) -> dict[str, Any]:
+    """A refused HTTP request as a JSON-RPC error (what MCP clients read)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600 if status < 500 else -32603, "message": message, "data": code},
+    }
+
+
+class _UnavailableAs503:
+    """A DatabaseUnavailable raised outside a tool (checking a token) becomes a 503."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except DatabaseUnavailable as exc:
+            if started or scope["type"] != "http":
+                raise
+            body = jsonrpc_error(503, "database_unavailable", str(exc))
+            await JSONResponse(body, status_code=503, headers={"Retry-After": "5"})(
+                scope, receive, send
+            )
+
+
+class _McpFirst(Starlette):
+    """A Starlette app that hands ``/mcp``, the path every MCP call takes, straight to
+    its guarded MCP app, past its own error middleware and router (the MCP app has its
+    own): one ASGI stack per call instead of two."""
+
+    def __init__(self, mcp: ASGIApp, **options: Any) -> None:
+        super().__init__(**options)
+        self._mcp = mcp
+
+    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/mcp":
+            await self._mcp(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def create_http_app(
+    server: MemoryServer,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8787,
+    routes: Sequence[BaseRoute] = (),
+) -> Starlette:
+    """``/healthz`` plus the Streamable HTTP MCP endpoint at ``/mcp`` (bearer auth).
+
+    The MCP endpoint is behind ``HttpGuard`` (Host, Origin, JSON bodies of at most
+    ``MAX_MCP_BODY``, read within a deadline) and ``SessionLimit``. ``routes`` are served
+    before it, on the same port, with their own guard (the web console passes its
+    ``/ui`` mount here, behind a guard fed by the same Host rules; the server does not
+    import it)."""
+    mcp_app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        # Answers as one JSON body instead of an SSE stream: no tool of ours sends
+        # progress or other notifications during a call, and a 2026-07-28 request is
+        # then served in the request's own task (no sibling task, stream or timer).
+        json_response=True,
+        transport_security=transport_security(host, port),
+        host=host,
+        max_request_body_size=MAX_MCP_BODY,
+        session_idle_timeout=SESSION_IDLE_TIMEOUT,
+        max_sessions=MAX_SESSIONS,
+    )
+    # Outermost inside the SDK app, so that it also sees errors of the token check.
+    mcp_app.user_middleware.insert(0, Middleware(_UnavailableAs503))
+    manager = server.session_manager
+
+    async def healthz(request: Request) -> JSONResponse:
+        problem = await anyio.to_thread.run_sync(server.database_problem)
+        if problem is not None:
+            body = {"status": "unavailable", "version": __version__, "database": problem}
+            return JSONResponse(body, status_code=503)
+        return JSONResponse({"status": "ok", "version": __version__, "database": "ok"})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            async with manager.run():
+                yield
+        finally:
+            await anyio.to_thread.run_sync(server.close)
+            await anyio.to_thread.run_sync(server.services.close)
+
+    sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
+    rules = GuardRules(hosts=HostRules.for_address(host, port), max_body=MAX_MCP_BODY)
+    guarded = HttpGuard(sessions, rules, error_body=jsonrpc_error)
+    return _McpFirst(
+        guarded,
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            *routes,
+            Mount("/", app=guarded),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def serve_http(app: Starlette, host: str, port: int) -> None:
+    """Serve ``app`` (``create_http_app``'s, or the console's around it) until SIGINT or
+    SIGTERM, then shut down gracefully and return normally."""
+    import uvicorn
+
+    config = server_config(app, host=host, port=port)
+    # uvicorn re-raises the signal that stopped it once it has shut down; a no-op
+    # handler underneath turns that into a normal return (exit status 0).
+    stops = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda signum, frame: None) for sig in stops}
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
