@@ -49,8 +49,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from memserver.server.audit import AuditLog
     from memserver.server.http_app import serve_http
     from memserver.server.mcp_server import build_server
-    from memserver.server.stdio import serve_stdio
     from memserver.server.scope import Scope
+    from memserver.server.stdio import serve_stdio
     from memserver.server.tokens import TokenStore
 
     paths = KBPaths.of(args.kb)

@@ -7,15 +7,10 @@ fields pointing into folders outside the caller's scope are left out of a page.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-import json
-import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from typing_extensions import TypedDict
+from pydantic import Field
 
 from memserver.errors import NotFoundError, PageValidationError, Problem, ScopeError
 from memserver.server.tools.base import (
@@ -30,14 +25,23 @@ from memserver.server.tools.base import (
     page_not_found,
     require_visible,
 )
+from memserver.server.tools.page_input import PageInput, to_page
+from memserver.server.tools.page_views import (
+    HistoryView,
+    PageList,
+    PageView,
+    PutView,
+    SchemaView,
+    page_view,
+    scoped_markdown,
+    summary_view,
+)
 
 if TYPE_CHECKING:
     from memserver.kb.page import Page
     from memserver.kb.schema import FolderSpec, Schema
-    from memserver.store.records import PageSummary, StoredPage
+    from memserver.store.records import StoredPage
 
-_LINE_DATE = re.compile(r"^\s*[-*]?\s*\**(\d{4}-\d{2}-\d{2})\**\s*[|:\-–—]?\s*(.+?)\s*$")
-_LINE_SOURCE = re.compile(r"\s*\[source:\s*([^\]]+)\]\s*$")
 
 IdArg = Annotated[
     str,
@@ -45,272 +49,6 @@ IdArg = Annotated[
 ]
 FolderArg = Annotated[str | None, Field(description="Schema folder, e.g. 'people'.")]
 SlugArg = Annotated[str | None, Field(description="Page slug within the folder.")]
-
-
-def _decode(value: Any) -> Any:
-    """Objects and arrays sent as JSON text are accepted (models often do this)."""
-    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-class TimelineInput(BaseModel):
-    """One dated piece of evidence."""
-
-    model_config = ConfigDict(extra="ignore")
-    date: str = Field(description="YYYY-MM-DD: when it happened (not when it was written).")
-    text: str = Field(description="What happened, one line.")
-    source: str | None = Field(default=None, description="Source file it came from.")
-
-    @classmethod
-    def coerce(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            line = value
-            source = None
-            if m := _LINE_SOURCE.search(line):
-                source, line = m.group(1).strip(), line[: m.start()]
-            if m := _LINE_DATE.match(line):
-                return {"date": m.group(1), "text": m.group(2), "source": source}
-            return {"date": "", "text": value}
-        if isinstance(value, Mapping):
-            out = dict(value)
-            for alias in ("event", "description", "summary", "entry", "fact"):
-                if "text" not in out and alias in out:
-                    out["text"] = out[alias]
-            for alias in ("when", "day", "event_date"):
-                if "date" not in out and alias in out:
-                    out["date"] = out[alias]
-            out["date"] = str(out.get("date", ""))
-            return out
-        return value
-
-
-class PageInput(BaseModel):
-    """A page as structured data: frontmatter fields, sections, timeline, open questions."""
-
-    model_config = ConfigDict(extra="ignore")
-    title: str = Field(description="Page title: the entity's name or the event's name.")
-    type: str | None = Field(default=None, description="Page type; defaults to the folder's.")
-    fields: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Schema fields by name (dates YYYY-MM-DD; link fields hold page titles).",
-    )
-    aliases: list[str] = Field(default_factory=list, description="Other names for it.")
-    sources: list[str] = Field(default_factory=list, description="Source files it draws on.")
-    sections: dict[str, str] = Field(
-        default_factory=dict, description="Section heading -> markdown body, schema headings."
-    )
-    timeline: list[TimelineInput] = Field(
-        default_factory=list, description="Dated evidence entries, any order."
-    )
-    open_questions: list[str] = Field(
-        default_factory=list, description="Unresolved conflicts, one per item."
-    )
-
-    @field_validator("fields", "sections", "aliases", "sources", "open_questions", mode="before")
-    @classmethod
-    def _json_or_text(cls, value: Any) -> Any:
-        value = _decode(value)
-        if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
-            # sections given as [{"heading": ..., "body": ...}]
-            pairs = [
-                (
-                    v.get("heading") or v.get("title") or v.get("name"),
-                    v.get("body") or v.get("text"),
-                )
-                for v in value
-            ]
-            if all(h is not None for h, _ in pairs):
-                return {str(h): str(b or "") for h, b in pairs}
-        if value is None:
-            return None
-        return value
-
-    @field_validator("aliases", "sources", "open_questions", mode="after")
-    @classmethod
-    def _strip_items(cls, value: list[str]) -> list[str]:
-        return [v.strip() for v in value if v.strip()]
-
-    @field_validator("timeline", mode="before")
-    @classmethod
-    def _timeline(cls, value: Any) -> Any:
-        value = _decode(value)
-        if isinstance(value, list):
-            return [TimelineInput.coerce(v) for v in value]
-        return value
-
-
-def _to_page(data: PageInput, folder: FolderSpec) -> tuple[Page, list[Problem]]:
-    """Build a Page, collecting problems the page model cannot hold (bad timeline dates)."""
-    from memserver.kb.page import Page, TimelineEntry
-
-    problems: list[Problem] = []
-    entries: list[TimelineEntry] = []
-    for i, item in enumerate(data.timeline):
-        try:
-            day = dt.date.fromisoformat(item.date.strip())
-        except ValueError:
-            problems.append(
-                Problem(
-                    f"timeline[{i}].date",
-                    f"{item.date!r} is not a date",
-                    "write the day the event happened as YYYY-MM-DD",
-                )
-            )
-            continue
-        if not item.text.strip():
-            problems.append(Problem(f"timeline[{i}].text", "is empty", "say what happened"))
-            continue
-        entries.append(TimelineEntry(date=day, text=item.text.strip(), source=item.source))
-    entries.sort(key=lambda e: e.date, reverse=True)
-    page = Page(
-        title=data.title.strip(),
-        type=(data.type or folder.type).strip(),
-        fields=dict(data.fields),
-        aliases=tuple(data.aliases),
-        sources=tuple(data.sources),
-        sections={k.strip(): v for k, v in data.sections.items()},
-        timeline=tuple(entries),
-        open_questions=tuple(data.open_questions),
-    )
-    return page, problems
-
-
-class TimelineView(TypedDict):
-    date: str
-    text: str
-    source: str | None
-
-
-class PageView(TypedDict):
-    id: str
-    folder: str
-    slug: str
-    version: int
-    title: str
-    type: str
-    effective_date: str | None
-    updated_at: str
-    fields: dict[str, Any]
-    aliases: list[str]
-    sources: list[str]
-    sections: dict[str, str]
-    timeline: list[TimelineView]
-    open_questions: list[str]
-    markdown: str
-
-
-class PageSummaryView(TypedDict):
-    id: str
-    title: str
-    type: str
-    effective_date: str | None
-    version: int
-    updated_at: str
-
-
-class PageList(TypedDict):
-    pages: list[PageSummaryView]
-    total: int
-    offset: int
-    next_offset: int | None
-
-
-class VersionView(TypedDict):
-    version: int
-    created_at: str
-    written_by: str
-    content_hash: str
-
-
-class HistoryView(TypedDict):
-    id: str
-    versions: list[VersionView]
-    markdown: str | None
-
-
-class PutView(TypedDict):
-    id: str
-    version: int
-    created: bool
-    degraded: list[str]
-
-
-class SchemaView(TypedDict):
-    timezone: str
-    rules: str
-    folders: list[dict[str, Any]]
-    can_write: bool
-    source_access: bool
-
-
-def _date(value: dt.date | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def scoped_page(page: Page, folder: FolderSpec, call: CallContext) -> tuple[Page, bool]:
-    """The page without link fields that point into folders outside the caller's scope."""
-    hidden = folder.hidden_link_fields(call.scope.allows_folder)
-    if not any(name in page.fields for name in hidden):
-        return page, False
-    fields = {k: v for k, v in page.fields.items() if k not in hidden}
-    return dataclasses.replace(page, fields=fields), True
-
-
-def scoped_markdown(markdown: str, page: str, call: CallContext) -> str:
-    """An old version's markdown without link fields into folders outside the caller's scope."""
-    if call.scope.folders is None:
-        return markdown
-    from memserver.errors import MemoryError_
-    from memserver.kb.page import parse_page, render_page
-
-    folder = call.services.schema().folder(page.split("/", 1)[0])
-    try:
-        parsed = parse_page(markdown)
-    except MemoryError_:
-        return markdown  # an old version that no longer parses: shown as written
-    visible, changed = scoped_page(parsed, folder, call)
-    return render_page(visible, folder) if changed else markdown
-
-
-def page_view(stored: StoredPage, schema: Schema, call: CallContext) -> PageView:
-    from memserver.kb.page import render_page
-
-    folder = schema.folder(stored.folder)
-    page, changed = scoped_page(stored.page, folder, call)
-    return {
-        "id": stored.id,
-        "folder": stored.folder,
-        "slug": stored.slug,
-        "version": stored.version,
-        "title": page.title,
-        "type": page.type,
-        "effective_date": _date(stored.effective_date),
-        "updated_at": stored.updated_at.isoformat(),
-        "fields": json.loads(json.dumps(dict(page.fields), default=str)),
-        "aliases": list(page.aliases),
-        "sources": list(page.sources),
-        "sections": dict(page.sections),
-        "timeline": [
-            {"date": e.date.isoformat(), "text": e.text, "source": e.source} for e in page.timeline
-        ],
-        "open_questions": list(page.open_questions),
-        "markdown": render_page(page, folder) if changed else stored.markdown,
-    }
-
-
-def summary_view(summary: PageSummary) -> PageSummaryView:
-    return {
-        "id": summary.id,
-        "title": summary.title,
-        "type": summary.type,
-        "effective_date": _date(summary.effective_date),
-        "version": summary.version,
-        "updated_at": summary.updated_at.isoformat(),
-    }
 
 
 def _read(call: CallContext, target: str) -> StoredPage:
@@ -548,7 +286,7 @@ def register(server: ToolHost) -> None:
                     "id='<folder>/<slug>'",
                     "arguments",
                 )
-            parsed, problems = _to_page(page, _write_folder(call, schema, folder_name))
+            parsed, problems = to_page(page, _write_folder(call, schema, folder_name))
         if folder_name is None:
             folder_name = _folder_of_type(call, schema, parsed.type)
         spec = _write_folder(call, schema, folder_name)
