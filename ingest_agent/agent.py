@@ -60,6 +60,7 @@ from ingest_agent.resolution import Resolver
 from ingest_agent.review import ReviewPolicy, review_reason
 from memserver.clients.llm import TokenBudget
 from memserver.clients.profile import STANDARD
+from memserver.clients.threads import run_abandonable
 from memserver.errors import (
     BudgetExceeded,
     LLMError,
@@ -281,12 +282,8 @@ class IngestAgent:
         try:
             if rules is not None:
                 base = rules
-                return await anyio.to_thread.run_sync(
-                    lambda: llm.fill(source, base, titles, resolved)
-                )
-            return await anyio.to_thread.run_sync(
-                lambda: llm.extract(source, hint, titles, resolved)
-            )
+                return await run_abandonable(lambda: llm.fill(source, base, titles, resolved))
+            return await run_abandonable(lambda: llm.extract(source, hint, titles, resolved))
         except BudgetExceeded:
             raise
         except LLMError as exc:
@@ -429,8 +426,8 @@ class IngestAgent:
                     self._degraded.setdefault(f"merge_{_degraded_reason(exc)}", None)
                     return default_section_merge(current, new, order)
 
-        return await anyio.to_thread.run_sync(
-            lambda: merge_page(
+        def merged() -> MergeResult:
+            return merge_page(
                 existing,
                 draft,
                 spec,
@@ -441,7 +438,10 @@ class IngestAgent:
                 section_merger=merger,
                 field_dates=field_dates,
             )
-        )
+
+        if merger is not None:  # asks the model: a Ctrl-C must not wait for its answer
+            return await run_abandonable(merged)
+        return await anyio.to_thread.run_sync(merged)
 
     async def _repair(self, page: Page, spec: FolderSpec, problems: list[str]) -> Page:
         """One repair round with every problem listed: the model's, or the rules' own
@@ -449,7 +449,7 @@ class IngestAgent:
         if self.llm is not None and self.profile.merge_by_model:
             llm = self.llm
             try:
-                return await anyio.to_thread.run_sync(lambda: llm.repair(page, spec, problems))
+                return await run_abandonable(lambda: llm.repair(page, spec, problems))
             except BudgetExceeded:
                 raise
             except LLMError as exc:

@@ -35,12 +35,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
 from memserver.clients.budget import TokenBudget
 from memserver.clients.llm import LLMClient
 from memserver.clients.mcp import MemoryClient
 from memserver.clients.profile import STANDARD, profile_for
+from memserver.clients.threads import run_abandonable
 from memserver.errors import BudgetExceeded, LLMError, LLMTimeout, SchemaError
 from memserver.kb.schema import Schema, schema_from_view
 from read_agent import extractive, followup
@@ -302,7 +301,7 @@ class ReadAgent:
             return self._extractive_answer(q, text, cited, fresh, reasons)
         llm, profile, question, now = self.llm, self.profile, q.question, q.now
         tick = time.perf_counter()
-        checked, usage = await anyio.to_thread.run_sync(
+        checked, usage = await run_abandonable(
             lambda: written.write(llm, profile, question, text, allowed, now)
         )
         model_seconds = time.perf_counter() - tick

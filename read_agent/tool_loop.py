@@ -25,11 +25,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
 from memserver.clients.budget import TokenBudget, estimate_tokens
 from memserver.clients.llm import ChatResult, LLMClient, ToolCall
 from memserver.clients.profile import ModelProfile
+from memserver.clients.threads import run_abandonable
 from read_agent.content_calls import calls_in
 from read_agent.fallback import QUERY_TOOL, query_with_sources
 from read_agent.toolset import CallLog, ToolRecord, Toolset
@@ -118,7 +117,7 @@ class ToolLoop:
     ) -> ChatResult:
         self.budget.check(estimate_tokens(messages))
         tick = time.perf_counter()
-        result = await anyio.to_thread.run_sync(
+        result = await run_abandonable(
             functools.partial(
                 self.llm.chat,
                 messages,

@@ -270,6 +270,32 @@ def test_watch_reingests_a_changed_file_and_ctrl_c_stops_cleanly(
     assert "stopped" in err and "Traceback" not in err
 
 
+def test_ctrl_c_during_a_slow_models_answer_stops_at_once_and_loses_nothing(
+    small_server: IngestServer, llm_server: LLMServer, spawn: Any, tmp_path: Path
+) -> None:
+    """A local model can take minutes per answer: Ctrl-C must not wait for it (it waited
+    up to llm.timeout, the model call's thread being joined before the process ended)."""
+    llm_server.default = lambda body: Stall(600.0, then=meeting("a", 1))
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"llm:\n  base_url: {llm_server.base_url}\n  model: {llm_server.model}\n  timeout: 600\n",
+        encoding="utf-8",
+    )
+    proc = spawn(small_server, "--config", str(config))
+    deadline = time.monotonic() + WAIT
+    pause = threading.Event()
+    while not llm_server.requests:  # the model is thinking about the first note
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "the agent never asked the model"
+        pause.wait(0.02)  # polls the scripted server's log; bounded by the deadline
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=WAIT) == 130  # well before the model's 600 s
+    err = proc.stderr.read()
+    assert "stopped" in err and "Traceback" not in err
+    # nothing half-done: the note the model was reading is still to do
+    assert set(statuses(small_server).values()) == {"pending"}
+
+
 def test_a_killed_run_is_finished_by_the_next_without_duplicates(
     fresh_server: IngestServer, ingest: Ingest, spawn: Any
 ) -> None:
