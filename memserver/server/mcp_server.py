@@ -365,7 +365,9 @@ def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
     returns, and translate memory system errors into ToolError."""
 
     def translate(exc: MemoryError_) -> MemoryToolError:
-        if not isinstance(exc, UserError):
+        if isinstance(exc, DatabaseUnavailable):  # expected while PostgreSQL restarts
+            logger.warning("tool %s failed: %s", spec.name, exc.message)
+        elif not isinstance(exc, UserError):
             logger.error("tool %s failed", spec.name, exc_info=exc)
         return toolbase.to_tool_error(exc)
 

@@ -7,6 +7,7 @@ says so, /healthz says so; the first call after it is back succeeds.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 from collections.abc import Iterator
@@ -61,9 +62,10 @@ def stop_postgres(db: Database) -> None:
 
 
 def test_calls_fail_fast_while_the_database_is_down_and_work_when_it_is_back(
-    own_database: tuple[str, str, Database],
+    own_database: tuple[str, str, Database], caplog: pytest.LogCaptureFixture
 ) -> None:
     base_url, secret, db = own_database
+    caplog.set_level(logging.WARNING)
 
     async def body(memory: MemoryClient) -> tuple[list[str], dict[str, object]]:
         await memory.call("kb_list_pages", {"limit": 1})
@@ -90,3 +92,7 @@ def test_calls_fail_fast_while_the_database_is_down_and_work_when_it_is_back(
         assert message.startswith("database unavailable, retrying"), message
     assert back["total"] == 0
     assert httpx2.get(f"{base_url}/healthz", timeout=30).json()["database"] == "ok"
+    # the server's log says it in one line per call, no traceback (an outage is expected)
+    failed = [m for r in caplog.records if "tool kb_list_pages failed" in (m := r.getMessage())]
+    assert len(failed) == 3 and all("database unavailable" in m for m in failed), failed
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []
