@@ -282,7 +282,10 @@ class IngestAgent:
         try:
             if rules is not None:
                 base = rules
-                return await run_abandonable(lambda: llm.fill(source, base, titles, resolved))
+                named = list(known.values())
+                return await run_abandonable(
+                    lambda: llm.fill(source, base, titles, resolved, named)
+                )
             return await run_abandonable(lambda: llm.extract(source, hint, titles, resolved))
         except BudgetExceeded:
             raise

@@ -22,7 +22,7 @@ value must win over.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -65,7 +65,13 @@ def _hint(spec: FieldSpec, schema: Schema) -> str:
 class FillRequest:
     """One note's fill question: the pages, their empty fields, the schema, the prompt."""
 
-    def __init__(self, schema: Schema, source: Source, rules: Extraction) -> None:
+    def __init__(
+        self,
+        schema: Schema,
+        source: Source,
+        rules: Extraction,
+        named: Iterable[tuple[str, str]] = (),
+    ) -> None:
         self.schema = schema
         self.source = source
         self.pages: dict[str, tuple[Draft, tuple[FieldSpec, ...]]] = {}
@@ -77,7 +83,7 @@ class FillRequest:
             )
             if empty and page_key(draft) not in self.pages and len(self.pages) < MAX_PAGES:
                 self.pages[page_key(draft)] = (draft, empty)
-        self.rivals = _named_pages(schema, rules.drafts)
+        self.rivals = _named_pages(schema, rules.drafts, named)
 
     def json_schema(self) -> dict[str, Any]:
         properties = {}
@@ -197,10 +203,15 @@ class FillRequest:
         return kept, dropped + lost
 
 
-def _named_pages(schema: Schema, drafts: Sequence[Draft]) -> dict[str, frozenset[str]]:
+def _named_pages(
+    schema: Schema, drafts: Sequence[Draft], existing: Iterable[tuple[str, str]]
+) -> dict[str, frozenset[str]]:
     """By folder, the normalised titles and aliases of the pages the rules found in the
-    note and of the pages their link fields name (a manager, a meeting's attendees)."""
+    note, of the pages their link fields name (a manager, a meeting's attendees) and of
+    the ``existing`` pages (folder, title) the note's names resolve to."""
     named: dict[str, set[str]] = {}
+    for folder, title in existing:
+        named.setdefault(folder, set()).add(norm(title))
     for draft in drafts:
         named.setdefault(draft.folder, set()).update(
             norm(n) for n in (draft.title, *draft.page.aliases)

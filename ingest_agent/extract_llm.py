@@ -234,10 +234,12 @@ class LLMExtractor:
         rules: Extraction,
         titles: Sequence[str] = (),
         resolved: Iterable[str] = (),
+        named: Iterable[tuple[str, str]] = (),
     ) -> Extraction:
         """The small profile: ``rules`` with the fields it left empty filled by the model
-        (``ingest_agent.extract_fill``); the rules' extraction as is when none are empty."""
-        request = FillRequest(self.schema, source, rules)
+        (``ingest_agent.extract_fill``); the rules' extraction as is when none are empty.
+        ``named``: (folder, title) of the existing pages the note's names resolve to."""
+        request = FillRequest(self.schema, source, rules, named)
         if not request.pages:
             return rules
         text = request.excerpt(redact_private(source.content), self.profile.source_chars)

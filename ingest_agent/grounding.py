@@ -24,9 +24,12 @@ can tell (``Grounds.check``):
   "he", "she" or "they" continues the one before) with no other page of
   either folder named between them, and either the link verb's wording between them
   ("Alex Novak ... reports to Joanna") or, for a link to another folder, at most
-  ``CLOSE_WORDS`` words ("Joanna Price (VP Supply Chain, Initech)"; not "Alex presented
-  the new model: at Globex's volume"). Two people named side by side are a list, not
-  a manager and a report, so a link within one folder always needs the wording.
+  ``CLOSE_WORDS`` words that attach the value to the name: in brackets after it
+  ("Joanna Price (VP Supply Chain, Initech)"), in an apposition ("Энхтуяа Ганбаатар —
+  Номин Трейдийн ..."), or after "at", "from" or "of" ("Director of Operations at
+  Globex"); not "Priya can focus on Globex", nor "Alex presented the new model: at
+  Globex's volume". Two people named side by side are a list, not a manager and a
+  report, so a link within one folder always needs the wording.
 
 Enums and booleans are choices, not quotes, and pass. A value that fails is dropped and
 listed (``Extraction.dropped``, counted in the ledger); the rest of the page is kept.
@@ -55,6 +58,10 @@ TEXT_SHARE = 2 / 3  # of a text value's words the note must hold
 MIN_FIRST_NAME = 3
 CLOSE_WORDS = 6  # words between a name and a link value that stand for the relation
 _CLAUSE_END = re.compile(r";\s+|:\s+")
+_ATTACH = re.compile(r"\s*([(,—–])\s*")  # kept through norm() as the words below
+_MARKS = {"(": "zzbracket", ",": "zzcomma", "—": "zzdash", "–": "zzdash"}
+_MARK_WORDS = frozenset(_MARKS.values())
+_PREPOSITIONS = frozenset({"at", "from", "of"})  # "VP at Globex", "Karen from Globex"
 _PRONOUN = re.compile(r"^(?:he|she|they|тэр|тэд)\b", re.IGNORECASE)
 
 
@@ -121,12 +128,23 @@ def _clauses(sentence: str, wording: Sequence[str]) -> list[str]:
     with the link's wording stays with the one before ("Head of Product; reports to")."""
     parts: list[str] = []
     for piece in _CLAUSE_END.split(sentence):
-        text = f" {norm(piece)} "
+        marked = " ".join(_MARKS.get(bit, norm(bit)) for bit in _ATTACH.split(piece))
+        text = f" {' '.join(marked.split())} "
         if parts and any(text.startswith(w) for w in wording):
             parts[-1] += text[1:]
         else:
             parts.append(text)
     return parts
+
+
+def _attached(span: str) -> bool:
+    """Whether the words between a name and a value attach the value to the name."""
+    words = span.split()
+    plain = [w for w in words if w not in _MARK_WORDS]
+    if len(plain) > CLOSE_WORDS:
+        return False
+    opens = bool(words) and words[0] in ("zzcomma", "zzdash")
+    return "zzbracket" in words or opens or (bool(plain) and plain[-1] in _PREPOSITIONS)
 
 
 @dataclass(frozen=True)
@@ -233,9 +251,7 @@ class Grounds:
                 for span in _spans(clause, own, wanted, others):
                     if any(f" {o} " in span for o in others):
                         continue
-                    if any(w in span for w in wording) or (
-                        close and len(span.split()) <= CLOSE_WORDS
-                    ):
+                    if any(w in span for w in wording) or (close and _attached(span)):
                         return None
         return f"is not stated as {about.names[0]!r}'s {spec.name}"
 

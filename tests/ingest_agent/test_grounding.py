@@ -124,6 +124,9 @@ Karen Lee, their COO.
 
 Alex presented the new usage-based model: at Globex's volume it is $2,400 a month.
 Priya showed the webhook design; Globex IT accepted it.
+
+Alex Kim takes over the renewal from Priya so Priya can focus on Globex. Alex Novak from
+Initech procurement asked for the SOC 2 report.
 """
 
 
@@ -148,6 +151,7 @@ def test_a_link_value_must_be_stated_with_its_relation_not_only_near() -> None:
     assert not related("Alex Kim", EMPLOYER, "Globex")
     assert not related("Priya Shah", EMPLOYER, "Globex")
     assert not related("Priya Shah", EMPLOYER, "Initech")
+    assert not related("Alex Kim", EMPLOYER, "Initech")  # "Alex" of "Alex Novak from Initech"
     # a value must be one of the pages the note names in the link's folder
     g = Grounds(STATED, DAY, ZoneInfo("UTC"))
     verdict = g.check(MANAGER, "VP Supply Chain", "x", About(("Alex Novak",), "people", RIVALS))
