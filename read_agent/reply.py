@@ -17,6 +17,8 @@ NOTES = {
     "ingest_in_progress": "the knowledge base is still being ingested; newer notes may be "
     "missing from this answer",
     "embedding_pending": "some pages are not embedded yet; matches by meaning may be missing",
+    "embedding_fallback_hash": "the server runs the hash embedder (words only), so matches "
+    "by meaning may be missing",
     "no_llm": "",
     "llm_unavailable": "the language model did not answer, so this answer is extractive",
     "llm_timeout": "the language model did not answer in time",

@@ -170,6 +170,9 @@ def test_degraded_reasons_are_said_in_words() -> None:
         "some pages are not embedded yet; matches by meaning may be missing",
     ]
     assert notes_for(["reranker_unavailable"]) == ["the search reported reranker_unavailable"]
+    assert notes_for(["embedding_fallback_hash"]) == [
+        "the server runs the hash embedder (words only), so matches by meaning may be missing"
+    ]
 
 
 def test_while_ingest_runs_the_answer_says_how_far_it_is() -> None:
