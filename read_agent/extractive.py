@@ -276,20 +276,28 @@ class Extractive(PageReader):
     def _field_asked(
         self, reading: Reading, spec: FolderSpec, page: Mapping[str, Any]
     ) -> str | None:
-        """The field the question asks about: the relation's, one its words name
-        ("role", "renew" -> renewal_date), or the one an enum value names ("customer")."""
+        """The field the question asks about: the relation's, the one its words name
+        most ("role", "renew" -> renewal_date; a date field first for "when": "When does
+        Initech's contract renew?" names contract_value and renewal_date once each), or
+        the one an enum value names ("customer")."""
         for f in spec.fields:
             if reading.relation is not None and f.verb == reading.relation:
                 return f.name
+        best: tuple[int, bool] = (0, False)
+        chosen: str | None = None
         for f in spec.fields:
             names = set(words(f.name.replace("_", " "))) - {"date"}
             if f.verb:
                 names |= set(words(f.verb.replace("_", " ")))
-            if matched(reading.terms, names):
-                return f.name
-            if f.type == "enum" and matched(reading.terms, [v.lower() for v in f.values]):
-                return f.name
-        return None
+            if f.type == "enum":
+                names |= {v.lower() for v in f.values}
+            score = (
+                len(matched(reading.terms, names)),
+                reading.wants == "when" and f.type == "date",
+            )
+            if score[0] and score > best:
+                best, chosen = score, f.name
+        return chosen
 
     def _when_field(
         self, reading: Reading, spec: FolderSpec, page: Mapping[str, Any]

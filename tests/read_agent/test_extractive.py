@@ -208,3 +208,30 @@ def test_when_will_reads_the_date_still_ahead(example: IngestServer) -> None:
         "Mongolian Localization — due date: 2026-12-15 (since 2026-11-05; before: 2026-11-30) "
         "[projects/mongolian-localization]"
     )
+
+
+def test_the_field_a_question_names_most_leads_and_when_asks_for_the_date(
+    example: IngestServer,
+) -> None:
+    """A company page with both a contract value and a renewal date (as a model's fill
+    or a person writes it): "contract" names one field, "renew" the other; "when" asks
+    for the date. The first field the question named used to win."""
+
+    async def seed() -> None:
+        async with open_http(example.url, example.write_token, timeout=30) as memory:
+            page = {
+                "title": "Vandelay Industries",
+                "fields": {
+                    "status": "customer",
+                    "contract_value": 54000,
+                    "renewal_date": "2027-03-31",
+                },
+                "sections": {"Summary": "Importer and exporter of latex goods."},
+            }
+            await memory.call("kb_put_page", {"folder": "companies", "page": page})
+
+    anyio.run(seed)
+    renew = lines(ask(example, "When does Vandelay Industries' contract renew?"))[0]
+    assert renew.startswith("Vandelay Industries — renewal date: 2027-03-31"), renew
+    value = lines(ask(example, "What is Vandelay Industries' annual contract value?"))[0]
+    assert value.startswith("Vandelay Industries — contract value: 54000"), value
