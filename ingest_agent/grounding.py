@@ -16,8 +16,9 @@ can tell (``Grounds.check``):
   thirds of its words, by their first five letters);
 - with ``about`` (the small profile), a value about an entity (a person's role, a
   company's website) must stand in the same paragraph or list item as one of that
-  page's names, outside the frontmatter: a value the note states about someone else
-  (or the note's own company, next to its attendees) is not this page's;
+  page's names, outside the frontmatter (a date however the note writes it): a value
+  the note states about someone else (or the note's own company, next to its
+  attendees; another company's meeting day) is not this page's;
 - a link value about an entity must be stated *with its relation* (``Grounds.related``):
   a page the note names in the link's folder, written after the page's own name in one
   clause (a sentence, or a part of one between ";" or ": "; a sentence opening with
@@ -186,6 +187,10 @@ class Grounds:
         for paragraph in blocks(text):
             for sentence in split_sentences(paragraph):
                 self.days.update(m.day for m in day_mentions(sentence, doc_date, tz))
+        self.paragraph_days = [
+            {m.day for s in split_sentences(b) for m in day_mentions(s, doc_date, tz)}
+            for b in blocks(_body(text))
+        ]
         firsts: dict[str, list[str]] = {}
         for title in known:
             parts = norm(title).split()
@@ -224,15 +229,16 @@ class Grounds:
             return False
         return sum(1 for s in stems if s in self.stems) >= TEXT_SHARE * len(stems)
 
-    def near(self, value: str, names: Sequence[str]) -> bool:
-        """Whether ``value`` and one of ``names`` share a paragraph or list item."""
-        wanted = f" {norm(value)} "
+    def near(self, value: str | dt.date, names: Sequence[str]) -> bool:
+        """Whether ``value`` (a text, or a day however the note writes it) and one of
+        ``names`` share a paragraph or list item."""
         forms = {f" {norm(n)} " for n in names if norm(n)}
         forms |= {f" {norm(n).split()[0]} " for n in names if len(norm(n).split()) > 1}
-        return any(
-            wanted in paragraph and any(form in paragraph for form in forms)
-            for paragraph in self.paragraphs
-        )
+        for paragraph, days in zip(self.paragraphs, self.paragraph_days, strict=True):
+            holds = value in days if isinstance(value, dt.date) else f" {norm(value)} " in paragraph
+            if holds and any(form in paragraph for form in forms):
+                return True
+        return False
 
     def related(self, spec: FieldSpec, value: str, about: About) -> str | None:
         """None when the note states link ``value`` of ``spec`` about the ``about`` page
@@ -288,8 +294,12 @@ class Grounds:
             why = "is a number the note does not state"
         else:
             ok, why = self.states_text(text), "is not what the note says"
-        if ok and about is not None and spec.type in ("string", "number"):
-            shown = text if spec.type != "number" else _number_text(value)
+        if ok and about is not None and spec.type in ("string", "number", "date"):
+            shown: str | dt.date | None = text
+            if spec.type == "number":
+                shown = _number_text(value)
+            elif spec.type == "date":
+                shown = as_date(value)  # "Darkhan meeting on 2026-11-03" is not Nomin's renewal
             if shown is not None and not self.near(shown, about.names):
                 ok, why = False, f"is not stated next to {about.names[0]!r}"
         if ok:

@@ -159,3 +159,17 @@ def test_a_link_value_must_be_stated_with_its_relation_not_only_near() -> None:
     assert verdict.dropped == ("x: 'VP Supply Chain' is no people page the note names",)
     verdict = g.check(MANAGER, "Alex Kim", "x", About(("Priya Shah",), "people", RIVALS, WORDING))
     assert verdict.dropped == ("x: 'Alex Kim' is not stated as 'Priya Shah''s reports_to",)
+
+
+def test_an_entitys_date_must_stand_next_to_its_name_however_it_is_written() -> None:
+    # seen with a 1.5B model: another company's meeting day as Nomin Trade's renewal date
+    g = grounds()
+    kept, _ = g.fields({"due": DUE}, {"due": "2026-11-23"}, "companies/Globex", About(("Globex",)))
+    assert kept == {"due": "2026-11-23"}  # "starting next Monday", next to "Globex"
+    kept, dropped = g.fields(
+        {"due": DUE}, {"due": "2026-11-23"}, "people/Dana Whitfield", About(("Dana Whitfield",))
+    )
+    assert kept == {}
+    assert dropped == [
+        "people/Dana Whitfield.fields.due: '2026-11-23' is not stated next to 'Dana Whitfield'"
+    ]
