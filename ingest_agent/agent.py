@@ -150,6 +150,7 @@ class IngestAgent:
         self.resolver = Resolver(memory, schema)
         self.profile = llm.profile if llm is not None else STANDARD
         self._degraded: dict[str, None] = {}  # this note's: the model's work replaced by rules
+        self.progress: RunSummary | None = None  # the current or last run's, as it goes
 
     @property
     def extractor_name(self) -> str:
@@ -165,28 +166,30 @@ class IngestAgent:
         self.resolver.reset()
         started = time.perf_counter()
         calls_before = self.memory.calls
-        summary = RunSummary()
+        summary = self.progress = RunSummary()  # so far, for a run that is interrupted
         paths = list(only) if only is not None else [s["path"] for s in await self.memory.pending()]
         if observer is not None and paths:
             observer.started(len(paths))
-        for path in paths:
-            if observer is not None:
-                observer.reading(path)
-            try:
-                outcome = await self.ingest(path)
-            except BudgetExceeded as exc:
-                summary.stopped = str(exc)
-                break
-            except ServerUnavailable as exc:
-                summary.paused = str(exc)  # the rest stays queued for the next pass
-                break
-            if observer is not None:
-                observer.finished(outcome)
-            summary.sources.append(outcome)
-            summary.llm_calls += outcome.llm_calls
-            summary.tokens += outcome.tokens
-        summary.tool_calls = self.memory.calls - calls_before
-        summary.seconds = time.perf_counter() - started
+        try:  # the totals so far, also when the run is interrupted
+            for path in paths:
+                if observer is not None:
+                    observer.reading(path)
+                try:
+                    outcome = await self.ingest(path)
+                except BudgetExceeded as exc:
+                    summary.stopped = str(exc)
+                    break
+                except ServerUnavailable as exc:
+                    summary.paused = str(exc)  # the rest stays queued for the next pass
+                    break
+                if observer is not None:
+                    observer.finished(outcome)
+                summary.sources.append(outcome)
+                summary.llm_calls += outcome.llm_calls
+                summary.tokens += outcome.tokens
+        finally:
+            summary.tool_calls = self.memory.calls - calls_before
+            summary.seconds = time.perf_counter() - started
         return summary
 
     async def ingest(self, path: str) -> SourceOutcome:

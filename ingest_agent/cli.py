@@ -209,7 +209,11 @@ async def _run(args: argparse.Namespace, settings: Settings, interval: float | N
                 async with _client(args, settings) as client:
                     agent = await _agent(client, args, budget, llm_client)
                     only = _source_path(args)
-                    summary = await agent.run([only] if only else None, observer=shown)
+                    try:
+                        summary = await agent.run([only] if only else None, observer=shown)
+                    except anyio.get_cancelled_exc_class():
+                        _report_interrupted(agent.progress, args.json)
+                        raise
                 _report(summary, args.json, shown)
                 return _status(summary)
             while True:  # --watch: a pass in its own session, a bounded sleep, again
@@ -310,6 +314,14 @@ class Shown:
                 outcome.path, outcome.status, len(outcome.pages), outcome.error, outcome.seconds
             )
         )
+
+
+def _report_interrupted(progress: RunSummary | None, as_json: bool) -> None:
+    """With ``--json``, what was done before a signal stopped the run (the notes not
+    reached stay pending; each note had its line on screen without ``--json``)."""
+    if as_json and progress is not None:
+        progress.stopped = "interrupted by a signal; the notes not listed stay pending"
+        _report(progress, True, None)
 
 
 def _report(

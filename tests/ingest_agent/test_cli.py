@@ -274,26 +274,37 @@ def test_ctrl_c_during_a_slow_models_answer_stops_at_once_and_loses_nothing(
     small_server: IngestServer, llm_server: LLMServer, spawn: Any, tmp_path: Path
 ) -> None:
     """A local model can take minutes per answer: Ctrl-C must not wait for it (it waited
-    up to llm.timeout, the model call's thread being joined before the process ended)."""
-    llm_server.default = lambda body: Stall(600.0, then=meeting("a", 1))
+    up to llm.timeout, the model call's thread being joined before the process ended),
+    and ``--json`` still says what was done."""
+    model = ScriptedModel(llm_server)
+    stall = lambda body: Stall(600.0, then=meeting("x", 9))  # noqa: E731
+    model.overrides = {"a.md": meeting("a", 1), "b.md": stall, "c.md": stall, "d.md": stall}
     config = tmp_path / "config.yaml"
     config.write_text(
         f"llm:\n  base_url: {llm_server.base_url}\n  model: {llm_server.model}\n  timeout: 600\n",
         encoding="utf-8",
     )
-    proc = spawn(small_server, "--config", str(config))
+    proc = spawn(small_server, "--config", str(config), "--json")
     deadline = time.monotonic() + WAIT
     pause = threading.Event()
-    while not llm_server.requests:  # the model is thinking about the first note
+    while len(model.sources) < 2:  # the first note done, the model thinking about the next
         assert proc.poll() is None, proc.stderr.read()
-        assert time.monotonic() < deadline, "the agent never asked the model"
+        assert time.monotonic() < deadline, "the agent never asked about a second note"
         pause.wait(0.02)  # polls the scripted server's log; bounded by the deadline
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=WAIT) == 130  # well before the model's 600 s
     err = proc.stderr.read()
     assert "stopped" in err and "Traceback" not in err
+    done = json.loads(proc.stdout.read())
+    assert done["stopped"].startswith("interrupted by a signal")
+    assert [(s["path"], s["status"]) for s in done["sources"]] == [("a.md", "ingested")]
     # nothing half-done: the note the model was reading is still to do
-    assert set(statuses(small_server).values()) == {"pending"}
+    assert statuses(small_server) == {
+        "a.md": "ingested",
+        "b.md": "pending",
+        "c.md": "pending",
+        "d.md": "pending",
+    }
 
 
 def test_a_killed_run_is_finished_by_the_next_without_duplicates(
