@@ -14,7 +14,7 @@ A benchmark, not a test: it needs a running model server, e.g. the 1.5B model of
 
     nice -n 10 .venv/bin/python bench/eval_real_model.py \\
         --base-url http://127.0.0.1:9481/v1 --model qwen2.5-coder-1.5b [--profile small]
-        [--embedder local|hash] [--json out.json] [--keep DIR] [--only 1,5]
+        [--embedder local|hash] [--json out.json] [--keep DIR [--reuse]] [--only 1,5]
 """
 
 from __future__ import annotations
@@ -81,13 +81,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"uptime_start": _uptime(), "model": args.model, "questions": []}
     try:
-        kb, config = prepare(work, args.embedder)
-        started = time.perf_counter()
-        summary = ingest(kb, config, model)
-        out["ingest_seconds"] = time.perf_counter() - started
-        out["notes"] = summary.get("sources") or []
-        print(notes_table(summary))
-        print(f"ingest: {out['ingest_seconds']:.0f} s ({_uptime()})\n")
+        if args.reuse:  # the knowledge base a run with --keep ingested: questions only
+            kb, config = work / "kb", work / "config.yaml"
+        else:
+            kb, config = prepare(work, args.embedder)
+            started = time.perf_counter()
+            summary = ingest(kb, config, model)
+            out["ingest_seconds"] = time.perf_counter() - started
+            out["notes"] = summary.get("sources") or []
+            print(notes_table(summary))
+            print(f"ingest: {out['ingest_seconds']:.0f} s ({_uptime()})\n")
         checked = expected_pages.check(EXPECTED, kb / "knowledge")
         print(expected_pages.report(checked) + "\n")
         out["unstated_people"] = checked.unstated_people
@@ -150,7 +153,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true", help="print every answer the model gave")
     parser.add_argument("--keep", default=None, help="work in DIR and keep it")
     parser.add_argument("--only", default=None, help="comma-separated question numbers")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="ask over the knowledge base an earlier run ingested in --keep DIR (no ingest)",
+    )
     args = parser.parse_args(argv)
+    if args.reuse and not (args.keep and (Path(args.keep) / "kb").is_dir()):
+        parser.error("--reuse needs --keep DIR holding a knowledge base an earlier run ingested")
     out = run(args)
     print(summary_line(out))
     if args.json:

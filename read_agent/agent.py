@@ -297,7 +297,7 @@ class ReadAgent:
         fresh = CallLog()  # the evidence's own calls: what the answer may cite
         text, cited = await self._evidence(q, fresh)
         allowed = {s.id: fresh.sources.get(s.id, s) for s in cited}
-        if not cited:  # nothing found: the model has nothing to write from
+        if not cited or not written.answers(text):  # the model has nothing to write from
             return self._extractive_answer(q, text, cited, fresh, reasons)
         llm, profile, question, now = self.llm, self.profile, q.question, q.now
         tick = time.perf_counter()

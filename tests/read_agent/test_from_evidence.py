@@ -4,8 +4,8 @@ evidence's own plain answer."""
 from __future__ import annotations
 
 from read_agent.citations import Source
-from read_agent.from_evidence import EVIDENCE_HEADER, check, compose
-from read_agent.reply import HEADER
+from read_agent.from_evidence import EVIDENCE_HEADER, answers, check, compose
+from read_agent.reply import HEADER, NO_ANSWER, NO_SENTENCE
 
 PAGE = "meetings/2026-11-12-globex-integration-review"
 LEAD = f"Latest meeting: 2026-11-12 · Globex integration review [{PAGE}]"
@@ -51,3 +51,9 @@ def test_a_written_answer_must_keep_the_leads_figures_and_state_only_evidence() 
     # seen with a 1.5B model, above evidence that answered: never shown
     for none in ("The knowledge base has no answer.", "The evidence does not mention it."):
         assert check(none, lines, ALLOWED).reason == "model_answer_none"
+
+
+def test_the_model_writes_only_from_evidence_that_answers() -> None:
+    assert answers(EXTRACTIVE)
+    for none in (NO_ANSWER, f"{NO_SENTENCE} The closest:\n{HEADER}\n- 2026-11-12 · x [{PAGE}]"):
+        assert not answers(none)
