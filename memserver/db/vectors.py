@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,32 @@ from psycopg.types import TypeInfo
 from memserver.errors import StoreError
 
 VECTOR_TABLES = ("chunks", "source_chunks")
+
+
+@dataclass(frozen=True)
+class VectorColumn:
+    """One embedded text of a vector table: the text, its SHA-256, its vector and whether
+    the vector is still to be written (``stale``)."""
+
+    table: str
+    text: str = "text"
+    hash: str = "text_hash"
+    embedding: str = "embedding"
+    stale: str = "stale"
+
+    @property
+    def index(self) -> str:
+        """The name of the column's HNSW index."""
+        return f"{self.table}_{self.embedding}_hnsw"
+
+
+# Every vector column, in the order stale rows are filled. A source sentence has two: its
+# own text's and its context's (the sentence with its neighbours, migration 012).
+VECTOR_COLUMNS = (
+    VectorColumn("chunks"),
+    VectorColumn("source_chunks"),
+    VectorColumn("source_chunks", "context", "context_hash", "context_embedding", "context_stale"),
+)
 HNSW_MAX_VECTOR_DIMS = 2000
 HNSW_MAX_HALFVEC_DIMS = 4000
 
@@ -106,21 +133,23 @@ def retype_vectors(
     """Type every vector column ``vector(dims)`` and (re)build its HNSW cosine index."""
     model, dims = embedding
     drop_vector_indexes(conn)
-    for table in VECTOR_TABLES:
-        ident = sql.Identifier(table)
+    for column in VECTOR_COLUMNS:
+        ident, vector = sql.Identifier(column.table), sql.Identifier(column.embedding)
         where: sql.Composable
         if clear:
-            where = sql.SQL("embedding IS NOT NULL")
+            where = sql.SQL("{} IS NOT NULL").format(vector)
         else:  # vectors written before any model was recorded; keep those that fit
-            where = sql.SQL("embedding IS NOT NULL AND vector_dims(embedding) <> {}").format(
-                sql.Literal(dims)
+            where = sql.SQL("{} IS NOT NULL AND vector_dims({}) <> {}").format(
+                vector, vector, sql.Literal(dims)
             )
         conn.execute(
-            sql.SQL("UPDATE {} SET embedding = NULL, stale = true WHERE {}").format(ident, where)
+            sql.SQL("UPDATE {} SET {} = NULL, {} = true WHERE {}").format(
+                ident, vector, sql.Identifier(column.stale), where
+            )
         )
         conn.execute(
-            sql.SQL("ALTER TABLE {} ALTER COLUMN embedding TYPE vector({})").format(
-                ident, sql.Literal(dims)
+            sql.SQL("ALTER TABLE {} ALTER COLUMN {} TYPE vector({})").format(
+                ident, vector, sql.Literal(dims)
             )
         )
     create_vector_indexes(conn, dims)
@@ -132,22 +161,21 @@ def retype_vectors(
 
 
 def drop_vector_indexes(conn: psycopg.Connection[Any]) -> None:
-    for table in VECTOR_TABLES:
-        index = sql.Identifier(f"{table}_embedding_hnsw")
-        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(index))
+    for column in VECTOR_COLUMNS:
+        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(column.index)))
 
 
 def create_vector_indexes(conn: psycopg.Connection[Any], dims: int) -> None:
     conn.execute("SELECT set_config('maintenance_work_mem', '256MB', true)")
-    for table in VECTOR_TABLES:
-        index = sql.Identifier(f"{table}_embedding_hnsw")
+    for column in VECTOR_COLUMNS:
+        vector = sql.Identifier(column.embedding)
         expr: sql.Composable
         if vector_type(dims) == "vector":
-            expr = sql.SQL("embedding vector_cosine_ops")
+            expr = sql.SQL("{} vector_cosine_ops").format(vector)
         else:
-            expr = sql.SQL("(embedding::halfvec({})) halfvec_cosine_ops").format(sql.Literal(dims))
+            expr = sql.SQL("({}::halfvec({})) halfvec_cosine_ops").format(vector, sql.Literal(dims))
         conn.execute(
             sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw ({})").format(
-                index, sql.Identifier(table), expr
+                sql.Identifier(column.index), sql.Identifier(column.table), expr
             )
         )

@@ -2,12 +2,14 @@
 
 Reuse by hash
     Every chunk and source chunk row stores the SHA-256 of its text (``text_hash``,
-    migration 007), and the index holds the vectors of one model (a model switch clears
-    them all), so a vector is known by its text's hash. ``known_vectors`` finds, in one
-    query over both tables, the vectors the index already holds for some texts;
-    ``vectors_for`` embeds only the others. A page put again keeps the vectors of its
-    unchanged chunks, a reindex that re-cuts unchanged pages embeds nothing new, and a
-    sentence two notes share is embedded once.
+    migration 007; a source sentence also its context's, ``context_hash``, migration
+    012: every vector column is a ``memserver.db.vectors.VectorColumn``), and the index
+    holds the vectors of one model (a model switch clears them all), so a vector is known
+    by its text's hash. ``known_vectors`` finds, in one query over every vector column,
+    the vectors the index already holds for some texts; ``vectors_for`` embeds only the
+    others. A page put again keeps the vectors of its unchanged chunks, a reindex that
+    re-cuts unchanged pages embeds nothing new, a sentence two notes share is embedded
+    once, and so is a one-sentence note's context (the sentence itself).
 
 Stale rows
     A row written without its vector (``stale``) is keyword-searchable at once; only the
@@ -50,7 +52,7 @@ import psycopg
 
 from memserver.clients.embed import Embedder
 from memserver.db.database import Database
-from memserver.db.vectors import VECTOR_TABLES
+from memserver.db.vectors import VECTOR_COLUMNS, VECTOR_TABLES
 from memserver.errors import EmbeddingError, MemoryError_
 from memserver.index.indexer import EMBED_BATCH, embed_texts, text_hash
 
@@ -66,19 +68,26 @@ EMBED_TIMEOUT = 300.0
 Conn = psycopg.Connection[Any]
 
 _KNOWN = " UNION ALL ".join(
-    f"SELECT text_hash, embedding FROM {table}"
-    " WHERE text_hash = ANY(%(hashes)s) AND NOT stale AND embedding IS NOT NULL"
-    for table in VECTOR_TABLES
+    f"SELECT {c.hash}, {c.embedding} FROM {c.table}"
+    f" WHERE {c.hash} = ANY(%(hashes)s) AND NOT {c.stale} AND {c.embedding} IS NOT NULL"
+    for c in VECTOR_COLUMNS
 )
-_STALE = {
-    table: f"SELECT text_hash, text FROM {table} WHERE stale ORDER BY id LIMIT %s"
-    for table in VECTOR_TABLES
-}
-_FILL = {
-    table: f"UPDATE {table} AS t SET embedding = u.embedding, stale = false"
+_STALE = [
+    f"SELECT {c.hash}, {c.text} FROM {c.table} WHERE {c.stale} ORDER BY id LIMIT %s"
+    for c in VECTOR_COLUMNS
+]
+_FILL = [
+    f"UPDATE {c.table} AS t SET {c.embedding} = u.embedding, {c.stale} = false"
     " FROM unnest(%(hashes)s::bytea[], %(vectors)s::vector[]) AS u (text_hash, embedding)"
-    f" WHERE t.id IN (SELECT id FROM {table} WHERE stale AND text_hash = ANY(%(hashes)s)"
-    " FOR UPDATE SKIP LOCKED) AND t.text_hash = u.text_hash"
+    f" WHERE t.id IN (SELECT id FROM {c.table} WHERE {c.stale} AND {c.hash} = ANY(%(hashes)s)"
+    f" FOR UPDATE SKIP LOCKED) AND t.{c.hash} = u.text_hash"
+    for c in VECTOR_COLUMNS
+]
+# table -> the count of its vectors waiting to be written (a source sentence has two)
+_WAITING = {
+    table: " + ".join(
+        f"count(*) FILTER (WHERE {c.stale})" for c in VECTOR_COLUMNS if c.table == table
+    )
     for table in VECTOR_TABLES
 }
 
@@ -129,12 +138,13 @@ class Fill:
 
 
 def fill_stale(db: Database, embedder: Embedder, limit: int = FILL_BATCH) -> Fill:
-    """Give up to ``limit`` stale texts their vectors (page chunks before source chunks);
-    see the module docstring. EmbeddingError passes up; nothing is written then."""
+    """Give up to ``limit`` stale texts their vectors (page chunks, then source sentences,
+    then their contexts); see the module docstring. EmbeddingError passes up; nothing is
+    written then."""
     texts: dict[bytes, str] = {}
     with db.connection() as conn:
-        for table in VECTOR_TABLES:
-            for digest, text in conn.execute(_STALE[table], (limit,)).fetchall():
+        for stale in _STALE:
+            for digest, text in conn.execute(stale, (limit,)).fetchall():
                 texts.setdefault(bytes(digest), text)
             if texts:
                 break
@@ -149,8 +159,8 @@ def fill_stale(db: Database, embedder: Embedder, limit: int = FILL_BATCH) -> Fil
     params = {"hashes": hashes, "vectors": [vectors[texts[h]] for h in hashes]}
     rows = 0
     with db.transaction() as conn:
-        for table in VECTOR_TABLES:
-            rows += conn.execute(_FILL[table], params).rowcount
+        for fill in _FILL:
+            rows += conn.execute(fill, params).rowcount
     return Fill(len(texts), len(new), rows)
 
 
@@ -175,10 +185,11 @@ def embed_stale(
 
 
 def stale_counts(conn: Conn) -> dict[str, int]:
-    """How many rows of each vector table wait for an embedding."""
+    """How many vectors of each vector table wait to be written (rows x their vector
+    columns: a source sentence's own and its context's)."""
     return {
-        table: int(conn.execute(f"SELECT count(*) FROM {table} WHERE stale").fetchone()[0])  # type: ignore[index]
-        for table in VECTOR_TABLES
+        table: int(conn.execute(f"SELECT {waiting} FROM {table}").fetchone()[0])  # type: ignore[index]
+        for table, waiting in _WAITING.items()
     }
 
 

@@ -5,8 +5,9 @@ Only redacted text is ever stored: ``<private>`` spans are replaced before chunk
 neither the keyword index nor the vectors can reveal them. A source is (re)chunked only
 when its hash differs from the one indexed (or on ``force``); its status and date follow
 the manifest on every run. Unreadable sources (binary, not UTF-8) and removed ones have
-no rows. Sentences whose vector the index already holds are not embedded again; the
-others are embedded now, or (``defer_embedding``, and when the embedder is down) stored
+no rows. Each sentence is stored with its context (the sentence with its neighbours,
+``memserver.kb.chunks.source_context``) and both are embedded. Texts whose vector the
+index already holds are not embedded again; the others are embedded now, or (``defer_embedding``, and when the embedder is down) stored
 ``stale``: keyword search finds them at once, and the background embedder or the next
 reindex embeds them. The server runs this on every ``source_pending`` scan, so a new
 note is searchable with ``include_sources`` as soon as the ingest agent looks for work.
@@ -32,7 +33,7 @@ from memserver.index.source_notes import (
     note_rows,
     write_note_rows,
 )
-from memserver.kb.chunks import source_units
+from memserver.kb.chunks import source_context, source_units
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.layout import KBPaths
 from memserver.kb.manifest import Manifest, SourceEntry, Status
@@ -62,6 +63,10 @@ class _Doc:
     title: str
     chunks: list[str] = field(default_factory=list)
     notes: NoteRows | None = None  # the note-level rows (memserver.index.source_notes)
+
+    def contexts(self) -> list[str]:
+        """Each sentence's context (memserver.kb.chunks.source_context), in order."""
+        return [source_context(self.chunks, i) for i in range(len(self.chunks))]
 
 
 def source_title(rel: str, text: str) -> str:
@@ -139,7 +144,7 @@ def index_sources(
     if on_progress is not None and unchanged:
         on_progress(unchanged + len(unreadable))
     for batch in _batches(todo, EMBED_BATCH):
-        texts = [text for doc in batch for text in doc.chunks]
+        texts = [text for doc in batch for text in (*doc.chunks, *doc.contexts())]
         vectors: Mapping[str, Any] | None
         try:
             found = vectors_for(db, embedder, texts, embed=not defer_embedding)
@@ -225,15 +230,18 @@ def _write_docs(conn: Any, docs: Sequence[_Doc], vectors: Mapping[str, Any] | No
         )
         rows = []
         for d in docs:
-            for ordinal, text in enumerate(d.chunks):
-                vector = vectors.get(text) if vectors is not None else None
-                stale = vector is None
-                day = d.entry.doc_date
-                rows.append((d.entry.path, ordinal, text, text_hash(text), vector, stale, day))
+            day = d.entry.doc_date
+            for ordinal, (text, context) in enumerate(zip(d.chunks, d.contexts(), strict=True)):
+                own, around = (
+                    vectors.get(t) if vectors is not None else None for t in (text, context)
+                )
+                row = (d.entry.path, ordinal, text, text_hash(text), own, own is None, day)
+                rows.append((*row, context, text_hash(context), around, around is None))
         if rows:
             cur.executemany(
                 "INSERT INTO source_chunks (path, ordinal, text, text_hash, embedding, stale,"
-                " doc_date) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                " doc_date, context, context_hash, context_embedding, context_stale)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 rows,
             )
         write_note_rows(cur, [d.notes for d in docs if d.notes is not None])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memserver.kb.page_model import OPEN_QUESTIONS, TIMELINE, Page
@@ -36,9 +36,18 @@ CHUNK_FORMAT = "2:packed-300"
 SOURCE_MIN_WORDS = 6
 SOURCE_MAX_WORDS = 60
 SOURCE_OVERLAP = 10
-# Change the version with _SENTENCE_BREAK: reindex re-cuts every source of an index cut
-# another way.
-SOURCE_FORMAT = f"{CHUNK_FORMAT}/source-sentences-2-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}"
+# A source sentence is also embedded in its context: with SOURCE_CONTEXT sentences before
+# and after it (source_context). A turn of a conversation leans on the ones around it ("I
+# wanted to tell you about my school event." / "I talked about my journey ..."), and a
+# small model reads one such sentence alone too thinly; the source vector arm takes the
+# better of the sentence's cosine and its context's (memserver.search.source_arms), so a
+# lone fact among unrelated sentences still counts by itself.
+SOURCE_CONTEXT = 1
+# Change the version with _SENTENCE_BREAK or source_context: reindex re-cuts every source
+# of an index cut another way. 3: sentences carry their context.
+SOURCE_FORMAT = (
+    f"{CHUNK_FORMAT}/source-sentences-3-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}-c{SOURCE_CONTEXT}"
+)
 # A sentence ends at . ! ? (or their full-width forms) before a space, at a blank line,
 # and before a list item (- * + • ‣ ◦ – or 1. 1)) or heading line.
 _SENTENCE_BREAK = re.compile(
@@ -89,6 +98,12 @@ def source_units(
         else:
             units.append(pending)
     return units
+
+
+def source_context(units: Sequence[str], i: int, width: int = SOURCE_CONTEXT) -> str:
+    """The context of the source sentence ``units[i]``: it with ``width`` sentences
+    before and after it (fewer at the note's ends), joined by a space."""
+    return " ".join(units[max(0, i - width) : i + width + 1])
 
 
 def _fields_text(page: Page) -> str:

@@ -4,9 +4,11 @@
 Conversation notes of one person share most of their words, so the keyword arm weighs
 each word by its rarity among source chunks (BM25 idf) and marks the files holding a
 name almost no chunk holds (``rare_term``: a ticket id, an amount, a place); the vector
-arm damps sentences that sit close to many others of its pool (:func:`nearest_sentences`:
-recurring phrases outrank nothing on nearness alone); and both arms can score files the
-other found beyond its pool (:func:`source_cosines`, :func:`source_text_ranks`).
+arm scores a sentence by the better of its own vector and its context's (the sentence
+with its neighbours: :func:`with_context`), each damped when it sits close to many
+others of its kind in the pool (:func:`nearest_sentences`: recurring phrases outrank
+nothing on nearness alone); and both arms can score files the other found beyond its
+pool (:func:`source_cosines`, :func:`source_text_ranks`).
 """
 
 from __future__ import annotations
@@ -170,27 +172,50 @@ def hubness(vectors: np.ndarray, pool: np.ndarray, *, within: bool) -> np.ndarra
 
 
 @dataclass(frozen=True)
-class NearestSentences:
-    """The source sentences nearest a question (the vector arm's pool): the best per
-    file as hits, and the pool's vectors and hubness, to damp the sentences of other
-    files by the same measure (:func:`source_cosines`)."""
+class Hubs:
+    """The hubness of one kind of vector (the sentences' own, or their contexts') in the
+    vector arm's pool, to damp any sentence's cosine of that kind by the same measure."""
 
-    hits: list[Hit]
     vectors: np.ndarray
     hubs: Mapping[tuple[str, str], float]  # (path, sentence) -> its hubness in the pool
-    mean_hub: float
-    active: bool = True  # False when the pool was too small to measure hubness in
+    mean: float
+    active: bool  # False when the pool was too small to measure hubness in
+
+    @classmethod
+    def of(cls, keys: Sequence[tuple[str, str]], vectors: np.ndarray) -> Hubs:
+        hub = hubness(vectors, vectors, within=True)
+        mean = float(hub.mean()) if len(hub) else 0.0
+        return cls(vectors, dict(zip(keys, hub.tolist(), strict=True)), mean, bool(hub.any()))
 
     def damp(
         self, keys: Sequence[tuple[str, str]], cosines: np.ndarray, vectors: np.ndarray
     ) -> np.ndarray:
-        """Cosines of the sentences ``keys`` ((path, text)), damped like the pool's own:
-        a sentence of the pool by its hubness there, another by its closeness to the pool."""
+        """``cosines`` of the sentences ``keys`` ((path, text)) lowered by
+        ``HUB_WEIGHT x (hubness - the pool's mean hubness)``: a sentence of the pool by its
+        hubness there, another by its closeness to the pool."""
         if not self.active:
             return cosines
         near = hubness(vectors, self.vectors, within=False)
         hub = np.array([self.hubs.get(key, float(h)) for key, h in zip(keys, near, strict=True)])
-        return cosines - HUB_WEIGHT * (hub - self.mean_hub)
+        return cosines - HUB_WEIGHT * (hub - self.mean)
+
+
+_NO_HUBS = Hubs(np.zeros((0, 0)), {}, 0.0, False)
+
+
+@dataclass(frozen=True)
+class NearestSentences:
+    """The source sentences nearest a question (the vector arm's pool): the best per
+    file as hits, and the hubness of the pool's own and context vectors, to damp the
+    sentences of other files by the same measure (:func:`source_cosines`)."""
+
+    hits: list[Hit]
+    own: Hubs = _NO_HUBS
+    context: Hubs = _NO_HUBS
+
+    @property
+    def active(self) -> bool:
+        return self.own.active or self.context.active
 
 
 def nearest_sentences(
@@ -202,18 +227,26 @@ def nearest_sentences(
     end: dt.date | None = None,
     limit: int = POOL,
 ) -> NearestSentences:
-    """The nearest raw source sentences, each cosine damped by its hubness in the pool:
-    ``cosine - HUB_WEIGHT x (hubness - the pool's mean hubness)``, so a sentence of a
-    family that sits near any question on its topic loses to one as near standing alone,
-    and the scores stay on the cosine's scale. Best sentence per file, best first."""
-    distance = db.distance_sql()
+    """The nearest raw source sentences by their own vector and by their context's (the
+    ``limit x SENTENCES_PER_FILE`` nearest of each), scored by :func:`sentence_scores`:
+    each cosine damped by its hubness in the pool, so a sentence of a family that sits
+    near any question on its topic loses to one as near standing alone, and the better
+    of a sentence's own and its context's counts. Best sentence per file, best first."""
+    window = source_window_sql(start, end, "source_chunks.path", "doc_date")
+    own, around = db.distance_sql(), db.distance_sql(column="context_embedding")
+
+    def nearest(column: str, distance: str) -> str:
+        return (
+            f"SELECT id FROM source_chunks WHERE {column} IS NOT NULL{window}"
+            f" ORDER BY {distance} LIMIT %(pool)s"
+        )
+
     sql = (
-        "WITH c AS MATERIALIZED ("
-        f" SELECT path, text, doc_date, embedding, {distance} AS d FROM source_chunks"
-        " WHERE embedding IS NOT NULL"
-        + source_window_sql(start, end, "source_chunks.path", "doc_date")
-        + f" ORDER BY {distance}"
-        " LIMIT %(pool)s) SELECT path, text, doc_date, d, embedding FROM c ORDER BY d, path"
+        f"WITH own AS MATERIALIZED ({nearest('embedding', own)}),"
+        f" around AS MATERIALIZED ({nearest('context_embedding', around)})"
+        f" SELECT path, text, doc_date, {own}, embedding, {around}, context_embedding"
+        " FROM source_chunks WHERE id IN (SELECT id FROM own UNION SELECT id FROM around)"
+        " ORDER BY path, ordinal"
     )
     pool = limit * SENTENCES_PER_FILE
     params = {"q": query_vector, **window_params(start, end), "pool": pool}
@@ -221,14 +254,11 @@ def nearest_sentences(
         # Binary: 300 vectors read as text cost ~30 ms to parse, as binary ~5.
         rows = conn.execute(sql, params, binary=True).fetchall()
     if not rows:
-        return NearestSentences([], np.zeros((0, len(query_vector))), {}, 0.0, active=False)
-    vectors = _vectors(rows)
-    hub = hubness(vectors, vectors, within=True)
-    mean_hub = float(hub.mean())
-    scores = _cosines(rows) - HUB_WEIGHT * (hub - mean_hub)
-    hubs = {(r[0], r[1]): float(h) for r, h in zip(rows, hub, strict=True)}
-    hits = _best_per_file(rows, scores, limit)
-    return NearestSentences(hits, vectors, hubs, mean_hub, active=bool(hub.any()))
+        return NearestSentences([])
+    keys = _keys(rows)
+    hubs = [Hubs.of([keys[i] for i in at], vectors) for at, vectors in _kinds(rows)]
+    found = NearestSentences([], *hubs)
+    return replace(found, hits=_best_per_file(rows, sentence_scores(rows, found), limit))
 
 
 def source_cosines(
@@ -238,39 +268,77 @@ def source_cosines(
     paths: Sequence[str],
     near: NearestSentences | None = None,
 ) -> list[Hit]:
-    """The cosine of each source file's closest chunk (exact, no index), best first:
-    the vector evidence for files the keyword arm found beyond the vector arm's pool.
-    With ``near`` each file's SENTENCES_PER_FILE closest chunks are damped by their
-    hubness in that pool, like the arm's own, and the best after damping counts."""
+    """The score of each source file's best sentence (exact, no index), best first: the
+    vector evidence for files the keyword arm found beyond the vector arm's pool. With
+    ``near`` each file's SENTENCES_PER_FILE closest sentences by their own vector and by
+    their context's are scored like the arm's own (:func:`sentence_scores`), else its
+    closest of each, undamped."""
     if not paths:
         return []
-    distance = db.distance_sql()
+    own, around = db.distance_sql(), db.distance_sql(column="context_embedding")
     per_file = SENTENCES_PER_FILE if near is not None and near.active else 1
     rows = conn.execute(
-        "SELECT path, text, doc_date, d, embedding FROM (SELECT path, text, doc_date,"
-        f" {distance} AS d, embedding, row_number() OVER (PARTITION BY path"
-        f" ORDER BY {distance}, ordinal) AS n FROM source_chunks"
-        " WHERE embedding IS NOT NULL AND path = ANY(%(paths)s)) s WHERE n <= %(k)s",
+        "SELECT path, text, doc_date, d, embedding, dc, context_embedding FROM (SELECT path,"
+        f" text, doc_date, {own} AS d, embedding, {around} AS dc, context_embedding,"
+        f" row_number() OVER (PARTITION BY path ORDER BY {own}, ordinal) AS n,"
+        f" row_number() OVER (PARTITION BY path ORDER BY {around}, ordinal) AS nc"
+        " FROM source_chunks WHERE path = ANY(%(paths)s)"
+        " AND (embedding IS NOT NULL OR context_embedding IS NOT NULL)) s"
+        " WHERE (n <= %(k)s AND d IS NOT NULL) OR (nc <= %(k)s AND dc IS NOT NULL)",
         {"q": query_vector, "paths": list(paths), "k": per_file},
         binary=True,
     ).fetchall()
     if not rows:
         return []
-    scores = _cosines(rows)
-    if per_file > 1 and near is not None:
-        scores = near.damp([(r[0], r[1]) for r in rows], scores, _vectors(rows))
+    scores = sentence_scores(rows, near if per_file > 1 else None)
     return _best_per_file(rows, scores, len(rows))
 
 
-# Rows of the vector queries: (path, text, doc_date, cosine distance, embedding).
+# Rows of the vector queries: (path, text, doc_date, cosine distance, embedding, the
+# context's cosine distance, the context's embedding); a vector not written yet is NULL.
+_OWN, _CONTEXT = 3, 5
 
 
-def _cosines(rows: Sequence[tuple[Any, ...]]) -> np.ndarray:
-    return np.array([1.0 - float(r[3]) for r in rows])
+def sentence_scores(rows: Sequence[tuple[Any, ...]], near: NearestSentences | None) -> np.ndarray:
+    """The vector arm's score of each sentence: its own cosine and its context's, each
+    damped by its hubness in ``near``'s pool (when given), combined by
+    :func:`with_context`."""
+    keys = _keys(rows)
+    hubs = (near.own, near.context) if near is not None else (_NO_HUBS, _NO_HUBS)
+    cosines = []
+    for (at, vectors), kind, column in zip(_kinds(rows), hubs, (_OWN, _CONTEXT), strict=True):
+        scored = np.full(len(rows), np.nan)
+        if at:
+            raw = np.array([1.0 - float(rows[i][column]) for i in at])
+            scored[at] = kind.damp([keys[i] for i in at], raw, vectors)
+        cosines.append(scored)
+    return with_context(*cosines)
 
 
-def _vectors(rows: Sequence[tuple[Any, ...]]) -> np.ndarray:
-    return np.stack([np.asarray(r[4], dtype=np.float32) for r in rows])
+def with_context(own: np.ndarray, context: np.ndarray) -> np.ndarray:
+    """A sentence's score from its own (damped) cosine and its context's: the better of
+    the two, so a turn that leans on its neighbours is found through them while a lone
+    fact among unrelated sentences keeps its own score. NaN = no such vector (a
+    sentence indexed before contexts were, or whose vector is not written yet)."""
+    return np.fmax(own, context)
+
+
+def _keys(rows: Sequence[tuple[Any, ...]]) -> list[tuple[str, str]]:
+    return [(r[0], r[1]) for r in rows]
+
+
+def _kinds(rows: Sequence[tuple[Any, ...]]) -> list[tuple[list[int], np.ndarray]]:
+    """For the own and the context vectors: the rows holding one, and those vectors."""
+    out = []
+    for column in (_OWN, _CONTEXT):
+        at = [i for i, r in enumerate(rows) if r[column] is not None]
+        vectors = (
+            np.stack([np.asarray(rows[i][column + 1], dtype=np.float32) for i in at])
+            if at
+            else np.zeros((0, 0), dtype=np.float32)
+        )
+        out.append((at, vectors))
+    return out
 
 
 def _best_per_file(rows: Sequence[tuple[Any, ...]], scores: np.ndarray, limit: int) -> list[Hit]:
@@ -313,15 +381,17 @@ def closest_sentences(
     conn: Conn, db: Database, query_vector: np.ndarray, ids: Sequence[str], per_file: int = 3
 ) -> dict[str, list[str]]:
     """For source results (``source/<path>``), the ``per_file`` sentences of each file
-    closest to the question, closest first (exact, no index): what a reranker reads of a
-    note."""
+    closest to the question by their own vector or their context's, closest first
+    (exact, no index): what a reranker reads of a note."""
     if not ids:
         return {}
-    distance = db.distance_sql()
+    # least() skips NULL: a sentence without a context vector is placed by its own.
+    distance = f"least({db.distance_sql()}, {db.distance_sql(column='context_embedding')})"
     rows = conn.execute(
         "SELECT path, text FROM (SELECT path, text, row_number() OVER"
         f" (PARTITION BY path ORDER BY {distance}, ordinal) AS n FROM source_chunks"
-        " WHERE embedding IS NOT NULL AND path = ANY(%(paths)s)) s"
+        " WHERE (embedding IS NOT NULL OR context_embedding IS NOT NULL)"
+        " AND path = ANY(%(paths)s)) s"
         " WHERE n <= %(k)s ORDER BY path, n",
         {"q": query_vector, "paths": [i.removeprefix(SOURCE_PREFIX) for i in ids], "k": per_file},
     ).fetchall()

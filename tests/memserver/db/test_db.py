@@ -196,6 +196,48 @@ def test_an_index_from_before_004_loses_its_timeline_vectors(pg_url: str, tmp_pa
         drop_database(pg_url, name)
 
 
+def test_an_index_from_before_012_gets_a_typed_indexed_context_column(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A database whose model was recorded before migration 012 gets the context vector
+    column typed for that model and indexed; its sentences have no context yet (NULL, not
+    stale: the next reindex re-cuts them)."""
+    older = [p for p in migration_files() if int(p.name[:3]) < 12]
+    for path in older:
+        (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    name = "memtest_m012_" + os.urandom(4).hex()
+    create_database(pg_url, name)
+    try:
+        with Database.open(None, with_database(pg_url, name), max_size=1, migrate=False) as db:
+            with db.transaction() as conn:
+                assert apply_migrations(conn, tmp_path) == [p.stem for p in older]
+                for table in ("chunks", "source_chunks"):
+                    conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector(3)")
+                conn.execute(
+                    "INSERT INTO index_meta (key, value) VALUES"
+                    " ('embedding_model', 'test'), ('embedding_dims', '3')"
+                )
+                conn.execute("INSERT INTO source_docs (path, hash) VALUES ('a.md', 'h')")
+                conn.execute(
+                    "INSERT INTO source_chunks (path, ordinal, text, text_hash, embedding, stale)"
+                    " VALUES ('a.md', 0, 'One sentence here.', 'h', '[1,0,0]', false)"
+                )
+            assert db.migrate() == ["012_source_context_vectors"]
+            with db.connection() as conn:
+                coltype = conn.execute(
+                    "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid"
+                    " = 'source_chunks'::regclass AND attname = 'context_embedding'"
+                ).fetchone()
+                row = conn.execute(
+                    "SELECT context, context_embedding, context_stale FROM source_chunks"
+                ).fetchone()
+            assert coltype == ("vector(3)",)
+            assert "source_chunks_context_embedding_hnsw" in _hnsw_indexes(db)
+            assert row == (None, None, False)
+    finally:
+        drop_database(pg_url, name)
+
+
 def test_a_missing_extension_says_which_and_how_to_fix(database: Database) -> None:
     with database.transaction() as conn, pytest.raises(StoreError) as info:
         ensure_extensions(conn, database.url, ("no_such_extension_xyz",))
@@ -259,7 +301,11 @@ def test_ensure_embedding_records_the_model_and_refuses_another(database: Databa
             "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
             " WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
         ).fetchone()
-    assert indexes == {"chunks_embedding_hnsw", "source_chunks_embedding_hnsw"}
+    assert indexes == {
+        "chunks_embedding_hnsw",
+        "source_chunks_embedding_hnsw",
+        "source_chunks_context_embedding_hnsw",
+    }
     assert coltype == ("vector(384)",)
 
 
@@ -377,7 +423,11 @@ def _hnsw_indexes(database: Database) -> set[str]:
 
 def test_bulk_vectors_drops_the_hnsw_indexes_and_rebuilds_them(database: Database) -> None:
     database.ensure_embedding("test", 4)
-    every = {"chunks_embedding_hnsw", "source_chunks_embedding_hnsw"}
+    every = {
+        "chunks_embedding_hnsw",
+        "source_chunks_embedding_hnsw",
+        "source_chunks_context_embedding_hnsw",
+    }
     assert _hnsw_indexes(database) == every
     with pytest.raises(RuntimeError), database.bulk_vectors():
         assert _hnsw_indexes(database) == set()

@@ -69,6 +69,7 @@ def stale_rows(kb: KnowledgeBase) -> int:
         row = conn.execute(
             "SELECT (SELECT count(*) FROM chunks WHERE stale)"
             " + (SELECT count(*) FROM source_chunks WHERE stale)"
+            " + (SELECT count(*) FROM source_chunks WHERE context_stale)"
         ).fetchone()
     assert row is not None
     return int(row[0])
@@ -135,7 +136,9 @@ def test_a_sentence_two_sources_share_is_embedded_once(make_kb: Any, database_ur
             encoding="utf-8",
         )
         kb.index_sources(kb.manifest.scan().entries)
-        assert embedder.passages == ["# Note B Everyone at the counter liked the new scanners."]
+        new = "# Note B Everyone at the counter liked the new scanners."
+        # the new sentence, and the context both sentences of the note now share
+        assert sorted(embedder.passages) == [new, f"{new} {shared}"]
 
 
 def test_the_background_embedder_fills_what_puts_leave_to_it(

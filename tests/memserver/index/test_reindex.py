@@ -267,11 +267,11 @@ def test_bulk_reindex_rebuilds_search_indexes_even_after_a_crash(
 ) -> None:
     write_all(kb)
     before = _hnsw(kb)
-    assert len(before) == 2  # chunks, source_chunks
+    assert len(before) == 3  # chunks, source sentences and their contexts
     searchable = _text_indexes(kb)
     assert set(indexing.SEARCH_ONLY_INDEXES) <= searchable
     # as if a bulk reindex died mid-load
-    assert suspend_search_indexes(kb.db) == 2 + len(indexing.SEARCH_ONLY_INDEXES)
+    assert suspend_search_indexes(kb.db) == 3 + len(indexing.SEARCH_ONLY_INDEXES)
     assert _hnsw(kb) == [] and not set(indexing.SEARCH_ONLY_INDEXES) & _text_indexes(kb)
     monkeypatch.setattr(reindexing, "BULK_PAGES", 1)  # 4 pages count as a bulk load
     report = kb.reindex()

@@ -189,7 +189,7 @@ def test_hubness_is_closeness_to_the_rest_of_the_pool(monkeypatch: pytest.Monkey
     assert source_arms.hubness(family[:2], family[:2], within=True).tolist() == [0.0, 0.0]
     outside = source_arms.hubness(loner, family, within=False)  # the loner, not in the pool
     assert outside[0] == pytest.approx(hub[4], abs=1e-5)
-    near = source_arms.NearestSentences([], family, {("a.md", "in the pool"): 0.9}, 0.5)
+    near = source_arms.Hubs(family, {("a.md", "in the pool"): 0.9}, 0.5, active=True)
     keys = [("a.md", "in the pool"), ("b.md", "outside it")]
     vectors = np.vstack([family[0], loner[0]])
     damped = near.damp(keys, np.array([0.8, 0.8]), vectors)
@@ -214,7 +214,7 @@ def test_the_source_vector_arm_damps_hubs_on_the_cosine_scale(
         paths = [h.id.removeprefix(SOURCE_PREFIX) for h in near.hits]
         raw = {h.id: h.score for h in source_arms.source_cosines(conn, db, vector, paths)}
         damped = source_arms.source_cosines(conn, db, vector, paths, near)
-    assert len(near.vectors) >= 3 and near.mean_hub > 0
+    assert len(near.own.vectors) >= 3 and near.own.mean > 0
     assert [h.score for h in near.hits] == sorted((h.score for h in near.hits), reverse=True)
     assert {h.id: h.score for h in damped} == pytest.approx({h.id: h.score for h in near.hits})
     assert any(abs(h.score - raw[h.id]) > 1e-4 for h in near.hits)
