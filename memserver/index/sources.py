@@ -5,8 +5,8 @@ Only redacted text is ever stored: ``<private>`` spans are replaced before chunk
 neither the keyword index nor the vectors can reveal them. A source is (re)chunked only
 when its hash differs from the one indexed (or on ``force``); its status and date follow
 the manifest on every run. Unreadable sources (binary, not UTF-8) and removed ones have
-no rows. Each sentence is stored with its context (the sentence with its neighbours,
-``memserver.kb.chunks.source_context``) and both are embedded. Texts whose vector the
+no rows. Each sentence of a conversation is stored with its context (the sentence with
+its neighbours, ``memserver.kb.chunks.source_contexts``) and both are embedded. Texts whose vector the
 index already holds are not embedded again; the others are embedded now, or (``defer_embedding``, and when the embedder is down) stored
 ``stale``: keyword search finds them at once, and the background embedder or the next
 reindex embeds them. The server runs this on every ``source_pending`` scan, so a new
@@ -33,7 +33,7 @@ from memserver.index.source_notes import (
     note_rows,
     write_note_rows,
 )
-from memserver.kb.chunks import source_context, source_units
+from memserver.kb.chunks import source_contexts, source_units
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.layout import KBPaths
 from memserver.kb.manifest import Manifest, SourceEntry, Status
@@ -63,10 +63,7 @@ class _Doc:
     title: str
     chunks: list[str] = field(default_factory=list)
     notes: NoteRows | None = None  # the note-level rows (memserver.index.source_notes)
-
-    def contexts(self) -> list[str]:
-        """Each sentence's context (memserver.kb.chunks.source_context), in order."""
-        return [source_context(self.chunks, i) for i in range(len(self.chunks))]
+    contexts: list[str | None] = field(default_factory=list)  # per chunk (source_contexts)
 
 
 def source_title(rel: str, text: str) -> str:
@@ -123,7 +120,7 @@ def index_sources(
         if unchanged:
             renote.append(notes)
         else:
-            todo.append(_Doc(entry, digest, title, units, notes))
+            todo.append(_Doc(entry, digest, title, units, notes, source_contexts(text, units)))
     missing = set(indexed) - {e.path for e in present}
     gone = sorted(missing | ({path for path, _ in unreadable} & set(indexed)))
     unchanged = len(present) - len(todo) - len(unreadable)
@@ -144,7 +141,7 @@ def index_sources(
     if on_progress is not None and unchanged:
         on_progress(unchanged + len(unreadable))
     for batch in _batches(todo, EMBED_BATCH):
-        texts = [text for doc in batch for text in (*doc.chunks, *doc.contexts())]
+        texts = [t for doc in batch for t in (*doc.chunks, *doc.contexts) if t is not None]
         vectors: Mapping[str, Any] | None
         try:
             found = vectors_for(db, embedder, texts, embed=not defer_embedding)
@@ -228,14 +225,16 @@ def _write_docs(conn: Any, docs: Sequence[_Doc], vectors: Mapping[str, Any] | No
         cur.execute(
             "DELETE FROM source_chunks WHERE path = ANY(%s)", ([d.entry.path for d in docs],)
         )
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         for d in docs:
             day = d.entry.doc_date
-            for ordinal, (text, context) in enumerate(zip(d.chunks, d.contexts(), strict=True)):
-                own, around = (
-                    vectors.get(t) if vectors is not None else None for t in (text, context)
-                )
+            for ordinal, (text, context) in enumerate(zip(d.chunks, d.contexts, strict=True)):
+                own = vectors.get(text) if vectors is not None else None
                 row = (d.entry.path, ordinal, text, text_hash(text), own, own is None, day)
+                if context is None:  # not a conversation: no context vector
+                    rows.append((*row, None, None, None, False))
+                    continue
+                around = vectors.get(context) if vectors is not None else None
                 rows.append((*row, context, text_hash(context), around, around is None))
         if rows:
             cur.executemany(

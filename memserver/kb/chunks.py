@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -36,17 +37,27 @@ CHUNK_FORMAT = "2:packed-300"
 SOURCE_MIN_WORDS = 6
 SOURCE_MAX_WORDS = 60
 SOURCE_OVERLAP = 10
-# A source sentence is also embedded in its context: with SOURCE_CONTEXT sentences before
-# and after it (source_context). A turn of a conversation leans on the ones around it ("I
+# A sentence of a conversation is also embedded in its context: with SOURCE_CONTEXT
+# sentences before and after it (source_context). A turn leans on the ones around it ("I
 # wanted to tell you about my school event." / "I talked about my journey ..."), and a
 # small model reads one such sentence alone too thinly; the source vector arm takes the
-# better of the sentence's cosine and its context's (memserver.search.source_arms), so a
-# lone fact among unrelated sentences still counts by itself.
+# better of the sentence's cosine and its context's (memserver.search.source_arms).
+# Only conversations (is_conversation): in notes of self-contained statements grouped by
+# topic, a sentence's neighbours lift the notes that merely share its topic above the one
+# that says what was asked (bench/RESULTS.md, LoCoMo, context vectors).
 SOURCE_CONTEXT = 1
-# Change the version with _SENTENCE_BREAK or source_context: reindex re-cuts every source
-# of an index cut another way. 3: sentences carry their context.
+# Change the version with _SENTENCE_BREAK, source_context or is_conversation: reindex
+# re-cuts every source of an index cut another way. 3: conversations carry contexts.
 SOURCE_FORMAT = (
-    f"{CHUNK_FORMAT}/source-sentences-3-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}-c{SOURCE_CONTEXT}"
+    f"{CHUNK_FORMAT}/source-sentences-3-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}"
+    f"/conversation-context-{SOURCE_CONTEXT}"
+)
+# A line opening a turn: "Speaker: text" (a transcript, a chat log; the speaker one to
+# three words, capitalised) or a chat export's "**Speaker** 16:02".
+_TURN = re.compile(
+    r"^[ \t]*(?:\*\*([^*\n]{1,40})\*\*[ \t]+\d{1,2}:\d{2}\b"
+    r"|([^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2}):[ \t]+\S)",
+    re.MULTILINE,
 )
 # A sentence ends at . ! ? (or their full-width forms) before a space, at a blank line,
 # and before a list item (- * + • ‣ ◦ – or 1. 1)) or heading line.
@@ -98,6 +109,27 @@ def source_units(
         else:
             units.append(pending)
     return units
+
+
+def is_conversation(text: str) -> bool:
+    """Whether a raw source is a conversation: three or more turns (lines opening with a
+    speaker) by two or more speakers, one of them speaking twice. A note's labelled
+    lines ("Attendees: ...", "Decision: ...") name each label once."""
+    turns = Counter(
+        label.strip()
+        for m in _TURN.finditer(text)
+        if (label := m.group(1) or m.group(2)) and label.strip()[:1].isupper()
+    )
+    return len(turns) >= 2 and turns.total() >= 3 and max(turns.values()) >= 2
+
+
+def source_contexts(text: str, units: Sequence[str]) -> list[str | None]:
+    """The context embedded for each of a source's sentences (``units``, cut from
+    ``text``): in a conversation the sentence with its neighbours (source_context),
+    else none."""
+    if not is_conversation(text):
+        return [None] * len(units)
+    return [source_context(units, i) for i in range(len(units))]
 
 
 def source_context(units: Sequence[str], i: int, width: int = SOURCE_CONTEXT) -> str:

@@ -58,25 +58,22 @@ def assert_embedded_with_context(kb: KnowledgeBase) -> None:
         assert not np.allclose(own, around, atol=1e-3)
 
 
-def test_source_context_is_the_sentence_with_its_neighbours() -> None:
-    units = ["One two three.", "Four five six.", "Seven eight nine."]
-    assert source_context(units, 0) == "One two three. Four five six."
-    assert source_context(units, 1) == "One two three. Four five six. Seven eight nine."
-    assert source_context(units, 2) == "Four five six. Seven eight nine."
-    assert source_context(units, 1, width=0) == "Four five six."
-    assert source_context(["Alone here."], 0) == "Alone here."
-
-
 def test_each_sentence_and_each_context_is_embedded_once(
     make_kb: MakeKB, database_url: str
 ) -> None:
-    """A one-line note's context is its line, which the other note holds too: each
-    distinct text goes to the model once."""
+    """A note that is not a conversation has no contexts; its sentence the other note
+    holds too is embedded once, like every distinct text."""
     paths = make_kb(sources={"talk.md": NOTE, "one.md": f"{TURNS[1]}\n"})
     embedder = Counting()
     with KnowledgeBase.open(paths.root, embedder=embedder, database_url=database_url) as kb:
         kb.reindex()
         assert_embedded_with_context(kb)
+        with kb.db.connection() as conn:
+            lone = conn.execute(
+                "SELECT context, context_hash, context_embedding, context_stale, embedding"
+                " FROM source_chunks WHERE path = 'one.md'"
+            ).fetchall()
+        assert [row[:4] for row in lone] == [(None, None, None, False)] and lone[0][4] is not None
     contexts = [source_context(UNITS, i) for i in range(3)]
     assert sorted(embedder.passages) == sorted({*UNITS, *contexts})
 

@@ -1,8 +1,11 @@
-"""Raw sources are cut into sentences for the index (memserver.kb.chunks.source_units)."""
+"""Raw sources are cut into sentences for the index (memserver.kb.chunks.source_units), and
+a conversation's sentences get their contexts (source_contexts)."""
 
 from __future__ import annotations
 
-from memserver.kb.chunks import source_units
+import pytest
+
+from memserver.kb.chunks import is_conversation, source_context, source_contexts, source_units
 
 NOTE = """# Call with Helga Brandvold
 
@@ -60,3 +63,53 @@ def test_bullets_of_other_shapes_start_a_unit_too() -> None:
         "What changes: • New contracts from October are usage-based.",
         "• Existing customers switch at renewal time.",
     ]
+
+
+def test_source_context_is_the_sentence_with_its_neighbours() -> None:
+    units = ["One two three.", "Four five six.", "Seven eight nine."]
+    assert source_context(units, 0) == "One two three. Four five six."
+    assert source_context(units, 1) == "One two three. Four five six. Seven eight nine."
+    assert source_context(units, 2) == "Four five six. Seven eight nine."
+    assert source_context(units, 1, width=0) == "Four five six."
+    assert source_context(["Alone here."], 0) == "Alone here."
+
+
+CHAT = (
+    "---\ndate: 2023-05-08\n---\n"
+    "Caroline: I went to a support group yesterday and it was so powerful.\n"
+    "Melanie: Wow, that's cool! What happened that was so awesome?\n"
+    "Caroline: The stories were so inspiring and everyone was kind to me.\n"
+)
+SLACK = (
+    "# #sales — 2026-10-20\n\n**Priya Shah** 16:02\nHanding over the Initech bits to Alex.\n\n"
+    "**Alex Kim** 16:20\nThanks Priya. Anything open on support tickets?\n\n"
+    "**Priya Shah** 16:24\nTwo low-priority ones, nothing that blocks the renewal.\n"
+)
+MEETING = (
+    "---\ntitle: Globex intro call\ndate: 2026-06-18\n---\n# Globex intro call\n\n"
+    "Attendees: Alice Chen, Bob Martinez\nDecision: send a quote after the demo.\n"
+    "Next steps: Alice books the demo for July. We agreed: no discount before the pilot.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "conversation"),
+    [
+        (CHAT, True),
+        (SLACK, True),
+        ("Сараа: Өчигдөр уулзсан.\nБат: Юу ярьсан бэ?\nСараа: Гэрээний тухай ярьсан.\n", True),
+        (MEETING, False),  # labelled lines, each label once
+        ("Caroline: Hi there, how are you?\nMelanie: Fine, thanks for asking me.\n", False),
+        ("The reefer alarm went off. The cold store at Poznan was checked.\n", False),
+    ],
+)
+def test_a_conversation_is_turns_by_two_speakers_one_speaking_twice(
+    text: str, conversation: bool
+) -> None:
+    assert is_conversation(text) is conversation
+
+
+def test_only_a_conversation_s_sentences_get_contexts() -> None:
+    units = source_units(CHAT)
+    assert source_contexts(CHAT, units) == [source_context(units, i) for i in range(len(units))]
+    assert source_contexts(MEETING, source_units(MEETING)) == [None] * len(source_units(MEETING))

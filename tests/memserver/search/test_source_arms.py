@@ -1,7 +1,7 @@
 """The source vector arm scores a sentence by the better of its own cosine and its
 context's (``source_arms.with_context``): a turn that leans on its neighbours is found
-through them, a lone fact keeps its own score, and a sentence indexed before contexts
-were scores by its own vector."""
+through them, a lone fact keeps its own score, and a sentence without a context (not a
+conversation's, or indexed before contexts were) scores by its own vector."""
 
 from __future__ import annotations
 
@@ -22,15 +22,19 @@ TALK = (
     "Melanie: That sounds like a wonderful afternoon for everyone there.\n"
 )
 FACT = (
-    "The canteen menu changes every second Tuesday of the month.\n"
-    "The reefer door alarm at the Gdansk depot went off four times overnight.\n"
-    "Parking behind the office is free for visitors after six in the evening.\n"
+    "Nadia: The canteen menu changes every second Tuesday of the month.\n"
+    "Oskar: The reefer door alarm at the Gdansk depot went off four times overnight.\n"
+    "Nadia: Parking behind the office is free for visitors after six in the evening.\n"
+)
+PROSE = (  # not a conversation: no context vectors
+    "The school event last week went well for everyone.\n"
+    "Caroline talked about her journey and the students listened closely.\n"
 )
 
 
 @pytest.fixture
 def kb(make_kb: MakeKB, database_url: str) -> Iterator[KnowledgeBase]:
-    paths = make_kb(sources={"talk.md": TALK, "fact.md": FACT})
+    paths = make_kb(sources={"talk.md": TALK, "fact.md": FACT, "prose.md": PROSE})
     with KnowledgeBase.open(paths.root, embedder=HashEmbedder(), database_url=database_url) as kb:
         kb.reindex()
         yield kb
@@ -82,6 +86,13 @@ def test_a_lone_fact_keeps_its_own_score(kb: KnowledgeBase) -> None:
     assert arm(kb, question)["fact.md"] == pytest.approx(max(own), abs=1e-5)
 
 
+def test_a_note_that_is_no_conversation_scores_by_its_sentences(kb: KnowledgeBase) -> None:
+    question = "the school event where she talked about her journey"
+    own, around = cosines(kb, question, "prose.md")
+    assert np.isnan(around).all()
+    assert arm(kb, question)["prose.md"] == pytest.approx(max(own), abs=1e-5)
+
+
 def test_sentences_indexed_before_contexts_score_by_their_own_vector(kb: KnowledgeBase) -> None:
     question = "the school event where she talked about her journey"
     with kb.db.connection() as conn:
@@ -100,7 +111,7 @@ def test_files_beyond_the_pool_are_scored_with_their_contexts_too(kb: KnowledgeB
     question = "the school event where she talked about her journey"
     vector = kb.embedder.embed_query(question)
     with kb.db.connection() as conn:
-        beyond = source_arms.source_cosines(conn, kb.db, vector, ["talk.md", "fact.md"])
+        beyond = source_arms.source_cosines(conn, kb.db, vector, ["talk.md", "fact.md", "prose.md"])
     scores = {h.id.removeprefix(SOURCE_PREFIX): h.score for h in beyond}
     assert scores == pytest.approx(arm(kb, question), abs=1e-5)
     assert scores["talk.md"] == pytest.approx(max(cosines(kb, question, "talk.md")[1]), abs=1e-5)
