@@ -26,7 +26,8 @@ was read is left to that put. Running it twice in a row changes nothing the seco
 time. With ``force`` the embedding model recorded in the index is switched to the
 configured one first (all vectors cleared), which is how a model change is applied.
 
-Bulk loads (from BULK_PAGES changed pages, and at least half the index) drop the HNSW
+Bulk loads (from BULK_PAGES changed pages, and at least half the index; or every source
+re-cut because the way sources are cut changed) drop the HNSW
 indexes and the text-search GIN indexes no write reads (``indexer.SEARCH_ONLY_INDEXES``)
 first and rebuild them at the end, which is several times faster than growing them row
 by row; their definitions wait in index_meta, so a reindex that dies mid-load leaves them
@@ -449,7 +450,12 @@ def reindex(
     failed.extend(unreadable)
     restore_search_indexes(db)  # left suspended by a reindex that died mid-load
     degraded: list[str] = []
-    with search_indexes_suspended(db, _is_bulk(len(changed), len(indexed))):
+    # Every source re-cut replaces all of source_chunks: with live HNSW indexes each new
+    # row joins the graph and the old one stays in it, dead, until a vacuum, and scans find
+    # fewer of the true nearest (bench/eval_search.py sources: hybrid R@5 0.98 -> 0.95 right
+    # after such a reindex, 0.98 again after VACUUM). Rebuilt, the graphs hold live rows.
+    bulk = _is_bulk(len(changed), len(indexed)) or (resource and bool(present))
+    with search_indexes_suspended(db, bulk):
         written = _index_pages(
             db, schema, paths, embedder, changed, failed, degraded, progress, embed
         )

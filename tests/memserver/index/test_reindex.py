@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
 
 from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import Reranker
+from memserver.db.database import Database
 from memserver.index import indexer as indexing
 from memserver.index import reindex as reindexing
 from memserver.index.indexer import suspend_search_indexes
@@ -282,6 +284,32 @@ def test_bulk_reindex_rebuilds_search_indexes_even_after_a_crash(
         assert left.fetchone() == (0,)
         (n,) = conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL").fetchone()
     assert n > 0
+
+
+def test_a_reindex_that_recuts_every_source_rebuilds_the_vector_indexes(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-cutting every source (a new source format) replaces all source rows: the indexes
+    are dropped and rebuilt, so the HNSW graphs keep no dead rows of the old cut."""
+    write_all(kb)
+    kb.reindex()
+    before = _hnsw(kb)
+    bulk: list[bool] = []
+    real = reindexing.search_indexes_suspended
+
+    def recording(db: Database, enabled: bool = True) -> AbstractContextManager[None]:
+        bulk.append(enabled)
+        return real(db, enabled)
+
+    monkeypatch.setattr(reindexing, "search_indexes_suspended", recording)
+    assert kb.reindex().sources_indexed == 0 and bulk == [False]
+    with kb.db.connection() as conn:
+        conn.execute(
+            "UPDATE index_meta SET value = 'source-sentences-2' WHERE key = %s",
+            (indexing.SOURCE_CHUNKS,),
+        )
+    assert kb.reindex().sources_indexed > 0 and bulk == [False, True]
+    assert _hnsw(kb) == before
 
 
 def test_ahead_passes_items_and_errors_through_in_order() -> None:
