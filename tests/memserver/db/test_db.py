@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -153,47 +155,55 @@ def test_an_applied_migration_that_changed_is_refused(database: Database, tmp_pa
         migration_files(tmp_path)
 
 
-def test_an_index_from_before_004_loses_its_timeline_vectors(pg_url: str, tmp_path: Path) -> None:
-    """A database migrated up to 003 (timeline entries with vectors, an HNSW index on them,
-    even one suspended by a bulk load that died) upgrades cleanly; chunks keep theirs."""
-    older = [p for p in migration_files() if int(p.name[:3]) <= 3]
+@contextmanager
+def _migrated_up_to(last: int, pg_url: str, tmp_path: Path) -> Iterator[Database]:
+    """A new database with the migrations up to number ``last`` applied (and no later)."""
+    older = [p for p in migration_files() if int(p.name[:3]) <= last]
     for path in older:
         (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    name = "memtest_m004_" + os.urandom(4).hex()
+    name = f"memtest_m{last:03d}_" + os.urandom(4).hex()
     create_database(pg_url, name)
     try:
         with Database.open(None, with_database(pg_url, name), max_size=1, migrate=False) as db:
             with db.transaction() as conn:
                 assert apply_migrations(conn, tmp_path) == [p.stem for p in older]
-                conn.execute("ALTER TABLE timeline_entries ALTER COLUMN embedding TYPE vector(3)")
-                conn.execute(
-                    "CREATE INDEX timeline_entries_embedding_hnsw ON timeline_entries"
-                    " USING hnsw (embedding vector_cosine_ops)"
-                )
-                conn.execute(
-                    "INSERT INTO index_meta (key, value) VALUES"
-                    " ('suspended_index:timeline_entries_embedding_hnsw', 'CREATE INDEX ...')"
-                )
-            assert db.migrate()[0] == "004_timeline_without_vectors"
-            with db.connection() as conn:
-                columns = {
-                    (table, column)
-                    for table, column in conn.execute(
-                        "SELECT table_name, column_name FROM information_schema.columns"
-                        " WHERE column_name IN ('embedding', 'stale')"
-                        " AND table_schema = current_schema()"
-                    ).fetchall()
-                }
-                meta = conn.execute("SELECT key FROM index_meta").fetchall()
-        assert columns == {
-            ("chunks", "embedding"),
-            ("chunks", "stale"),
-            ("source_chunks", "embedding"),
-            ("source_chunks", "stale"),
-        }
-        assert meta == []
+            yield db
     finally:
         drop_database(pg_url, name)
+
+
+def test_an_index_from_before_004_loses_its_timeline_vectors(pg_url: str, tmp_path: Path) -> None:
+    """A database migrated up to 003 (timeline entries with vectors, an HNSW index on them,
+    even one suspended by a bulk load that died) upgrades cleanly; chunks keep theirs."""
+    with _migrated_up_to(3, pg_url, tmp_path) as db:
+        with db.transaction() as conn:
+            conn.execute("ALTER TABLE timeline_entries ALTER COLUMN embedding TYPE vector(3)")
+            conn.execute(
+                "CREATE INDEX timeline_entries_embedding_hnsw ON timeline_entries"
+                " USING hnsw (embedding vector_cosine_ops)"
+            )
+            conn.execute(
+                "INSERT INTO index_meta (key, value) VALUES"
+                " ('suspended_index:timeline_entries_embedding_hnsw', 'CREATE INDEX ...')"
+            )
+        assert db.migrate()[0] == "004_timeline_without_vectors"
+        with db.connection() as conn:
+            columns = {
+                (table, column)
+                for table, column in conn.execute(
+                    "SELECT table_name, column_name FROM information_schema.columns"
+                    " WHERE column_name IN ('embedding', 'stale')"
+                    " AND table_schema = current_schema()"
+                ).fetchall()
+            }
+            meta = conn.execute("SELECT key FROM index_meta").fetchall()
+    assert columns == {
+        ("chunks", "embedding"),
+        ("chunks", "stale"),
+        ("source_chunks", "embedding"),
+        ("source_chunks", "stale"),
+    }
+    assert meta == []
 
 
 def test_an_index_from_before_012_gets_a_typed_indexed_context_column(
@@ -202,40 +212,32 @@ def test_an_index_from_before_012_gets_a_typed_indexed_context_column(
     """A database whose model was recorded before migration 012 gets the context vector
     column typed for that model and indexed; its sentences have no context yet (NULL, not
     stale: the next reindex re-cuts them)."""
-    older = [p for p in migration_files() if int(p.name[:3]) < 12]
-    for path in older:
-        (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    name = "memtest_m012_" + os.urandom(4).hex()
-    create_database(pg_url, name)
-    try:
-        with Database.open(None, with_database(pg_url, name), max_size=1, migrate=False) as db:
-            with db.transaction() as conn:
-                assert apply_migrations(conn, tmp_path) == [p.stem for p in older]
-                for table in ("chunks", "source_chunks"):
-                    conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector(3)")
-                conn.execute(
-                    "INSERT INTO index_meta (key, value) VALUES"
-                    " ('embedding_model', 'test'), ('embedding_dims', '3')"
-                )
-                conn.execute("INSERT INTO source_docs (path, hash) VALUES ('a.md', 'h')")
-                conn.execute(
-                    "INSERT INTO source_chunks (path, ordinal, text, text_hash, embedding, stale)"
-                    " VALUES ('a.md', 0, 'One sentence here.', 'h', '[1,0,0]', false)"
-                )
-            assert db.migrate() == ["012_source_context_vectors"]
-            with db.connection() as conn:
-                coltype = conn.execute(
-                    "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid"
-                    " = 'source_chunks'::regclass AND attname = 'context_embedding'"
-                ).fetchone()
-                row = conn.execute(
-                    "SELECT context, context_embedding, context_stale FROM source_chunks"
-                ).fetchone()
-            assert coltype == ("vector(3)",)
-            assert "source_chunks_context_embedding_hnsw" in _hnsw_indexes(db)
-            assert row == (None, None, False)
-    finally:
-        drop_database(pg_url, name)
+    with _migrated_up_to(11, pg_url, tmp_path) as db:
+        with db.transaction() as conn:
+            for table in ("chunks", "source_chunks"):
+                conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector(3)")
+            conn.execute(
+                "INSERT INTO index_meta (key, value) VALUES"
+                " ('embedding_model', 'test'), ('embedding_dims', '3')"
+            )
+            conn.execute("INSERT INTO source_docs (path, hash) VALUES ('a.md', 'h')")
+            conn.execute(
+                "INSERT INTO source_chunks (path, ordinal, text, text_hash, embedding, stale)"
+                " VALUES ('a.md', 0, 'One sentence here.', 'h', '[1,0,0]', false)"
+            )
+        assert db.migrate() == ["012_source_context_vectors"]
+        with db.connection() as conn:
+            coltype = conn.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid"
+                " = 'source_chunks'::regclass AND attname = 'context_embedding'"
+            ).fetchone()
+            row = conn.execute(
+                "SELECT context, context_embedding, context_stale FROM source_chunks"
+            ).fetchone()
+        hnsw = _hnsw_indexes(db)
+    assert coltype == ("vector(3)",)
+    assert "source_chunks_context_embedding_hnsw" in hnsw
+    assert row == (None, None, False)
 
 
 def test_a_missing_extension_says_which_and_how_to_fix(database: Database) -> None:

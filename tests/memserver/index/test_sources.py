@@ -38,12 +38,12 @@ Row = tuple[str, str | None, np.ndarray | None, np.ndarray | None]
 
 def stored(kb: KnowledgeBase) -> list[Row]:
     """talk.md's rows: text, context and their vectors."""
+    query = (
+        "SELECT text, context, embedding, context_embedding FROM source_chunks"
+        " WHERE path = 'talk.md' ORDER BY ordinal"
+    )
     with kb.db.connection() as conn:
-        rows = conn.execute(
-            "SELECT text, context, embedding, context_embedding FROM source_chunks"
-            " WHERE path = 'talk.md' ORDER BY ordinal"
-        ).fetchall()
-    return [tuple(r) for r in rows]
+        return list(conn.execute(query))
 
 
 def assert_embedded_with_context(kb: KnowledgeBase) -> None:
