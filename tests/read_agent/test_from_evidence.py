@@ -45,15 +45,37 @@ def test_a_written_answer_must_keep_the_leads_figures_and_state_only_evidence() 
     assert check(f"Dana gets it by 2026-11-16 [{PAGE}].", lines, ALLOWED).reason == (
         "model_answer_changed"
     )
+    # no figure at all: the lead shown above it gives them
+    assert check(f"Globex accepted the webhook design [{PAGE}].", lines, ALLOWED).text
     assert check("To answer this, I'll look at the meetings.", lines, ALLOWED).reason == (
         "model_answer_plan"
     )
     # seen with a 1.5B model, above evidence that answered: never shown
     for none in ("The knowledge base has no answer.", "The evidence does not mention it."):
         assert check(none, lines, ALLOWED).reason == "model_answer_none"
+    asked = "Өнгөрсөн долоо хоногт юу болсон бэ?"  # "What happened last week?"
+    echo = check("Өнгөрсөн долоо хоногт юу болсон бэ.", lines, ALLOWED, asked)
+    assert echo.reason == "model_answer_echo"
 
 
 def test_the_model_writes_only_from_evidence_that_answers() -> None:
     assert answers(EXTRACTIVE)
     for none in (NO_ANSWER, f"{NO_SENTENCE} The closest:\n{HEADER}\n- 2026-11-12 · x [{PAGE}]"):
         assert not answers(none)
+
+
+def test_days_written_out_are_read_as_the_evidence_writes_them() -> None:
+    """Asked for ISO dates, a 1.5B model writes "June 18, 2026": the same day is kept,
+    another is not; "12 months" is the evidence's "12-month"."""
+    intro = "meetings/2026-06-18-globex-intro-call"
+    lines = [
+        f"First meeting: 2026-06-18 · Globex intro call [{intro}]",
+        f"- 2026-06-18 · Globex wants a 12-month pilot. [{intro}]",
+    ]
+    allowed = {intro: Source(intro, "Globex intro call", "2026-06-18")}
+    kept = check(
+        f"The first meeting was on June 18, 2026, about 12 months [{intro}].", lines, allowed
+    )
+    assert kept.text is not None and kept.reason is None
+    other = check(f"The first meeting was on 19th June 2026 [{intro}].", lines, allowed)
+    assert other.reason == "model_answer_unsupported"
