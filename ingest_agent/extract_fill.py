@@ -191,13 +191,14 @@ class FillRequest:
             else:
                 coerced[str(name)] = value
         # An entity's value must stand next to its name; the note's own event is the note.
-        about = None
-        if not is_dated(folder):
+        names = (draft.title, *draft.page.aliases)
+        if is_dated(folder):  # a meeting's project must be a project the note names
+            about = About(names, folder.name, self.rivals, entity=False)
+        else:
             wording = {
                 v.verb: tuple(p.text for p in v.phrases if not p.name_first)
                 for v in folder.link_verbs
             }
-            names = (draft.title, *draft.page.aliases)
             about = About(names, folder.name, self.rivals, wording)
         kept, lost = grounds.fields(specs, coerced, key, about)
         return kept, dropped + lost

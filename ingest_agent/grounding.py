@@ -95,6 +95,9 @@ class About:
     folder: str = ""
     rivals: Mapping[str, frozenset[str]] = field(default_factory=dict)
     patterns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # False for the note's own event (a meeting): the note is about it as a whole, so
+    # only "a page the note names" and "not the page itself" apply to its links
+    entity: bool = True
 
 
 def _forms(names: Iterable[str]) -> set[str]:
@@ -245,6 +248,8 @@ class Grounds:
         (see the module docstring), else why not."""
         if about.rivals and norm(value) not in about.rivals.get(spec.folder or "", ()):
             return f"is no {spec.folder} page the note names"
+        if not about.entity:
+            return None
         own, wanted = _forms(about.names), _forms([value])
         between = about.rivals.get(about.folder, frozenset()) | about.rivals.get(
             spec.folder or "", frozenset()
@@ -294,7 +299,7 @@ class Grounds:
             why = "is a number the note does not state"
         else:
             ok, why = self.states_text(text), "is not what the note says"
-        if ok and about is not None and spec.type in ("string", "number", "date"):
+        if ok and about is not None and about.entity and spec.type in ("string", "number", "date"):
             shown: str | dt.date | None = text
             if spec.type == "number":
                 shown = _number_text(value)

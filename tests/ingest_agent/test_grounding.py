@@ -173,3 +173,22 @@ def test_an_entitys_date_must_stand_next_to_its_name_however_it_is_written() -> 
     assert dropped == [
         "people/Dana Whitfield.fields.due: '2026-11-23' is not stated next to 'Dana Whitfield'"
     ]
+
+
+def test_a_meetings_links_must_be_pages_the_note_names_and_not_the_meeting() -> None:
+    """Seen with a 1.5B model under `make up`: the intro call's project was "Globex intro
+    call" (the meeting itself) and a project "Acme Track" appeared from nowhere."""
+    project = FieldSpec("project", "link", folder="projects")
+    rivals = {"projects": frozenset({"globex eta rollout"}), "meetings": frozenset()}
+    call = About(("Globex carrier review",), "meetings", rivals, entity=False)
+    note = NOTE + "\nPart of the Globex ETA Rollout. Acme Track was mentioned.\n"
+    g = Grounds(note, DAY, ZoneInfo("UTC"))
+    assert g.check(project, "Globex ETA Rollout", "p", call).value == "Globex ETA Rollout"
+    assert g.check(project, "Globex carrier review", "p", call).dropped == (
+        "p: 'Globex carrier review' is the page itself",
+    )
+    assert g.check(project, "Acme Track", "p", call).dropped == (
+        "p: 'Acme Track' is no projects page the note names",
+    )
+    # the meeting's own date is the note's: not checked against a name
+    assert g.check(DUE, DAY.isoformat(), "d", call).value == DAY.isoformat()
