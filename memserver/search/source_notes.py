@@ -35,14 +35,16 @@ from memserver.search.types import SOURCE_PREFIX
 
 K1, B = 1.2, 0.75
 # The arm's votes are scaled by the largest part of the question's rarity that one note
-# holds, to this power (_held_share), a word no note holds counting ABSENT_WEIGHT times
-# its rarity: a question put in other words than the notes' (a paraphrase) leaves the
-# note arm little to say. On bench/eval_sources.py's paraphrases the note arm alone finds
-# 3 of 17 in its first five, and unscaled its votes cost the hybrid recall@5 0.98 -> 0.88;
-# scaled so, the hybrid is where it was without the arm (0.72 / 0.98 / 0.83), and
-# LoCoMo's sessions are found ahead of BM25 and of vectors alone (bench/RESULTS.md).
+# holds, to this power (_held_share), a word no note holds counting at its rarest: a
+# question put in other words than the notes' (a paraphrase) leaves the note arm little
+# to say. On bench/eval_sources.py's paraphrases the note arm alone finds 3 of 17 in its
+# first five, and unscaled its votes cost the hybrid recall@5 0.98 -> 0.88; scaled so,
+# the hybrid is where it was without the arm (R@1 / R@5 0.72 / 0.98). A word no note holds
+# once counted three times its rarity: on LoCoMo's questions such words are mostly the
+# asker's own ("describe", "participate", "host"), beside words the right session does
+# hold, and that weight silenced the arm where it ranked that session first
+# (bench/RESULTS.md: session R@5 0.915 / 0.974 / 0.969 -> 0.922 / 0.974 / 0.971).
 GATE_POWER = 3
-ABSENT_WEIGHT = 3.0
 MENTION_MIN_DAYS = 7  # a mention up to a week long counts inside any window it overlaps
 MENTION_MAX_DAYS = 366
 # Cheap test before the date grammar runs on a sentence: a digit, a month or weekday
@@ -189,11 +191,7 @@ def _held_share(
             (list(words),),
         ).fetchall()
     )
-    idf = {
-        w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5))
-        * (1.0 if df.get(w) else ABSENT_WEIGHT)
-        for w in words
-    }
+    idf = {w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in words}
     stems = {w: p[:-1] for w in words for p in prefixes if w.startswith(p[:-1])}
     total = sum(idf.values()) or 1.0
 

@@ -4,6 +4,7 @@ windows that prefer, never empty, a search."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from memserver.clients.embed import HashEmbedder
 from memserver.index.source_notes import light_stem
 from memserver.search.pipeline import Searcher, SearchRequest, SearchResponse
 from memserver.search.shaping import OUTSIDE_WINDOW
-from memserver.search.source_notes import mention_reader, note_keyword
+from memserver.search.source_notes import GATE_POWER, mention_reader, note_keyword
 from memserver.store.knowledge_base import KnowledgeBase
 from tests.fixtures.db import scratch_database
 
@@ -155,6 +156,22 @@ def test_the_note_arm_ranks_a_note_by_all_its_turns(notes: Notes) -> None:
     assert response.results[0].id == source("session-02.md")
     assert "source_note" in response.results[0].ranks
     assert "camping" in response.results[0].snippet
+
+
+def test_a_word_no_note_holds_weighs_as_a_rare_word_not_more(notes: Notes) -> None:
+    """The word "describe" is the asker's, in no note: it counts at its rarest idf, so the
+    note that holds every other word keeps most of its vote."""
+
+    def idf(df: int, n: int = len(NOTES)) -> float:
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    with notes.kb.db.connection() as conn:
+        hits = note_keyword(conn, "How did the kids describe the camping trip?")
+    assert hits[0].id == source("session-02.md")
+    held = 2 * idf(1) + idf(3)  # "kids" and "trip" in one note, "camping" in three
+    expected = (held / (held + idf(0))) ** GATE_POWER
+    assert hits[0].share == pytest.approx(expected)
+    assert hits[0].share > 0.15  # three times the absent word's rarity left 0.02
 
 
 def test_a_note_mentioning_a_year_is_inside_a_window_on_that_year(notes: Notes) -> None:
