@@ -78,9 +78,20 @@ class Conversation:
     questions: list[Question] = field(default_factory=list)
 
 
-def session_date(value: str) -> dt.date:
-    """``1:56 pm on 8 May, 2023`` -> 2023-05-08."""
-    return dt.datetime.strptime(" ".join(value.split()), "%I:%M %p on %d %B, %Y").date()
+def session_start(value: str) -> dt.datetime:
+    """``1:56 pm on 8 May, 2023`` -> 2023-05-08 13:56."""
+    return dt.datetime.strptime(" ".join(value.split()), "%I:%M %p on %d %B, %Y")
+
+
+# How a session's turns are written: as the data's README says (``Speaker: text``), or
+# as a WhatsApp export would (``08/05/2023, 13:56 - Speaker: text``, a minute a turn).
+CHAT_FORMATS = ("plain", "whatsapp")
+
+
+def turn_line(chat: str, start: dt.datetime, i: int, speaker: str, text: str) -> str:
+    if chat == "whatsapp":
+        return f"{(start + dt.timedelta(minutes=i)):%d/%m/%Y, %H:%M} - {speaker}: {text}"
+    return f"{speaker}: {text}"
 
 
 def note_path(session: int) -> str:
@@ -92,7 +103,7 @@ def session_of(source_id: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def load(path: Path) -> list[Conversation]:
+def load(path: Path, chat: str = "plain") -> list[Conversation]:
     out = []
     for item in json.loads(path.read_text(encoding="utf-8")):
         conv = Conversation(item["sample_id"])
@@ -102,9 +113,11 @@ def load(path: Path) -> list[Conversation]:
             if found is None or not turns:
                 continue
             when = talk[f"{key}_date_time"]
-            day = session_date(when)
-            body = "\n".join(f"{t['speaker']}: {t['text']}" for t in turns)
-            note = f"---\ndate: {day.isoformat()}\n---\n{body}\n"
+            start = session_start(when)
+            body = "\n".join(
+                turn_line(chat, start, i, t["speaker"], t["text"]) for i, t in enumerate(turns)
+            )
+            note = f"---\ndate: {start.date().isoformat()}\n---\n{body}\n"
             conv.notes[int(found.group(1))] = (when, note)
         for qa in item["qa"]:
             category = CATEGORIES.get(qa.get("category", 0))
@@ -282,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=("hash", "local"), default="hash")
     parser.add_argument("--now", default=NOW, help="kb_query's reference time")
     parser.add_argument("--only", nargs="*", help="these conversations (e.g. conv-26)")
+    parser.add_argument(
+        "--chat-format", choices=CHAT_FORMATS, default="plain", help="how turns are written"
+    )
     parser.add_argument("--no-vector", action="store_true", help="skip the vector-only run")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument("--json", type=Path, help="write every question's outcome here")
@@ -289,7 +305,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.data.is_file():
         raise SystemExit(f"no data at {args.data}: pass --data PATH/locomo-dev.json")
-    conversations = [c for c in load(args.data) if not args.only or c.name in args.only]
+    conversations = [
+        c for c in load(args.data, args.chat_format) if not args.only or c.name in args.only
+    ]
     now = dt.datetime.fromisoformat(args.now)
     root = args.work / args.embedder
     config = root / "config.yaml"

@@ -47,17 +47,35 @@ SOURCE_OVERLAP = 10
 # that says what was asked (bench/RESULTS.md, LoCoMo, context vectors).
 SOURCE_CONTEXT = 1
 # Change the version with _SENTENCE_BREAK, source_context or is_conversation: reindex
-# re-cuts every source of an index cut another way. 3: conversations carry contexts.
+# re-cuts every source of an index cut another way. 3: conversations carry contexts;
+# 4: chat exports and transcripts with times, markdown or WhatsApp turns are conversations.
 SOURCE_FORMAT = (
-    f"{CHUNK_FORMAT}/source-sentences-3-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}"
+    f"{CHUNK_FORMAT}/source-sentences-4-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}"
     f"/conversation-context-{SOURCE_CONTEXT}"
 )
-# A line opening a turn: "Speaker: text" (a transcript, a chat log; the speaker one to
-# three words, capitalised) or a chat export's "**Speaker** 16:02".
+# A line opening a turn, in the shapes chat exports and transcripts write:
+#   Caroline: text                         a transcript, a chat log
+#   **Priya Shah** 16:02                    a Slack-style export (the text on the next line)
+#   **Caroline:** text, **Caroline**: text  a markdown transcript
+#   Caroline (16:02): text                  a transcript with times
+#   [16:02] Caroline: text, 16:02 Caroline: text, 2023-05-08 16:02 Caroline: text
+#   08/05/2023, 16:02 - Caroline: text      a WhatsApp export ([08/05/2023, 16:02:15] too)
+#   > Caroline: text                        a quoted transcript
+# The speaker is one to three words, the first capitalised (checked in is_conversation).
+# Not a list item ("- Priya Shah: ticket for the export bug"): a meeting's action items
+# name an owner per line, and a meeting note is no conversation.
+_CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp][Mm])?"
+_DAY = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}"
+_SPEAKER = r"[^\W\d_][\w.'’-]*(?:[ \t][^\W\d_][\w.'’-]*){0,2}"
 _TURN = re.compile(
-    r"^[ \t]*(?:\*\*([^*\n]{1,40})\*\*[ \t]+\d{1,2}:\d{2}\b"
-    r"|([^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,2}):[ \t]+\S)",
-    re.MULTILINE,
+    rf"""^[ \t]*(?:>[ \t]*)?                          # a quote
+    (?:\[?(?:{_DAY},?[ \t]+)?{_CLOCK}\]?[ \t]*(?:-[ \t]*)?)?  # a time stamp first
+    (?:\*\*(?P<bold>[^*\n]{{1,40}})\*\*[ \t]+{_CLOCK}\b      # **Speaker** 16:02
+    |(?P<star>\*\*)?(?P<name>{_SPEAKER})
+     (?:[ \t]*[(\[]{_CLOCK}[)\]])?                 # Speaker (16:02)
+     (?(star)(?::\*\*|\*\*:)|:)[ \t]+\S)           # the colon, inside or after **
+    """,
+    re.MULTILINE | re.VERBOSE,
 )
 # A sentence ends at . ! ? (or their full-width forms) before a space, at a blank line,
 # and before a list item (- * + • ‣ ◦ – or 1. 1)) or heading line.
@@ -118,7 +136,7 @@ def is_conversation(text: str) -> bool:
     turns = Counter(
         label.strip()
         for m in _TURN.finditer(text)
-        if (label := m.group(1) or m.group(2)) and label.strip()[:1].isupper()
+        if (label := m.group("bold") or m.group("name")) and label.strip()[:1].isupper()
     )
     return len(turns) >= 2 and turns.total() >= 3 and max(turns.values()) >= 2
 

@@ -99,6 +99,35 @@ MEETING = (
         (SLACK, True),
         ("Сараа: Өчигдөр уулзсан.\nБат: Юу ярьсан бэ?\nСараа: Гэрээний тухай ярьсан.\n", True),
         (MEETING, False),  # labelled lines, each label once
+        # Chat exports and transcripts in the shapes their tools write.
+        (
+            "08/05/2023, 13:56 - Caroline: Hi!\n08/05/2023, 13:57 - Melanie: Hey, how are you?\n"
+            "08/05/2023, 13:58 - Caroline: Good, I went to a support group.\n",
+            True,
+        ),  # WhatsApp
+        (
+            "[08/05/2023, 13:56:02] Caroline: Hi!\n[08/05/2023, 13:57:40] Melanie: Hey.\n"
+            "[08/05/2023, 13:58:11] Caroline: I went to a support group.\n",
+            True,
+        ),
+        ("[13:56] Caroline: Hi!\n[13:57] Melanie: Hey.\n[13:58] Caroline: Guess what.\n", True),
+        (
+            "2023-05-08 13:56 Caroline: Hi!\n2023-05-08 13:57 Melanie: Hey.\n"
+            "2023-05-08 13:58 Caroline: Guess what.\n",
+            True,
+        ),
+        (
+            "Caroline (1:56 PM): Hi!\nMelanie (1:57 PM): Hey.\nCaroline (1:58 PM): Guess what.\n",
+            True,
+        ),  # a transcript with times
+        ("**Caroline:** Hi!\n\n**Melanie:** Hey.\n\n**Caroline**: Guess what.\n", True),
+        ("> Caroline: Hi!\n> Melanie: Hey.\n> Caroline: Guess what.\n", True),  # quoted
+        # A meeting's action items name an owner per line: no conversation.
+        (
+            "## Action items\n- Priya Shah: ticket for the export bug.\n"
+            "- Alex Kim: send the price list.\n- Priya Shah: schedule the Q3 check-in.\n",
+            False,
+        ),
         ("Caroline: Hi there, how are you?\nMelanie: Fine, thanks for asking me.\n", False),
         ("The reefer alarm went off. The cold store at Poznan was checked.\n", False),
     ],
