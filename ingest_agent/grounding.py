@@ -30,7 +30,11 @@ can tell (``Grounds.check``):
   Номин Трейдийн ..."), or after "at", "from" or "of" ("Director of Operations at
   Globex"); not "Priya can focus on Globex", nor "Alex presented the new model: at
   Globex's volume". Two people named side by side are a list, not a manager and a
-  report, so a link within one folder always needs the wording.
+  report, so a link within one folder always needs the wording;
+- a link of the note's own event (a meeting) must be a page the note names, not the
+  meeting itself, and a single link among several pages of its folder that the note
+  names must be the one its title, first heading or frontmatter names (the internal
+  pricing review that goes through three customers is none's meeting).
 
 Enums and booleans are choices, not quotes, and pass. A value that fails is dropped and
 listed (``Extraction.dropped``, counted in the ledger); the rest of the page is kept.
@@ -96,7 +100,8 @@ class About:
     rivals: Mapping[str, frozenset[str]] = field(default_factory=dict)
     patterns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # False for the note's own event (a meeting): the note is about it as a whole, so
-    # only "a page the note names" and "not the page itself" apply to its links
+    # only "a page the note names" and "not the page itself" apply to its links, and a
+    # single link among several such pages must be the one its title or frontmatter names
     entity: bool = True
 
 
@@ -179,6 +184,7 @@ class Grounds:
         self.stems = {w[:STEM] for w in norm(text).split()}
         self.numbers = _numbers(text)
         self.paragraphs = [f" {norm(b)} " for b in blocks(_body(text))]
+        self.head = f" {norm(_head(text))} "
         self.sentences: list[str] = []
         for block in blocks(_body(text)):
             for i, sentence in enumerate(split_sentences(block)):
@@ -249,6 +255,14 @@ class Grounds:
         if about.rivals and norm(value) not in about.rivals.get(spec.folder or "", ()):
             return f"is no {spec.folder} page the note names"
         if not about.entity:
+            named = about.rivals.get(spec.folder or "", frozenset())
+            headline = self.head + " ".join(norm(n) for n in about.names) + " "
+            if spec.type == "link" and len(named) > 1 and f" {norm(value)}" not in headline:
+                # "Globex ..., Nomin Trade ..., Initech: 60 users": which one the meeting
+                # is with, only its title or frontmatter says (inflected: "Номин Трейдтэй").
+                return (
+                    f"is one of {len(named)} {spec.folder} pages the note names, none in its title"
+                )
             return None
         own, wanted = _forms(about.names), _forms([value])
         between = about.rivals.get(about.folder, frozenset()) | about.rivals.get(
@@ -335,6 +349,16 @@ def _body(text: str) -> str:
     lines = text.replace("\r\n", "\n").split("\n")
     end = frontmatter_end(lines)
     return "\n".join(lines[end + 1 :]) if end is not None else text
+
+
+def _head(text: str) -> str:
+    """What a note says it is: its frontmatter and its first heading."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    end = frontmatter_end(lines)
+    front = lines[1:end] if end is not None else []
+    rest = lines[end + 1 :] if end is not None else lines
+    heading = next((line for line in rest if line.lstrip().startswith("#")), "")
+    return "\n".join([*front, heading])
 
 
 def _number_text(value: Any) -> str | None:

@@ -192,3 +192,44 @@ def test_a_meetings_links_must_be_pages_the_note_names_and_not_the_meeting() -> 
     )
     # the meeting's own date is the note's: not checked against a name
     assert g.check(DUE, DAY.isoformat(), "d", call).value == DAY.isoformat()
+
+
+def test_a_meetings_one_company_among_several_named_must_be_the_one_its_title_names() -> None:
+    """Seen with a 1.5B model: the internal pricing review, which goes through Globex,
+    Nomin Trade and Initech in turn, got the company "Initech"."""
+    company = FieldSpec("company", "link", folder="companies")
+    rivals = {"companies": frozenset({"globex", "nomin trade", "initech"})}
+    review = (
+        "---\ntitle: Pricing review\nkind: internal\n---\n# Pricing review\n\n"
+        "- Globex: ~60 drivers.\n- Nomin Trade: 6 dispatchers.\n- Initech: 60 users.\n"
+    )
+    g = Grounds(review, DAY, ZoneInfo("UTC"))
+    meeting = About(("Pricing review",), "meetings", rivals, entity=False)
+    assert g.check(company, "Initech", "c", meeting).dropped == (
+        "c: 'Initech' is one of 3 companies pages the note names, none in its title",
+    )
+    # The title, the heading or the frontmatter says which; one company named is that one.
+    for head in ("---\ncompany: Initech\n---\n", "# Initech renewal call\n"):
+        assert (
+            Grounds(head + review, DAY, ZoneInfo("UTC"))
+            .check(company, "Initech", "c", meeting)
+            .value
+            == "Initech"
+        )
+    # An inflected name in the title is that name ("Номин Трейдтэй": with Nomin Trade).
+    mn = Grounds("# Номин Трейдтэй хийсэн уулзалт\n\nНомин Трейд, Globex.\n", DAY, ZoneInfo("UTC"))
+    both = {"companies": frozenset({"номин трейд", "globex"})}
+    first = About(("Номин Трейдтэй хийсэн уулзалт",), "meetings", both, entity=False)
+    assert mn.check(company, "Номин Трейд", "c", first).value == "Номин Трейд"
+    renewal = About(("Initech renewal call",), "meetings", rivals, entity=False)
+    assert g.check(company, "Initech", "c", renewal).value == "Initech"
+    one = {"companies": frozenset({"initech"})}
+    alone = About(("Pricing review",), "meetings", one, entity=False)
+    assert g.check(company, "Initech", "c", alone).value == "Initech"
+    # A meeting's list of attendees is not one value to choose.
+    people = {"people": frozenset({"alice chen", "bob martinez"})}
+    attendees = About(("Globex carrier review",), "meetings", people, entity=False)
+    assert grounds().check(ATTENDEES, ["Alice Chen", "Bob Martinez"], "a", attendees).value == [
+        "Alice Chen",
+        "Bob Martinez",
+    ]
