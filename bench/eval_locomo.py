@@ -28,13 +28,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import datetime as dt
 import json
 import math
 import re
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,8 @@ class Question:
     category: str
     text: str
     sessions: frozenset[int]  # sessions holding an evidence turn
+    answer: str = ""  # LoCoMo's gold answer
+    evidence: tuple[str, ...] = ()  # the evidence turns' dia_ids ("D1:3")
 
 
 @dataclass
@@ -76,6 +79,7 @@ class Conversation:
     name: str
     notes: dict[int, tuple[str, str]] = field(default_factory=dict)  # session -> (when, note)
     questions: list[Question] = field(default_factory=list)
+    turns: dict[str, str] = field(default_factory=dict)  # dia_id -> the turn's text
 
 
 def session_start(value: str) -> dt.datetime:
@@ -99,7 +103,8 @@ def note_path(session: int) -> str:
 
 
 def session_of(source_id: str) -> int | None:
-    found = re.search(r"session-(\d+)\.md$", source_id)
+    """The session of ``source/session-NN.md`` (a citation may drop the ``.md``)."""
+    found = re.search(r"session-(\d+)(?:\.md)?$", source_id)
     return int(found.group(1)) if found else None
 
 
@@ -114,6 +119,7 @@ def load(path: Path, chat: str = "plain") -> list[Conversation]:
                 continue
             when = talk[f"{key}_date_time"]
             start = session_start(when)
+            conv.turns.update({str(t["dia_id"]): t["text"] for t in turns if t.get("dia_id")})
             body = "\n".join(
                 turn_line(chat, start, i, t["speaker"], t["text"]) for i, t in enumerate(turns)
             )
@@ -121,15 +127,22 @@ def load(path: Path, chat: str = "plain") -> list[Conversation]:
             conv.notes[int(found.group(1))] = (when, note)
         for qa in item["qa"]:
             category = CATEGORIES.get(qa.get("category", 0))
-            evidence = {
-                int(m.group(1))
-                for e in qa.get("evidence") or ()
-                if (m := _EVIDENCE.fullmatch(str(e).strip()))
-            }
-            evidence &= set(conv.notes)
+            turns = [
+                (int(m.group(1)), e)
+                for e in (str(e).strip() for e in qa.get("evidence") or ())
+                if (m := _EVIDENCE.fullmatch(e))
+            ]
+            evidence = {n for n, _ in turns} & set(conv.notes)
             if category and evidence:
                 conv.questions.append(
-                    Question(conv.name, category, qa["question"], frozenset(evidence))
+                    Question(
+                        conv.name,
+                        category,
+                        qa["question"],
+                        frozenset(evidence),
+                        str(qa.get("answer", "")),
+                        tuple(e for _, e in turns if e in conv.turns),
+                    )
                 )
         out.append(conv)
     return out
@@ -186,12 +199,16 @@ class BM25:
         return out
 
 
+def bm25_index(conv: Conversation) -> tuple[list[int], BM25]:
+    """BM25 over the whole sessions of ``conv``, and the session of each document."""
+    order = sorted(conv.notes)
+    docs = [tokens(f"{when}\n{body(note)}") for when, note in (conv.notes[n] for n in order)]
+    return order, BM25(docs)
+
+
 def bm25_rankings(conv: Conversation) -> list[list[int]]:
     """For each question of ``conv``, its sessions ranked by BM25 over whole sessions."""
-    order = sorted(conv.notes)
-    index = BM25(
-        [tokens(f"{when}\n{_body(note)}") for when, note in (conv.notes[n] for n in order)]
-    )
+    order, index = bm25_index(conv)
     out = []
     for q in conv.questions:
         scores = index.scores(tokens(q.text))
@@ -199,11 +216,37 @@ def bm25_rankings(conv: Conversation) -> list[list[int]]:
     return out
 
 
-def _body(note: str) -> str:
+def body(note: str) -> str:
+    """A note without its frontmatter."""
     return note.split("\n---\n", 1)[-1]
 
 
 # --------------------------------------------------------------------------- systems
+
+
+def work_root(work: Path, embedder: str) -> tuple[Path, Path]:
+    """``work/<embedder>`` (made) and its config, which names the embedder."""
+    root = work / embedder
+    config = root / "config.yaml"
+    root.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"embedding:\n  provider: {embedder}\n", encoding="utf-8")
+    return root, config
+
+
+@contextlib.contextmanager
+def built(root: Path, conv: Conversation, embedder: str) -> Iterator[KnowledgeBase]:
+    """The conversation's knowledge base under ``root``, written and reindexed (only what
+    changed), open while in the block; its size and indexing time are printed."""
+    kb_dir = root / conv.name
+    write_kb(kb_dir, conv)
+    with KnowledgeBase.open(kb_dir, embedder=make_embedder(embedder), database_url=None) as kb:
+        report = kb.reindex()
+        print(
+            f"{conv.name}: {len(conv.notes)} sessions, {len(conv.questions)} questions, "
+            f"{report.sources_indexed} notes indexed ({report.seconds:.0f} s)",
+            file=sys.stderr,
+        )
+        yield kb
 
 
 def sessions_of(results: Iterable[Mapping[str, Any]]) -> list[int]:
@@ -309,29 +352,17 @@ def main(argv: list[str] | None = None) -> int:
         c for c in load(args.data, args.chat_format) if not args.only or c.name in args.only
     ]
     now = dt.datetime.fromisoformat(args.now)
-    root = args.work / args.embedder
-    config = root / "config.yaml"
-    root.mkdir(parents=True, exist_ok=True)
-    config.write_text(f"embedding:\n  provider: {args.embedder}\n", encoding="utf-8")
+    root, config = work_root(args.work, args.embedder)
     began = time.perf_counter()
     rows: list[dict[str, Any]] = []
     for conv in conversations:
-        kb_dir = root / conv.name
-        write_kb(kb_dir, conv)
-        embedder = make_embedder(args.embedder)
-        with KnowledgeBase.open(kb_dir, embedder=embedder, database_url=None) as kb:
-            report = kb.reindex()
+        with built(root, conv, args.embedder) as kb:
             vector: list[Any] = [None] * len(conv.questions)
             if not args.no_vector:
                 searcher = Searcher.for_kb(kb, route=False)
                 vector = ask_vector(searcher, conv.questions, now)
                 searcher.close()
-        print(
-            f"{conv.name}: {len(conv.notes)} sessions, {len(conv.questions)} questions, "
-            f"{report.sources_indexed} notes indexed ({report.seconds:.0f} s)",
-            file=sys.stderr,
-        )
-        asked = asyncio.run(ask_mcp(kb_dir, config, conv.questions, args.now))
+        asked = asyncio.run(ask_mcp(root / conv.name, config, conv.questions, args.now))
         for q, mcp, vec, bm in zip(conv.questions, asked, vector, bm25_rankings(conv), strict=True):
             rows.append(
                 {
