@@ -10,27 +10,23 @@ the dates a note mentions (the rows of ``memserver.index.source_notes``).
 * :func:`source_window_sql`: a note is inside a window when its date is, or when one of
   its sentences mentions a date inside it (a mention no longer than the window, or than a
   week: "this year" says little about "on March 3").
-* :func:`mention_reader`: the :data:`~memserver.index.source_notes.MentionReader` the
-  index uses, reading a sentence with :func:`memserver.search.timeparse.find_windows`
-  against noon of the note's date (a bare weekday by the sentence's tense).
+
+The dates a sentence mentions are read by :func:`memserver.search.mentions.mention_reader`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from memserver.index.source_notes import MentionReader, light_stem, words_of
+from memserver.index.source_notes import light_stem, words_of
 from memserver.kb.words import STOPWORDS, mn_stems
 from memserver.search.arms import POOL
 from memserver.search.fusion import Hit
+from memserver.search.mentions import MENTION_MAX_DAYS
 from memserver.search.text_query import Conn
-from memserver.search.time_window import zone
-from memserver.search.timeparse import find_windows
 from memserver.search.types import SOURCE_PREFIX
 
 K1, B = 1.2, 0.75
@@ -46,38 +42,6 @@ K1, B = 1.2, 0.75
 # (bench/RESULTS.md: session R@5 0.915 / 0.974 / 0.969 -> 0.922 / 0.974 / 0.971).
 GATE_POWER = 3
 MENTION_MIN_DAYS = 7  # a mention up to a week long counts inside any window it overlaps
-MENTION_MAX_DAYS = 366
-# Cheap test before the date grammar runs on a sentence: a digit, a month or weekday
-# name, or a word of relative time (English, Mongolian).
-_HINT = re.compile(
-    r"\d|yesterday|today|tonight|tomorrow|week|month|year|ago|last|next|day|"
-    r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|"
-    r"mon|tue|wed|thu|fri|sat|sun|"
-    r"өчигд|уржигд|өнөөд|маргааш|хоног|сар|жил|гараг|гариг|ноднин|өмнө",
-    re.IGNORECASE,
-)
-
-
-def mention_reader(tz: str | ZoneInfo) -> MentionReader:
-    """Reads the dates a sentence mentions, against its note's date, in ``tz``."""
-    zone_info = zone(tz)
-
-    def read(sentence: str, day: dt.date) -> list[tuple[dt.date, dt.date]]:
-        if not _HINT.search(sentence):
-            return []
-        noon = dt.datetime.combine(day, dt.time(12), tzinfo=zone_info)
-        out = []
-        for window, _ in find_windows(sentence, now=noon, tz=zone_info):
-            if window.open_start or window.open_end:
-                continue
-            start, end = window.start.date(), window.end.date()
-            if window.end.time() != dt.time():
-                end += dt.timedelta(days=1)
-            if start < end and (end - start).days <= MENTION_MAX_DAYS:
-                out.append((start, end))
-        return out
-
-    return read
 
 
 def window_params(start: dt.date | None, end: dt.date | None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from memserver.clients.embed import HashEmbedder
 from memserver.index.source_notes import light_stem
 from memserver.search.pipeline import Searcher, SearchRequest, SearchResponse
 from memserver.search.shaping import OUTSIDE_WINDOW
-from memserver.search.source_notes import GATE_POWER, mention_reader, note_keyword
+from memserver.search.source_notes import GATE_POWER, note_keyword
 from memserver.store.knowledge_base import KnowledgeBase
 from tests.fixtures.db import scratch_database
 
@@ -91,27 +91,6 @@ def notes(
 
 def source(rel: str) -> str:
     return f"source/{rel}"
-
-
-def test_mentioned_dates_are_read_against_the_notes_own_date() -> None:
-    read = mention_reader("UTC")
-    day = dt.date(2023, 5, 8)  # a Monday
-    assert read("I went to a support group yesterday.", day) == [
-        (dt.date(2023, 5, 7), dt.date(2023, 5, 8))
-    ]
-    assert read("We went camping last year.", day) == [(dt.date(2022, 1, 1), dt.date(2023, 1, 1))]
-    # A bare weekday by the sentence's tense: the past one, or the coming one.
-    assert read("We went hiking on Sunday.", day) == [(dt.date(2023, 5, 7), dt.date(2023, 5, 8))]
-    assert read("I am going hiking on Sunday.", day) == [
-        (dt.date(2023, 5, 14), dt.date(2023, 5, 15))
-    ]
-    assert read("Өчигдөр бид уулзсан.", day) == [(dt.date(2023, 5, 7), dt.date(2023, 5, 8))]
-    assert read("Thanks, that was lovely.", day) == []
-    both = read("In March 2021 and again yesterday we talked.", day)
-    assert set(both) == {
-        (dt.date(2021, 3, 1), dt.date(2021, 4, 1)),
-        (dt.date(2023, 5, 7), dt.date(2023, 5, 8)),
-    }
 
 
 def test_the_index_holds_each_notes_words_and_mentions(notes: Notes) -> None:
