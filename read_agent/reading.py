@@ -10,7 +10,8 @@ adds what an extractive answer needs on top:
   words that only say a change ("become", "current");
 - :func:`same_word`: two words are the same word when equal, or one is the other with
   an English or Mongolian ending ("decided" ~ "Decisions", "renew" ~ "renewal",
-  "шийдсэн" ~ "Шийдвэрүүд"): a shared start of four letters or more.
+  "шийдсэн" ~ "Шийдвэрүүд"): a shared start of four letters or more, or an English
+  verb's irregular past ("go" ~ "went").
 """
 
 from __future__ import annotations
@@ -35,6 +36,31 @@ CHANGE_WORDS = frozenset(
 )  # fmt: skip
 _SUFFIXES = ("er", "ers", "s", "es", "ed", "ing", "ership", "ment", "al")
 MIN_SHARED = 4
+# English verbs whose past is another word: "When did she go ..." is answered by "she
+# went ...". Base form, then its past and past participle (either may be missing).
+_IRREGULAR = """
+go went gone; meet met; buy bought; run ran; take took taken; get got gotten;
+give gave given; make made; see saw seen; have had; find found; lose lost; win won;
+begin began begun; teach taught; feel felt; leave left; hold held; think thought;
+bring brought; tell told; say said; come came; write wrote written; sing sang sung;
+swim swam swum; drive drove driven; ride rode ridden; eat ate eaten; drink drank drunk;
+fly flew flown; grow grew grown; know knew known; draw drew drawn; throw threw thrown;
+break broke broken; choose chose chosen; speak spoke spoken; wear wore worn;
+fall fell fallen; forget forgot forgotten; sell sold; send sent; spend spent;
+build built; catch caught; fight fought; seek sought; sleep slept; keep kept;
+lead led; pay paid; hear heard; stand stood; understand understood; sit sat;
+lend lent; become became; rise rose risen; wake woke woken; hide hid hidden; bite bit bitten;
+shake shook shaken; steal stole stolen; freeze froze frozen; weave wove woven;
+dig dug; hang hung; light lit; shoot shot; stick stuck; strike struck; swing swung;
+feed fed; flee fled; bleed bled; breed bred; deal dealt; dream dreamt; mean meant;
+burn burnt; learn learnt; spell spelt; lay laid; tear tore torn
+"""
+BASE_FORM = {
+    form: forms.split()[0]
+    for forms in _IRREGULAR.replace("\n", " ").split(";")
+    for form in forms.split()[1:]
+    if form != forms.split()[0]
+}
 
 
 @dataclass(frozen=True)
@@ -131,8 +157,9 @@ def stem(word: str) -> str:
 
 
 def same_word(a: str, b: str) -> bool:
-    """Whether two normalised words are one word with different endings."""
-    if a == b:
+    """Whether two normalised words are one word with different endings, or one is
+    the other's irregular past ("go" ~ "went", "meet" ~ "met")."""
+    if a == b or BASE_FORM.get(a, a) == BASE_FORM.get(b, b):
         return True
     sa, sb = stem(a), stem(b)
     if sa == sb:
