@@ -46,14 +46,16 @@ class Evidence:
     page: str  # the page id it is cited as
     title: str
     date: str | None
-    kind: str  # field | section | timeline | open_question | snippet
+    kind: str  # field | section | timeline | open_question | snippet | source
     heading: str = ""
     rank: int = 0  # the page's rank among the search results
     field: str | None = None
     matches: str = ""  # what is compared with the question, when not the whole text
+    said: str | None = None  # the note's date, when ``date`` is the day it speaks of
 
     def line(self) -> str:
-        head = f"{self.date} · " if self.date else ""
+        said = f" (said on {self.said})" if self.said else ""
+        head = f"{self.date}{said} · " if self.date else ""
         return f"- {head}{self.text} [{self.page}]"
 
 
@@ -108,11 +110,11 @@ def from_page(
                 Evidence(piece, pid, title, when, "section", f"{section} {heading}".strip(), rank)
             )
     for entry in _timeline(page):
-        text = _clean(str(entry.get("text") or ""))
+        text = clean(str(entry.get("text") or ""))
         if text and not _LINK_ENTRY.match(text):
             out.append(Evidence(text, pid, title, _day(entry.get("date")), "timeline", rank=rank))
     for question in page.get("open_questions") or ():
-        out.append(Evidence(_clean(str(question)), pid, title, None, "open_question", rank=rank))
+        out.append(Evidence(clean(str(question)), pid, title, None, "open_question", rank=rank))
     return out
 
 
@@ -134,13 +136,13 @@ def from_result(
         dated_line = _DATED_LINE.match(piece)  # a timeline line of the chunk
         if dated_line is not None:
             if not _LINK_ENTRY.match(dated_line[2]):
-                text = _clean(dated_line[2])
+                text = clean(dated_line[2])
                 out.append(Evidence(text, pid, title, dated_line[1], "timeline", rank=rank))
         else:
             out.append(Evidence(piece, pid, title, day, "snippet", rank=rank))
     for line in result.get("timeline") or ():
         if isinstance(line, Mapping) and line.get("text"):
-            text = _clean(str(line["text"]))
+            text = clean(str(line["text"]))
             if not _LINK_ENTRY.match(text):
                 day = _day(line.get("date"))
                 out.append(Evidence(text, pid, title, day, "timeline", rank=rank))
@@ -153,22 +155,21 @@ def pieces(body: str) -> Iterator[tuple[str, str]]:
     block: list[str] = []
 
     def flush() -> Iterator[tuple[str, str]]:
-        text = _clean(" ".join(block))
+        text = clean(" ".join(block))
         block.clear()
         if not text:
             return
         if len(text) <= ITEM_CHARS:
             yield heading, text
         else:
-            for sentence in _SENTENCE_END.split(text):
-                if sentence.strip():
-                    yield heading, sentence.strip()[:MAX_TEXT]
+            for sentence in sentences(text):
+                yield heading, sentence[:MAX_TEXT]
 
     for line in body.splitlines():
         found = _HEADING.match(line)
         if found:
             yield from flush()
-            heading = _clean(found.group(1) or found.group(2) or "")
+            heading = clean(found.group(1) or found.group(2) or "")
             continue
         if not line.strip():
             yield from flush()
@@ -180,21 +181,27 @@ def pieces(body: str) -> Iterator[tuple[str, str]]:
     yield from flush()
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences of a text, in order."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
 def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     """(score, coverage): how many of the question's terms the piece holds (its own
     words count fully, its heading's at 0.7; identifiers count three times), with a
-    small bonus for a better-ranked page."""
+    small bonus for a better-ranked page. A sentence of a raw note must hold one of
+    them itself: its heading is only who said it."""
     terms = list(reading.terms)
     idents = [i.lower() for i in reading.identifiers]
     # A field line is scored on its label and value, not on the page title before them.
-    body = piece.matches or piece.text
+    body = piece.matches if piece.kind == "source" else piece.matches or piece.text
     text = body.lower()
     own = matched(terms, words(body))
     head = matched(terms, words(piece.heading)) - own
     hits = sum(3.0 for i in idents if i in text)
     total = len(terms) + 3.0 * len(idents)
-    if total == 0:
-        return 0.0, 0.0
+    if total == 0 or (piece.kind == "source" and not own and not hits):
+        return 0.0, 0.0  # a speaker's name alone says nothing of what was asked
     value = len(own) + 0.7 * len(head) + hits
     coverage = (len(own) + len(head) + hits) / total
     return value + 0.3 / (1 + piece.rank), coverage
@@ -213,7 +220,8 @@ def _day(value: Any) -> str | None:
     return str(value)[:10] if isinstance(value, str) and value else None
 
 
-def _clean(text: str) -> str:
+def clean(text: str) -> str:
+    """A piece's text: no markup, no trailing ``[source: ...]``, one line, capped."""
     text = _MARKUP.sub("", text)
     text = re.sub(r"\s*\[source: [^\]]*\]\s*$", "", text)
     return " ".join(text.split())[:MAX_TEXT]

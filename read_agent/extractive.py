@@ -37,6 +37,7 @@ from typing import Any
 
 from memserver.kb.schema import FolderSpec, Schema
 from memserver.kb.words import words
+from memserver.search.mentions import mention_reader
 from read_agent.citations import Source, normalize_id
 from read_agent.evidence import (
     Evidence,
@@ -59,6 +60,7 @@ from read_agent.reply import (
     notes_for,
     since,
 )
+from read_agent.source_evidence import from_source, is_source, unaddressed
 from read_agent.toolset import CallLog, Toolset
 
 DEFAULT_RESULTS = 10
@@ -82,6 +84,7 @@ class Extractive(PageReader):
     ) -> None:
         super().__init__(tools, log, schema, now)
         self.limit = limit
+        self.mentions = mention_reader(schema.tz if schema is not None else "UTC")
 
     # -- the answer
 
@@ -362,11 +365,13 @@ class Extractive(PageReader):
             page = self.pages.get(pid)
             if page is not None:
                 out += from_page(page, rank, self.dated(page))
+            elif is_source(item):
+                out += from_source(item, rank, self.mentions)
             else:
                 spec = self.folder(str(item.get("folder")))
                 names = spec.field_names if spec is not None else ()
                 out += from_result(item, rank, bool(spec and spec.date_field), names)
-        return out
+        return unaddressed(out)
 
     def _best(
         self, reading: Reading, exclude_field: str | None = None, results: Sequence[Any] = ()

@@ -1,0 +1,114 @@
+"""Evidence from a raw source note (a ``source/...`` result of ``kb_query``): its snippet
+cut into sentences, each dated by the day it speaks of.
+
+A note is dated (its frontmatter ``date:``), and what it says is often dated against
+that day: "I went to a support group yesterday" in a note of 2023-05-08 happened on
+2023-05-07. The dates a sentence mentions are read the way the index reads them for its
+windows (:func:`memserver.search.mentions.mention_reader`, against the note's date
+in the knowledge base's time zone); a sentence that mentions one day, month, year or
+span other than the note's own day is dated by it, with the note's date kept as when it
+was said::
+
+    - 2023-05-07 (said on 2023-05-08) · Caroline: I went to a LGBTQ support group yesterday ... [source/session-01.md]
+
+Any other sentence carries the note's date. In a conversation written ``Speaker: text``
+a sentence keeps the name of whoever says it ("Caroline: Do your research ..."); the
+name is the piece's heading (it counts for the question's words as a heading does) and
+what is compared with the question is the sentence itself without the names of those
+who speak in the notes (:func:`unaddressed`): "Wow, Caroline, that looks awesome!" is no
+evidence about Caroline, and a sentence is none because of who said it
+(:func:`evidence.score`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memserver.index.source_notes import MentionReader
+from read_agent.evidence import MAX_TEXT, Evidence, clean, sentences
+
+SOURCE_PREFIX = "source/"
+SOURCE = "source"  # the kind of a piece of a raw note
+_FRONTMATTER = re.compile(r"^---\s.*?\s---\s*", re.DOTALL)
+_SPEAKER = re.compile(r"^([A-Z][\w'’-]*(?: [A-Z][\w'’-]*)?): (?=\S)")
+
+
+def is_source(result: Mapping[str, Any]) -> bool:
+    return str(result.get("id") or "").startswith(SOURCE_PREFIX)
+
+
+def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -> list[Evidence]:
+    """The sentences of a source result's snippet, each dated (see the module docstring)."""
+    pid, title = str(result.get("id") or ""), str(result.get("title") or "")
+    day = _date(result.get("date"))
+    snippet = _FRONTMATTER.sub("", str(result.get("snippet") or "").strip())
+    out: list[Evidence] = []
+    speaker = ""
+    for sentence in sentences(clean(snippet)):
+        found = _SPEAKER.match(sentence)
+        if found is not None:
+            speaker, said = found.group(1), sentence[found.end() :]
+        else:
+            said = sentence
+        text = f"{speaker}: {said}" if speaker else said
+        when, noted = (None, None) if day is None else spoken_of(said, day, mentions)
+        out.append(
+            Evidence(
+                text[:MAX_TEXT], pid, title, when, SOURCE, speaker, rank, matches=said, said=noted
+            )
+        )
+    return out
+
+
+def unaddressed(pieces: Sequence[Evidence]) -> list[Evidence]:
+    """``pieces`` with the names of the notes' speakers out of what a source sentence is
+    compared with: in a conversation a name is mostly whom a sentence is said to."""
+    speakers = {p.heading for p in pieces if p.kind == SOURCE and p.heading}
+    if not speakers:
+        return list(pieces)
+    names = re.compile(
+        r"\b(?:" + "|".join(re.escape(n) for n in sorted(speakers, key=len, reverse=True)) + r")\b"
+    )
+    return [
+        dataclasses.replace(p, matches=" ".join(names.sub(" ", p.matches).split()))
+        if p.kind == SOURCE
+        else p
+        for p in pieces
+    ]
+
+
+def spoken_of(sentence: str, day: dt.date, mentions: MentionReader) -> tuple[str, str | None]:
+    """(the date a sentence of a note dated ``day`` speaks of, the note's date when that
+    is another date, else None)."""
+    spans = set(mentions(sentence, day)) - {(day, day + dt.timedelta(days=1))}
+    if len(spans) != 1:
+        return day.isoformat(), None
+    start, end = spans.pop()
+    return shown_span(start, end), day.isoformat()
+
+
+def shown_span(start: dt.date, end: dt.date) -> str:
+    """``[start, end)`` as a day, a month, a year, or ``first to last`` day."""
+    last = end - dt.timedelta(days=1)
+    if last == start:
+        return start.isoformat()
+    if (
+        start.day == 1
+        and end.day == 1
+        and (end.year * 12 + end.month) - (start.year * 12 + start.month) == 1
+    ):
+        return start.strftime("%Y-%m")
+    if (start.month, start.day, end.month, end.day) == (1, 1, 1, 1) and end.year == start.year + 1:
+        return str(start.year)
+    return f"{start.isoformat()} to {last.isoformat()}"
+
+
+def _date(value: Any) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(str(value)[:10]) if value else None
+    except ValueError:
+        return None

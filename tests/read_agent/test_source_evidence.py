@@ -1,0 +1,109 @@
+"""Evidence from raw source notes: a snippet cut into its speakers' sentences, each dated
+by the day it speaks of (the note's date kept as when it was said), and a "when"
+question answered from such a sentence with that day."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import pytest
+
+from memserver.search.mentions import mention_reader
+from read_agent.agent import MODE_EXTRACTIVE, Answer, ReadAgent
+from read_agent.evidence import score
+from read_agent.reading import Reading
+from read_agent.source_evidence import from_source, shown_span, unaddressed
+from tests.fixtures.server import RunningServer
+from tests.read_agent.conftest import RunAgent
+
+NOW = dt.datetime.fromisoformat("2026-11-20T12:00:00+08:00")
+SNIPPET = (
+    "--- date: 2023-05-08 --- What's up with you? Caroline: I went to a LGBTQ support "
+    "group yesterday and it was so powerful. Melanie: Wow, that's cool, Caroline! "
+    "We're thinking about going camping next month."
+)
+
+
+def reading(*terms: str) -> Reading:
+    return Reading("", "when", terms, (), (), None, None, None, False)
+
+
+def test_a_sentence_is_dated_by_the_day_it_speaks_of_and_keeps_its_speaker() -> None:
+    result = {"id": "source/session-01.md", "date": "2023-05-08", "snippet": SNIPPET}
+    pieces = from_source(result, 0, mention_reader("UTC"))
+    assert [p.text for p in pieces] == [
+        "What's up with you?",  # the snippet starts inside a turn: no speaker to give
+        "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+        "Melanie: Wow, that's cool, Caroline!",
+        "Melanie: We're thinking about going camping next month.",
+    ]
+    assert [(p.date, p.said) for p in pieces] == [
+        ("2023-05-08", None),
+        ("2023-05-07", "2023-05-08"),
+        ("2023-05-08", None),
+        ("2023-06", "2023-05-08"),
+    ]
+    assert pieces[1].line() == (
+        "- 2023-05-07 (said on 2023-05-08) · Caroline: I went to a LGBTQ support group "
+        "yesterday and it was so powerful. [source/session-01.md]"
+    )
+
+
+def test_whom_a_sentence_is_said_to_or_who_says_it_is_not_what_it_is_about() -> None:
+    result = {"id": "source/session-01.md", "date": "2023-05-08", "snippet": SNIPPET}
+    pieces = unaddressed(from_source(result, 0, mention_reader("UTC")))
+    asked = reading("caroline", "go", "lgbtq", "support", "group")
+    by_text = {p.text: score(p, asked) for p in pieces}
+    # Every word asked, the name as who said it, "went" as "go".
+    assert by_text[pieces[1].text][1] == pytest.approx(1.0)
+    assert by_text["Melanie: Wow, that's cool, Caroline!"] == (0.0, 0.0)
+    assert by_text["What's up with you?"] == (0.0, 0.0)
+
+
+def test_a_span_is_shown_as_a_day_a_month_a_year_or_its_first_and_last_day() -> None:
+    day = dt.date(2023, 5, 7)
+    assert shown_span(day, day + dt.timedelta(days=1)) == "2023-05-07"
+    assert shown_span(dt.date(2023, 6, 1), dt.date(2023, 7, 1)) == "2023-06"
+    assert shown_span(dt.date(2022, 12, 1), dt.date(2023, 1, 1)) == "2022-12"
+    assert shown_span(dt.date(2022, 1, 1), dt.date(2023, 1, 1)) == "2022"
+    assert shown_span(dt.date(2023, 5, 1), dt.date(2023, 5, 8)) == "2023-05-01 to 2023-05-07"
+
+
+@pytest.fixture(scope="module")
+def talk(mcp_server: RunningServer) -> tuple[str, str, str]:
+    """A conversation note of 2026-11-18 no page was made from: (its id, a unique
+    group name, the speaker's name)."""
+    word = f"zinnwald{uuid.uuid4().hex[:6]}"
+    name = f"Orla{uuid.uuid4().hex[:4]}".capitalize()
+    rel = f"notes/2026-11-18-{word}.md"
+    path = mcp_server.kb_dir / "source" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"---\ndate: 2026-11-18\n---\n{name}: Hi Sam! How are you?\nSam: Good, and you?\n"
+        f"{name}: I went to the {word} support group yesterday and it was so powerful.\n"
+        f"Sam: Wow, {name}, that's great!\n",
+        encoding="utf-8",
+    )
+    kb = mcp_server.kb()
+    kb.manifest.scan()
+    kb.reindex()
+    return f"source/{rel.removesuffix('.md')}", word, name
+
+
+def test_when_answered_from_a_note_states_the_day_it_speaks_of(
+    mcp_server: RunningServer, talk: tuple[str, str, str], run_agent: RunAgent
+) -> None:
+    note_id, word, name = talk
+
+    async def body(agent: ReadAgent) -> Answer:
+        return await agent.ask(f"When did {name} go to the {word} support group?", now=NOW)
+
+    answer: Answer = run_agent(mcp_server.token("*")[1], body, llm=False)
+    assert answer.mode == MODE_EXTRACTIVE
+    first = answer.text.splitlines()[0]
+    assert first.startswith("2026-11-17 (said on 2026-11-18) · "), answer.text
+    assert f"{name}: I went to the {word} support group yesterday" in first
+    assert first.endswith(f"[{note_id}.md]") or first.endswith(f"[{note_id}]")
+    assert note_id in [c.id for c in answer.citations]
+    assert f"Wow, {name}" not in answer.text  # said to them, not about the group
