@@ -331,16 +331,23 @@ def table(rows: Sequence[Mapping[str, Any]], systems: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(description: str, work: str) -> argparse.ArgumentParser:
+    """The options every LoCoMo benchmark takes: the data, the work directory (default
+    ``work``), the embedder, the reference time and which conversations."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/memserver-locomo"))
+    parser.add_argument("--work", type=Path, default=Path(work))
     parser.add_argument("--embedder", choices=("hash", "local"), default="hash")
-    parser.add_argument("--now", default=NOW, help="kb_query's reference time")
+    parser.add_argument("--now", default=NOW, help="the reference time of the questions")
     parser.add_argument("--only", nargs="*", help="these conversations (e.g. conv-26)")
     parser.add_argument(
         "--chat-format", choices=CHAT_FORMATS, default="plain", help="how turns are written"
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments(__doc__.split("\n\n")[0], "/tmp/memserver-locomo")
     parser.add_argument("--no-vector", action="store_true", help="skip the vector-only run")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument("--json", type=Path, help="write every question's outcome here")

@@ -8,6 +8,8 @@ with evidence is asked of the read agent **without a model**: the extractive ans
 conversation, trusted). Each answer is scored:
 
 * **cited**: it cites a session (``source/session-NN.md``) that holds an evidence turn;
+  **cited@1**: its first citation does (the answer cites up to six sessions, the
+  baseline one);
 * **shown**: one of its evidence lines (the first line or a ``- `` line, without date,
   speaker and citation) quotes an evidence turn: the turn's words are in the line, or
   the line's words (five or more) are a run of the turn's (a sentence of a long turn);
@@ -32,7 +34,6 @@ and scored the same way.
 
 from __future__ import annotations
 
-import argparse
 import calendar
 import contextlib
 import datetime as dt
@@ -54,10 +55,9 @@ sys.path.insert(0, str(REPO))
 
 from bench.eval_locomo import (  # noqa: E402
     CATEGORIES,
-    DATA,
-    NOW,
     Conversation,
     Question,
+    arguments,
     bm25_index,
     built,
     load,
@@ -68,6 +68,7 @@ from bench.eval_locomo import (  # noqa: E402
     work_root,
 )
 from memserver.clients.config import load_settings  # noqa: E402
+from read_agent.citations import extract_citations  # noqa: E402
 from read_agent.connection import AgentPool, make_llm, memory_target  # noqa: E402
 
 _CITATION = re.compile(r"\s*\[[^\]]+\]")
@@ -144,6 +145,7 @@ def evidence_lines(answer: str) -> list[str]:
 @dataclass(frozen=True)
 class Scored:
     cited: bool
+    cited_first: bool
     shown: bool
     f1: float
     date_lead: bool | None  # None: the gold answer is no day or month
@@ -155,8 +157,10 @@ def score(q: Question, conv: Conversation, answer: str, cited: Sequence[str]) ->
     turns = [conv.turns[e] for e in q.evidence]
     shown = any(shows(line, turn) for line in evidence_lines(answer) for turn in turns)
     day = gold_date(q.answer) if q.category == "temporal" else None
+    first = extract_citations(answer)[:1]
     return Scored(
         cited=any(session_of(c) in q.sessions for c in cited),
+        cited_first=any(session_of(c) in q.sessions for c in first),
         shown=shown,
         f1=f1(lead, q.answer),
         date_lead=None if day is None else day in lead,
@@ -242,8 +246,8 @@ async def ask_all(
 def table(rows: Sequence[Mapping[str, Any]]) -> str:
     """Per category and system: cited, shown, mean F1, and the gold date's place."""
     lines = [
-        "| category | n | system | cited | shown | F1 | date@1 | date@any |",
-        "|---|---|---|---|---|---|---|---|",
+        "| category | n | system | cited | cited@1 | shown | F1 | date@1 | date@any |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for category in [*CATEGORIES.values(), None]:
         mine = [r for r in rows if category is None or r["category"] == category]
@@ -255,6 +259,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
             dated = [x for x in s if x["date_lead"] is not None]
             cells = [
                 f"{sum(x['cited'] for x in s) / n:.3f}",
+                f"{sum(x['cited_first'] for x in s) / n:.3f}",
                 f"{sum(x['shown'] for x in s) / n:.3f}",
                 f"{sum(x['f1'] for x in s) / n:.3f}",
             ]
@@ -270,12 +275,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/memserver-locomo-answers"))
-    parser.add_argument("--embedder", choices=("hash", "local"), default="hash")
-    parser.add_argument("--now", default=NOW, help="the read agent's reference time")
-    parser.add_argument("--only", nargs="*", help="these conversations (e.g. conv-26)")
+    parser = arguments(__doc__.split("\n\n")[0], "/tmp/memserver-locomo-answers")
     parser.add_argument("--limit", type=int, help="the first N questions of each conversation")
     parser.add_argument("--show-misses", action="store_true", help="answers not showing evidence")
     parser.add_argument("--json", type=Path, help="write every question's answer and scores here")
@@ -285,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no data at {args.data}: pass --data PATH/locomo-dev.json")
     if args.work.resolve().is_relative_to(REPO):
         raise SystemExit(f"--work {args.work} is inside the repository: pass a directory outside")
-    conversations = [c for c in load(args.data) if not args.only or c.name in args.only]
+    conversations = [
+        c for c in load(args.data, args.chat_format) if not args.only or c.name in args.only
+    ]
     for conv in conversations:
         conv.questions = conv.questions[: args.limit]
     now = dt.datetime.fromisoformat(args.now)
@@ -322,16 +324,15 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         modes[r["mode"]] = modes.get(r["mode"], 0) + 1
     print(f"\nanswer modes: {modes}")
-    if args.show_misses:
-        for r in rows:
-            if not r["agent"]["shown"]:
-                head = "\n    ".join(r["answer"].splitlines()[:4])
-                print(
-                    f"\nMISS {r['conversation']} {r['category']} cited={r['agent']['cited']} "
-                    f"{r['q']!r} gold={r['gold']!r} evidence={r['evidence']}\n    {head}"
-                )
     if args.json:
         args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+    for r in rows if args.show_misses else ():
+        if not r["agent"]["shown"]:
+            head = "\n    ".join(r["answer"].splitlines()[:4])
+            print(
+                f"\nMISS {r['conversation']} {r['category']} cited={r['agent']['cited']} "
+                f"{r['q']!r} gold={r['gold']!r} evidence={r['evidence']}\n    {head}"
+            )
     return 0
 
 
