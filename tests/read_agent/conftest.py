@@ -102,6 +102,18 @@ def seeded(mcp_server: RunningServer) -> Seeded:
 RunAgent = Callable[..., Any]
 
 
+def write_note(server: RunningServer, rel: str, text: str) -> str:
+    """A raw note at ``source/<rel>`` that no page was made from, indexed for search: its
+    id as a citation gives it (``source/<rel>`` without ``.md``)."""
+    path = server.kb_dir / "source" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    kb = server.kb()
+    kb.manifest.scan()
+    kb.reindex()
+    return f"source/{rel.removesuffix('.md')}"
+
+
 @pytest.fixture
 def run_agent(mcp_server: RunningServer, llm_endpoint: EndpointSettings) -> RunAgent:
     """``run_agent(secret, body, llm=True, max_steps=6)`` -> whatever ``body(agent)`` returns."""

@@ -13,7 +13,7 @@ from read_agent.citations import extract_citations
 from read_agent.fallback import answers, pages_answer
 from tests.fixtures.llm_server import LLMServer, Reply, tool_call
 from tests.fixtures.server import RunningServer
-from tests.read_agent.conftest import RunAgent, Seeded
+from tests.read_agent.conftest import RunAgent, Seeded, write_note
 
 NOW = dt.datetime.fromisoformat("2026-11-20T12:00:00+08:00")
 
@@ -22,18 +22,11 @@ NOW = dt.datetime.fromisoformat("2026-11-20T12:00:00+08:00")
 def note(mcp_server: RunningServer) -> tuple[str, str]:
     """A raw note no page was made from (its id, its unique word), indexed for search."""
     word = f"zephyrine{uuid.uuid4().hex[:6]}"
-    rel = f"notes/2026-11-18-{word}.md"
-    path = mcp_server.kb_dir / "source" / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
+    text = (
         f"---\ndate: 2026-11-18\n---\nCall with the warehouse team.\n"
-        f"The {word} pallet wrapper jammed twice and Dana ordered a new motor.\n",
-        encoding="utf-8",
+        f"The {word} pallet wrapper jammed twice and Dana ordered a new motor.\n"
     )
-    kb = mcp_server.kb()
-    kb.manifest.scan()
-    kb.reindex()
-    return f"source/{rel.removesuffix('.md')}", word
+    return write_note(mcp_server, f"notes/2026-11-18-{word}.md", text), word
 
 
 def test_a_result_answers_only_with_more_than_nearness_in_meaning() -> None:
