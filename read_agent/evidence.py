@@ -52,6 +52,7 @@ class Evidence:
     field: str | None = None
     matches: str = ""  # what is compared with the question, when not the whole text
     said: str | None = None  # the note's date, when ``date`` is the day it speaks of
+    speaker: str = ""  # who says it, in a conversation note
 
     def line(self) -> str:
         said = f" (said on {self.said})" if self.said else ""
@@ -190,7 +191,7 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     """(score, coverage): how many of the question's terms the piece holds (its own
     words count fully, its heading's at 0.7; identifiers count three times), with a
     small bonus for a better-ranked page. A sentence of a raw note must hold one of
-    them itself: its heading is only who said it."""
+    them itself: its heading is who said it and the rest of the turn."""
     terms = list(reading.terms)
     idents = [i.lower() for i in reading.identifiers]
     # A field line is scored on its label and value, not on the page title before them.
@@ -201,7 +202,7 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     hits = sum(3.0 for i in idents if i in text)
     total = len(terms) + 3.0 * len(idents)
     if total == 0 or (piece.kind == "source" and not own and not hits):
-        return 0.0, 0.0  # a speaker's name alone says nothing of what was asked
+        return 0.0, 0.0  # who said it, or what else they said, is not this sentence
     value = len(own) + 0.7 * len(head) + hits
     coverage = (len(own) + len(head) + hits) / total
     return value + 0.3 / (1 + piece.rank), coverage

@@ -46,35 +46,58 @@ def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -
     pid, title = str(result.get("id") or ""), str(result.get("title") or "")
     day = _date(result.get("date"))
     snippet = _FRONTMATTER.sub("", str(result.get("snippet") or "").strip())
-    out: list[Evidence] = []
-    speaker = ""
+    turns: list[tuple[str, list[str]]] = []
     for sentence in sentences(clean(snippet)):
         found = _SPEAKER.match(sentence)
         if found is not None:
-            speaker, said = found.group(1), sentence[found.end() :]
-        else:
-            said = sentence
-        text = f"{speaker}: {said}" if speaker else said
-        when, noted = (None, None) if day is None else spoken_of(said, day, mentions)
-        out.append(
-            Evidence(
-                text[:MAX_TEXT], pid, title, when, SOURCE, speaker, rank, matches=said, said=noted
+            turns.append((found.group(1), [sentence[found.end() :]]))
+        elif turns:
+            turns[-1][1].append(sentence)
+        else:  # the snippet starts inside a turn: no speaker to give
+            turns.append(("", [sentence]))
+    out: list[Evidence] = []
+    for speaker, said in turns:
+        for i, sentence in enumerate(said):
+            text = f"{speaker}: {sentence}" if speaker else sentence
+            context = " ".join(said[:i] + said[i + 1 :])
+            when, noted = (None, None) if day is None else spoken_of(sentence, day, mentions)
+            out.append(
+                Evidence(
+                    text[:MAX_TEXT],
+                    pid,
+                    title,
+                    when,
+                    SOURCE,
+                    f"{speaker} {context}".strip(),
+                    rank,
+                    matches=sentence,
+                    said=noted,
+                    speaker=speaker,
+                )
             )
-        )
     return out
 
 
 def unaddressed(pieces: Sequence[Evidence]) -> list[Evidence]:
-    """``pieces`` with the names of the notes' speakers out of what a source sentence is
-    compared with: in a conversation a name is mostly whom a sentence is said to."""
-    speakers = {p.heading for p in pieces if p.kind == SOURCE and p.heading}
+    """``pieces`` with the names of the notes' speakers out of what a source sentence and
+    the rest of its turn are compared with: in a conversation a name is mostly whom a
+    sentence is said to."""
+    speakers = {p.speaker for p in pieces if p.kind == SOURCE and p.speaker}
     if not speakers:
         return list(pieces)
     names = re.compile(
         r"\b(?:" + "|".join(re.escape(n) for n in sorted(speakers, key=len, reverse=True)) + r")\b"
     )
+
+    def blank(text: str) -> str:
+        return " ".join(names.sub(" ", text).split())
+
     return [
-        dataclasses.replace(p, matches=" ".join(names.sub(" ", p.matches).split()))
+        dataclasses.replace(
+            p,
+            matches=blank(p.matches),
+            heading=f"{p.speaker} {blank(p.heading[len(p.speaker) :])}".strip(),
+        )
         if p.kind == SOURCE
         else p
         for p in pieces

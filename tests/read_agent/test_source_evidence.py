@@ -15,7 +15,7 @@ from read_agent.evidence import score
 from read_agent.reading import Reading
 from read_agent.source_evidence import from_source, shown_span, unaddressed
 from tests.fixtures.server import RunningServer
-from tests.read_agent.conftest import RunAgent
+from tests.read_agent.conftest import RunAgent, write_note
 
 NOW = dt.datetime.fromisoformat("2026-11-20T12:00:00+08:00")
 SNIPPET = (
@@ -59,6 +59,11 @@ def test_whom_a_sentence_is_said_to_or_who_says_it_is_not_what_it_is_about() -> 
     assert by_text[pieces[1].text][1] == pytest.approx(1.0)
     assert by_text["Melanie: Wow, that's cool, Caroline!"] == (0.0, 0.0)
     assert by_text["What's up with you?"] == (0.0, 0.0)
+    # What else the speaker says in the same turn counts, as a heading does.
+    camping = reading("melanie", "camping", "cool")
+    turn = [p for p in pieces if p.text.startswith("Melanie: We're thinking")]
+    assert score(turn[0], camping)[1] == pytest.approx(1.0)
+    assert score(turn[0], reading("caroline", "camping"))[1] == pytest.approx(0.5)
 
 
 def test_a_span_is_shown_as_a_day_a_month_a_year_or_its_first_and_last_day() -> None:
@@ -76,19 +81,12 @@ def talk(mcp_server: RunningServer) -> tuple[str, str, str]:
     group name, the speaker's name)."""
     word = f"zinnwald{uuid.uuid4().hex[:6]}"
     name = f"Orla{uuid.uuid4().hex[:4]}".capitalize()
-    rel = f"notes/2026-11-18-{word}.md"
-    path = mcp_server.kb_dir / "source" / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
+    text = (
         f"---\ndate: 2026-11-18\n---\n{name}: Hi Sam! How are you?\nSam: Good, and you?\n"
         f"{name}: I went to the {word} support group yesterday and it was so powerful.\n"
-        f"Sam: Wow, {name}, that's great!\n",
-        encoding="utf-8",
+        f"Sam: Wow, {name}, that's great!\n"
     )
-    kb = mcp_server.kb()
-    kb.manifest.scan()
-    kb.reindex()
-    return f"source/{rel.removesuffix('.md')}", word, name
+    return write_note(mcp_server, f"notes/2026-11-18-{word}.md", text), word, name
 
 
 def test_when_answered_from_a_note_states_the_day_it_speaks_of(
