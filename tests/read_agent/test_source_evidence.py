@@ -66,6 +66,18 @@ def test_whom_a_sentence_is_said_to_or_who_says_it_is_not_what_it_is_about() -> 
     assert score(turn[0], reading("caroline", "camping"))[1] == pytest.approx(0.5)
 
 
+def test_a_sentence_of_a_better_ranked_note_leads_one_word_short() -> None:
+    first = {"id": "source/a.md", "date": "2023-05-08", "snippet": "Ann: We sailed to Oban."}
+    fourth = {"id": "source/b.md", "date": "2023-05-09", "snippet": "Ann: We sailed boats at Oban."}
+    asked = reading("sailed", "boats", "oban")
+    (a,), (b,) = (
+        from_source(first, 0, mention_reader("UTC")),
+        from_source(fourth, 3, mention_reader("UTC")),
+    )
+    assert score(a, asked)[1] < score(b, asked)[1]  # the fourth holds every word asked
+    assert score(a, asked)[0] > score(b, asked)[0]  # the first is quoted before it
+
+
 def test_a_span_is_shown_as_a_day_a_month_a_year_or_its_first_and_last_day() -> None:
     day = dt.date(2023, 5, 7)
     assert shown_span(day, day + dt.timedelta(days=1)) == "2023-05-07"
