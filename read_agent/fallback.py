@@ -4,7 +4,10 @@ Pages are written by the ingest agent; a note it has not reached yet, or a detai
 left out, is only in ``source/``. So when a ``kb_query`` finds no page, or only pages
 that nothing but nearness in meaning ties to the question (:func:`pages_answer`), the
 agent asks ``kb_query`` again with ``include_sources: true`` and uses that result: the
-notes it returns are cited as ``[source/<path>]``, like pages. Both modes use it: the
+notes it returns are cited as ``[source/<path>]``, like pages. A question for someone's
+own words ("What did Priya say about the tickets?", :func:`asks_for_words`) reads the
+notes even when pages answer: a page keeps what the ingest agent took from a note, the
+note keeps what was said. Both modes use it: the
 extractive digest (:func:`query_with_sources`) and the model's own ``kb_query`` calls.
 A token without the ``source`` folder gets the pages alone (the server says
 ``sources_not_in_scope``).
@@ -12,6 +15,7 @@ A token without the ``source`` folder gets the pages alone (the server says
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +26,14 @@ SOURCE_PREFIX = "source/"
 # Arms whose rank alone says only "near in meaning": not enough to call a page an answer.
 WEAK_ARMS = frozenset({"vector", "graph_augment"})
 WEAK_LABELS = frozenset({"weak_semantic", "outside_window"})
+# Verbs of speech and writing, English and Mongolian ("хэлсэн": said, "ярьсан": talked
+# about, "бичсэн": wrote, "асуусан": asked); not "tell me about" or "who should write".
+_WORDS = re.compile(
+    r"\b(?:say|says|said|told|mention(?:s|ed)?|wrote|written|"
+    r"post(?:s|ed)|repl(?:y|ies|ied)|complain(?:s|ed)?|ask(?:s|ed)?)\b"
+    r"|хэл(?:сэн|эв|ж)|ярь(?:сан|ив|ж)|бич(?:сэн|ив)|асуу(?:сан|в)",
+    re.IGNORECASE,
+)
 
 
 def _results(result: Any) -> Sequence[Mapping[str, Any]]:
@@ -46,14 +58,20 @@ def pages_answer(result: Any) -> bool:
     )
 
 
+def asks_for_words(question: str) -> bool:
+    """Whether a question asks what someone said, wrote or asked."""
+    return _WORDS.search(question) is not None
+
+
 def wants_sources(tools: Toolset, arguments: Mapping[str, Any], result: Any) -> bool:
-    """Whether to ask again with the raw sources: the pages do not answer, sources were not
-    searched yet, and ``kb_query`` takes ``include_sources``."""
+    """Whether to ask again with the raw sources: the pages do not answer or the question
+    asks for someone's words, sources were not searched yet, and ``kb_query`` takes
+    ``include_sources``."""
     return (
         not arguments.get("include_sources")
         and QUERY_TOOL in tools.tools
         and tools.accepts(QUERY_TOOL, "include_sources")
-        and not pages_answer(result)
+        and (not pages_answer(result) or asks_for_words(str(arguments.get("question", ""))))
     )
 
 

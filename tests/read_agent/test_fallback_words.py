@@ -1,0 +1,62 @@
+"""A question for someone's own words reads the raw notes even when pages answer: a page
+keeps what the ingest agent took from a note, the note keeps what was said."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import pytest
+
+from read_agent.agent import ReadAgent
+from read_agent.fallback import asks_for_words
+from tests.fixtures.server import RunningServer
+from tests.read_agent.conftest import RunAgent, Seeded
+
+NOW = dt.datetime.fromisoformat("2026-11-20T12:00:00+08:00")
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("What did Priya say about the Initech support tickets?", True),
+        ("What has Bob mentioned about the rollout?", True),
+        ("Who asked for a discount?", True),
+        ("What did Alex Novak tell us? He told us twice.", True),
+        ("Приа тасалбаруудын талаар юу хэлсэн бэ?", True),
+        ("Бат юуны тухай ярьсан бэ?", True),
+        ("Who does Bob Martinez report to?", False),
+        ("Tell me about Globex", False),
+        ("Who should write the proposal?", False),
+    ],
+)
+def test_a_question_asks_for_someones_words(question: str, words: bool) -> None:
+    assert asks_for_words(question) is words
+
+
+def test_what_someone_said_is_read_from_the_notes_even_when_a_page_answers(
+    mcp_server: RunningServer, seeded: Seeded, run_agent: RunAgent
+) -> None:
+    person = seeded.person_title
+    word = f"gyroscope{uuid.uuid4().hex[:6]}"
+    rel = f"slack/testing/2026-11-19-{word}.md"
+    path = mcp_server.kb_dir / "source" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "# #testing — 2026-11-19\n\n"
+        f"**{person}** 16:02\nThe {word} rig fails on cold mornings, keep it in the lab.\n\n"
+        "**Alex Kim** 16:20\nThanks, noted.\n",
+        encoding="utf-8",
+    )
+    kb = mcp_server.kb()
+    kb.manifest.scan()
+    kb.reindex()
+
+    async def body(agent: ReadAgent) -> object:
+        return await agent.ask(f"What did {person} say about the rig?", now=NOW)
+
+    answer = run_agent(mcp_server.token("*")[1], body, llm=False)
+    queries = [c for c in answer.tool_calls if c.name == "kb_query"]
+    assert [bool(q.arguments.get("include_sources")) for q in queries] == [False, True]
+    assert f"source/{rel.removesuffix('.md')}" in [c.id for c in answer.citations]
+    assert "cold mornings" in answer.text
