@@ -11,8 +11,9 @@ was said::
 
     - 2023-05-07 (said on 2023-05-08) · Caroline: I went to a LGBTQ support group yesterday ... [source/session-01.md]
 
-Any other sentence carries the note's date. In a conversation written ``Speaker: text``
-a sentence keeps the name of whoever says it ("Caroline: Do your research ..."); the
+Any other sentence carries the note's date. In a conversation (``Speaker: text``, or any
+turn shape the index knows: ``**Speaker** 16:02``, a WhatsApp export's stamps,
+``memserver.kb.chunks.turn_opening``) a sentence keeps the name of whoever says it ("Caroline: Do your research ..."); the
 name is the piece's heading (it counts for the question's words as a heading does) and
 what is compared with the question is the sentence itself without the names of those
 who speak in the notes (:func:`unaddressed`): "Wow, Caroline, that looks awesome!" is no
@@ -29,12 +30,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memserver.index.source_notes import MentionReader
+from memserver.kb.chunks import turn_opening
 from read_agent.evidence import MAX_TEXT, Evidence, clean, sentences
 
 SOURCE_PREFIX = "source/"
 SOURCE = "source"  # the kind of a piece of a raw note
 _FRONTMATTER = re.compile(r"^---\s.*?\s---\s*", re.DOTALL)
-_SPEAKER = re.compile(r"^([A-Z][\w'’-]*(?: [A-Z][\w'’-]*)?): (?=\S)")
+# A chat export's turn head ("**Priya Shah** 16:24"), where a turn starts even inside a
+# sentence of the snippet (its text and the next head are on one line there).
+_BOLD_TURN = re.compile(r"(?=\*\*[^*\n]{1,40}\*\*[ \t]+\d{1,2}:\d{2}\b)")
 
 
 def is_source(result: Mapping[str, Any]) -> bool:
@@ -47,10 +51,16 @@ def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -
     day = _date(result.get("date"))
     snippet = _FRONTMATTER.sub("", str(result.get("snippet") or "").strip())
     turns: list[tuple[str, list[str]]] = []
-    for sentence in sentences(clean(snippet)):
-        found = _SPEAKER.match(sentence)
+    parts = _BOLD_TURN.split(snippet)
+    if len(parts) > 1 and parts[0].lstrip().startswith("#"):
+        parts = parts[1:]  # the note's title heading before its first turn
+    for raw in (s for part in parts for s in sentences(part)):
+        found = turn_opening(raw)  # "Caroline: ...", "**Priya Shah** 16:24 ...", ...
+        sentence = clean(found[1] if found is not None else raw)
+        if not sentence:
+            continue
         if found is not None:
-            turns.append((found.group(1), [sentence[found.end() :]]))
+            turns.append((found[0], [sentence]))
         elif turns:
             turns[-1][1].append(sentence)
         else:  # the snippet starts inside a turn: no speaker to give

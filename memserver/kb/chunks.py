@@ -129,6 +129,21 @@ def source_units(
     return units
 
 
+def turn_opening(text: str) -> tuple[str, str] | None:
+    """(speaker, what they say) when ``text`` opens with a turn in one of the shapes of
+    :data:`_TURN` ("**Priya Shah** 16:24 Two low-priority ones.", "08/05/2023, 13:56 -
+    Caroline: Hi!"), the speaker capitalised; else None."""
+    found = _TURN.match(text)
+    if found is None:
+        return None
+    speaker = (found.group("bold") or found.group("name") or "").strip()
+    if not speaker[:1].isupper():
+        return None
+    # The plain shapes' match ends on the first character of what is said.
+    said = text[found.end() :] if found.group("bold") else text[found.end() - 1 :]
+    return speaker, said.strip()
+
+
 def is_conversation(text: str) -> bool:
     """Whether a raw source is a conversation: three or more turns (lines opening with a
     speaker) by two or more speakers, one of them speaking twice. A note's labelled

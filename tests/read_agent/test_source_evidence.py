@@ -50,6 +50,27 @@ def test_a_sentence_is_dated_by_the_day_it_speaks_of_and_keeps_its_speaker() -> 
     )
 
 
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "# #sales — 2026-10-20 **Alex Kim** 16:20 Anything open on support tickets? "
+        "**Priya Shah** 16:24 Two low-priority ones, nothing that blocks the renewal.",
+        "20/10/2026, 16:20 - Alex Kim: Anything open on support tickets? "
+        "20/10/2026, 16:24 - Priya Shah: Two low-priority ones, nothing that blocks the renewal.",
+        "Alex Kim (4:20 PM): Anything open on support tickets? "
+        "Priya Shah (4:24 PM): Two low-priority ones, nothing that blocks the renewal.",
+    ],
+)
+def test_a_chat_export_s_turns_keep_their_speakers(snippet: str) -> None:
+    """The turn shapes the index knows as a conversation (``memserver.kb.chunks``)."""
+    result = {"id": "source/slack/sales/2026-10-20.md", "date": "2026-10-20", "snippet": snippet}
+    texts = [p.text for p in from_source(result, 0, mention_reader("UTC"))]
+    assert texts[-2:] == [
+        "Alex Kim: Anything open on support tickets?",
+        "Priya Shah: Two low-priority ones, nothing that blocks the renewal.",
+    ]
+
+
 def test_whom_a_sentence_is_said_to_or_who_says_it_is_not_what_it_is_about() -> None:
     result = {"id": "source/session-01.md", "date": "2023-05-08", "snippet": SNIPPET}
     pieces = unaddressed(from_source(result, 0, mention_reader("UTC")))
