@@ -12,9 +12,9 @@ was said::
     - 2023-05-07 (said on 2023-05-08) · Caroline: I went to a LGBTQ support group yesterday ... [source/session-01.md]
 
 Any other sentence carries the note's date. In a conversation (``Speaker: text``, or any
-turn shape the index knows: ``**Speaker** 16:02``, a WhatsApp export's stamps,
-``memserver.kb.chunks.turn_opening``) a sentence keeps the name of whoever says it ("Caroline: Do your research ..."); the
-name is the piece's heading (it counts for the question's words as a heading does) and
+turn shape the index knows: ``**Speaker** 16:02``, a WhatsApp export's stamps;
+:func:`memserver.kb.chunks.turn_opening`) a sentence keeps the name of whoever says it
+("Caroline: Do your research ..."); the name is the piece's heading (it counts for the question's words as a heading does) and
 what is compared with the question is the sentence itself without the names of those
 who speak in the notes (:func:`unaddressed`): "Wow, Caroline, that looks awesome!" is no
 evidence about Caroline, and a sentence is none because of who said it
@@ -30,15 +30,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memserver.index.source_notes import MentionReader
-from memserver.kb.chunks import turn_opening
+from memserver.kb.chunks import BOLD_TURN_AHEAD, turn_opening
 from read_agent.evidence import MAX_TEXT, Evidence, clean, sentences
+from read_agent.fallback import SOURCE_PREFIX
 
-SOURCE_PREFIX = "source/"
 SOURCE = "source"  # the kind of a piece of a raw note
 _FRONTMATTER = re.compile(r"^---\s.*?\s---\s*", re.DOTALL)
-# A chat export's turn head ("**Priya Shah** 16:24"), where a turn starts even inside a
-# sentence of the snippet (its text and the next head are on one line there).
-_BOLD_TURN = re.compile(r"(?=\*\*[^*\n]{1,40}\*\*[ \t]+\d{1,2}:\d{2}\b)")
 
 
 def is_source(result: Mapping[str, Any]) -> bool:
@@ -51,7 +48,7 @@ def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -
     day = _date(result.get("date"))
     snippet = _FRONTMATTER.sub("", str(result.get("snippet") or "").strip())
     turns: list[tuple[str, list[str]]] = []
-    parts = _BOLD_TURN.split(snippet)
+    parts = BOLD_TURN_AHEAD.split(snippet)
     if len(parts) > 1 and parts[0].lstrip().startswith("#"):
         parts = parts[1:]  # the note's title heading before its first turn
     for raw in (s for part in parts for s in sentences(part)):

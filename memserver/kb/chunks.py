@@ -67,10 +67,14 @@ SOURCE_FORMAT = (
 _CLOCK = r"\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp][Mm])?"
 _DAY = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}"
 _SPEAKER = r"[^\W\d_][\w.'’-]*(?:[ \t][^\W\d_][\w.'’-]*){0,2}"
+_BOLD_HEAD = rf"\*\*(?P<bold>[^*\n]{{1,40}})\*\*[ \t]+{_CLOCK}\b"
+# Where a chat export's turn head ("**Priya Shah** 16:24") starts, even inside a line: a
+# snippet joins a turn's text and the next head on one line.
+BOLD_TURN_AHEAD = re.compile(rf"(?=\*\*[^*\n]{{1,40}}\*\*[ \t]+{_CLOCK}\b)")
 _TURN = re.compile(
     rf"""^[ \t]*(?:>[ \t]*)?                          # a quote
     (?:\[?(?:{_DAY},?[ \t]+)?{_CLOCK}\]?[ \t]*(?:-[ \t]*)?)?  # a time stamp first
-    (?:\*\*(?P<bold>[^*\n]{{1,40}})\*\*[ \t]+{_CLOCK}\b      # **Speaker** 16:02
+    (?:{_BOLD_HEAD}                                  # **Speaker** 16:02
     |(?P<star>\*\*)?(?P<name>{_SPEAKER})
      (?:[ \t]*[(\[]{_CLOCK}[)\]])?                 # Speaker (16:02)
      (?(star)(?::\*\*|\*\*:)|:)[ \t]+\S)           # the colon, inside or after **
