@@ -47,9 +47,9 @@ from memserver.search import arms  # noqa: E402
 from memserver.search.intent import analyze  # noqa: E402
 from memserver.search.pipeline import Searcher, SearchRequest, window_dates  # noqa: E402
 from memserver.search.text_query import TextQuery  # noqa: E402
-from memserver.search.time_window import reference_time  # noqa: E402
-from memserver.search.timeparse import parse_time  # noqa: E402
 from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
+from memserver.timeparse.parse import parse_time  # noqa: E402
+from memserver.timeparse.window import reference_time  # noqa: E402
 
 
 def arm_only(conn: Any, schema: Any, question: str) -> int:

@@ -49,12 +49,12 @@ from memserver.clients.config import Settings, load_settings
 from memserver.clients.llm import LLMClient, TokenBudget
 from memserver.clients.mcp import MemoryClient, connect, open_stdio
 from memserver.clients.profile import profile_for
-from memserver.commands.output import print_json
-from memserver.commands.support import parse_interval, run_translating_errors
 from memserver.errors import MemoryError_, ToolCallError
 from memserver.kb.page import Page, render_page
 from memserver.kb.schema import FolderSpec
-from memserver.up.progress import NoteDone, NoteProgress
+from memserver.terminal.output import print_json
+from memserver.terminal.program import parse_interval, run_translating_errors
+from memserver.terminal.progress import NoteDone, NoteProgress
 
 log = logging.getLogger("ingest_agent")
 

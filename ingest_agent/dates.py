@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from memserver.kb.page import as_date
-from memserver.search import timeparse_en as en
-from memserver.search import timeparse_mn as mn
-from memserver.search.timeparse import parse_time
+from memserver.timeparse import en as en
+from memserver.timeparse import mn as mn
+from memserver.timeparse.parse import parse_time
 
 _MN = mn.LETTERS
 _ISO = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?!\d)")

@@ -3,7 +3,7 @@
 Each area registers its subcommands from ``memserver/commands/<area>.py`` (a
 ``register(subparsers)`` function setting ``func`` on its parser). Errors are
 translated here, once: a ``UserError`` prints one line and exits 2, any other
-memory system error exits 1; neither prints a traceback (``memserver.commands.support``).
+memory system error exits 1; neither prints a traceback (``memserver.terminal.program``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from memserver import __version__
-from memserver.commands.support import add_config_option, configure_logging, run_translating_errors
+from memserver.terminal.program import add_config_option, configure_logging, run_translating_errors
 
 # Order is the order of `memserver --help`.
 COMMAND_MODULES = ("core", "store", "review", "tokens", "serve", "search", "graph", "route", "up")

@@ -29,13 +29,13 @@ import anyio
 
 from memserver import __version__
 from memserver.clients.config import Settings, load_settings
-from memserver.commands.output import print_json
-from memserver.commands.support import add_config_option, configure_logging, run_translating_errors
 from memserver.errors import UserError
+from memserver.terminal.output import print_json
+from memserver.terminal.program import add_config_option, configure_logging, run_translating_errors
+from memserver.timeparse.now import parse_now
 from read_agent.agent import DEFAULT_MAX_STEPS, Answer, Turn
 from read_agent.citations import Source
 from read_agent.connection import AgentPool, env_api_key, make_llm, memory_target, unwrap
-from read_agent.http import parse_now
 
 DEFAULT_ADDR = "127.0.0.1:8788"
 CHAT_HELP = "/reset forgets the conversation, /sources lists the last answer's pages, /quit ends"
@@ -235,9 +235,9 @@ def run_chat(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from memserver.server.addr import parse_addr
-    from memserver.server.guard import HostRules, is_loopback
-    from memserver.server.http_serve import server_config
+    from memserver.web.addr import parse_addr
+    from memserver.web.guard import HostRules, is_loopback
+    from memserver.web.serve import server_config
     from read_agent.http import create_app
 
     host, port = parse_addr(args.addr)

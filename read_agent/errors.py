@@ -14,7 +14,7 @@ Hierarchy (``memserver.errors`` classes in brackets)::
     └── MemoryUnavailableError     the memory server cannot be reached (HTTP 503)
 
 A missing or wrong API key, a foreign Host or Origin, a body too large or not JSON are
-refused before any of this by ``memserver.server.guard.HttpGuard`` (401, 421, 403, 413,
+refused before any of this by ``memserver.web.guard.HttpGuard`` (401, 421, 403, 413,
 415).
 
 Inside the tool-calling loop a failing tool is never raised: its message goes back to

@@ -37,7 +37,7 @@ from typing import Any
 
 from memserver.kb.schema import FolderSpec, Schema
 from memserver.kb.words import words
-from memserver.search.mentions import mention_reader
+from memserver.timeparse.mentions import mention_reader
 from read_agent.citations import Source, normalize_id
 from read_agent.evidence import (
     Evidence,

@@ -13,7 +13,7 @@ calls) are dropped before the model sees the conversation: the agent's own syste
 prompt is the only one. Earlier user and assistant turns are kept. Errors are
 OpenAI-shaped: ``{"error": {"message", "type", "code", "param"}}``.
 
-Every request passes :class:`memserver.server.guard.HttpGuard` first: a Host and Origin
+Every request passes :class:`memserver.web.guard.HttpGuard` first: a Host and Origin
 of ours (421/403), the API key when one is set (every route but ``/healthz``; 401),
 JSON bodies only (415) of at most ``MAX_BODY_BYTES`` (413), read within a deadline
 (408). A body that is not JSON, of any shape or depth, is a 400.
@@ -40,7 +40,8 @@ from starlette.types import ASGIApp
 
 from memserver import __version__
 from memserver.errors import MemoryError_, ServerAuthError, ToolCallError, UserError
-from memserver.server.guard import GuardRules, HostRules, HttpGuard, openai_error
+from memserver.timeparse.now import parse_now
+from memserver.web.guard import GuardRules, HostRules, HttpGuard, openai_error
 from read_agent.agent import Answer, Turn
 from read_agent.connection import AgentPool
 from read_agent.errors import BadRequestError, MemoryUnavailableError
@@ -70,20 +71,12 @@ class ChatRequest:
 # -- request parsing -------------------------------------------------------------------------
 
 
-def parse_now(value: Any, param: str = "now") -> dt.datetime | None:
-    """An ISO date or date-time (``2026-11-20``, ``2026-11-20T12:00:00+08:00``), or None."""
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise BadRequestError(f"{param} must be an ISO date-time string", param=param)
+def request_now(value: Any, param: str = "now") -> dt.datetime | None:
+    """The request's ``now`` (see ``memserver.timeparse.now``), or a 400 naming ``param``."""
     try:
-        return dt.datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise BadRequestError(
-            f"{param} {value!r} is not an ISO date-time",
-            "write it like 2026-11-20T12:00:00+08:00",
-            param=param,
-        ) from None
+        return parse_now(value, param)
+    except UserError as exc:
+        raise BadRequestError(exc.message, exc.hint, param=param) from None
 
 
 def message_text(content: Any, where: str) -> str:
@@ -144,7 +137,7 @@ def parse_chat_request(body: Any) -> ChatRequest:
         model=str(model),
         stream=stream,
         include_usage=bool(isinstance(options, Mapping) and options.get("include_usage")),
-        now=parse_now(body.get("now")),
+        now=request_now(body.get("now")),
     )
 
 
@@ -301,7 +294,7 @@ def create_app(
             raise BadRequestError(
                 f"question is longer than {MAX_QUESTION_CHARS} characters", param="question"
             )
-        result = await answer(question.strip(), now=parse_now(body.get("now")))
+        result = await answer(question.strip(), now=request_now(body.get("now")))
         return JSONResponse(result.as_dict())
 
     async def chat_completions(request: Request) -> Response:

@@ -4,7 +4,7 @@ cut into sentences, each dated by the day it speaks of.
 A note is dated (its frontmatter ``date:``), and what it says is often dated against
 that day: "I went to a support group yesterday" in a note of 2023-05-08 happened on
 2023-05-07. The dates a sentence mentions are read the way the index reads them for its
-windows (:func:`memserver.search.mentions.mention_reader`, against the note's date
+windows (:func:`memserver.timeparse.mentions.mention_reader`, against the note's date
 in the knowledge base's time zone); a sentence that mentions one day, month, year or
 span other than the note's own day is dated by it, with the note's date kept as when it
 was said::
@@ -29,8 +29,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memserver.index.source_notes import MentionReader
 from memserver.kb.chunks import BOLD_TURN_AHEAD, turn_opening
+from memserver.timeparse.mentions import MentionReader
 from read_agent.evidence import MAX_TEXT, Evidence, clean, sentences
 from read_agent.fallback import SOURCE_PREFIX
 

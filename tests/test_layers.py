@@ -10,25 +10,31 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Bottom to top. The root modules (``memserver.errors``, ``memserver.__version__``) are
-# below everything; ``cli`` is the ``memserver`` program itself.
-LAYERS = (
-    "kb",
-    "clients",
-    "db",
-    "graph",
-    "index",
-    "routing",
-    "search",
-    "store",
-    "server",
-    "console",
-    "up",
-    "commands",
-    "cli",
+# Bottom to top, a floor a line. Packages on one floor are siblings that never import
+# each other (search reads the index, store writes it; neither needs the other). The root
+# modules (``memserver.errors``, ``memserver.__version__``) are below everything; ``cli``
+# is the ``memserver`` program itself.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("kb",),
+    ("timeparse", "web", "terminal"),
+    ("clients",),
+    ("db",),
+    ("graph",),
+    ("index",),
+    ("routing",),
+    ("search", "store"),
+    ("server",),
+    ("console",),
+    ("up",),
+    ("commands",),
+    ("cli",),
 )
+LAYERS = tuple(package for floor in FLOORS for package in floor)
 ROOT_MODULES = {"memserver", "memserver.errors"}
 AGENTS = ("ingest_agent", "read_agent")
+# The floors an agent stands on: the page model and schema, the model clients, and the
+# helpers every program shares. Knowledge itself the agents reach only through MCP.
+AGENT_FLOORS = ("kb", "timeparse", "web", "terminal", "clients")
 
 
 def modules(package: str) -> dict[str, Path]:
@@ -51,11 +57,15 @@ def imports(path: Path, known: dict[str, Path]) -> Iterator[tuple[str, int]]:
                 yield alias.name, node.lineno
 
 
+def package(module: str) -> str:
+    return module.split(".")[1]
+
+
 def layer(module: str) -> int:
-    """-1 for the root modules, else the index of the module's package in LAYERS."""
+    """-1 for the root modules, else the floor of the module's package in FLOORS."""
     if module in ROOT_MODULES:
         return -1
-    return LAYERS.index(module.split(".")[1])
+    return next(n for n, floor in enumerate(FLOORS) if package(module) in floor)
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -104,17 +114,21 @@ def test_every_memserver_module_lives_in_a_layer_package() -> None:
     loose = [
         name
         for name in modules("memserver")
-        if name not in ROOT_MODULES and name.split(".")[1] not in LAYERS
+        if name not in ROOT_MODULES and package(name) not in LAYERS
     ]
     assert loose == []
 
 
-def test_memserver_packages_import_only_their_own_layer_or_below() -> None:
+def test_memserver_packages_import_only_their_own_package_or_lower_floors() -> None:
     known = modules("memserver")
     upward = []
     for name, path in known.items():
         for target, line in imports(path, known):
-            if target in known and layer(target) > layer(name):
+            if target not in known or target in ROOT_MODULES or name in ROOT_MODULES:
+                continue
+            if layer(target) > layer(name) or (
+                layer(target) == layer(name) and package(target) != package(name)
+            ):
                 upward.append(f"{path.relative_to(REPO)}:{line} imports {target}")
     assert upward == []
 
@@ -137,6 +151,29 @@ def test_the_memory_server_never_imports_the_agents() -> None:
         if target.split(".")[0] in AGENTS
     ]
     assert bad == []
+
+
+def test_the_agents_import_only_the_memory_servers_low_floors() -> None:
+    known = modules("memserver")
+    high = [
+        f"{path.relative_to(REPO)}:{line} imports {target}"
+        for agent in AGENTS
+        for path in modules(agent).values()
+        for target, line in imports(path, known)
+        if target in known and target not in ROOT_MODULES and package(target) not in AGENT_FLOORS
+    ]
+    assert high == []
+
+
+def test_the_agents_import_each_other_never() -> None:
+    crossing = [
+        f"{path.relative_to(REPO)}:{line} imports {target}"
+        for agent in AGENTS
+        for path in modules(agent).values()
+        for target, line in imports(path, {})
+        if target.split(".")[0] in AGENTS and target.split(".")[0] != agent
+    ]
+    assert crossing == []
 
 
 def test_the_cycle_finder_finds_a_circle() -> None:

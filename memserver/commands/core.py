@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from memserver.commands.output import console, print_json
 from memserver.errors import PageValidationError, Problem, SchemaError, UserError
 from memserver.kb.layout import KBPaths
+from memserver.terminal.output import console, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

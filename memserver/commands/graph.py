@@ -10,8 +10,8 @@ import argparse
 from collections.abc import Collection
 
 from memserver.commands.common import comma_list, open_kb
-from memserver.commands.output import console, print_json
 from memserver.errors import UserError
+from memserver.terminal.output import console, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -12,7 +12,7 @@ import argparse
 import json
 
 from memserver.commands.common import open_kb
-from memserver.commands.output import console, print_json
+from memserver.terminal.output import console, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

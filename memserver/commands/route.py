@@ -8,9 +8,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memserver.commands.output import print_json
 from memserver.errors import UserError
 from memserver.kb.layout import KBPaths
+from memserver.terminal.output import print_json
 
 if TYPE_CHECKING:
     import numpy as np

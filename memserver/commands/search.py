@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
 from pathlib import Path
 
 from memserver.commands.common import comma_list, open_kb
-from memserver.commands.output import console, print_json
 from memserver.errors import SchemaError, UserError
+from memserver.terminal.output import console, print_json
+from memserver.timeparse.now import parse_now
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,19 +53,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search.set_defaults(func=_search)
 
 
-def parse_now(value: str | None) -> datetime | None:
-    """A ``--now`` value as a datetime (a date alone means its midnight), or a UserError."""
-    if value is None:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        raise UserError(
-            f"--now {value!r} is not an ISO date or time",
-            "write e.g. 2026-09-20 or 2026-09-20T15:00:00+08:00",
-        ) from None
-
-
 def kb_timezone(kb: str | None, explicit: str | None) -> str:
     """``--tz`` if given, else the timezone of ``kb``'s schema.yaml if it has one, else UTC.
 
@@ -73,7 +60,7 @@ def kb_timezone(kb: str | None, explicit: str | None) -> str:
     on stderr and UTC is used (the repository root's schema.yaml is the meta-schema).
     """
     from memserver.kb.schema import load_schema
-    from memserver.search.time_window import zone
+    from memserver.timeparse.window import zone
 
     if explicit:
         return zone(explicit).key
@@ -92,11 +79,11 @@ def kb_timezone(kb: str | None, explicit: str | None) -> str:
 def _timeparse(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
-    from memserver.search.time_window import reference_time
-    from memserver.search.timeparse import parse_time
+    from memserver.timeparse.parse import parse_time
+    from memserver.timeparse.window import reference_time
 
     tz = kb_timezone(args.kb, args.tz)
-    now = reference_time(parse_now(args.now), tz)
+    now = reference_time(parse_now(args.now, "--now"), tz)
     text = " ".join(args.text)
     parsed = parse_time(text, now=now, tz=tz)
     if args.json:
@@ -130,7 +117,7 @@ def _search(args: argparse.Namespace) -> int:
     if args.limit is not None and not 1 <= args.limit <= 100:
         raise UserError(f"--limit {args.limit} is out of range", "use 1 to 100")
     settings = load_settings(args.config)
-    now = parse_now(args.now)
+    now = parse_now(args.now, "--now")
     folders = comma_list(args.folders)
     with open_kb(args, settings) as kb:
         searcher = Searcher.for_kb(kb, settings, route=not args.no_route)

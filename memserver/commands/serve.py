@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from memserver.errors import UserError
 from memserver.kb.layout import KBPaths
-from memserver.server.addr import parse_addr
+from memserver.web.addr import parse_addr
 
 if TYPE_CHECKING:
     from memserver.server.tools.base import Services

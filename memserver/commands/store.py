@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memserver.commands.common import open_kb
-from memserver.commands.output import console, print_json, progress
+from memserver.terminal.output import console, print_json, progress
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from memserver.commands.output import console, print_json
 from memserver.errors import UserError
 from memserver.kb.layout import KBPaths
+from memserver.terminal.output import console, print_json
 
 if TYPE_CHECKING:
     from memserver.db.database import Database

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from memserver.commands.support import parse_interval
+from memserver.terminal.program import parse_interval
 from memserver.up.runner import DEFAULT_ADDR, DEFAULT_AGENT_ADDR, DEFAULT_WATCH
 
 

@@ -63,12 +63,12 @@ from memserver.index.indexer import (
     search_indexes_suspended,
     write_pages,
 )
-from memserver.index.source_notes import MentionReader
 from memserver.index.sources import index_sources
 from memserver.kb.layout import KBPaths, name_problem
 from memserver.kb.manifest import Manifest, Status
 from memserver.kb.page import check_page, parse_page
 from memserver.kb.schema import Schema
+from memserver.timeparse.mentions import MentionReader
 
 PAGE_BATCH = 128  # pages per transaction (64: ~10% slower at 10,000 pages, bench/)
 # From this many changed pages (and at least half as many as are indexed) the HNSW

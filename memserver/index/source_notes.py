@@ -10,7 +10,7 @@ name days that way) and its text, speakers' names included; ``\\w+`` runs, case-
 The dates a sentence mentions ("yesterday", "in 2021", "on Sunday") are read by a
 :data:`MentionReader` against the note's own date, so a note written in 2023 that tells
 what happened in 2021 is found by a question about 2021. The reader is passed in by the
-caller (the date grammar lives in ``memserver.search.timeparse``, above this package);
+caller (the date grammar lives in ``memserver.timeparse.parse``, above this package);
 without one a note has no mentions, and ``note_key`` says so, so that a later run with a
 reader reads it again.
 """
@@ -20,15 +20,14 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memserver.timeparse.mentions import MentionReader
+
 NOTE_FORMAT = "3"  # 2: words lightly stemmed; 3: irregular pasts too
 _WORD = re.compile(r"\w+")
-
-# (sentence, the note's date) -> the [start, end) date spans the sentence mentions.
-MentionReader = Callable[[str, dt.date], Sequence[tuple[dt.date, dt.date]]]
 
 
 def words_of(text: str) -> list[str]:

@@ -27,7 +27,6 @@ from memserver.errors import EmbeddingError, UserError
 from memserver.index.embedding import EMBEDDING_PENDING, vectors_for
 from memserver.index.indexer import EMBED_BATCH, text_hash
 from memserver.index.source_notes import (
-    MentionReader,
     NoteRows,
     note_key,
     note_rows,
@@ -38,6 +37,7 @@ from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.layout import KBPaths
 from memserver.kb.manifest import Manifest, SourceEntry, Status
 from memserver.kb.redact import redact_private
+from memserver.timeparse.mentions import MentionReader
 
 SOURCE_SECTION = "Source"
 # Advisory lock of source index writes: a server's scan and a `memserver reindex` in

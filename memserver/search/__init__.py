@@ -1,3 +1,3 @@
-"""Time-aware hybrid search: time parsing (English, Mongolian), the question's intent, the
+"""Time-aware hybrid search: the question's intent (its dates read by ``timeparse``), the
 retrieval arms over pages and raw sources, fusion and weights, the model steps (rewrites,
-rerank), timelines and the pipeline. Imports routing, graph, db, kb and clients."""
+rerank), timelines and the pipeline. Imports routing, graph, db, timeparse, kb and clients."""

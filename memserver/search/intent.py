@@ -1,7 +1,7 @@
 """What a search question asks for, read without any LLM call.
 
 ``analyze(question_core, schema, folders)`` (the core is the question with its time
-phrase removed, :attr:`memserver.search.time_window.TimeQuery.query`) returns an :class:`Intent`:
+phrase removed, :attr:`memserver.timeparse.window.TimeQuery.query`) returns an :class:`Intent`:
 
 * ``terms``: the topical words (stop words, question words and folder words removed),
   what the keyword arm searches for; ``prefixes``: Mongolian word stems (case suffixes

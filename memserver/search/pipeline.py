@@ -53,9 +53,7 @@ from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent, analyze, plan_graph
 from memserver.search.shaping import ArmRun, fill_outside_window, result_limit, shape
 from memserver.search.text_query import TextQuery
-from memserver.search.time_window import NEXT, OLDEST, TimeQuery, order_bounds, reference_time
 from memserver.search.timeline import timeline_events
-from memserver.search.timeparse import parse_time
 from memserver.search.types import (
     DEFAULT_MODE,
     MODES,
@@ -68,6 +66,8 @@ from memserver.search.types import (
     window_dates,
 )
 from memserver.search.weights import arm_weights
+from memserver.timeparse.parse import parse_time
+from memserver.timeparse.window import NEXT, OLDEST, TimeQuery, order_bounds, reference_time
 
 __all__ = [
     "DEFAULT_MODE",

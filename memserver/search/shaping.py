@@ -26,8 +26,8 @@ from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent
 from memserver.search.page_details import lead_snippets, page_info
 from memserver.search.text_query import TextQuery
-from memserver.search.time_window import NEWEST, TimeQuery, order_bounds
 from memserver.search.types import Mode, SearchRequest, SearchResult, window_dates
+from memserver.timeparse.window import NEWEST, TimeQuery, order_bounds
 
 
 @dataclass

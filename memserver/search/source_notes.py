@@ -11,7 +11,7 @@ the dates a note mentions (the rows of ``memserver.index.source_notes``).
   its sentences mentions a date inside it (a mention no longer than the window, or than a
   week: "this year" says little about "on March 3").
 
-The dates a sentence mentions are read by :func:`memserver.search.mentions.mention_reader`.
+The dates a sentence mentions are read by :func:`memserver.timeparse.mentions.mention_reader`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from memserver.index.source_notes import light_stem, words_of
 from memserver.kb.words import STOPWORDS, mn_stems
 from memserver.search.arms import POOL
 from memserver.search.fusion import Hit
-from memserver.search.mentions import MENTION_MAX_DAYS
 from memserver.search.text_query import Conn
 from memserver.search.types import SOURCE_PREFIX
+from memserver.timeparse.mentions import MENTION_MAX_DAYS
 
 K1, B = 1.2, 0.75
 # The arm's votes are scaled by the largest part of the question's rarity that one note

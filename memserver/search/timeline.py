@@ -15,9 +15,9 @@ from memserver.db.database import Database
 from memserver.errors import NotFoundError, UserError
 from memserver.kb.schema import Schema
 from memserver.search.text_query import window_sql
-from memserver.search.time_window import TimeQuery, reference_time
-from memserver.search.timeparse import parse_time
 from memserver.search.types import window_dates
+from memserver.timeparse.parse import parse_time
+from memserver.timeparse.window import TimeQuery, reference_time
 
 
 def timeline_events(

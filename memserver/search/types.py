@@ -13,7 +13,7 @@ from typing import Any
 
 from memserver.errors import UserError
 from memserver.search import fusion as fz
-from memserver.search.time_window import Window
+from memserver.timeparse.window import Window
 
 SOURCE_PREFIX = "source/"  # raw source ids: "source/<path under source/>"
 

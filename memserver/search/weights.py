@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from memserver.search.fusion import Hit
 from memserver.search.intent import Intent
-from memserver.search.time_window import TimeQuery
+from memserver.timeparse.window import TimeQuery
 
 EXPANSION_WEIGHT = 0.5  # an LLM rewrite of the question (tokenmax)
 PARTIAL_KEYWORD = 0.6  # no chunk holds every word of a long question

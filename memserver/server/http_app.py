@@ -1,6 +1,6 @@
 """The memory server over HTTP: ``/healthz`` and the Streamable HTTP MCP app at ``/mcp``.
 
-``create_http_app`` puts the MCP endpoint behind ``memserver.server.guard.HttpGuard``
+``create_http_app`` puts the MCP endpoint behind ``memserver.web.guard.HttpGuard``
 (Host, Origin, JSON bodies of at most ``MAX_MCP_BODY`` bytes, read within a deadline)
 and ``memserver.server.sessions.SessionLimit`` (open sessions and requests in flight per
 token); a database outage met outside a tool (checking a token) is a 503 with that
@@ -26,10 +26,10 @@ from starlette.types import Scope as ASGIScope
 
 from memserver import __version__
 from memserver.errors import DatabaseUnavailable
-from memserver.server.guard import GuardRules, HostRules, HttpGuard
-from memserver.server.http_serve import server_config
 from memserver.server.mcp_server import MemoryServer
 from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
+from memserver.web.guard import GuardRules, HostRules, HttpGuard
+from memserver.web.serve import server_config
 
 MAX_MCP_BODY = 4 * 1024 * 1024
 

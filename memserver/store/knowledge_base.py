@@ -75,7 +75,6 @@ from memserver.kb.layout import KBPaths, check_name, write_atomic
 from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES, Manifest, SourceEntry
 from memserver.kb.page import Page, check_page, page_slug, parse_page, render_page
 from memserver.kb.schema import Schema, load_schema
-from memserver.search.mentions import mention_reader
 from memserver.store.records import (
     ConflictRecord,
     PageSummary,
@@ -88,6 +87,7 @@ from memserver.store.records import (
     visible_id,
 )
 from memserver.store.reviews import flag_for_review
+from memserver.timeparse.mentions import mention_reader
 
 if TYPE_CHECKING:
     from memserver.clients.config import Settings

@@ -9,8 +9,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from memserver.server.addr import parse_addr
 from memserver.up.supervise import url_of
+from memserver.web.addr import parse_addr
 
 if TYPE_CHECKING:
     import uvicorn
@@ -37,10 +37,10 @@ class MemoryServerThread:
 
         from memserver.console.app import create_app
         from memserver.server.audit import AuditLog
-        from memserver.server.http_serve import server_config
         from memserver.server.mcp_server import build_server
         from memserver.server.tokens import TokenStore
         from memserver.server.tools.base import Services
+        from memserver.web.serve import server_config
 
         host, port = parse_addr(addr)
         services = self.services = Services(paths=kb.paths, kb_opener=lambda: kb, settings=settings)

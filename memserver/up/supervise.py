@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from memserver.errors import ServiceError, UserError
-from memserver.server.addr import parse_addr
+from memserver.web.addr import parse_addr
 
 logger = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from typing import IO, Any
 import pytest
 
 from ingest_agent.cli import main
-from memserver.commands.support import parse_interval
 from memserver.errors import UserError
 from memserver.kb.manifest import Manifest
+from memserver.terminal.program import parse_interval
 from tests.fixtures.llm_server import LLMServer, Stall
 from tests.ingest_agent.conftest import Ingest, IngestServer
 from tests.ingest_agent.scripted import ScriptedModel

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from memserver.search.mentions import mention_reader
+from memserver.timeparse.mentions import mention_reader
 from read_agent.agent import MODE_EXTRACTIVE, Answer, ReadAgent
 from read_agent.evidence import score
 from read_agent.reading import Reading

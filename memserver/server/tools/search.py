@@ -26,11 +26,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from memserver.errors import UserError
 from memserver.index.embedding import EMBEDDING_PENDING
 from memserver.search.pipeline import MODES, Searcher, SearchRequest
-from memserver.search.time_window import NEWEST, NEXT, OLDEST
 from memserver.server.ingest_progress import INGEST_IN_PROGRESS
 from memserver.server.tools.base import CallContext, MemoryToolError, ToolHost, current
+from memserver.timeparse.now import parse_now
+from memserver.timeparse.window import NEWEST, NEXT, OLDEST
 
 if TYPE_CHECKING:
     from memserver.store.knowledge_base import KnowledgeBase
@@ -131,18 +133,11 @@ def folder_list(value: Sequence[str] | str | None) -> list[str] | None:
     return names or None
 
 
-def parse_now(value: str | None) -> dt.datetime | None:
-    if value is None or not str(value).strip():
-        return None
-    text = str(value).strip().replace("Z", "+00:00")
+def _now(value: str | None) -> dt.datetime | None:
     try:
-        return dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise MemoryToolError(
-            f"now={value!r} is not an ISO date or time; write e.g. 2026-09-20 or "
-            "2026-09-20T15:00:00+08:00",
-            "arguments",
-        ) from None
+        return parse_now(value)
+    except UserError as exc:
+        raise MemoryToolError(str(exc), "arguments") from None
 
 
 def _mode(value: str | None) -> str:
@@ -245,7 +240,7 @@ def register(server: ToolHost) -> None:
             limit=limit,
             include_sources=bool(include_sources),
             source_access=call.scope.source,
-            now=parse_now(now),
+            now=_now(now),
             route=True,
         )
         return with_progress(searcher(call).search(request).to_dict(), call)
@@ -297,7 +292,7 @@ def register(server: ToolHost) -> None:
             page=page,
             scope=call.folders,
             folders=folder_list(folders),
-            now=parse_now(now),
+            now=_now(now),
             limit=limit,
         )
         return TimelineView(**data)  # type: ignore[typeddict-item]
@@ -345,7 +340,7 @@ def register(server: ToolHost) -> None:
             mode="balanced",
             limit=limit,
             source_access=call.scope.source,
-            now=parse_now(now),
+            now=_now(now),
             order=_order(order),
             focus=name,
         )

@@ -6,8 +6,8 @@ import datetime as dt
 
 from memserver.search.fusion import Hit
 from memserver.search.intent import Intent
-from memserver.search.timeparse import parse_time
 from memserver.search.weights import BASE_WEIGHTS, PARTIAL_KEYWORD, arm_weights
+from memserver.timeparse.parse import parse_time
 
 NOW = dt.datetime(2026, 9, 30, 10, 0, tzinfo=dt.UTC)
 

@@ -1,4 +1,4 @@
-"""Mongolian vocabulary for :mod:`memserver.search.timeparse` (regex fragments and word maps).
+"""Mongolian vocabulary for :mod:`memserver.timeparse.parse` (regex fragments and word maps).
 
 Mongolian marks time with case suffixes rather than prepositions: "өчигдрийн" (of
 yesterday), "9-р сард" (in September), "2026-09-01-ээс хойш" (since 2026-09-01). So every

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from memserver.search.mentions import mention_reader
+from memserver.timeparse.mentions import mention_reader
 
 
 def test_mentioned_dates_are_read_against_the_notes_own_date() -> None:

@@ -12,8 +12,9 @@ import pytest
 
 from memserver.cli import main
 from memserver.errors import UserError
-from memserver.search.time_window import NEWEST, NEXT, OLDEST, TimeQuery, Window
-from memserver.search.timeparse import find_windows, parse_time, verb_tense
+from memserver.timeparse.now import parse_now
+from memserver.timeparse.parse import find_windows, parse_time, verb_tense
+from memserver.timeparse.window import NEWEST, NEXT, OLDEST, TimeQuery, Window
 
 TZ = ZoneInfo("Asia/Ulaanbaatar")
 WED = datetime(2026, 9, 16, 10, 0, tzinfo=TZ)  # a Wednesday
@@ -340,7 +341,7 @@ def test_cli_bad_now_exits_2_with_a_hint(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     assert main(["--kb", str(tmp_path), "timeparse", "--now", "next tuesday", "x"]) == 2
-    assert "is not an ISO date or time" in capsys.readouterr().err
+    assert "is not an ISO date or date-time" in capsys.readouterr().err
 
 
 def test_cli_warns_and_uses_utc_when_the_kb_schema_is_invalid(
@@ -396,3 +397,26 @@ def test_find_windows_reads_every_date_of_a_text() -> None:
         (date(2023, 5, 7), date(2023, 5, 8), "yesterday"),
     ]
     assert find_windows("Nothing dated here.", now=noon) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, None),
+        ("  ", None),
+        ("2026-09-20", datetime(2026, 9, 20)),
+        ("2026-09-20T15:00:00Z", datetime(2026, 9, 20, 15, tzinfo=UTC)),
+    ],
+)
+def test_parse_now_reads_iso_dates_and_blank_as_the_real_clock(
+    value: str | None, expected: datetime | None
+) -> None:
+    assert parse_now(value) == expected
+
+
+@pytest.mark.parametrize("value", ["next tuesday", "2026-13-01", 20260920])
+def test_parse_now_refuses_anything_else_naming_the_argument(value: object) -> None:
+    with pytest.raises(UserError) as caught:
+        parse_now(value, "as_of")
+    assert str(caught.value).startswith("as_of ")
+    assert "2026-09-20T15:00:00+08:00" in caught.value.hint

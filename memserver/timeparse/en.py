@@ -1,6 +1,6 @@
-"""English vocabulary for :mod:`memserver.search.timeparse` (regex fragments and word maps).
+"""English vocabulary for :mod:`memserver.timeparse.parse` (regex fragments and word maps).
 
-The Mongolian counterpart is :mod:`memserver.search.timeparse_mn`. Named groups in the
+The Mongolian counterpart is :mod:`memserver.timeparse.mn`. Named groups in the
 fragments (``mon``, ``wd``, ``n``, ``unit``, ``rel``) are read by the handlers in
 ``timeparse``.
 """

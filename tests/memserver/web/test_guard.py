@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from memserver.server.guard import GuardRules, HostRules, HttpGuard
-from memserver.server.http_serve import GuardedH11
+from memserver.web.guard import GuardRules, HostRules, HttpGuard
+from memserver.web.serve import GuardedH11
 from tests.fixtures.server import free_socket, serve_on
 
 KEY = "guard-test-key"

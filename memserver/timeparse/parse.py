@@ -4,8 +4,8 @@
 :class:`TimeQuery` with the half-open window ``[start, end)`` in the KB's timezone, the
 ordering (``"newest"`` / ``"oldest"``), whether the question asks for soft recency
 ("recently", "currently"), and the question with those phrases removed. No LLM: every
-phrase comes from the vocabulary tables (English in :mod:`memserver.search.timeparse_en`,
-Mongolian in :mod:`memserver.search.timeparse_mn`), and ``dateparser`` is asked only about candidate
+phrase comes from the vocabulary tables (English in :mod:`memserver.timeparse.en`,
+Mongolian in :mod:`memserver.timeparse.mn`), and ``dateparser`` is asked only about candidate
 phrases that already look like a date (digits with separators, or a month name).
 
 How a question is read:
@@ -38,9 +38,9 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from memserver.errors import UserError
-from memserver.search import timeparse_en as en
-from memserver.search import timeparse_mn as mn
-from memserver.search.time_window import (
+from memserver.timeparse import en as en
+from memserver.timeparse import mn as mn
+from memserver.timeparse.window import (
     NEWEST,
     NEXT,
     NOW_RANGE,

@@ -2,8 +2,8 @@
 for a raw source's sentences (``source_mentions``, for windows that match a note by what
 it speaks of) and what an answer quoting a note's sentence dates it by.
 
-:func:`mention_reader` gives the :data:`~memserver.index.source_notes.MentionReader` the
-index uses: a sentence read with :func:`memserver.search.timeparse.find_windows` against
+:func:`mention_reader` gives the :data:`MentionReader` the
+index uses: a sentence read with :func:`memserver.timeparse.parse.find_windows` against
 noon of the note's date (a bare weekday by the sentence's tense); a window open at one
 end, or longer than MENTION_MAX_DAYS, is no mention. It needs no database.
 """
@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable, Sequence
 from zoneinfo import ZoneInfo
 
-from memserver.index.source_notes import MentionReader
-from memserver.search.time_window import zone
-from memserver.search.timeparse import find_windows
+from memserver.timeparse.parse import find_windows
+from memserver.timeparse.window import zone
+
+# (sentence, the note's date) -> the [start, end) date spans the sentence mentions.
+MentionReader = Callable[[str, dt.date], Sequence[tuple[dt.date, dt.date]]]
 
 MENTION_MAX_DAYS = 366
 # Cheap test before the date grammar runs on a sentence: a digit, a month or weekday

@@ -1,6 +1,6 @@
 """Time as the search reads it: a window ``[start, end)`` in the KB's timezone, what a
 question says about time (:class:`TimeQuery`), orderings, and the calendar arithmetic
-the question grammar (:mod:`memserver.search.timeparse`) builds its windows with."""
+the question grammar (:mod:`memserver.timeparse.parse`) builds its windows with."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ only once a first response was sent: a client that connects and sends nothing, o
 a request line, keeps its socket (and a file descriptor) forever. :class:`GuardedH11`
 gives every connection ``HEADER_TIMEOUT`` seconds to deliver a request's headers, from
 the moment it connects and again after every response; a connection that has not done
-so by then is closed. (The body's own deadline is :class:`memserver.server.guard.HttpGuard`'s.)
+so by then is closed. (The body's own deadline is :class:`memserver.web.guard.HttpGuard`'s.)
 """
 
 from __future__ import annotations
