@@ -58,8 +58,9 @@ from typing import IO, TYPE_CHECKING
 
 from memserver.errors import ServiceError, StoreError, UserError
 from memserver.kb.layout import KBPaths
+from memserver.terminal.progress import NoteProgress
 from memserver.up.agent_key import KEY_ENV
-from memserver.up.progress import NoteProgress, UpProgress
+from memserver.up.progress import UpProgress
 from memserver.up.server_thread import MemoryServerThread
 from memserver.up.supervise import (
     Child,

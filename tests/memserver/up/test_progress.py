@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from memserver.server.ingest_progress import IngestProgress
-from memserver.up.progress import NoteDone, NoteProgress, UpProgress
+from memserver.terminal.progress import NoteDone, NoteProgress
+from memserver.up.progress import UpProgress
 from memserver.up.working_copy import prepare
 from tests.fixtures.server import EXAMPLE_KB
 

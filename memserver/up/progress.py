@@ -1,0 +1,71 @@
+"""``memserver up``'s ingest progress: the memory server's ``IngestProgress`` drawn with
+the terminal's ``NoteProgress`` (``memserver.terminal.progress``)."""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Callable
+
+from memserver.server.ingest_progress import IngestEvent, IngestProgress
+from memserver.terminal.progress import NoteDone, NoteProgress
+
+
+class UpProgress:
+    """``memserver up``'s view of the ingest agent at work, in its own process.
+
+    The pipeline tools feed ``IngestProgress`` (``memserver.server.ingest_progress``) in
+    the server's threads; its events wait in a queue until the supervisor's loop calls
+    ``poll`` (every half second), which draws them with a ``NoteProgress``. A line also
+    says when the background embedder has caught up (every text has its vector), once
+    while no ingest run is going on and then after each run.
+    """
+
+    def __init__(
+        self,
+        ingest: IngestProgress,
+        display: NoteProgress,
+        embedding_pending: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.display = display
+        self.ingest = ingest
+        self._events: queue.SimpleQueue[IngestEvent] = queue.SimpleQueue()
+        self._unsubscribe = ingest.subscribe(self._events.put)
+        self._embedding_pending = embedding_pending
+        self._announce = True  # the next time nothing is pending, say so
+        self._started = time.monotonic()
+
+    def poll(self) -> None:
+        while True:
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                break
+            self._show(event)
+        if self._announce and not self.ingest.status().running and not self._embedding_pending():
+            self._announce = False
+            seconds = time.monotonic() - self._started
+            self.display.say(
+                f"search vectors: every text embedded ({seconds:.0f}s after start)",
+                event="vectors_done",
+                seconds=round(seconds, 3),
+            )
+
+    def _show(self, event: IngestEvent) -> None:
+        status = event.status
+        if event.kind == "listed":
+            self.display.start(status.waiting + self.display.done, self.display.done)
+        elif event.kind == "reading" and event.path is not None:
+            if not self.display.running:
+                self.display.start(status.waiting, 0)
+            self.display.reading(event.path)
+        elif event.kind == "finished" and event.path is not None:
+            outcome = event.outcome or "ingested"
+            self.display.finished(NoteDone(event.path, outcome, len(event.pages), event.error))
+        elif event.kind == "done":
+            self.display.end(f" ({status.summary()})")
+            self._announce = True
+
+    def close(self) -> None:
+        self._unsubscribe()
+        self.display.close()
