@@ -59,7 +59,8 @@ up-reset: $(STAMP)
 # The quick benchmarks, each with small options: startup and per-call costs, keyword-only
 # search and search latency at 1,000 generated pages (hash index, built once under
 # /tmp/memserver-latency and reused), and the 30 example questions answered without a
-# model (hash embedder). About BENCH_MINUTES minutes on the shared two-core machine. The
+# model (hash embedder). About 3-4 minutes on the shared two-core machine (3 min 12 s at
+# load 3, most of it eval_answers ingesting and asking; bench_startup 5 s). The
 # long ones (10,000-100,000 pages, LoCoMo, a real model) and the figures recorded so far
 # are in bench/RESULTS.md; run one with `.venv/bin/python -m bench.NAME --help`.
 bench: $(STAMP)
