@@ -65,6 +65,7 @@ def _gen_kb(root: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise SystemExit(f"no bench/gen_kb.py under {root}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
