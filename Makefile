@@ -22,7 +22,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
-	$(BIN)/mypy --explicit-package-bases bench
+	$(BIN)/mypy -p bench
 
 # The web console's browser tests drive Debian's Chromium with its driver (selenium
 # finds them on PATH; nothing is downloaded). Installed here when missing.
@@ -55,6 +55,19 @@ endif
 up-reset: $(STAMP)
 	@$(BIN)/python -m memserver.up.working_copy --reset $(UP_KB) example_kb
 	$(BIN)/memserver --kb $(UP_KB) up $(UP_ARGS)
+
+# The quick benchmarks, each with small options: startup and per-call costs, keyword-only
+# search and search latency at 1,000 generated pages (hash index, built once under
+# /tmp/memserver-latency and reused), and the 30 example questions answered without a
+# model (hash embedder). About 3-4 minutes on the shared two-core machine (3 min 12 s at
+# load 3, most of it eval_answers ingesting and asking; bench_startup 5 s). The
+# long ones (10,000-100,000 pages, LoCoMo, a real model) and the figures recorded so far
+# are in bench/RESULTS.md; run one with `.venv/bin/python -m bench.NAME --help`.
+bench: $(STAMP)
+	nice -n 10 $(BIN)/python -m bench.bench_startup
+	nice -n 10 $(BIN)/python -m bench.bench_keyword_overhead --pages 1000 --rounds 1
+	nice -n 10 $(BIN)/python -m bench.bench_search_latency --sizes 1000 --rounds 1
+	nice -n 10 $(BIN)/python -m bench.eval_answers --embedder hash
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

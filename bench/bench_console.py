@@ -9,7 +9,7 @@ cookie, CSRF) and fetches each view ``--rounds`` times with varied arguments, on
 at a time, timing the whole HTTP round trip on the client. Prints a table of p50/p95 per
 view and over all pages, and the machine's load before and after.
 
-    nice -n 10 .venv/bin/python bench/bench_console.py [--pages 10000] [--rounds 40]
+    nice -n 10 .venv/bin/python -m bench.bench_console [--pages 10000] [--rounds 40]
 """
 
 from __future__ import annotations
@@ -29,16 +29,13 @@ from urllib.parse import urlencode
 
 import httpx2
 
+from bench.bench_search_latency import build, queries
+from bench.common import create_token, percentile, stop_process, wait_ready
+from bench.gen_kb import GenPage
+from memserver.clients.embed import HashEmbedder
+from memserver.store.knowledge_base import KnowledgeBase
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-
-from bench_search_latency import build, queries  # noqa: E402
-from common import create_token, percentile, stop_process, wait_ready  # noqa: E402
-from gen_kb import GenPage  # noqa: E402
-
-from memserver.clients.embed import HashEmbedder  # noqa: E402
-from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
 
 MONTHS = [f"2026-{m:02d}" for m in range(1, 13)]
 

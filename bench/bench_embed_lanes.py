@@ -13,7 +13,7 @@ every 50 ms, and times each. Compared, in one run:
 
 Reported: query p50/p95 per lane and the passages per second the thread managed.
 
-    .venv/bin/python bench/bench_embed_lanes.py --json
+    .venv/bin/python -m bench.bench_embed_lanes --json
 """
 
 from __future__ import annotations
@@ -28,13 +28,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # as memserver.clients.embed sets it
 
-from bench.common import percentile  # noqa: E402
+from bench.common import percentile
+
+ROOT = Path(__file__).resolve().parents[1]
 
 QUESTIONS = (
     "When was the latest meeting with Globex?",

@@ -9,8 +9,8 @@ per attack its outcome (HTTP status or the first words of the error) and how lon
 answer took; the server's RSS before, at its peak and after; the honest query's p50 and
 p95 while idle (measured first, in the same run) and during the attacks, and their ratio.
 
-    nice -n 10 .venv/bin/python bench/bench_hostile.py
-    nice -n 10 .venv/bin/python bench/bench_hostile.py --port 9717 --agent-port 9718 --json
+    nice -n 10 .venv/bin/python -m bench.bench_hostile
+    nice -n 10 .venv/bin/python -m bench.bench_hostile --port 9717 --agent-port 9718 --json
 
 Goals (the issue's): every attack answered in under 2 s with a clear error, RSS growth
 under 100 MB, honest p95 during attacks / idle p95 <= 1.5.
@@ -39,15 +39,12 @@ import anyio
 import httpx2
 import psutil
 
+from bench.common import create_token, free_port, percentile, stop_process, wait_ready
 from memserver.clients.mcp import open_http
 from memserver.errors import MemoryError_
+from tests.fixtures.hostile import ALIAS_BOMB, MCP_HEADERS, MCP_INITIALIZE
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import create_token, free_port, percentile, stop_process, wait_ready  # noqa: E402
-from tests.fixtures.hostile import ALIAS_BOMB, MCP_HEADERS, MCP_INITIALIZE  # noqa: E402
 
 HONEST_QUESTION = "When was the latest meeting with Globex, and what was decided?"
 NOW = "2026-11-20T12:00:00+08:00"

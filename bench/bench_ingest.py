@@ -20,9 +20,9 @@ projects, whose pages grow a timeline), ingested with the rules extractor by a s
 whose knowledge base embeds in the background as ``up`` does (a counting hash
 embedder marked ``background``), until every vector is written.
 
-    .venv/bin/python bench/bench_ingest.py            # both modes, a table
-    .venv/bin/python bench/bench_ingest.py --json --modes llm
-    .venv/bin/python bench/bench_ingest.py --growth 1 4 --json   # 28 and 112 notes
+    .venv/bin/python -m bench.bench_ingest            # both modes, a table
+    .venv/bin/python -m bench.bench_ingest --json --modes llm
+    .venv/bin/python -m bench.bench_ingest --growth 1 4 --json   # 28 and 112 notes
 
 Uses the embedded PostgreSQL under /tmp/memserver-bench, or DATABASE_URL's server when
 set (it must allow CREATE DATABASE).
@@ -44,33 +44,31 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
+import numpy as np
+import uvicorn
+
+from bench.load_mcp import free_port, percentile, wait_ready
+from ingest_agent.agent import IngestAgent, RunSummary
+from ingest_agent.extract_llm import LLMExtractor
+from ingest_agent.memory import Memory
+from memserver.clients.config import EndpointSettings, load_settings
+from memserver.clients.embed import HashEmbedder
+from memserver.clients.llm import LLMClient, TokenBudget
+from memserver.clients.mcp import open_http
+from memserver.db import pgserver
+from memserver.db.database import create_database, drop_database, with_database
+from memserver.kb.layout import KBPaths
+from memserver.server.audit import AuditLog
+from memserver.server.http_app import create_http_app
+from memserver.server.mcp_server import build_server
+from memserver.server.tokens import TokenStore
+from memserver.server.tools.base import Services
+from memserver.store.knowledge_base import KnowledgeBase
+from tests.fixtures.llm_server import LLMServer, serve_app
+from tests.ingest_agent.scripted import ScriptedModel
+
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import anyio  # noqa: E402
-import numpy as np  # noqa: E402
-import uvicorn  # noqa: E402
-
-from bench.load_mcp import free_port, percentile, wait_ready  # noqa: E402
-from ingest_agent.agent import IngestAgent, RunSummary  # noqa: E402
-from ingest_agent.extract_llm import LLMExtractor  # noqa: E402
-from ingest_agent.memory import Memory  # noqa: E402
-from memserver.clients.config import EndpointSettings, load_settings  # noqa: E402
-from memserver.clients.embed import HashEmbedder  # noqa: E402
-from memserver.clients.llm import LLMClient, TokenBudget  # noqa: E402
-from memserver.clients.mcp import open_http  # noqa: E402
-from memserver.db import pgserver  # noqa: E402
-from memserver.db.database import create_database, drop_database, with_database  # noqa: E402
-from memserver.kb.layout import KBPaths  # noqa: E402
-from memserver.server.audit import AuditLog  # noqa: E402
-from memserver.server.http_app import create_http_app  # noqa: E402
-from memserver.server.mcp_server import build_server  # noqa: E402
-from memserver.server.tokens import TokenStore  # noqa: E402
-from memserver.server.tools.base import Services  # noqa: E402
-from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
-from tests.fixtures.llm_server import LLMServer, serve_app  # noqa: E402
-from tests.ingest_agent.scripted import ScriptedModel  # noqa: E402
 
 SCRATCH = Path(tempfile.gettempdir()) / "memserver-bench"
 EXAMPLE_KB = ROOT / "example_kb"

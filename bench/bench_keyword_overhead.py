@@ -20,7 +20,7 @@ hash embedder; built once under ``--root`` and reused). For each of its 56 quest
 Medians over ``--rounds`` rounds, the SQL statements and round trips a search sends
 (counted on the connection), and the time spent inside them.
 
-    .venv/bin/python bench/bench_keyword_overhead.py --pages 10000 --json
+    .venv/bin/python -m bench.bench_keyword_overhead --pages 10000 --json
 """
 
 from __future__ import annotations
@@ -31,25 +31,19 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import psycopg
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-
-from bench_search_latency import NOW, build, kb_arguments, queries  # noqa: E402
-
-from memserver.clients.embed import HashEmbedder  # noqa: E402
-from memserver.search import arms  # noqa: E402
-from memserver.search.intent import analyze  # noqa: E402
-from memserver.search.pipeline import Searcher, SearchRequest, window_dates  # noqa: E402
-from memserver.search.text_query import TextQuery  # noqa: E402
-from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
-from memserver.timeparse.parse import parse_time  # noqa: E402
-from memserver.timeparse.window import reference_time  # noqa: E402
+from bench.bench_search_latency import NOW, build, kb_arguments, queries
+from memserver.clients.embed import HashEmbedder
+from memserver.search import arms
+from memserver.search.intent import analyze
+from memserver.search.pipeline import Searcher, SearchRequest, window_dates
+from memserver.search.text_query import TextQuery
+from memserver.store.knowledge_base import KnowledgeBase
+from memserver.timeparse.parse import parse_time
+from memserver.timeparse.window import reference_time
 
 
 def arm_only(conn: Any, schema: Any, question: str) -> int:

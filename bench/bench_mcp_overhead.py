@@ -29,8 +29,8 @@ sequential round trips (``--single`` seconds), and the CPU milliseconds per requ
 of the server process and of this (client) process, which other load on the machine
 disturbs less. The ratios are what count: the machine's load hits all sides alike.
 
-    nice -n 10 .venv/bin/python bench/bench_mcp_overhead.py --json
-    nice -n 10 .venv/bin/python bench/bench_mcp_overhead.py --ports 9617 9618 --json
+    nice -n 10 .venv/bin/python -m bench.bench_mcp_overhead --json
+    nice -n 10 .venv/bin/python -m bench.bench_mcp_overhead --ports 9617 9618 --json
 """
 
 from __future__ import annotations
@@ -50,15 +50,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import anyio
+import httpx2
+import psutil
 
-import anyio  # noqa: E402
-import httpx2  # noqa: E402
-import psutil  # noqa: E402
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     create_token,
     free_port,
     hash_kb_copy,
@@ -66,8 +62,10 @@ from bench.common import (  # noqa: E402
     stop_process,
     wait_ready,
 )
-from bench.load_mcp import FOLDERS, seed  # noqa: E402
-from memserver.clients.mcp import open_http  # noqa: E402
+from bench.load_mcp import FOLDERS, seed
+from memserver.clients.mcp import open_http
+
+ROOT = Path(__file__).resolve().parents[1]
 
 Call = Callable[[], Awaitable[None]]
 
@@ -312,7 +310,15 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     server = subprocess.Popen([*command, "serve", "--addr", f"127.0.0.1:{port}"])
     env = {**os.environ, "FLOOR_CONFIG": str(config)}
     floor_proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve-floor", str(kb), str(floor_port)], env=env
+        [
+            sys.executable,
+            "-m",
+            "bench.bench_mcp_overhead",
+            "--serve-floor",
+            str(kb),
+            str(floor_port),
+        ],
+        env=env,
     )
     result: dict[str, Any] = {"load_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
     try:

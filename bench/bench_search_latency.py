@@ -9,7 +9,7 @@ HNSW and SQL work is the same. Timed: ``Searcher.search`` exactly as kb_query ru
 (time parsing, lexical routing with its own e5 embedding, every arm, fusion, shaping),
 no reranker, no LLM; "keyword-only" runs the keyword arm alone with no embedding.
 
-    .venv/bin/python bench/bench_search_latency.py [--sizes 10000 100000] [--rounds 3]
+    .venv/bin/python -m bench.bench_search_latency [--sizes 10000 100000] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -29,16 +29,11 @@ from typing import Any
 import numpy as np
 import psycopg
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-
-from gen_kb import GenPage, generate_kb, generate_pages  # noqa: E402
-
-from memserver.clients.embed import HashEmbedder, LocalEmbedder  # noqa: E402
-from memserver.routing.router import Router  # noqa: E402
-from memserver.search.pipeline import MODES, Searcher, SearchRequest  # noqa: E402
-from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
+from bench.gen_kb import GenPage, generate_kb, generate_pages
+from memserver.clients.embed import HashEmbedder, LocalEmbedder
+from memserver.routing.router import Router
+from memserver.search.pipeline import MODES, Searcher, SearchRequest
+from memserver.store.knowledge_base import KnowledgeBase
 
 NOW = dt.datetime(2026, 7, 1, 10, 0, tzinfo=dt.timezone(dt.timedelta(hours=8)))
 

@@ -19,13 +19,14 @@ Three measurements (``--only`` picks some):
 ``memserver``, ``tests/fixtures`` and ``bench/gen_kb.py``), for before/after figures::
 
     git archive <commit> | tar -x -C /tmp/before
-    .venv/bin/python bench/bench_startup.py --root /tmp/before --json
-    .venv/bin/python bench/bench_startup.py --json
+    .venv/bin/python -m bench.bench_startup --root /tmp/before --json
+    .venv/bin/python -m bench.bench_startup --json
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -35,21 +36,43 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 HERE = Path(__file__).resolve().parents[1]
 
 
 def _use_root(root: Path) -> None:
-    """Import ``memserver``, ``tests`` and ``gen_kb`` from ``root`` (ahead of the install)."""
-    for entry in (str(root / "bench"), str(root)):
-        if entry in sys.path:
-            sys.path.remove(entry)
-        sys.path.insert(0, entry)
+    """Import ``memserver`` and ``tests`` from ``root`` (ahead of the install).
+
+    Only for ``--root`` naming another checkout: measuring that checkout's code is the
+    point, so it goes first on ``sys.path``; this checkout is imported as installed.
+    """
+    if root == HERE:
+        return
+    if str(root) in sys.path:
+        sys.path.remove(str(root))
+    sys.path.insert(0, str(root))
 
 
-def bench_page(rounds: int) -> dict[str, Any]:
-    from gen_kb import SCHEMA, generate_pages
+def _gen_kb(root: Path) -> ModuleType:
+    """``bench/gen_kb.py`` of ``root``: this package's, or loaded from the other checkout."""
+    if root == HERE:
+        from bench import gen_kb
+
+        return gen_kb
+    spec = importlib.util.spec_from_file_location("root_gen_kb", root / "bench" / "gen_kb.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no bench/gen_kb.py under {root}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench_page(root: Path, rounds: int) -> dict[str, Any]:
+    gen_kb = _gen_kb(root)
+    SCHEMA, generate_pages = gen_kb.SCHEMA, gen_kb.generate_pages
 
     import memserver.kb.frontmatter as frontmatter
     from memserver.kb.page import parse_page, render_page
@@ -156,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _use_root(root)
     results: dict[str, Any] = {"root": str(root), "load": os.getloadavg()[0]}
     if "page" in args.only:
-        results["page"] = bench_page(args.rounds)
+        results["page"] = bench_page(root, args.rounds)
     if "cli" in args.only:
         results["cli"] = bench_cli(root, args.runs, args.importtime)
     if "http" in args.only:

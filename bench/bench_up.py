@@ -16,8 +16,8 @@ startup figure is measured alone (questions slow the ingest a little).
 CPU seconds of the memory server process (``up`` itself, with the embedder) and of its
 children (agents, PostgreSQL) come from ``/proc`` via psutil.
 
-    .venv/bin/python bench/bench_up.py --json                      # startup only
-    .venv/bin/python bench/bench_up.py --questions --json          # and the question ratio
+    .venv/bin/python -m bench.bench_up --json                      # startup only
+    .venv/bin/python -m bench.bench_up --questions --json          # and the question ratio
 """
 
 from __future__ import annotations
@@ -37,17 +37,15 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+import httpx2
+import psutil
+
+from bench.common import percentile
+from memserver.kb.layout import KBPaths
+from memserver.kb.manifest import Manifest, Status
+from memserver.up.working_copy import prepare
+
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import httpx2  # noqa: E402
-import psutil  # noqa: E402
-
-from bench.common import percentile  # noqa: E402
-from memserver.kb.layout import KBPaths  # noqa: E402
-from memserver.kb.manifest import Manifest, Status  # noqa: E402
-from memserver.up.working_copy import prepare  # noqa: E402
 
 SCRATCH = Path(tempfile.gettempdir()) / "memserver-bench"
 NOW = "2026-11-20T12:00:00+08:00"

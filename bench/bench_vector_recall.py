@@ -17,7 +17,7 @@ Below a few thousand chunks the planner sorts every chunk (an exact scan) instea
 using the index; the scans here run with ``enable_sort = off`` so the HNSW index is what
 is measured, and the table says which plan the planner picks unforced.
 
-    .venv/bin/python bench/bench_vector_recall.py [--pages 2000] [--queries 50] \\
+    .venv/bin/python -m bench.bench_vector_recall [--pages 2000] [--queries 50] \\
         [--embedders local hash] [--ef 40 100 200 400]
 
 Local indexing runs at a few pages a second on two cores; each KB is kept under
@@ -37,16 +37,11 @@ from typing import Any
 import numpy as np
 import psycopg
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-
-from bench_search_latency import build, queries  # noqa: E402
-
-from memserver.clients.embed import HashEmbedder, LocalEmbedder  # noqa: E402
-from memserver.db.vectors import vector_scan  # noqa: E402
-from memserver.search import arms  # noqa: E402
-from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
+from bench.bench_search_latency import build, queries
+from memserver.clients.embed import HashEmbedder, LocalEmbedder
+from memserver.db.vectors import vector_scan
+from memserver.search import arms
+from memserver.store.knowledge_base import KnowledgeBase
 
 K = 10
 TIE = 1e-5  # float32 vectors in PostgreSQL vs float64 here

@@ -15,7 +15,7 @@ Prints x/30 correct, the partial and wrong counts, and every missed fact ("must"
 misses flagged). The embedder is the default local model; ``--embedder hash`` is
 faster and lexical only.
 
-    nice -n 10 .venv/bin/python bench/eval_answers.py [--embedder local|hash] [--port 9617]
+    nice -n 10 .venv/bin/python -m bench.eval_answers [--embedder local|hash] [--port 9617]
         [--json out.json] [--show] [--keep DIR] [--only 1,5,23]
 """
 
@@ -38,10 +38,9 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from bench.common import create_token, free_port, stop_process, wait_ready
 
-from bench.common import create_token, free_port, stop_process, wait_ready  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 EXAMPLE_KB = REPO / "example_kb"
 EXPECTED = EXAMPLE_KB / "EXPECTED.md"

@@ -19,8 +19,8 @@ It also counts the questions that got 0-1 (and fewer than 3) results from kb_que
 knowledge bases live in ``--work`` (outside the repository) and are kept between runs: a
 note is rewritten only when its text changes, so the reindex embeds only what changed.
 
-    .venv/bin/python bench/eval_locomo.py --embedder hash            # a few minutes
-    .venv/bin/python bench/eval_locomo.py --embedder local --show-misses --json out.json
+    .venv/bin/python -m bench.eval_locomo --embedder hash            # a few minutes
+    .venv/bin/python -m bench.eval_locomo --embedder local --show-misses --json out.json
 """
 
 from __future__ import annotations
@@ -40,13 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from memserver.clients.embed import make_embedder
+from memserver.clients.mcp import open_stdio
+from memserver.search.pipeline import Searcher, SearchRequest
+from memserver.store.knowledge_base import KnowledgeBase
 
-from memserver.clients.embed import make_embedder  # noqa: E402
-from memserver.clients.mcp import open_stdio  # noqa: E402
-from memserver.search.pipeline import Searcher, SearchRequest  # noqa: E402
-from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 DATA = REPO.parent / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 4: "single-hop"}

@@ -25,7 +25,7 @@ over whole sessions) holding the most BM25 weight (idf) of the question's words,
 written as an answer line (``<session date> · Speaker: sentence [source/session-NN.md]``)
 and scored the same way.
 
-    nice -n 10 .venv/bin/python bench/eval_locomo_answers.py --embedder local \\
+    nice -n 10 .venv/bin/python -m bench.eval_locomo_answers --embedder local \\
         --work /tmp/memserver-locomo-answers [--limit 20] [--json out.json] [--show-misses]
 
 ``--work`` may be a copy of a set ``eval_locomo.py`` built (same layout,
@@ -50,10 +50,7 @@ from typing import Any
 
 import anyio
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench.eval_locomo import (  # noqa: E402
+from bench.eval_locomo import (
     CATEGORIES,
     Conversation,
     Question,
@@ -67,9 +64,11 @@ from bench.eval_locomo import (  # noqa: E402
     tokens,
     work_root,
 )
-from memserver.clients.config import load_settings  # noqa: E402
-from read_agent.citations import extract_citations  # noqa: E402
-from read_agent.connection import AgentPool, make_llm, memory_target  # noqa: E402
+from memserver.clients.config import load_settings
+from read_agent.citations import extract_citations
+from read_agent.connection import AgentPool, make_llm, memory_target
+
+REPO = Path(__file__).resolve().parents[1]
 
 _CITATION = re.compile(r"\s*\[[^\]]+\]")
 # "- 2023-05-07 (said on 2023-05-08) · Caroline: " before what a line quotes

@@ -12,7 +12,7 @@
 A benchmark, not a test: it needs a running model server, e.g. the 1.5B model of
 ``../shared/tools/local-model/serve.sh 1.5b 9481``::
 
-    nice -n 10 .venv/bin/python bench/eval_real_model.py \\
+    nice -n 10 .venv/bin/python -m bench.eval_real_model \\
         --base-url http://127.0.0.1:9481/v1 --model qwen2.5-coder-1.5b [--profile small]
         [--embedder local|hash] [--json out.json] [--keep DIR [--reuse]] [--only 1,5]
 """
@@ -30,11 +30,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench import expected_pages  # noqa: E402
-from bench.eval_answers import (  # noqa: E402
+from bench import expected_pages
+from bench.eval_answers import (
     EXPECTED,
     ask_json,
     ingest,

@@ -17,7 +17,7 @@ Raw sources: recall@1 / recall@5 / MRR of the right note among source results
 the note arm, BM25 over whole notes) vs the two sentence arms (the hybrid before the note
 arm) and each arm alone.
 
-    .venv/bin/python bench/eval_search.py [--kb /tmp/eval-kb] [--distractors 300] [--json out.json]
+    .venv/bin/python -m bench.eval_search [--kb /tmp/eval-kb] [--distractors 300] [--json out.json]
         [--notes-seed 11] [--show-misses]
 """
 
@@ -37,20 +37,17 @@ from typing import Any
 
 import yaml
 
+from bench.eval_sources import Fact
+from bench.eval_sources import generate as generate_notes
+from bench.gen_kb import generate_kb
+from memserver.clients.embed import LocalEmbedder
+from memserver.kb.layout import KBPaths
+from memserver.kb.page import Page, TimelineEntry, check_page, page_slug, render_page
+from memserver.kb.schema import load_schema
+from memserver.search.pipeline import Searcher, SearchRequest
+from memserver.store.knowledge_base import KnowledgeBase
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-
-from eval_sources import Fact  # noqa: E402
-from eval_sources import generate as generate_notes  # noqa: E402
-from gen_kb import generate_kb  # noqa: E402
-
-from memserver.clients.embed import LocalEmbedder  # noqa: E402
-from memserver.kb.layout import KBPaths  # noqa: E402
-from memserver.kb.page import Page, TimelineEntry, check_page, page_slug, render_page  # noqa: E402
-from memserver.kb.schema import load_schema  # noqa: E402
-from memserver.search.pipeline import Searcher, SearchRequest  # noqa: E402
-from memserver.store.knowledge_base import KnowledgeBase  # noqa: E402
 
 QUESTIONS = REPO / "bench" / "eval_questions.yaml"
 TOP = 20

@@ -11,14 +11,14 @@ with ``<private>`` spans) exercise source indexing.
 
 Library use (search benchmarks reuse the ground truth in ``GeneratedKB.pages``)::
 
-    sys.path.insert(0, "bench"); from gen_kb import generate_kb
+    from bench.gen_kb import generate_kb
     kb = generate_kb(Path("/tmp/kb"), pages=1000, seed=7, sources=50)
     meetings = [p for p in kb.pages if p.folder == "meetings"]
     meetings[0].facts   # {"date": ..., "attendees": [...], "company": ..., ...}
 
 Command line::
 
-    .venv/bin/python bench/gen_kb.py /tmp/kb --pages 1000 --seed 7 [--sources 50]
+    .venv/bin/python -m bench.gen_kb /tmp/kb --pages 1000 --seed 7 [--sources 50]
 """
 
 from __future__ import annotations
@@ -34,13 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from memserver.kb.layout import KBPaths
+from memserver.kb.page import Page, TimelineEntry, check_page, page_slug, render_page
+from memserver.kb.schema import Schema, load_schema
 
-from memserver.kb.layout import KBPaths  # noqa: E402
-from memserver.kb.page import Page, TimelineEntry, check_page, page_slug, render_page  # noqa: E402
-from memserver.kb.schema import Schema, load_schema  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 SCHEMA = REPO / "example_kb" / "schema.yaml"
 START = dt.date(2024, 7, 1)

@@ -7,8 +7,8 @@ a read-only token for ``--duration`` seconds, each calling ``kb_get_page`` (a ra
 seeded page) and ``kb_list_pages`` (a random folder and offset) in turn. Prints
 requests/s, p50/p95/p99 latency per tool and the error count.
 
-    .venv/bin/python bench/load_mcp.py                 # 20 clients, 30 s, 200 pages
-    .venv/bin/python bench/load_mcp.py --clients 5 --duration 5 --json
+    .venv/bin/python -m bench.load_mcp                 # 20 clients, 30 s, 200 pages
+    .venv/bin/python -m bench.load_mcp --clients 5 --duration 5 --json
 
 Uses the embedded PostgreSQL under the temporary knowledge base, or DATABASE_URL when
 set. The clients run in this process (one event loop), the server in its own.
@@ -30,13 +30,7 @@ from typing import Any
 
 import anyio
 
-from memserver.clients.mcp import MemoryClient, open_http
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     create_token,
     free_port,
     hash_kb_copy,
@@ -44,6 +38,9 @@ from bench.common import (  # noqa: E402
     stop_process,
     wait_ready,
 )
+from memserver.clients.mcp import MemoryClient, open_http
+
+ROOT = Path(__file__).resolve().parents[1]
 
 FOLDERS = ("people", "companies", "meetings")
 

@@ -9,7 +9,7 @@ stack is in (the table below); prints the shares and writes py-spy's raw stacks.
 
 py-spy is a measuring tool, not a dependency: ``.venv/bin/pip install py-spy`` first.
 
-    nice -n 10 .venv/bin/python bench/profile_mcp.py --port 9617 --out /tmp/mcp.txt
+    nice -n 10 .venv/bin/python -m bench.profile_mcp --port 9617 --out /tmp/mcp.txt
 """
 
 from __future__ import annotations
@@ -23,15 +23,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import anyio
+
+from bench.bench_mcp_overhead import LightMcpCaller, McpCaller, throughput
+from bench.common import create_token, hash_kb_copy, stop_process, wait_ready
+from bench.load_mcp import FOLDERS, seed
+
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import anyio  # noqa: E402
-
-from bench.bench_mcp_overhead import LightMcpCaller, McpCaller, throughput  # noqa: E402
-from bench.common import create_token, hash_kb_copy, stop_process, wait_ready  # noqa: E402
-from bench.load_mcp import FOLDERS, seed  # noqa: E402
 
 # (part, pattern of a frame): a sample counts for the last part its stack passes through.
 PARTS = (
