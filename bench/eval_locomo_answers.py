@@ -68,8 +68,8 @@ from bench.eval_locomo import (  # noqa: E402
     work_root,
 )
 from memserver.clients.config import load_settings  # noqa: E402
-from read_agent.citations import extract_citations  # noqa: E402
 from read_agent.connection import AgentPool, make_llm, memory_target  # noqa: E402
+from read_agent.tools.citations import extract_citations  # noqa: E402
 
 _CITATION = re.compile(r"\s*\[[^\]]+\]")
 # "- 2023-05-07 (said on 2023-05-08) · Caroline: " before what a line quotes

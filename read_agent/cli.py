@@ -34,8 +34,8 @@ from memserver.terminal.output import print_json
 from memserver.terminal.program import add_config_option, configure_logging, run_translating_errors
 from memserver.timeparse.now import parse_now
 from read_agent.agent import DEFAULT_MAX_STEPS, Answer, Turn
-from read_agent.citations import Source
 from read_agent.connection import AgentPool, env_api_key, make_llm, memory_target, unwrap
+from read_agent.tools.citations import Source
 
 DEFAULT_ADDR = "127.0.0.1:8788"
 CHAT_HELP = "/reset forgets the conversation, /sources lists the last answer's pages, /quit ends"
@@ -238,7 +238,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from memserver.web.addr import parse_addr
     from memserver.web.guard import HostRules, is_loopback
     from memserver.web.serve import server_config
-    from read_agent.http import create_app
+    from read_agent.serve.app import create_app
 
     host, port = parse_addr(args.addr)
     api_key = env_api_key(args.api_key_env)

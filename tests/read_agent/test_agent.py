@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from read_agent.agent import MODE_AGENT, MODE_EXTRACTIVE, Answer, ReadAgent, Turn
-from read_agent.citations import Source, extract_citations
+from read_agent.tools.citations import Source, extract_citations
 from tests.fixtures.llm_server import LLMServer, Reply, tool_call
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, Seeded

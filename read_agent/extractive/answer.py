@@ -8,7 +8,7 @@ date and its citation, and a short direct first line when the pages clearly answ
     - 2026-09-21 · Bob has been promoted to VP of Operations at Globex, effective 2026-09-21. [people/bob-martinez]
 
 What leads, in order of what the question asks (read by ``kb_query``, see
-:mod:`read_agent.reading`):
+:mod:`read_agent.extractive.question`):
 
 1. **a window and nothing else** ("what happened last week", "meetings in September"):
    the folder's pages in the window (``kb_list_pages``), or every dated event in it
@@ -38,8 +38,7 @@ from typing import Any
 from memserver.kb.schema import FolderSpec, Schema
 from memserver.kb.words import words
 from memserver.timeparse.mentions import mention_reader
-from read_agent.citations import Source, normalize_id
-from read_agent.evidence import (
+from read_agent.extractive.evidence import (
     Evidence,
     changes,
     from_page,
@@ -47,11 +46,11 @@ from read_agent.evidence import (
     label,
     show,
 )
-from read_agent.evidence import score as score_piece
-from read_agent.listing import listing
-from read_agent.reader import PageReader
-from read_agent.reading import Reading, matched, read, same_word
-from read_agent.reply import (
+from read_agent.extractive.evidence import score as score_piece
+from read_agent.extractive.listing import listing
+from read_agent.extractive.page_reader import PageReader
+from read_agent.extractive.question import Reading, matched, read, same_word
+from read_agent.extractive.reply import (
     NO_ANSWER,
     NO_SENTENCE,
     Reply,
@@ -60,8 +59,9 @@ from read_agent.reply import (
     notes_for,
     since,
 )
-from read_agent.source_evidence import from_source, is_source, unaddressed
-from read_agent.toolset import CallLog, Toolset
+from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
+from read_agent.tools.citations import Source, normalize_id
+from read_agent.tools.toolset import CallLog, Toolset
 
 DEFAULT_RESULTS = 10
 PAGES_READ = 8  # the best results read in full
@@ -463,7 +463,7 @@ class Extractive(PageReader):
         return notes_for(reasons, ingesting(result))
 
     def _cited(self, text: str, results: Sequence[Mapping[str, Any]]) -> list[Source]:
-        from read_agent.citations import extract_citations
+        from read_agent.tools.citations import extract_citations
 
         known = {str(r.get("id")): r for r in results}
         out = []

@@ -3,9 +3,9 @@ evidence's own plain answer."""
 
 from __future__ import annotations
 
-from read_agent.citations import Source
-from read_agent.from_evidence import EVIDENCE_HEADER, answers, check, compose
-from read_agent.reply import HEADER, NO_ANSWER, NO_SENTENCE
+from read_agent.extractive.reply import HEADER, NO_ANSWER, NO_SENTENCE
+from read_agent.model.written_answer import EVIDENCE_HEADER, answers, check, compose
+from read_agent.tools.citations import Source
 
 PAGE = "meetings/2026-11-12-globex-integration-review"
 LEAD = f"Latest meeting: 2026-11-12 · Globex integration review [{PAGE}]"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from read_agent.citations import (
+from read_agent.tools.citations import (
     Source,
     extract_citations,
     merge_sources,

@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import Tool
 
 from memserver.clients.mcp import MemoryClient, result_text
-from read_agent.citations import Source, merge_sources, sources_in
+from read_agent.tools.citations import Source, merge_sources, sources_in
 
 MAX_RESULT_CHARS = 16_000
 MAX_DESCRIPTION_CHARS = 1_500
