@@ -47,7 +47,7 @@ from read_agent.extractive.answer import DEFAULT_RESULTS, Extractive
 from read_agent.extractive.followup import Turn
 from read_agent.model import written_answer
 from read_agent.model.tool_loop import STEP_LIMIT_NOTE, CannotDriveTools, ToolLoop
-from read_agent.tools.citations import Source, verify
+from read_agent.tools.citations import CitedPage, verify
 from read_agent.tools.raw_notes import QUERY_TOOL
 from read_agent.tools.toolset import CallLog, ToolRecord, Toolset
 
@@ -135,7 +135,7 @@ class Answer:
 
     question: str
     text: str
-    citations: tuple[Source, ...]
+    citations: tuple[CitedPage, ...]
     tool_calls: tuple[ToolRecord, ...]
     mode: str  # MODE_AGENT or MODE_EXTRACTIVE
     degraded: tuple[str, ...] = ()
@@ -213,7 +213,7 @@ class ReadAgent:
         *,
         history: Sequence[Turn] = (),
         now: dt.datetime | None = None,
-        known: Mapping[str, Source] | None = None,
+        known: Mapping[str, CitedPage] | None = None,
     ) -> Answer:
         """Answer ``question`` after the earlier ``history`` turns.
 
@@ -258,7 +258,7 @@ class ReadAgent:
 
     # -- the tool-calling loop ------------------------------------------------------------
 
-    async def _agent(self, q: _Asked, known: Mapping[str, Source]) -> Answer:
+    async def _agent(self, q: _Asked, known: Mapping[str, CitedPage]) -> Answer:
         assert self.llm is not None
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(q.tools.names, q.now)},
@@ -269,14 +269,14 @@ class ReadAgent:
         log = q.log
         loop = ToolLoop(self.llm, self.profile, q.tools, log, q.now, self.max_steps, budget)
         result = await loop.run(messages)
-        allowed = {**known, **log.sources}
+        allowed = {**known, **log.pages}
         checked = verify(result.content or NO_ANSWER, allowed)
         if checked.removed:
             logger.info("removed citations the tools never returned: %s", checked.removed)
         if not checked.cited and not log.records:  # answered without looking anything up
             plan = written_answer.looks_like_plan(checked.text)
             raise CannotDriveTools("model_answer_plan" if plan else "no_tool_call")
-        if not checked.cited and log.sources and not q.history:
+        if not checked.cited and log.pages and not q.history:
             raise CannotDriveTools("no_citation")  # pages found, none cited: not an answer
         return Answer(
             question=q.question,
@@ -297,7 +297,7 @@ class ReadAgent:
         assert self.llm is not None
         fresh = CallLog()  # the evidence's own calls: what the answer may cite
         text, cited = await self._evidence(q, fresh)
-        allowed = {s.id: fresh.sources.get(s.id, s) for s in cited}
+        allowed = {s.id: fresh.pages.get(s.id, s) for s in cited}
         if not cited or not written_answer.answers(text):  # the model has nothing to write from
             return self._extractive_answer(q, text, cited, fresh, reasons)
         llm, profile, question, now = self.llm, self.profile, q.question, q.now
@@ -336,21 +336,21 @@ class ReadAgent:
         self,
         q: _Asked,
         text: str,
-        cited: Sequence[Source],
+        cited: Sequence[CitedPage],
         fresh: CallLog,
         reasons: tuple[str, ...],
     ) -> Answer:
         return Answer(
             question=q.question,
             text=text,
-            citations=tuple(fresh.sources.get(s.id, s) for s in cited),
+            citations=tuple(fresh.pages.get(s.id, s) for s in cited),
             tool_calls=(*q.log.records, *fresh.records),
             mode=MODE_EXTRACTIVE,
             degraded=tuple(dict.fromkeys([*reasons, *fresh.degraded])),
             timings=Timings(time.perf_counter() - q.started, 0.0, q.log.seconds + fresh.seconds),
         )
 
-    async def _evidence(self, q: _Asked, log: CallLog) -> tuple[str, list[Source]]:
+    async def _evidence(self, q: _Asked, log: CallLog) -> tuple[str, list[CitedPage]]:
         """The extractive answer and the pages it cites (read_agent.extractive.answer)."""
         tools = q.tools
         if QUERY_TOOL not in tools.tools:

@@ -60,7 +60,7 @@ from read_agent.extractive.reply import (
     since,
 )
 from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
-from read_agent.tools.citations import Source, normalize_id
+from read_agent.tools.citations import CitedPage, normalize_id
 from read_agent.tools.toolset import CallLog, Toolset
 
 DEFAULT_RESULTS = 10
@@ -88,7 +88,7 @@ class Extractive(PageReader):
 
     # -- the answer
 
-    async def answer(self, question: str, query_argument: str) -> tuple[str, list[Source]]:
+    async def answer(self, question: str, query_argument: str) -> tuple[str, list[CitedPage]]:
         arguments: dict[str, Any] = {query_argument: question}
         if self.tools.accepts("kb_query", "limit"):
             arguments["limit"] = self.limit
@@ -462,16 +462,16 @@ class Extractive(PageReader):
         reasons = [*self.log.degraded, *(result.get("degraded") or ())]
         return notes_for(reasons, ingesting(result))
 
-    def _cited(self, text: str, results: Sequence[Mapping[str, Any]]) -> list[Source]:
+    def _cited(self, text: str, results: Sequence[Mapping[str, Any]]) -> list[CitedPage]:
         from read_agent.tools.citations import extract_citations
 
         known = {str(r.get("id")): r for r in results}
         out = []
         for pid in extract_citations(text):
-            found = self.log.sources.get(pid)
+            found = self.log.pages.get(pid)
             if found is None and pid in known:
                 item = known[pid]
-                found = Source(pid, str(item.get("title") or ""), item.get("date"))
+                found = CitedPage(pid, str(item.get("title") or ""), item.get("date"))
             if found is not None:
                 out.append(found)
         return out
