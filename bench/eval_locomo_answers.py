@@ -65,8 +65,8 @@ from bench.eval_locomo import (
     work_root,
 )
 from memserver.clients.config import load_settings
-from read_agent.citations import extract_citations
 from read_agent.connection import AgentPool, make_llm, memory_target
+from read_agent.tools.citations import extract_citations
 
 REPO = Path(__file__).resolve().parents[1]
 

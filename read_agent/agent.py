@@ -8,18 +8,18 @@
         print(answer.text, answer.citations)
 
 For each question the model may call tools for at most ``max_steps`` turns; then it
-must answer from what it has (:mod:`read_agent.tool_loop`, which also survives small
+must answer from what it has (:mod:`read_agent.model.tool_loop`, which also survives small
 models: calls written as text, unknown tools, repeated calls). Tool errors go back to
 the model as tool results. The final answer is checked: a ``[folder/slug]`` the tools
 never returned is removed (and listed in ``removed_citations``). When a ``kb_query``
 finds no page that answers, the agent asks it again over the raw source notes too
-(:mod:`read_agent.fallback`), in every mode, and a note is cited as ``[source/<path>]``.
+(:mod:`read_agent.tools.raw_notes`), in every mode, and a note is cited as ``[source/<path>]``.
 
 A model that cannot drive tools (``llm.tools: off``, the small profile, or seen on
 first use: it answers without looking anything up, or blank, or its server fails on
 the tools) is not given them: the agent searches itself as without a model and the
 model only writes the answer from that evidence (``mode: "evidence"``,
-:mod:`read_agent.from_evidence`), checked against it. Without an LLM (``llm=None``), or
+:mod:`read_agent.model.written_answer`), checked against it. Without an LLM (``llm=None``), or
 when the model endpoint fails, the answer is the extractive digest of ``kb_query``
 (``mode: "extractive"``, the reason in ``degraded``).
 
@@ -42,13 +42,14 @@ from memserver.clients.profile import STANDARD, profile_for
 from memserver.clients.threads import run_abandonable
 from memserver.errors import BudgetExceeded, LLMError, LLMTimeout, SchemaError
 from memserver.kb.schema import Schema, schema_from_view
-from read_agent import extractive, followup
-from read_agent import from_evidence as written
-from read_agent.citations import Source, verify
-from read_agent.fallback import QUERY_TOOL
-from read_agent.followup import Turn
-from read_agent.tool_loop import STEP_LIMIT_NOTE, CannotDriveTools, ToolLoop
-from read_agent.toolset import CallLog, ToolRecord, Toolset
+from read_agent.extractive import followup
+from read_agent.extractive.answer import DEFAULT_RESULTS, Extractive
+from read_agent.extractive.followup import Turn
+from read_agent.model import written_answer
+from read_agent.model.tool_loop import STEP_LIMIT_NOTE, CannotDriveTools, ToolLoop
+from read_agent.tools.citations import CitedPage, verify
+from read_agent.tools.raw_notes import QUERY_TOOL
+from read_agent.tools.toolset import CallLog, ToolRecord, Toolset
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +135,7 @@ class Answer:
 
     question: str
     text: str
-    citations: tuple[Source, ...]
+    citations: tuple[CitedPage, ...]
     tool_calls: tuple[ToolRecord, ...]
     mode: str  # MODE_AGENT or MODE_EXTRACTIVE
     degraded: tuple[str, ...] = ()
@@ -181,7 +182,7 @@ class ReadAgent:
         *,
         max_steps: int = DEFAULT_MAX_STEPS,
         budget_tokens: int | None = None,
-        extractive_results: int = extractive.DEFAULT_RESULTS,
+        extractive_results: int = DEFAULT_RESULTS,
         tool_support: ToolSupport | None = None,
     ) -> None:
         self.memory = memory
@@ -212,7 +213,7 @@ class ReadAgent:
         *,
         history: Sequence[Turn] = (),
         now: dt.datetime | None = None,
-        known: Mapping[str, Source] | None = None,
+        known: Mapping[str, CitedPage] | None = None,
     ) -> Answer:
         """Answer ``question`` after the earlier ``history`` turns.
 
@@ -257,7 +258,7 @@ class ReadAgent:
 
     # -- the tool-calling loop ------------------------------------------------------------
 
-    async def _agent(self, q: _Asked, known: Mapping[str, Source]) -> Answer:
+    async def _agent(self, q: _Asked, known: Mapping[str, CitedPage]) -> Answer:
         assert self.llm is not None
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(q.tools.names, q.now)},
@@ -268,14 +269,14 @@ class ReadAgent:
         log = q.log
         loop = ToolLoop(self.llm, self.profile, q.tools, log, q.now, self.max_steps, budget)
         result = await loop.run(messages)
-        allowed = {**known, **log.sources}
+        allowed = {**known, **log.pages}
         checked = verify(result.content or NO_ANSWER, allowed)
         if checked.removed:
             logger.info("removed citations the tools never returned: %s", checked.removed)
         if not checked.cited and not log.records:  # answered without looking anything up
-            plan = written.looks_like_plan(checked.text)
+            plan = written_answer.looks_like_plan(checked.text)
             raise CannotDriveTools("model_answer_plan" if plan else "no_tool_call")
-        if not checked.cited and log.sources and not q.history:
+        if not checked.cited and log.pages and not q.history:
             raise CannotDriveTools("no_citation")  # pages found, none cited: not an answer
         return Answer(
             question=q.question,
@@ -296,13 +297,13 @@ class ReadAgent:
         assert self.llm is not None
         fresh = CallLog()  # the evidence's own calls: what the answer may cite
         text, cited = await self._evidence(q, fresh)
-        allowed = {s.id: fresh.sources.get(s.id, s) for s in cited}
-        if not cited or not written.answers(text):  # the model has nothing to write from
+        allowed = {s.id: fresh.pages.get(s.id, s) for s in cited}
+        if not cited or not written_answer.answers(text):  # the model has nothing to write from
             return self._extractive_answer(q, text, cited, fresh, reasons)
         llm, profile, question, now = self.llm, self.profile, q.question, q.now
         tick = time.perf_counter()
         checked, usage = await run_abandonable(
-            lambda: written.write(llm, profile, question, text, allowed, now)
+            lambda: written_answer.write(llm, profile, question, text, allowed, now)
         )
         model_seconds = time.perf_counter() - tick
         if checked.text is None:
@@ -311,7 +312,7 @@ class ReadAgent:
             return self._extractive_answer(q, text, cited, fresh, extra)
         return Answer(
             question=q.question,
-            text=written.compose(checked.text, text),
+            text=written_answer.compose(checked.text, text),
             citations=tuple(allowed.values()),
             tool_calls=(*q.log.records, *fresh.records),
             mode=MODE_EVIDENCE,
@@ -335,27 +336,27 @@ class ReadAgent:
         self,
         q: _Asked,
         text: str,
-        cited: Sequence[Source],
+        cited: Sequence[CitedPage],
         fresh: CallLog,
         reasons: tuple[str, ...],
     ) -> Answer:
         return Answer(
             question=q.question,
             text=text,
-            citations=tuple(fresh.sources.get(s.id, s) for s in cited),
+            citations=tuple(fresh.pages.get(s.id, s) for s in cited),
             tool_calls=(*q.log.records, *fresh.records),
             mode=MODE_EXTRACTIVE,
             degraded=tuple(dict.fromkeys([*reasons, *fresh.degraded])),
             timings=Timings(time.perf_counter() - q.started, 0.0, q.log.seconds + fresh.seconds),
         )
 
-    async def _evidence(self, q: _Asked, log: CallLog) -> tuple[str, list[Source]]:
-        """The extractive answer and the pages it cites (read_agent.extractive)."""
+    async def _evidence(self, q: _Asked, log: CallLog) -> tuple[str, list[CitedPage]]:
+        """The extractive answer and the pages it cites (read_agent.extractive.answer)."""
         tools = q.tools
         if QUERY_TOOL not in tools.tools:
             return f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)", []
         schema = await self._schema(tools)
-        answerer = extractive.Extractive(tools, log, schema, q.now, self.extractive_results)
+        answerer = Extractive(tools, log, schema, q.now, self.extractive_results)
         asked = await self._follow_up(q.question, q.history, answerer) if q.history else None
         text, cited = await answerer.answer(asked or q.question, query_argument(tools))
         if asked is not None:
@@ -363,10 +364,10 @@ class ReadAgent:
         return text, cited
 
     async def _follow_up(
-        self, question: str, history: Sequence[Turn], answerer: extractive.Extractive
+        self, question: str, history: Sequence[Turn], answerer: Extractive
     ) -> str | None:
         """The question with a pronoun or an ellipsis resolved from the previous answer's
-        pages (``read_agent.followup``), or None."""
+        pages (``read_agent.extractive.followup``), or None."""
         priors = []
         for page_id in followup.prior_ids(history):
             page = await answerer.page(page_id)

@@ -34,8 +34,8 @@ from memserver.terminal.output import print_json
 from memserver.terminal.program import add_config_option, configure_logging, run_translating_errors
 from memserver.timeparse.now import parse_now
 from read_agent.agent import DEFAULT_MAX_STEPS, Answer, Turn
-from read_agent.citations import Source
 from read_agent.connection import AgentPool, env_api_key, make_llm, memory_target, unwrap
+from read_agent.tools.citations import CitedPage
 
 DEFAULT_ADDR = "127.0.0.1:8788"
 CHAT_HELP = "/reset forgets the conversation, /sources lists the last answer's pages, /quit ends"
@@ -158,7 +158,7 @@ def print_answer(answer: Answer, out: TextIO) -> None:
     out.write(answer.text.rstrip() + "\n")
     if answer.citations:
         out.write("\nSources:\n")
-        print_sources(answer.citations, out)
+        print_cited_pages(answer.citations, out)
     if answer.removed_citations:
         removed = ", ".join(answer.removed_citations)
         print(f"read-agent: removed citations no tool returned: {removed}", file=sys.stderr)
@@ -167,10 +167,10 @@ def print_answer(answer: Answer, out: TextIO) -> None:
     out.flush()
 
 
-def print_sources(sources: Sequence[Source], out: TextIO) -> None:
-    for source in sources:
-        date = f" ({source.date})" if source.date else ""
-        out.write(f"  [{source.id}] {source.title or source.id}{date}\n")
+def print_cited_pages(pages: Sequence[CitedPage], out: TextIO) -> None:
+    for page in pages:
+        date = f" ({page.date})" if page.date else ""
+        out.write(f"  [{page.id}] {page.title or page.id}{date}\n")
 
 
 # -- chat --------------------------------------------------------------------------------------
@@ -187,7 +187,7 @@ def run_chat(args: argparse.Namespace) -> int:
         try:
             async with pool.agent() as agent:
                 history: list[Turn] = []
-                known: dict[str, Source] = {}
+                known: dict[str, CitedPage] = {}
                 last: Answer | None = None
                 if interactive:
                     stdout.write(f"Ask the knowledge base. {CHAT_HELP}.\n")
@@ -210,7 +210,7 @@ def run_chat(args: argparse.Namespace) -> int:
                         if last is None or not last.citations:
                             stdout.write("(no sources yet)\n")
                         else:
-                            print_sources(last.citations, stdout)
+                            print_cited_pages(last.citations, stdout)
                     elif text in ("/help", "/?"):
                         stdout.write(CHAT_HELP + "\n")
                     elif text.startswith("/"):
@@ -238,7 +238,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from memserver.web.addr import parse_addr
     from memserver.web.guard import HostRules, is_loopback
     from memserver.web.serve import server_config
-    from read_agent.http import create_app
+    from read_agent.serve.app import create_app
 
     host, port = parse_addr(args.addr)
     api_key = env_api_key(args.api_key_env)

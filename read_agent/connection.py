@@ -8,7 +8,7 @@ Two ways to connect:
   token in ``MEMORY_TOKEN`` when set, else ``--trusted``.
 
 ``AgentPool`` gives an agent per use. Over HTTP the sessions are kept open between
-questions and lent one question at a time (``read_agent.sessions``; an agent with its
+questions and lent one question at a time (``read_agent.mcp_sessions``; an agent with its
 tool list and schema stays with its session; the MCP client starts its session again by
 itself when the memory server restarted and no longer knows it). A stdio server is spawned once and shared, because starting it (and its database) per
 question would be slow.
@@ -33,7 +33,7 @@ from memserver.clients.mcp import MemoryClient, connect, open_stdio
 from memserver.errors import ConfigError, MemoryError_
 from read_agent.agent import DEFAULT_MAX_STEPS, ReadAgent, ToolSupport
 from read_agent.errors import MemoryUnavailableError
-from read_agent.sessions import SessionPool
+from read_agent.mcp_sessions import SessionPool
 
 Connector = Callable[[], AbstractAsyncContextManager[MemoryClient]]
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from read_agent.agent import MODE_AGENT, MODE_EXTRACTIVE, Answer, ReadAgent, Turn
-from read_agent.citations import Source, extract_citations
+from read_agent.tools.citations import CitedPage, extract_citations
 from tests.fixtures.llm_server import LLMServer, Reply, tool_call
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, Seeded
@@ -39,7 +39,7 @@ def test_answer_keeps_returned_citations_and_removes_a_fabricated_one(
     assert extract_citations(answer.text) == [seeded.meeting]
     assert "made-up-meeting" not in answer.text
     assert answer.removed_citations == ("meetings/2026-11-13-made-up-meeting",)
-    assert answer.citations == (Source(seeded.meeting, seeded.meeting_title, "2026-11-12"),)
+    assert answer.citations == (CitedPage(seeded.meeting, seeded.meeting_title, "2026-11-12"),)
     assert [(c.name, c.ok) for c in answer.tool_calls] == [("kb_get_page", True)]
     assert answer.tool_calls[0].pages == (seeded.meeting,)
     assert answer.steps == 2
@@ -163,7 +163,7 @@ def test_history_turns_reach_the_model_and_known_pages_stay_citable(
 ) -> None:
     _, secret = mcp_server.token("*")
     llm_server.enqueue(f"Yes, still Head of Testing [{seeded.person}].")
-    known = {seeded.person: Source(seeded.person, seeded.person_title)}
+    known = {seeded.person: CitedPage(seeded.person, seeded.person_title)}
     history = [Turn("user", "Who is Zora?"), Turn("assistant", "Head of Testing.")]
 
     async def body(agent: ReadAgent) -> Answer:

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from memserver.kb.schema import FolderSpec, Schema
-from read_agent.fallback import QUERY_TOOL, query_with_sources
-from read_agent.toolset import CallLog, Toolset
+from read_agent.tools.raw_notes import QUERY_TOOL, query_with_sources
+from read_agent.tools.toolset import CallLog, Toolset
 
 LINKED_READ = 4  # pages linked to a named page read when the results do not answer
 
@@ -30,7 +30,7 @@ class PageReader:
         if name not in self.tools.tools:
             return None
         args = self.tools.with_now(name, arguments, self.now)
-        if name == QUERY_TOOL:  # no page answers: the raw notes too (read_agent.fallback)
+        if name == QUERY_TOOL:  # no page answers: the raw notes too (read_agent.tools.raw_notes)
             ok, _, result = await query_with_sources(self.tools, args, self.log)
         else:
             ok, _, result = await self.tools.call(name, args, self.log)

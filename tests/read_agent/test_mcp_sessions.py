@@ -16,7 +16,7 @@ from memserver.server.http_app import create_http_app
 from memserver.server.mcp_server import build_server
 from read_agent.agent import Answer
 from read_agent.connection import AgentPool, Target
-from read_agent.sessions import SessionPool
+from read_agent.mcp_sessions import SessionPool
 from tests.fixtures.server import RunningServer, free_socket, serve_on
 from tests.read_agent.conftest import Seeded
 

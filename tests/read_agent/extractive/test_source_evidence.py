@@ -11,9 +11,9 @@ import pytest
 
 from memserver.timeparse.mentions import mention_reader
 from read_agent.agent import MODE_EXTRACTIVE, Answer, ReadAgent
-from read_agent.evidence import score
-from read_agent.reading import Reading
-from read_agent.source_evidence import from_source, shown_span, unaddressed
+from read_agent.extractive.evidence import score
+from read_agent.extractive.question import Reading
+from read_agent.extractive.source_evidence import from_source, shown_span, unaddressed
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, write_note
 

@@ -8,7 +8,7 @@ date and its citation, and a short direct first line when the pages clearly answ
     - 2026-09-21 · Bob has been promoted to VP of Operations at Globex, effective 2026-09-21. [people/bob-martinez]
 
 What leads, in order of what the question asks (read by ``kb_query``, see
-:mod:`read_agent.reading`):
+:mod:`read_agent.extractive.question`):
 
 1. **a window and nothing else** ("what happened last week", "meetings in September"):
    the folder's pages in the window (``kb_list_pages``), or every dated event in it
@@ -38,8 +38,7 @@ from typing import Any
 from memserver.kb.schema import FolderSpec, Schema
 from memserver.kb.words import words
 from memserver.timeparse.mentions import mention_reader
-from read_agent.citations import Source, normalize_id
-from read_agent.evidence import (
+from read_agent.extractive.evidence import (
     Evidence,
     changes,
     from_page,
@@ -47,11 +46,11 @@ from read_agent.evidence import (
     label,
     show,
 )
-from read_agent.evidence import score as score_piece
-from read_agent.listing import listing
-from read_agent.reader import PageReader
-from read_agent.reading import Reading, matched, read, same_word
-from read_agent.reply import (
+from read_agent.extractive.evidence import score as score_piece
+from read_agent.extractive.listing import listing
+from read_agent.extractive.page_reader import PageReader
+from read_agent.extractive.question import Reading, matched, read, same_word
+from read_agent.extractive.reply import (
     NO_ANSWER,
     NO_SENTENCE,
     Reply,
@@ -60,8 +59,9 @@ from read_agent.reply import (
     notes_for,
     since,
 )
-from read_agent.source_evidence import from_source, is_source, unaddressed
-from read_agent.toolset import CallLog, Toolset
+from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
+from read_agent.tools.citations import CitedPage, normalize_id
+from read_agent.tools.toolset import CallLog, Toolset
 
 DEFAULT_RESULTS = 10
 PAGES_READ = 8  # the best results read in full
@@ -88,7 +88,7 @@ class Extractive(PageReader):
 
     # -- the answer
 
-    async def answer(self, question: str, query_argument: str) -> tuple[str, list[Source]]:
+    async def answer(self, question: str, query_argument: str) -> tuple[str, list[CitedPage]]:
         arguments: dict[str, Any] = {query_argument: question}
         if self.tools.accepts("kb_query", "limit"):
             arguments["limit"] = self.limit
@@ -462,16 +462,16 @@ class Extractive(PageReader):
         reasons = [*self.log.degraded, *(result.get("degraded") or ())]
         return notes_for(reasons, ingesting(result))
 
-    def _cited(self, text: str, results: Sequence[Mapping[str, Any]]) -> list[Source]:
-        from read_agent.citations import extract_citations
+    def _cited(self, text: str, results: Sequence[Mapping[str, Any]]) -> list[CitedPage]:
+        from read_agent.tools.citations import extract_citations
 
         known = {str(r.get("id")): r for r in results}
         out = []
         for pid in extract_citations(text):
-            found = self.log.sources.get(pid)
+            found = self.log.pages.get(pid)
             if found is None and pid in known:
                 item = known[pid]
-                found = Source(pid, str(item.get("title") or ""), item.get("date"))
+                found = CitedPage(pid, str(item.get("title") or ""), item.get("date"))
             if found is not None:
                 out.append(found)
         return out

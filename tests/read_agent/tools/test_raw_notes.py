@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from read_agent.agent import MODE_AGENT, MODE_EXTRACTIVE, Answer, ReadAgent
-from read_agent.citations import extract_citations
-from read_agent.fallback import answers, pages_answer
+from read_agent.tools.citations import extract_citations
+from read_agent.tools.raw_notes import answers, pages_answer
 from tests.fixtures.llm_server import LLMServer, Reply, tool_call
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, Seeded, write_note

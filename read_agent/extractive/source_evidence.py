@@ -31,8 +31,8 @@ from typing import Any
 
 from memserver.kb.chunks import BOLD_TURN_AHEAD, turn_opening
 from memserver.timeparse.mentions import MentionReader
-from read_agent.evidence import MAX_TEXT, Evidence, clean, sentences
-from read_agent.fallback import SOURCE_PREFIX
+from read_agent.extractive.evidence import MAX_TEXT, Evidence, clean, sentences
+from read_agent.tools.raw_notes import SOURCE_PREFIX
 
 SOURCE = "source"  # the kind of a piece of a raw note
 _FRONTMATTER = re.compile(r"^---\s.*?\s---\s*", re.DOTALL)

@@ -20,7 +20,7 @@ from memserver.clients.mcp import connect
 from memserver.errors import ServerAuthError
 from read_agent.connection import AgentPool, Target
 from read_agent.errors import MemoryUnavailableError
-from read_agent.http import MAX_BODY_BYTES, create_app, error_response
+from read_agent.serve.app import MAX_BODY_BYTES, create_app, error_response
 from tests.fixtures.llm_server import LLMServer, Reply, tool_call
 from tests.fixtures.server import RunningServer, free_socket, wait_ready
 from tests.read_agent.conftest import Seeded, serve_asgi

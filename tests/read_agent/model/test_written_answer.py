@@ -3,9 +3,9 @@ evidence's own plain answer."""
 
 from __future__ import annotations
 
-from read_agent.citations import Source
-from read_agent.from_evidence import EVIDENCE_HEADER, answers, check, compose
-from read_agent.reply import HEADER, NO_ANSWER, NO_SENTENCE
+from read_agent.extractive.reply import HEADER, NO_ANSWER, NO_SENTENCE
+from read_agent.model.written_answer import EVIDENCE_HEADER, answers, check, compose
+from read_agent.tools.citations import CitedPage
 
 PAGE = "meetings/2026-11-12-globex-integration-review"
 LEAD = f"Latest meeting: 2026-11-12 · Globex integration review [{PAGE}]"
@@ -17,7 +17,7 @@ EXTRACTIVE = "\n".join(
         f"- 2026-11-12 · The contract goes to Dana Whitfield by 2026-11-16. [{PAGE}]",
     ]
 )
-ALLOWED = {PAGE: Source(PAGE, "Globex integration review", "2026-11-12")}
+ALLOWED = {PAGE: CitedPage(PAGE, "Globex integration review", "2026-11-12")}
 
 
 def test_the_evidence_lead_stays_first_and_the_models_answer_follows_it() -> None:
@@ -72,7 +72,7 @@ def test_days_written_out_are_read_as_the_evidence_writes_them() -> None:
         f"First meeting: 2026-06-18 · Globex intro call [{intro}]",
         f"- 2026-06-18 · Globex wants a 12-month pilot. [{intro}]",
     ]
-    allowed = {intro: Source(intro, "Globex intro call", "2026-06-18")}
+    allowed = {intro: CitedPage(intro, "Globex intro call", "2026-06-18")}
     kept = check(
         f"The first meeting was on June 18, 2026, about 12 months [{intro}].", lines, allowed
     )

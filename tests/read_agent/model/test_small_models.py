@@ -18,8 +18,8 @@ import pytest
 from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import LLMClient
 from read_agent.agent import MODE_AGENT, MODE_EVIDENCE, MODE_EXTRACTIVE, Answer, ReadAgent
-from read_agent.citations import extract_citations
-from read_agent.from_evidence import EVIDENCE_HEADER
+from read_agent.model.written_answer import EVIDENCE_HEADER
+from read_agent.tools.citations import extract_citations
 from tests.fixtures.llm_server import HTTPError, LLMServer, Reply, Stall
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, Seeded

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from read_agent.citations import extract_citations
+from read_agent.tools.citations import extract_citations
 
 PERSON_PRONOUNS = ("his", "hers", "her", "him", "he", "she", "түүний", "түүнийг", "түүнд",
                    "түүнтэй", "тэр")  # fmt: skip

@@ -8,7 +8,7 @@ write ``[knowledge/people/bob.md]`` or ``[[people/bob]]``: both are read as
 that is a markdown link label (``[text](url)``) is not a citation.
 
 The answer keeps only citations of pages the tools returned in this conversation
-(``Source``); the server filters every tool result to the token's folders, so a kept
+(``CitedPage``); the server filters every tool result to the token's folders, so a kept
 citation is always inside the token's scope.
 """
 
@@ -31,8 +31,9 @@ _DOUBLE_SPACE = re.compile(r"(?<=\S)[ \t]{2,}")
 
 
 @dataclass(frozen=True)
-class Source:
-    """A page the tools returned: what a kept citation points at."""
+class CitedPage:
+    """A page the tools returned: what a kept citation points at (a raw note the tools
+    returned is cited the same way, as ``source/<path>``)."""
 
     id: str
     title: str = ""
@@ -84,7 +85,7 @@ def extract_citations(text: str) -> list[str]:
     return list(seen)
 
 
-def verify(text: str, known: Mapping[str, Source] | Iterable[str]) -> CheckedAnswer:
+def verify(text: str, known: Mapping[str, CitedPage] | Iterable[str]) -> CheckedAnswer:
     """Keep citations of ``known`` pages (normalised to ``[folder/slug]``), drop the rest."""
     allowed = set(known)
     cited: dict[str, None] = {}
@@ -127,7 +128,7 @@ _TITLE_KEYS = ("title", "page_title", "name")
 _DATE_KEYS = ("date", "effective_date", "page_date")
 
 
-def sources_in(value: Any) -> Iterator[Source]:
+def pages_in(value: Any) -> Iterator[CitedPage]:
     """Every page in a tool result: each object holding a page id (with its title and date).
 
     Works on any result shape (``results``, ``pages``, ``neighbors``, a page itself), so a
@@ -137,14 +138,14 @@ def sources_in(value: Any) -> Iterator[Source]:
         for key in _ID_KEYS:
             raw = value.get(key)
             if isinstance(raw, str) and (page := normalize_id(raw)) is not None:
-                yield Source(page, _first_text(value, _TITLE_KEYS), _first_date(value))
+                yield CitedPage(page, _first_text(value, _TITLE_KEYS), _first_date(value))
                 break
         for item in value.values():
             if isinstance(item, Mapping | list | tuple):
-                yield from sources_in(item)
+                yield from pages_in(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from sources_in(item)
+            yield from pages_in(item)
 
 
 def _first_text(value: Mapping[str, Any], keys: tuple[str, ...]) -> str:
@@ -160,11 +161,11 @@ def _first_date(value: Mapping[str, Any]) -> str | None:
     return text[:10] if text else None
 
 
-def merge_sources(into: dict[str, Source], found: Iterable[Source]) -> None:
+def merge_pages(into: dict[str, CitedPage], found: Iterable[CitedPage]) -> None:
     """Add pages to ``into``, filling a missing title or date from a later sighting."""
-    for source in found:
-        old = into.get(source.id)
+    for page in found:
+        old = into.get(page.id)
         if old is None:
-            into[source.id] = source
-        elif (not old.title and source.title) or (old.date is None and source.date):
-            into[source.id] = Source(old.id, old.title or source.title, old.date or source.date)
+            into[page.id] = page
+        elif (not old.title and page.title) or (old.date is None and page.date):
+            into[page.id] = CitedPage(old.id, old.title or page.title, old.date or page.date)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from read_agent.reading import same_word
+from read_agent.extractive.question import same_word
 
 
 def test_words_with_other_endings_are_the_same_word() -> None:

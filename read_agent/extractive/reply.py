@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from read_agent.evidence import Change
+from read_agent.extractive.evidence import Change
 
 HEADER = "Extractive answer (no language model): the sentences below are quoted from the pages."
 NO_ANSWER = "The knowledge base has no answer to this question (the search found no pages)."

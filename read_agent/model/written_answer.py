@@ -2,7 +2,7 @@
 
 For a model that cannot drive tools (the small profile, ``llm.tools: off``, or a model
 seen failing at it), the agent searches as it does without a model
-(:mod:`read_agent.extractive`: dated evidence lines with citations, and a direct first
+(:mod:`read_agent.extractive.answer`: dated evidence lines with citations, and a direct first
 line when the pages answer plainly), then asks the model only to write the answer from
 those lines. What it writes is checked before anyone reads it (``check``):
 
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 from memserver.clients.llm import LLMClient
 from memserver.clients.profile import ModelProfile
-from read_agent.citations import Source, verify
-from read_agent.reply import HEADER, NO_ANSWER, NO_SENTENCE
+from read_agent.extractive.reply import HEADER, NO_ANSWER, NO_SENTENCE
+from read_agent.tools.citations import CitedPage, verify
 
 EVIDENCE_HEADER = "Evidence (quoted from the pages):"
 SYSTEM = """\
@@ -152,7 +152,7 @@ def _echoes(text: str, question: str) -> bool:
 def check(
     answer: str,
     lines: Sequence[str],
-    allowed: Mapping[str, Source],
+    allowed: Mapping[str, CitedPage],
     question: str | None = None,
 ) -> Written:
     """``answer`` as shown, or the reason it is not (see the module docstring)."""
@@ -197,7 +197,7 @@ def write(
     profile: ModelProfile,
     question: str,
     extractive: str,
-    allowed: Mapping[str, Source],
+    allowed: Mapping[str, CitedPage],
     now: dt.datetime | None,
 ) -> tuple[Written, dict[str, int]]:
     """Ask the model for the answer from the evidence, and check it (blocking)."""

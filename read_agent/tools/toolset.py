@@ -8,7 +8,7 @@ and input schema.
 ``Toolset.run`` executes one call the model asked for and always returns text for the
 model: the result as compact JSON, or the server's error message (so the model can fix
 its call). It also records the call and collects the pages the result contained
-(``citations.sources_in``), which are the only pages an answer may cite.
+(``citations.pages_in``), which are the only pages an answer may cite.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import Tool
 
 from memserver.clients.mcp import MemoryClient, result_text
-from read_agent.citations import Source, merge_sources, sources_in
+from read_agent.tools.citations import CitedPage, merge_pages, pages_in
 
 MAX_RESULT_CHARS = 16_000
 MAX_DESCRIPTION_CHARS = 1_500
@@ -57,7 +57,7 @@ class CallLog:
     """What one question's tool calls produced: records, pages seen, degraded reasons."""
 
     records: list[ToolRecord] = field(default_factory=list)
-    sources: dict[str, Source] = field(default_factory=dict)
+    pages: dict[str, CitedPage] = field(default_factory=dict)
     degraded: dict[str, None] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -138,8 +138,8 @@ class Toolset:
                     text = result_text(result)
         elapsed = time.perf_counter() - started
         log.seconds += elapsed
-        pages: list[Source] = list(sources_in(structured)) if structured is not None else []
-        merge_sources(log.sources, pages)
+        pages: list[CitedPage] = list(pages_in(structured)) if structured is not None else []
+        merge_pages(log.pages, pages)
         if isinstance(structured, Mapping):
             for reason in structured.get("degraded") or ():
                 log.degraded.setdefault(str(reason), None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from read_agent.followup import Prior, Turn, prior_ids, prior_question, rewrite
+from read_agent.extractive.followup import Prior, Turn, prior_ids, prior_question, rewrite
 
 BOB = Prior("people/bob-martinez", "Bob Martinez", ("Bob",), person=True)
 GLOBEX = Prior("companies/globex", "Globex")

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from read_agent.agent import ReadAgent
-from read_agent.fallback import asks_for_words
+from read_agent.tools.raw_notes import asks_for_words
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, Seeded
 

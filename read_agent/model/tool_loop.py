@@ -4,14 +4,14 @@ Each turn the model either calls tools or answers. What a small model does inste
 and what the loop does about it:
 
 - the call is written as JSON in the answer text (fenced, bare, ``<tool_call>``) with
-  no ``tool_calls``: it is read back (:mod:`read_agent.content_calls`) and run;
+  no ``tool_calls``: it is read back (:mod:`read_agent.model.text_calls`) and run;
 - a tool it does not have: the result tells it which tools exist and how to call the
   main one (``Toolset.call``);
 - the same call again (same tool, same arguments) after its result: not run again;
   the result says to answer from what it has, and a second repeat ends the loop;
 - more than ``max_steps`` turns: the last turn must answer;
 - its answer is blank (a provider looping on ``tool_choice``): ``CannotDriveTools``, and
-  the agent answers from evidence it finds itself (:mod:`read_agent.from_evidence`); so
+  the agent answers from evidence it finds itself (:mod:`read_agent.model.written_answer`); so
   it does when the answer cites nothing after no lookup at all (a plan written as the
   answer) or after lookups that found pages (``ReadAgent._agent``).
 """
@@ -29,9 +29,9 @@ from memserver.clients.budget import TokenBudget, estimate_tokens
 from memserver.clients.llm import ChatResult, LLMClient, ToolCall
 from memserver.clients.profile import ModelProfile
 from memserver.clients.threads import run_abandonable
-from read_agent.content_calls import calls_in
-from read_agent.fallback import QUERY_TOOL, query_with_sources
-from read_agent.toolset import CallLog, ToolRecord, Toolset
+from read_agent.model.text_calls import calls_in
+from read_agent.tools.raw_notes import QUERY_TOOL, query_with_sources
+from read_agent.tools.toolset import CallLog, ToolRecord, Toolset
 
 MAX_REPEATS = 2  # identical calls refused before the loop makes the model answer
 

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from read_agent.citations import (
-    Source,
+from read_agent.tools.citations import (
+    CitedPage,
     extract_citations,
-    merge_sources,
+    merge_pages,
     normalize_id,
-    sources_in,
+    pages_in,
     verify,
 )
 
 KNOWN = {
-    "meetings/2026-11-12-globex-integration-review": Source(
+    "meetings/2026-11-12-globex-integration-review": CitedPage(
         "meetings/2026-11-12-globex-integration-review", "Globex integration review", "2026-11-12"
     ),
-    "people/bob-martinez": Source("people/bob-martinez", "Bob Martinez"),
-    "people/энхтуяа-ганбаатар": Source("people/энхтуяа-ганбаатар", "Энхтуяа Ганбаатар"),
+    "people/bob-martinez": CitedPage("people/bob-martinez", "Bob Martinez"),
+    "people/энхтуяа-ганбаатар": CitedPage("people/энхтуяа-ганбаатар", "Энхтуяа Ганбаатар"),
 }
 
 
@@ -71,7 +71,7 @@ def test_verify_leaves_text_without_citations_untouched() -> None:
     assert verify(text, KNOWN).text == text
 
 
-def test_sources_in_walks_any_result_shape() -> None:
+def test_pages_in_walks_any_result_shape() -> None:
     result = {
         "results": [
             {"id": "meetings/m1", "title": "Kickoff", "date": "2026-09-08", "score": 1.0},
@@ -80,14 +80,14 @@ def test_sources_in_walks_any_result_shape() -> None:
         "neighbors": [{"page": "companies/globex", "title": "Globex", "effective_date": None}],
         "edges": [{"id": "2026/11", "title": "not a page"}],
     }
-    found = {s.id: s for s in sources_in(result)}
+    found = {s.id: s for s in pages_in(result)}
     assert set(found) == {"meetings/m1", "people/bob", "companies/globex"}
     assert found["meetings/m1"].date == "2026-09-08"
     assert found["companies/globex"].title == "Globex"
 
 
-def test_merge_sources_fills_missing_title_and_date() -> None:
-    into: dict[str, Source] = {}
-    merge_sources(into, [Source("people/bob", "", None)])
-    merge_sources(into, [Source("people/bob", "Bob Martinez", "2026-09-21")])
-    assert into["people/bob"] == Source("people/bob", "Bob Martinez", "2026-09-21")
+def test_merge_pages_fills_missing_title_and_date() -> None:
+    into: dict[str, CitedPage] = {}
+    merge_pages(into, [CitedPage("people/bob", "", None)])
+    merge_pages(into, [CitedPage("people/bob", "Bob Martinez", "2026-09-21")])
+    assert into["people/bob"] == CitedPage("people/bob", "Bob Martinez", "2026-09-21")

@@ -23,7 +23,7 @@ from typing import Any
 
 from memserver.kb.field_change import read_change, show
 from memserver.kb.words import words
-from read_agent.reading import Reading, matched
+from read_agent.extractive.question import Reading, matched
 
 ITEM_CHARS = 300  # a list item up to this long stays whole, else its sentences
 MAX_TEXT = 400

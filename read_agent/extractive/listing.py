@@ -13,10 +13,10 @@ from typing import Any
 
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import is_cyrillic, words
-from read_agent.evidence import from_page, pieces
-from read_agent.reader import PageReader
-from read_agent.reading import Reading, matched
-from read_agent.reply import Reply, clean
+from read_agent.extractive.evidence import from_page, pieces
+from read_agent.extractive.page_reader import PageReader
+from read_agent.extractive.question import Reading, matched
+from read_agent.extractive.reply import Reply, clean
 
 LISTED = 20
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from read_agent.toolset import CallLog, Toolset
+from read_agent.tools.toolset import CallLog, Toolset
 
 QUERY_TOOL = "kb_query"
 SOURCE_PREFIX = "source/"
