@@ -27,8 +27,8 @@ from dataclasses import replace
 from typing import Any
 
 from ingest_agent.grounding import About, Grounds
-from ingest_agent.model import Draft, Extraction, Source, is_dated
 from ingest_agent.note import model_value
+from ingest_agent.records import Draft, Extraction, Source, is_dated
 from ingest_agent.text import blocks, norm
 from memserver.kb.page_rules import folder_json_schema
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema

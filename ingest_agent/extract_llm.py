@@ -50,8 +50,8 @@ from ingest_agent.errors import ExtractionError
 from ingest_agent.extract_fill import FillRequest
 from ingest_agent.grounding import Grounds
 from ingest_agent.merge import Order
-from ingest_agent.model import Draft, Extraction, Source, is_dated
 from ingest_agent.note import model_value
+from ingest_agent.records import Draft, Extraction, Source, is_dated
 from ingest_agent.text import resolve_date
 from memserver.clients.llm import LLMClient
 from memserver.clients.profile import STANDARD, ModelProfile

@@ -16,7 +16,6 @@ from typing import Any
 
 from ingest_agent.builds import Builds, PageBuild, entity, entity_names
 from ingest_agent.dates import entry_date
-from ingest_agent.model import Source, is_dated, link_names
 from ingest_agent.note import Known
 from ingest_agent.prose import (
     NotePeople,
@@ -25,6 +24,7 @@ from ingest_agent.prose import (
     role_field,
     role_statements,
 )
+from ingest_agent.records import Source, is_dated, link_names
 from ingest_agent.text import blocks, full_name, marked_blocks, name_candidates, norm
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 

@@ -42,7 +42,6 @@ from typing import Any
 
 from ingest_agent.builds import Builds, PageBuild, entity, entity_names
 from ingest_agent.extract_prose import ProseReader
-from ingest_agent.model import Draft, Extraction, Source
 from ingest_agent.note import (
     Known,
     NoteBody,
@@ -55,6 +54,7 @@ from ingest_agent.note import (
 from ingest_agent.prose import (
     NotePeople,
 )
+from ingest_agent.records import Draft, Extraction, Source
 from ingest_agent.text import (
     dated_sentences,
     name_candidates,

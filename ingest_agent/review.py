@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ingest_agent.merge import Conflict, MergeResult, show
-from ingest_agent.model import Source, link_fields
+from ingest_agent.records import Source, link_fields
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.page import Page
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema

@@ -10,7 +10,7 @@ import pytest
 
 from ingest_agent.extract_llm import LLMExtractor
 from ingest_agent.extract_rules import RulesExtractor
-from ingest_agent.model import Source
+from ingest_agent.records import Source
 from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import LLMClient
 from memserver.clients.profile import SMALL

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 from ingest_agent.extract_rules import RulesExtractor
-from ingest_agent.model import Source
 from ingest_agent.note import clean_title
+from ingest_agent.records import Source
 from ingest_agent.text import resolve_date, transliterate
 from memserver.kb.page import Page, validate_page
 from memserver.kb.schema import load_schema

@@ -7,7 +7,7 @@ import datetime as dt
 from pathlib import Path
 
 from ingest_agent.merge import MergeResult, merge_page
-from ingest_agent.model import Source
+from ingest_agent.records import Source
 from ingest_agent.review import ReviewPolicy
 from memserver.kb.page import Page
 from memserver.kb.schema import load_schema
