@@ -46,7 +46,7 @@ from ingest_agent.drafts import (
     repair_by_rules,
 )
 from ingest_agent.errors import ServerUnavailable, SourceFailed
-from ingest_agent.extract_rules import RulesExtractor
+from ingest_agent.extract.rules import RulesExtractor
 from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
 from ingest_agent.merge import Conflict, MergeResult, Order, default_section_merge, merge_page
 from ingest_agent.records import (

@@ -47,12 +47,12 @@ from dataclasses import replace
 from typing import Any
 
 from ingest_agent.errors import ExtractionError
+from ingest_agent.extract.note import model_value
+from ingest_agent.extract.text import resolve_date
 from ingest_agent.extract_fill import FillRequest
 from ingest_agent.grounding import Grounds
 from ingest_agent.merge import Order
-from ingest_agent.note import model_value
 from ingest_agent.records import Draft, Extraction, Source, is_dated
-from ingest_agent.text import resolve_date
 from memserver.clients.llm import LLMClient
 from memserver.clients.profile import STANDARD, ModelProfile
 from memserver.kb.page import Page, TimelineEntry, folder_json_schema

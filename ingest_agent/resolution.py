@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ingest_agent.drafts import Work
+from ingest_agent.extract.text import has_cyrillic, norm, transliterate, transliterated_alias
 from ingest_agent.memory import Memory, Resolved
 from ingest_agent.records import is_dated
-from ingest_agent.text import has_cyrillic, norm, transliterate, transliterated_alias
 from memserver.errors import UserError
 from memserver.kb.page import as_date, page_slug
 from memserver.kb.schema import Schema

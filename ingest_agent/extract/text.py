@@ -7,7 +7,7 @@
 - ``resolve_date``: an ISO date, or a relative phrase ("yesterday", "last Friday")
   resolved against the *source's* document date, never the run date.
 - ``dated_sentences``: the sentences of a text that name a day, each with its entry date
-  (:mod:`ingest_agent.dates`).
+  (:mod:`ingest_agent.extract.dates`).
 - ``name_candidates``: capitalised word runs ("Bob Martinez", "Номин Трейд").
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from ingest_agent.dates import day_mentions, entry_date
+from ingest_agent.extract.dates import day_mentions, entry_date
 from memserver.kb.page import as_date
 from memserver.kb.translit import transliterate
 
