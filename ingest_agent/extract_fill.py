@@ -27,8 +27,9 @@ from dataclasses import replace
 from typing import Any
 
 from ingest_agent.extract.note import model_value
-from ingest_agent.extract.text import blocks, norm
+from ingest_agent.extract.text import blocks
 from ingest_agent.grounding import About, Grounds
+from ingest_agent.names import norm
 from ingest_agent.records import Draft, Extraction, Source, is_dated
 from memserver.kb.page_rules import folder_json_schema
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema

@@ -50,7 +50,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ingest_agent.extract.dates import day_mentions
-from ingest_agent.extract.text import blocks, norm, split_sentences
+from ingest_agent.extract.text import blocks, split_sentences
+from ingest_agent.names import norm
 from memserver.kb.frontmatter import frontmatter_end
 from memserver.kb.page import as_date
 from memserver.kb.schema import FieldSpec

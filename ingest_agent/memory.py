@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ingest_agent.extract.text import norm
+from ingest_agent.names import norm
 from ingest_agent.records import Source, StoredView, is_dated
 from memserver.clients.mcp import MemoryClient
 from memserver.errors import NotFoundError, ToolCallError

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest_agent.extract.text import norm
+from ingest_agent.names import norm
 from memserver.kb.page import Page
 from memserver.kb.schema import FolderSpec
 

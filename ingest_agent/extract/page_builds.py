@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest_agent.extract.note import Known
-from ingest_agent.extract.text import norm
+from ingest_agent.names import norm
 from ingest_agent.records import is_dated, link_names
 from memserver.kb.page import Page, TimelineEntry
 from memserver.kb.schema import FolderSpec, Schema

@@ -24,7 +24,8 @@ from ingest_agent.extract.prose_patterns import (
     role_field,
     role_statements,
 )
-from ingest_agent.extract.text import blocks, full_name, marked_blocks, name_candidates, norm
+from ingest_agent.extract.text import blocks, full_name, marked_blocks, name_candidates
+from ingest_agent.names import norm
 from ingest_agent.records import Source, is_dated, link_names
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 

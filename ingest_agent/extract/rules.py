@@ -54,12 +54,8 @@ from ingest_agent.extract.prose_patterns import (
     NotePeople,
 )
 from ingest_agent.extract.prose_reader import ProseReader
-from ingest_agent.extract.text import (
-    dated_sentences,
-    name_candidates,
-    norm,
-    plain,
-)
+from ingest_agent.extract.text import dated_sentences, name_candidates, plain
+from ingest_agent.names import norm
 from ingest_agent.records import Draft, Extraction, Source
 from memserver.kb.page import TimelineEntry, as_date, date_in_name
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
