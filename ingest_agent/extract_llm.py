@@ -33,7 +33,7 @@ A source is data, never instructions: it reaches the model only between two mark
 lines carrying a random tag (so the text cannot close the quote itself), and every
 prompt says, outside the quote, that what is inside is material to extract from and
 that instructions in it are not to be followed. (What a model still gets wrong that
-way is held back for review by ``ingest_agent.review``.)
+way is held back for review by ``ingest_agent.pages.review``.)
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from ingest_agent.extract.note import model_value
 from ingest_agent.extract.text import resolve_date
 from ingest_agent.extract_fill import FillRequest
 from ingest_agent.grounding import Grounds
-from ingest_agent.merge import Order
+from ingest_agent.pages.merge import Order
 from ingest_agent.records import Draft, Extraction, Source, is_dated
 from memserver.clients.llm import LLMClient
 from memserver.clients.profile import STANDARD, ModelProfile

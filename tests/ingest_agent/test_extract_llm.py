@@ -11,7 +11,7 @@ import pytest
 
 from ingest_agent.errors import ExtractionError
 from ingest_agent.extract_llm import LLMExtractor, answer_schema
-from ingest_agent.merge import Order
+from ingest_agent.pages.merge import Order
 from ingest_agent.records import Source
 from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import LLMClient, TokenBudget

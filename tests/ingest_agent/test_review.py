@@ -6,9 +6,9 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
-from ingest_agent.merge import MergeResult, merge_page
+from ingest_agent.pages.merge import MergeResult, merge_page
+from ingest_agent.pages.review import ReviewPolicy
 from ingest_agent.records import Source
-from ingest_agent.review import ReviewPolicy
 from memserver.kb.page import Page
 from memserver.kb.schema import load_schema
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ingest_agent.drafts import Work
 from ingest_agent.memory import Memory, Resolved
 from ingest_agent.names import has_cyrillic, norm, transliterated_alias
+from ingest_agent.pages.drafts import Work
 from ingest_agent.records import is_dated
 from memserver.errors import UserError
 from memserver.kb.page import as_date, page_slug

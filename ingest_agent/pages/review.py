@@ -34,7 +34,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ingest_agent.merge import Conflict, MergeResult, show
+from ingest_agent.pages.merge import Conflict, MergeResult, show
 from ingest_agent.records import Source, link_fields
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.page import Page
