@@ -54,7 +54,7 @@ import uvicorn  # noqa: E402
 
 from bench.load_mcp import free_port, percentile, wait_ready  # noqa: E402
 from ingest_agent.agent import IngestAgent, RunSummary  # noqa: E402
-from ingest_agent.extract_llm import LLMExtractor  # noqa: E402
+from ingest_agent.llm.extractor import LLMExtractor  # noqa: E402
 from ingest_agent.memory import Memory  # noqa: E402
 from memserver.clients.config import EndpointSettings, load_settings  # noqa: E402
 from memserver.clients.embed import HashEmbedder  # noqa: E402

@@ -76,7 +76,7 @@ from memserver.kb.redact import has_private, redact_private
 from memserver.kb.schema import FolderSpec, Schema
 
 if TYPE_CHECKING:
-    from ingest_agent.extract_llm import LLMExtractor
+    from ingest_agent.llm.extractor import LLMExtractor
 
 log = logging.getLogger(__name__)
 

@@ -238,7 +238,7 @@ async def _agent(
     schema = await memory.start()
     extractor = None
     if llm is not None:
-        from ingest_agent.extract_llm import LLMExtractor
+        from ingest_agent.llm.extractor import LLMExtractor
 
         extractor = LLMExtractor(schema, llm, profile_for(llm.endpoint))
     return IngestAgent(

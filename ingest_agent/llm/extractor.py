@@ -12,7 +12,7 @@ answer is checked against the schema before anything is used:
   JSON is retried once by the LLM client, then ``LLMUnusable``: the agent then reads
   that note with the rules extractor (``degraded: ["llm_unusable"]``), never failing
   it for the model's formatting;
-- every value is checked against the note (``ingest_agent.grounding``): a page named
+- every value is checked against the note (``ingest_agent.llm.grounding``): a page named
   nowhere in it, an attendee it does not name, a date or number it does not state is
   dropped and counted;
 - what the schema has no place for is dropped and listed in ``Extraction.dropped``
@@ -23,7 +23,7 @@ answer is checked against the schema before anything is used:
 
 With the small profile (``memserver.clients.profile``) the model does not write pages:
 ``fill`` asks it only for the fields the rules extractor left empty
-(``ingest_agent.extract_fill``).
+(``ingest_agent.llm.fill``).
 
 Relative dates are resolved against the source's document date (``resolve_date``), so
 "yesterday" in a note of 2026-11-19 is 2026-11-18 whatever day the agent runs.
@@ -49,8 +49,8 @@ from typing import Any
 from ingest_agent.errors import ExtractionError
 from ingest_agent.extract.note import model_value
 from ingest_agent.extract.text import resolve_date
-from ingest_agent.extract_fill import FillRequest
-from ingest_agent.grounding import Grounds
+from ingest_agent.llm.fill import FillRequest
+from ingest_agent.llm.grounding import Grounds
 from ingest_agent.pages.merge import Order
 from ingest_agent.records import Draft, Extraction, Source, is_dated
 from memserver.clients.llm import LLMClient
@@ -237,7 +237,7 @@ class LLMExtractor:
         named: Iterable[tuple[str, str]] = (),
     ) -> Extraction:
         """The small profile: ``rules`` with the fields it left empty filled by the model
-        (``ingest_agent.extract_fill``); the rules' extraction as is when none are empty.
+        (``ingest_agent.llm.fill``); the rules' extraction as is when none are empty.
         ``named``: (folder, title) of the existing pages the note's names resolve to."""
         request = FillRequest(self.schema, source, rules, named)
         if not request.pages:
