@@ -12,7 +12,7 @@ from ingest_agent.records import Source
 from memserver.kb.page import Page
 from memserver.kb.schema import load_schema
 
-SCHEMA = load_schema(Path(__file__).resolve().parents[2] / "example_kb" / "schema.yaml")
+SCHEMA = load_schema(Path(__file__).resolve().parents[3] / "example_kb" / "schema.yaml")
 DECISIONS = SCHEMA.folder("decisions")
 DAY = dt.date(2026, 11, 1)
 
