@@ -1,10 +1,12 @@
 """The rules extractor's reading of running text: typed links from phrases ("reports
 to Alice Chen"), the people of a note with their short names and pronouns, job titles
-and plain field statements (:mod:`ingest_agent.extract.prose_patterns`), and when each took effect.
+and plain field statements (:mod:`ingest_agent.extract.prose_patterns`), and when each
+took effect.
 
-``ProseReader`` works on the pages being built from one note (:mod:`ingest_agent.extract.page_builds`)
-and returns what it set as :class:`~ingest_agent.extract.prose_patterns.Statement` values, so the
-extractor can date each change by the paragraph that states it.
+``ProseReader`` works on the pages being built from one note
+(:mod:`ingest_agent.extract.page_builds`) and returns what it set as
+:class:`~ingest_agent.extract.prose_patterns.Statement` values, so the extractor can
+date each change by the paragraph that states it.
 """
 
 from __future__ import annotations
