@@ -50,7 +50,7 @@ import uvicorn
 
 from bench.load_mcp import free_port, percentile, wait_ready
 from ingest_agent.agent import IngestAgent, RunSummary
-from ingest_agent.extract_llm import LLMExtractor
+from ingest_agent.llm.extractor import LLMExtractor
 from ingest_agent.memory import Memory
 from memserver.clients.config import EndpointSettings, load_settings
 from memserver.clients.embed import HashEmbedder

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ingest_agent.text import norm
+from ingest_agent.names import norm
 from memserver.kb.page import parse_page
 
 NONE = ("–", "-", "")

@@ -36,7 +36,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from mcp.shared.exceptions import MCPError
 
-from ingest_agent.drafts import (
+from ingest_agent.errors import ServerUnavailable, SourceFailed
+from ingest_agent.extract.rules import RulesExtractor
+from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
+from ingest_agent.pages.drafts import (
     Work,
     add_stubs,
     combine,
@@ -45,19 +48,16 @@ from ingest_agent.drafts import (
     linked,
     repair_by_rules,
 )
-from ingest_agent.errors import ServerUnavailable, SourceFailed
-from ingest_agent.extract_rules import RulesExtractor
-from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
-from ingest_agent.merge import Conflict, MergeResult, Order, default_section_merge, merge_page
-from ingest_agent.model import (
+from ingest_agent.pages.merge import Conflict, MergeResult, Order, default_section_merge, merge_page
+from ingest_agent.pages.resolution import Resolver
+from ingest_agent.pages.review import ReviewPolicy, review_reason
+from ingest_agent.records import (
     Draft,
     Extraction,
     Source,
     SourceOutcome,
     is_dated,
 )
-from ingest_agent.resolution import Resolver
-from ingest_agent.review import ReviewPolicy, review_reason
 from memserver.clients.llm import TokenBudget
 from memserver.clients.profile import STANDARD
 from memserver.clients.threads import run_abandonable
@@ -76,7 +76,7 @@ from memserver.kb.redact import has_private, redact_private
 from memserver.kb.schema import FolderSpec, Schema
 
 if TYPE_CHECKING:
-    from ingest_agent.extract_llm import LLMExtractor
+    from ingest_agent.llm.extractor import LLMExtractor
 
 log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ from mcp.shared.exceptions import MCPError
 from ingest_agent.agent import IngestAgent, RunSummary
 from ingest_agent.errors import IngestUsageError
 from ingest_agent.memory import Memory, is_unavailable
-from ingest_agent.model import SourceOutcome
+from ingest_agent.records import SourceOutcome
 from memserver.clients.config import Settings, load_settings
 from memserver.clients.llm import LLMClient, TokenBudget
 from memserver.clients.mcp import MemoryClient, connect, open_stdio
@@ -238,7 +238,7 @@ async def _agent(
     schema = await memory.start()
     extractor = None
     if llm is not None:
-        from ingest_agent.extract_llm import LLMExtractor
+        from ingest_agent.llm.extractor import LLMExtractor
 
         extractor = LLMExtractor(schema, llm, profile_for(llm.endpoint))
     return IngestAgent(

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ingest_agent.model import Source, StoredView, is_dated
-from ingest_agent.text import norm
+from ingest_agent.names import norm
+from ingest_agent.records import Source, StoredView, is_dated
 from memserver.clients.mcp import MemoryClient
 from memserver.errors import NotFoundError, ToolCallError
 from memserver.kb.page import Page, TimelineEntry, as_date, page_slug

@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from ingest_agent.text import norm
+from ingest_agent.names import norm
 from memserver.kb.manifest import Manifest
 from memserver.kb.page import Page, parse_page, validate_page
 from memserver.kb.schema import load_schema

@@ -163,7 +163,7 @@ def test_the_observer_hears_of_each_note_before_the_next_starts(
 
     from ingest_agent.agent import IngestAgent
     from ingest_agent.memory import Memory
-    from ingest_agent.model import SourceOutcome
+    from ingest_agent.records import SourceOutcome
     from memserver.clients.mcp import open_http
 
     heard: list[tuple[str, str]] = []

@@ -12,7 +12,7 @@ folders' fields (one object per page, its empty fields, none required)::
 
 The answer is grammar-constrained where the provider supports ``json_schema`` (else
 JSON mode, validated: see ``LLMClient.chat_structured``). Every value is checked
-against the note (``ingest_agent.grounding``; an entity's value must stand next to
+against the note (``ingest_agent.llm.grounding``; an entity's value must stand next to
 one of its names, a link value must be stated with its relation to one of the pages
 the note names), so a value the note does not state is dropped and counted. Filled
 values only fill: what the rules read (frontmatter, labelled lines, plain statements)
@@ -26,10 +26,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ingest_agent.grounding import About, Grounds
-from ingest_agent.model import Draft, Extraction, Source, is_dated
-from ingest_agent.note import model_value
-from ingest_agent.text import blocks, norm
+from ingest_agent.extract.note import model_value
+from ingest_agent.extract.text import blocks
+from ingest_agent.llm.grounding import About, Grounds
+from ingest_agent.names import norm
+from ingest_agent.records import Draft, Extraction, Source, is_dated
 from memserver.kb.page_rules import folder_json_schema
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
@@ -99,7 +100,7 @@ class FillRequest:
     def excerpt(self, text: str, limit: int) -> str:
         """The paragraphs and list items of ``text`` that name an entity page asked about
         (a value about an entity must stand next to its name to be kept, see
-        ``ingest_agent.grounding``), at most ``limit`` characters; the note's start when
+        ``ingest_agent.llm.grounding``), at most ``limit`` characters; the note's start when
         none does. A short prompt is most of a small model's time."""
         names = set()
         for draft, _ in self.pages.values():

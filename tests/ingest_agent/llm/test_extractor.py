@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from ingest_agent.errors import ExtractionError
-from ingest_agent.extract_llm import LLMExtractor, answer_schema
-from ingest_agent.merge import Order
-from ingest_agent.model import Source
+from ingest_agent.llm.extractor import LLMExtractor, answer_schema
+from ingest_agent.pages.merge import Order
+from ingest_agent.records import Source
 from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import LLMClient, TokenBudget
 from memserver.errors import LLMError

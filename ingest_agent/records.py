@@ -3,7 +3,7 @@
 A :class:`Draft` is one page as a single source describes it: a ``memserver.kb.page.Page``
 whose link fields still hold names as written ("Bob Martinez", "Алекс Ким"), plus the
 folder it belongs in. The agent resolves those names, merges the draft into the stored
-page (``merge.py``) and writes the result.
+page (``pages/merge.py``) and writes the result.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest_agent.text import norm
+from ingest_agent.names import norm
 from memserver.kb.page import Page
 from memserver.kb.schema import FolderSpec
 

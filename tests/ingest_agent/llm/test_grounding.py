@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from ingest_agent.grounding import About, Grounds
+from ingest_agent.llm.grounding import About, Grounds
 from memserver.kb.schema import FieldSpec
 
 NOTE = """\

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from ingest_agent.extract_llm import LLMExtractor
-from ingest_agent.extract_rules import RulesExtractor
-from ingest_agent.model import Source
+from ingest_agent.extract.rules import RulesExtractor
+from ingest_agent.llm.extractor import LLMExtractor
+from ingest_agent.records import Source
 from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import LLMClient
 from memserver.clients.profile import SMALL

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ingest_agent.drafts import Work
 from ingest_agent.memory import Memory, Resolved
-from ingest_agent.model import is_dated
-from ingest_agent.text import has_cyrillic, norm, transliterate, transliterated_alias
+from ingest_agent.names import has_cyrillic, norm, transliterated_alias
+from ingest_agent.pages.drafts import Work
+from ingest_agent.records import is_dated
 from memserver.errors import UserError
 from memserver.kb.page import as_date, page_slug
 from memserver.kb.schema import Schema
+from memserver.kb.translit import transliterate
 
 MAX_LOOKUPS = 120  # names per source the rules extractor looks up
 PRELOAD_LIMIT = 300  # up to this many entity pages, their names are read once per run

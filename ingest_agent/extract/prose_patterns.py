@@ -26,9 +26,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from ingest_agent.dates import day_mentions
-from ingest_agent.note import Known, coerce
-from ingest_agent.text import full_name, norm, split_sentences
+from ingest_agent.extract.dates import day_mentions
+from ingest_agent.extract.note import Known, coerce
+from ingest_agent.extract.text import full_name, split_sentences
+from ingest_agent.names import norm
 from memserver.kb.schema import FieldSpec, FolderSpec
 
 ROLE_FIELDS = ("role", "position", "job_title", "job")

@@ -18,8 +18,8 @@ Used when no LLM is configured. What it reads, in order of trust:
    their targets become pages in entity folders; the folder's ``link_verbs`` patterns
    in prose ("Alice Chen — Head of Product; reports to Maria Lopez", "He now reports to
    Dana Whitfield") fill the matching link field of the person it is about
-   (:mod:`ingest_agent.extract_prose`: the name last before the phrase, a unique first
-   name, or a pronoun's antecedent).
+   (:mod:`ingest_agent.extract.prose_reader`: the name last before the phrase, a unique
+   first name, or a pronoun's antecedent).
 5. **Prose statements**: job titles ("Bob Martinez (Director of Operations, Globex)",
    "joins as Backend Engineer", "promoted to VP of Operations"), "based in", and plain
    field statements ("Mongolian Localization due date moves to 2026-12-15", "Globex is
@@ -28,8 +28,9 @@ Used when no LLM is configured. What it reads, in order of trust:
    its change dated when the paragraph says it took effect.
 6. **Timeline**: every list item or sentence naming a day becomes an entry on the
    source's page and on every page it names (else the pages its list item or heading
-   names), dated by :mod:`ingest_agent.dates`: the event's day when the text says when
-   it happened, else the note's date; "December 3" is the occurrence nearest the note.
+   names), dated by :mod:`ingest_agent.extract.dates`: the event's day when the text says
+   when it happened, else the note's date; "December 3" is the occurrence nearest the
+   note.
 """
 
 from __future__ import annotations
@@ -40,10 +41,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from ingest_agent.builds import Builds, PageBuild, entity, entity_names
-from ingest_agent.extract_prose import ProseReader
-from ingest_agent.model import Draft, Extraction, Source
-from ingest_agent.note import (
+from ingest_agent.extract.note import (
     Known,
     NoteBody,
     clean_title,
@@ -52,15 +50,14 @@ from ingest_agent.note import (
     split_source,
     title_from_path,
 )
-from ingest_agent.prose import (
+from ingest_agent.extract.page_builds import Builds, PageBuild, entity, entity_names
+from ingest_agent.extract.prose_patterns import (
     NotePeople,
 )
-from ingest_agent.text import (
-    dated_sentences,
-    name_candidates,
-    norm,
-    plain,
-)
+from ingest_agent.extract.prose_reader import ProseReader
+from ingest_agent.extract.text import dated_sentences, name_candidates, plain
+from ingest_agent.names import norm
+from ingest_agent.records import Draft, Extraction, Source
 from memserver.kb.page import TimelineEntry, as_date, date_in_name
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 from memserver.kb.words import mn_stems

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ingest_agent.dates import day_mentions, entry_date, nearest
-from ingest_agent.extract_rules import RulesExtractor
-from ingest_agent.merge import merge_page
-from ingest_agent.model import Extraction, Source
+from ingest_agent.extract.dates import day_mentions, entry_date, nearest
+from ingest_agent.extract.rules import RulesExtractor
+from ingest_agent.pages.merge import merge_page
+from ingest_agent.records import Extraction, Source
 from memserver.kb.page import Page
 from memserver.kb.schema import load_schema
 from tests.fixtures.kb import EXAMPLE_KB

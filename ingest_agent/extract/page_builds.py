@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest_agent.model import is_dated, link_names
-from ingest_agent.note import Known
-from ingest_agent.text import norm
+from ingest_agent.extract.note import Known
+from ingest_agent.names import norm
+from ingest_agent.records import is_dated, link_names
 from memserver.kb.page import Page, TimelineEntry
 from memserver.kb.schema import FolderSpec, Schema
 

@@ -13,7 +13,8 @@ from pathlib import PurePosixPath
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ingest_agent.text import full_name, norm, plain, resolve_date
+from ingest_agent.extract.text import full_name, plain, resolve_date
+from ingest_agent.names import norm
 from memserver.kb.frontmatter import frontmatter_end, load_yaml
 from memserver.kb.page import as_date
 from memserver.kb.schema import FieldSpec

@@ -18,8 +18,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ingest_agent.model import Draft, Source, is_dated, link_fields, link_names
-from ingest_agent.text import norm
+from ingest_agent.names import norm
+from ingest_agent.records import Draft, Source, is_dated, link_fields, link_names
 from memserver.kb.page import Page, TimelineEntry, as_date
 from memserver.kb.schema import FolderSpec, Schema
 

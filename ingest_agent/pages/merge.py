@@ -34,7 +34,7 @@ from enum import StrEnum
 from typing import Any
 
 from ingest_agent.errors import SourceFailed
-from ingest_agent.text import norm
+from ingest_agent.names import norm
 from memserver.kb.field_change import change_text, show
 from memserver.kb.page import Page, TimelineEntry, as_date
 from memserver.kb.schema import FieldSpec, FolderSpec

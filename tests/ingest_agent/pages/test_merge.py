@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from ingest_agent.errors import SourceFailed
-from ingest_agent.merge import MergeResult, Order, check_no_loss, merge_page, source_order
+from ingest_agent.pages.merge import MergeResult, Order, check_no_loss, merge_page, source_order
 from memserver.kb.page import Page, TimelineEntry, validate_page
 from memserver.kb.schema import load_schema
 from tests.fixtures.kb import EXAMPLE_KB

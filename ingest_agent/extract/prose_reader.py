@@ -1,10 +1,12 @@
 """The rules extractor's reading of running text: typed links from phrases ("reports
 to Alice Chen"), the people of a note with their short names and pronouns, job titles
-and plain field statements (:mod:`ingest_agent.prose`), and when each took effect.
+and plain field statements (:mod:`ingest_agent.extract.prose_patterns`), and when each
+took effect.
 
-``ProseReader`` works on the pages being built from one note (:mod:`ingest_agent.builds`)
-and returns what it set as :class:`~ingest_agent.prose.Statement` values, so the
-extractor can date each change by the paragraph that states it.
+``ProseReader`` works on the pages being built from one note
+(:mod:`ingest_agent.extract.page_builds`) and returns what it set as
+:class:`~ingest_agent.extract.prose_patterns.Statement` values, so the extractor can
+date each change by the paragraph that states it.
 """
 
 from __future__ import annotations
@@ -14,18 +16,19 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ingest_agent.builds import Builds, PageBuild, entity, entity_names
-from ingest_agent.dates import entry_date
-from ingest_agent.model import Source, is_dated, link_names
-from ingest_agent.note import Known
-from ingest_agent.prose import (
+from ingest_agent.extract.dates import entry_date
+from ingest_agent.extract.note import Known
+from ingest_agent.extract.page_builds import Builds, PageBuild, entity, entity_names
+from ingest_agent.extract.prose_patterns import (
     NotePeople,
     Statement,
     field_statements,
     role_field,
     role_statements,
 )
-from ingest_agent.text import blocks, full_name, marked_blocks, name_candidates, norm
+from ingest_agent.extract.text import blocks, full_name, marked_blocks, name_candidates
+from ingest_agent.names import norm
+from ingest_agent.records import Source, is_dated, link_names
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
 

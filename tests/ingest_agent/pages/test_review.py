@@ -6,13 +6,13 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
-from ingest_agent.merge import MergeResult, merge_page
-from ingest_agent.model import Source
-from ingest_agent.review import ReviewPolicy
+from ingest_agent.pages.merge import MergeResult, merge_page
+from ingest_agent.pages.review import ReviewPolicy
+from ingest_agent.records import Source
 from memserver.kb.page import Page
 from memserver.kb.schema import load_schema
 
-SCHEMA = load_schema(Path(__file__).resolve().parents[2] / "example_kb" / "schema.yaml")
+SCHEMA = load_schema(Path(__file__).resolve().parents[3] / "example_kb" / "schema.yaml")
 DECISIONS = SCHEMA.folder("decisions")
 DAY = dt.date(2026, 11, 1)
 

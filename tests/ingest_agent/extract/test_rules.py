@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ingest_agent.extract_rules import RulesExtractor
-from ingest_agent.model import Source
-from ingest_agent.note import clean_title
-from ingest_agent.text import resolve_date, transliterate
+from ingest_agent.extract.note import clean_title
+from ingest_agent.extract.rules import RulesExtractor
+from ingest_agent.extract.text import resolve_date
+from ingest_agent.records import Source
 from memserver.kb.page import Page, validate_page
 from memserver.kb.schema import load_schema
+from memserver.kb.translit import transliterate
 from tests.fixtures.kb import EXAMPLE_KB
 
 SCHEMA = load_schema(EXAMPLE_KB)

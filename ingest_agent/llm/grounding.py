@@ -49,8 +49,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ingest_agent.dates import day_mentions
-from ingest_agent.text import blocks, norm, split_sentences
+from ingest_agent.extract.dates import day_mentions
+from ingest_agent.extract.text import blocks, split_sentences
+from ingest_agent.names import norm
 from memserver.kb.frontmatter import frontmatter_end
 from memserver.kb.page import as_date
 from memserver.kb.schema import FieldSpec

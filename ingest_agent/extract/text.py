@@ -1,44 +1,30 @@
-"""Text helpers shared by both extractors: names, dates and sentences.
+"""A note's running text as both extractors read it: blocks, sentences, names, dates.
 
-- ``norm``: one comparable form of a name (case, accents' composition, punctuation).
-- ``transliterate`` (from ``memserver.kb.translit``): Mongolian Cyrillic -> Latin
-  (``Батбаяр Дорж`` -> ``Batbayar Dorj``), so a name seen in both scripts resolves to
-  one page.
+- ``blocks`` / ``marked_blocks``: paragraphs and list items on one line, without markup,
+  with the heading each stands under; ``split_sentences`` cuts one into sentences.
 - ``resolve_date``: an ISO date, or a relative phrase ("yesterday", "last Friday")
   resolved against the *source's* document date, never the run date.
 - ``dated_sentences``: the sentences of a text that name a day, each with its entry date
-  (:mod:`ingest_agent.dates`).
-- ``name_candidates``: capitalised word runs ("Bob Martinez", "Номин Трейд").
+  (:mod:`ingest_agent.extract.dates`).
+- ``name_candidates``: capitalised word runs ("Bob Martinez", "Номин Трейд");
+  ``full_name``: a text as a person-like name. (Comparing names: ``ingest_agent.names``.)
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from ingest_agent.dates import day_mentions, entry_date
+from ingest_agent.extract.dates import day_mentions, entry_date
 from memserver.kb.page import as_date
-from memserver.kb.translit import transliterate
 
-_NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“*(\[]?[A-ZА-ЯЁӨҮ0-9])")
 _CAPITAL_WORD = r"[A-ZА-ЯЁӨҮ][\w'’-]*"
 _NAME_RUN = re.compile(rf"(?<![\w]){_CAPITAL_WORD}(?:[ \t]+{_CAPITAL_WORD}){{0,3}}")
 _MARKDOWN = re.compile(r"(\*\*|__|`|^#+\s*|^>\s*|^\s*(?:[-*+]|\d+[.)])\s+)", re.MULTILINE)
-
-
-def norm(name: str) -> str:
-    """A comparable form of a name: NFKC, case-folded, punctuation as single spaces."""
-    text = unicodedata.normalize("NFKC", str(name)).casefold()
-    return " ".join(_NON_WORD.sub(" ", text).replace("_", " ").split())
-
-
-def has_cyrillic(text: str) -> bool:
-    return any("\u0400" <= ch <= "\u04ff" for ch in text)
 
 
 def plain(text: str) -> str:
@@ -190,9 +176,3 @@ def full_name(text: str) -> str | None:
     if all(re.fullmatch(_CAPITAL_WORD, w) for w in words):
         return " ".join(words)
     return None
-
-
-def transliterated_alias(title: str) -> str | None:
-    """The Latin spelling to add as an alias of a Cyrillic title (None otherwise)."""
-    latin = transliterate(title) if has_cyrillic(title) else None
-    return latin if latin and norm(latin) != norm(title) else None
