@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import AbstractContextManager
+from datetime import date
 from typing import Any
 
 import pytest
@@ -31,7 +32,7 @@ PAGES = {
             fields={"role": "CTO", "company": "Acme Logistics"},
             aliases=("Alice",),
             sections={"Summary": "Alice runs engineering and reports to Maria Lopez."},
-            timeline=(TimelineEntry("2026-03-01", "Became CTO.", "team/roster.md"),),
+            timeline=(TimelineEntry(date(2026, 3, 1), "Became CTO.", "team/roster.md"),),
         ),
         Page(
             "Maria Lopez",
@@ -46,7 +47,7 @@ PAGES = {
             "company",
             fields={"status": "partner", "contract_value": 0},
             sections={"Summary": "Our own company."},
-            timeline=(TimelineEntry("2020-05-01", "Founded."),),
+            timeline=(TimelineEntry(date(2020, 5, 1), "Founded."),),
         )
     ],
     "meetings": [
@@ -166,11 +167,11 @@ def test_edited_file_gets_a_new_version_and_deleted_file_leaves_the_index(
     # its history stays, and edges to it are unresolved again
     assert [v.version for v in kb.history("companies/acme-logistics")] == [1]
     with kb.db.connection() as conn:
-        (to_id,) = conn.execute(
+        link = conn.execute(
             "SELECT to_id FROM links WHERE from_id = 'people/alice-chen' AND verb = 'works_at'"
             " AND origin = 'field'"
         ).fetchone()
-    assert to_id is None
+    assert link == (None,)
     write(kb, "companies", PAGES["companies"][0])  # back again: same content, same version
     assert kb.reindex().indexed == 1
     assert kb.get_page("companies/acme-logistics").version == 1
@@ -282,8 +283,8 @@ def test_bulk_reindex_rebuilds_search_indexes_even_after_a_crash(
     with kb.db.connection() as conn:
         left = conn.execute("SELECT count(*) FROM index_meta WHERE key LIKE 'suspended%%'")
         assert left.fetchone() == (0,)
-        (n,) = conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL").fetchone()
-    assert n > 0
+        row = conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL").fetchone()
+    assert row is not None and row[0] > 0
 
 
 def test_a_reindex_that_recuts_every_source_rebuilds_the_vector_indexes(
@@ -325,6 +326,7 @@ def test_ahead_passes_items_and_errors_through_in_order() -> None:
             got.append(item)
     assert got == [1]
     stream = reindexing.ahead(iter(range(1000)), depth=1)
+    assert isinstance(stream, Generator)  # a generator, so the consumer can close it
     assert next(stream) == 0
     stream.close()  # the consumer stops early: the worker thread ends too
     assert not [t for t in threading.enumerate() if t.name == "reindex-prepare"]

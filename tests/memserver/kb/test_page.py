@@ -136,7 +136,7 @@ def test_unknown_fields_and_sections_render_after_schema_ones_sorted() -> None:
 
 # --- property: parse(render(p)) == p ---------------------------------------------------
 
-_chars = st.characters(blacklist_categories=("Cs",))
+_chars = st.characters(exclude_categories=["Cs"])
 one_line = st.text(_chars, min_size=1, max_size=30).map(lambda s: s.replace("\n", " "))
 multi_line = st.lists(
     st.one_of(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zoneinfo
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -202,7 +203,8 @@ def test_each_semantic_error_names_its_location(snippet: str, location: str, wor
     assert location in found, found
     assert words in found[location][0]
     assert found[location][2], "every problem says what to write instead"
-    assert found[location][1] is not None and found[location][1] >= 2
+    line = found[location][1]
+    assert line is not None and line >= 2
 
 
 def test_date_placeholder_uses_a_date_field_with_another_name() -> None:
@@ -290,7 +292,7 @@ def test_a_kb_schema_view_reads_back_as_the_schema_it_was_made_from(example_kb: 
     """What ``kb_schema`` sends (folders as dicts) is checked and built without YAML, and
     comes back as the same model; a view the meta-schema refuses names the problem."""
     schema = load_schema(example_kb.root)
-    view = {
+    view: dict[str, Any] = {
         "timezone": schema.timezone,
         "rules": schema.rules,
         "folders": [f.to_dict() for f in schema.folders],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import pytest
@@ -20,12 +21,14 @@ __all__ = ["search_world"]
 
 ALL = (*PUBLIC, "hr")
 
+T = TypeVar("T")
+
 
 def intent(world: World, text: str, folders: tuple[str, ...] = ALL) -> TextQuery:
     return TextQuery.of(analyze(text, world.kb.schema, folders))
 
 
-def run(world: World, fn: Callable[..., list[Hit]], *args: object, **kw: object) -> list[Hit]:
+def run(world: World, fn: Callable[..., T], *args: object, **kw: object) -> T:
     with world.kb.db.connection() as conn:
         return fn(conn, *args, **kw)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from mcp_types import Tool
 
 from memserver import cli
 from memserver.clients.mcp import MemoryClient
@@ -106,14 +107,16 @@ def test_write_token_without_source_gets_no_pipeline_tools(mcp_server: RunningSe
 
 def test_tools_carry_annotations_and_typed_schemas(mcp_server: RunningServer) -> None:
     _, secret = mcp_server.token("*", write=True)
-    tools = {t.name: t for t in run(mcp_server, secret, lambda m: m.list_tools())}
-    assert tools["kb_get_page"].annotations.read_only_hint is True  # type: ignore[union-attr]
-    assert tools["kb_put_page"].annotations.read_only_hint is False  # type: ignore[union-attr]
+    listed: list[Tool] = run(mcp_server, secret, lambda m: m.list_tools())
+    tools = {t.name: t for t in listed}
+    reader, writer = tools["kb_get_page"].annotations, tools["kb_put_page"].annotations
+    assert reader is not None and reader.read_only_hint is True
+    assert writer is not None and writer.read_only_hint is False
     props = tools["kb_list_pages"].input_schema["properties"]
     assert props["limit"]["type"] == "integer"
     assert "page" in tools["kb_put_page"].input_schema["properties"]
-    assert all(t.description and len(t.description) > 80 for t in tools.values())
-    assert all(t.output_schema is not None for t in tools.values())
+    assert tools and all(t.description and len(t.description) > 80 for t in tools.values())
+    assert tools and all(t.output_schema is not None for t in tools.values())
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,9 @@ class DownEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         raise EmbeddingError("embedding endpoint http://127.0.0.1:9 failed: connection refused")
 
+    def close(self) -> None:
+        """Nothing to release."""
+
 
 def alice(role: str = "CTO", summary: str = "Alice runs engineering at Acme.") -> Page:
     return Page(
@@ -50,8 +53,8 @@ def alice(role: str = "CTO", summary: str = "Alice runs engineering at Acme.") -
         sources=("team/roster.md",),
         sections={"Summary": summary, "Role": f"{role} since 2026."},
         timeline=(
-            TimelineEntry("2026-03-01", f"Became {role}.", "team/roster.md"),
-            TimelineEntry("2025-01-10", "Joined Acme Logistics."),
+            TimelineEntry(datetime.date(2026, 3, 1), f"Became {role}.", "team/roster.md"),
+            TimelineEntry(datetime.date(2025, 1, 10), "Joined Acme Logistics."),
         ),
     )
 
