@@ -174,7 +174,7 @@ def test_semantic_match_when_nothing_matches_by_name(world: PageWriter) -> None:
     assert (result.best.id, result.best.why) == ("companies/globex", "semantic")
     assert result.degraded == ("embedding_fallback_hash",)
     scoped = resolve(world.db, embedder, "freight forwarding Shenzhen", {"people"})
-    assert all(c.folder == "people" for c in scoped.candidates)
+    assert (scoped.verdict, scoped.candidates) == ("new", ())  # Globex is out of scope
 
 
 def test_exact_matches_skip_the_semantic_step(world: PageWriter) -> None:

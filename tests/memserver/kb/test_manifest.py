@@ -309,11 +309,10 @@ def test_two_processes_writing_at_once_lose_nothing(make_kb: MakeKB) -> None:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err.decode()
     entries = Manifest(kb).entries()
-    assert len(entries) == 2 * count
-    assert all(e.status is Status.INGESTED for e in entries), [
+    assert len(entries) == 2 * count and all(e.status is Status.INGESTED for e in entries), [
         (e.path, e.status) for e in entries if e.status is not Status.INGESTED
     ]
-    assert all(e.pages == (f"notes/{e.path[:-3]}",) for e in entries)
+    assert entries and all(e.pages == (f"notes/{e.path[:-3]}",) for e in entries)
 
 
 def test_scan_without_source_folder_is_a_user_error(tmp_path: Path) -> None:

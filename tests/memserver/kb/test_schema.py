@@ -151,7 +151,7 @@ def test_every_schema_problem_is_reported_at_once_with_line_and_fix() -> None:
     assert {loc: line for loc, (_, line, _) in found.items() if loc in expected_lines} == (
         expected_lines
     )
-    assert all(fix for _, (_, _, fix) in found.items())
+    assert found and all(fix for _, (_, _, fix) in found.items())
     assert "did you mean 'name'" in found["folders[0].nmae"][2]
     assert "did you mean 'string'" in found["folders[1].fields[3].type"][2]
     assert "did you mean 'title'" in found["folders[1].slug"][2]

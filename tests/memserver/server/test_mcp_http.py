@@ -259,7 +259,7 @@ def test_put_then_get_by_any_spelling_of_the_id(mcp_server: RunningServer) -> No
 
     put, pages = run(mcp_server, secret, body)
     assert put["created"] is True and put["version"] == 1 and put["id"].startswith("people/")
-    assert all(p["id"] == put["id"] and p["version"] == 1 for p in pages)
+    assert pages and all(p["id"] == put["id"] and p["version"] == 1 for p in pages)
     page = pages[0]
     assert page["title"] == f"Pat Example {tag}" and page["fields"]["role"] == "Analyst"
     assert page["timeline"] == [{"date": "2026-09-01", "text": "Joined Acme.", "source": "hr.md"}]
@@ -340,7 +340,7 @@ def test_markdown_put_and_paginated_listing(mcp_server: RunningServer) -> None:
     ids, pages = run(mcp_server, secret, body)
     listed = [p["id"] for p in pages]
     assert set(ids) <= set(listed) and len(listed) == len(set(listed))
-    assert all(i.startswith("projects/") for i in listed)
+    assert listed and all(i.startswith("projects/") for i in listed)
 
 
 def test_out_of_scope_folders_are_refused_for_listing_and_writing(

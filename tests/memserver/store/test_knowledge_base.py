@@ -82,7 +82,7 @@ def test_put_then_get_round_trips_page_file_and_index(kb: KnowledgeBase) -> None
 
     chunks = rows(kb, "SELECT text, stale, embedding IS NULL FROM chunks ORDER BY ordinal")
     assert [c[0] for c in chunks] == [c.text for c in chunk_page(page)]
-    assert all(not stale and not missing for _, stale, missing in chunks)
+    assert chunks and all(not stale and not missing for _, stale, missing in chunks)
     timeline = rows(kb, "SELECT ordinal, date::text, text, source FROM timeline_entries")
     assert sorted(timeline) == [
         (0, "2026-03-01", "Became CTO.", "team/roster.md"),
