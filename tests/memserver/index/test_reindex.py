@@ -13,6 +13,7 @@ import pytest
 from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import Reranker
 from memserver.db.database import Database
+from memserver.errors import NotFoundError
 from memserver.index import indexer as indexing
 from memserver.index import reindex as reindexing
 from memserver.index.indexer import suspend_search_indexes
@@ -162,7 +163,7 @@ def test_edited_file_gets_a_new_version_and_deleted_file_leaves_the_index(
     assert (report.indexed, report.unchanged, report.removed) == (1, 2, 1)
     assert kb.get_page("people/maria-lopez").page == edited
     assert [v.version for v in kb.history("people/maria-lopez")] == [2, 1]
-    with pytest.raises(Exception, match="no page"):
+    with pytest.raises(NotFoundError, match="no page 'companies/acme-logistics'"):
         kb.get_page("companies/acme-logistics")
     # its history stays, and edges to it are unresolved again
     assert [v.version for v in kb.history("companies/acme-logistics")] == [1]
