@@ -27,11 +27,6 @@ from tests.memserver.graph.graph_pages import (
 
 
 @pytest.fixture
-def writer(make_kb: MakeKB, database_url: str) -> Iterator[PageWriter]:
-    yield from open_writer(make_kb, database_url)
-
-
-@pytest.fixture
 def world(writer: PageWriter) -> PageWriter:
     w = writer
     w.put("companies", company("Globex"))

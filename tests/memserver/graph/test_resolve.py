@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
@@ -12,7 +11,6 @@ from memserver.clients.embed import HashEmbedder
 from memserver.errors import NotFoundError, ToolCallError
 from memserver.graph.resolve import ResolveResult, dated_folders, resolve
 from memserver.kb.page import Page
-from tests.fixtures.kb import MakeKB
 from tests.fixtures.server import RunningServer
 from tests.memserver.graph.graph_pages import (
     SCHEMA,
@@ -20,14 +18,8 @@ from tests.memserver.graph.graph_pages import (
     call_tool,
     company,
     meeting,
-    open_writer,
     person,
 )
-
-
-@pytest.fixture
-def writer(make_kb: MakeKB, database_url: str) -> Iterator[PageWriter]:
-    yield from open_writer(make_kb, database_url)
 
 
 @pytest.fixture
