@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import Any
 
 import pytest
 
@@ -36,8 +37,8 @@ def world(writer: PageWriter) -> PageWriter:
     return w
 
 
-def find(w: PageWriter, name: str, **kwargs: object) -> ResolveResult:
-    return resolve(w.db, None, name, kwargs.pop("folders", None), schema=SCHEMA, **kwargs)  # type: ignore[arg-type]
+def find(w: PageWriter, name: str, **kwargs: Any) -> ResolveResult:
+    return resolve(w.db, None, name, kwargs.pop("folders", None), schema=SCHEMA, **kwargs)
 
 
 def top(result: ResolveResult) -> tuple[str, str, str]:

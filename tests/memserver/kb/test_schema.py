@@ -85,7 +85,8 @@ def test_seed_example_format_loads_with_defaults_and_implicit_date_field() -> No
     assert meetings.field_names == ("date", "attendees", "status")
     attendees = meetings.field("attendees")
     assert attendees is not None and attendees.folder == "people" and attendees.verb == "attended"
-    assert meetings.field("status").values == ("planned", "done")  # type: ignore[union-attr]
+    status = meetings.field("status")
+    assert status is not None and status.values == ("planned", "done")
     assert meetings.link_verbs[0].patterns == ("reports to",)
     assert schema.rules.startswith("- Only record facts")
 

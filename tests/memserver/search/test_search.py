@@ -7,6 +7,7 @@ import functools
 import json
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -28,10 +29,8 @@ __all__ = ["search_world"]
 RESULT_FIELDS = {"id", "title", "folder", "date", "score", "snippet", "ranks", "labels", "timeline"}
 
 
-def ask(
-    world: World, question: str, searcher: Searcher | None = None, **kw: object
-) -> SearchResponse:
-    request = SearchRequest(question, scope=kw.pop("scope", PUBLIC), now=NOW, **kw)  # type: ignore[arg-type]
+def ask(world: World, question: str, searcher: Searcher | None = None, **kw: Any) -> SearchResponse:
+    request = SearchRequest(question, scope=kw.pop("scope", PUBLIC), now=NOW, **kw)
     return (searcher or world.searcher).search(request)
 
 
