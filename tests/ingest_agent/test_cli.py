@@ -152,7 +152,7 @@ def test_each_note_gets_its_line_as_it_finishes_then_the_totals(
     assert [(n[0], n[1], n[2]) for n in notes] == [
         ("ingested", f"{i}/4", f"{name}.md") for i, name in enumerate("abcd", start=1)
     ]
-    assert all(n[3] == "->" and n[5] == "page(s)" for n in notes)
+    assert notes and all(n[3] == "->" and n[5] == "page(s)" for n in notes)
     assert lines[-1].startswith("4 ingested, 0 failed") and "[rules]" in lines[-1]
 
 

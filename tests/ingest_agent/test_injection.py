@@ -130,7 +130,9 @@ def test_an_injected_note_cannot_supersede_a_decision(
     held = {(r["page_id"], r["field"], json.dumps(r["new_value"])) for r in rows}
     assert (REAL_ID, "status", '"reversed"') in held
     assert ("decisions/2026-11-01-free-forever-pricing", "status", '"accepted"') in held
-    assert all(r["status"] == "unresolved" and r["note"].startswith("review:") for r in rows)
+    assert rows and all(
+        r["status"] == "unresolved" and r["note"].startswith("review:") for r in rows
+    )
     # ... and both versions are flagged changes, waiting for a person in the review view
     flagged = {r["page_id"]: r["reason"] for r in listed["flagged"]}
     assert VENDOR in flagged[REAL_ID] and "reversed" in flagged[REAL_ID]

@@ -166,14 +166,13 @@ def test_a_moved_due_date_and_a_new_status_are_read_from_plain_statements() -> N
 def test_values_it_cannot_read_with_confidence_are_left_out() -> None:
     day = dt.date(2026, 10, 20)
     renewal = extract("meetings/2026/2026-10-20-initech-renewal-prep.md", day)
-    # "the current contract value is $120,000" names no page: no value on Initech
-    initech = [d.page for d in renewal.drafts if d.title == "Initech"]
-    assert all("contract_value" not in p.fields for p in initech)
+    # "the current contract value is $120,000" names no page: no page gets the value
+    assert renewal.drafts and not any("contract_value" in d.page.fields for d in renewal.drafts)
     # "Alex" is two people here (Alex Kim, Alex Novak): never an alias, never a subject
     demo = extract("meetings/2026/2026-07-22-globex-demo.md", dt.date(2026, 7, 22))
-    assert all("Alex" not in d.page.aliases for d in demo.drafts)
+    assert demo.drafts and all("Alex" not in d.page.aliases for d in demo.drafts)
     # "(Acme Logistics, Монгол дахь менежер)": an organisation, then a description
     kickoff = extract("meetings/2026/2026-10-05-nomin-trade-pilot-kickoff.md", day)
     assert "role" not in page(kickoff, "people", "Batbayar Dorj").fields
     odd = extract("slack/x.md", day, "Globex due date moves to soon.\nGlobex is now happy.\n")
-    assert all(not d.page.fields for d in odd.drafts)
+    assert not any(d.page.fields for d in odd.drafts)  # no draft at all, or none with a field

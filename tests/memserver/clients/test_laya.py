@@ -93,7 +93,7 @@ def test_limits_split_questions_and_truncate_state(
     scores = make_laya().folder_scores("x" * (MAX_STATE_CHARS + 10), folders)
     assert len(scores) == 70
     assert [len(body["questions"]) for body in laya_server.requests] == [MAX_QUESTIONS, 6]
-    assert all(len(body["state"]) == MAX_STATE_CHARS for body in laya_server.requests)
+    assert {len(body["state"]) for body in laya_server.requests} == {MAX_STATE_CHARS}
 
 
 def test_503_is_retried_after_retry_after(laya_server: LayaServer, make_laya: MakeLaya) -> None:

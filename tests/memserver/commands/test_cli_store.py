@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def kb_args(
         "person",
         fields={"role": "CTO"},
         sections={"Summary": "Alice runs engineering."},
-        timeline=(TimelineEntry("2026-03-01", "Became CTO."),),
+        timeline=(TimelineEntry(date(2026, 3, 1), "Became CTO."),),
     )
     path = example_kb.page_path("people", "alice-chen")
     path.parent.mkdir(parents=True)

@@ -88,7 +88,7 @@ def test_the_timeline_groups_a_window_by_day(
     browser.go("timeline?window=2026-09")
     days = [h.text for h in browser.all("#days section.day h2")]
     assert days and days == sorted(days, reverse=True)
-    assert all(d.startswith("2026-09-") for d in days)
+    assert days and all(d.startswith("2026-09-") for d in days)
     browser.screenshot("timeline")
     assert browser.errors() == []
 

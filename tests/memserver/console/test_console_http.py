@@ -303,7 +303,7 @@ def test_edit_a_flagged_change_and_resolve_a_conflict(console_server: ConsoleSer
         writer,
         flagged.version + 1,
     )
-    assert all(c.id != conflict.id for c in console_server.kb_reviews().conflicts(None))
+    assert conflict.id not in {c.id for c in console_server.kb_reviews().conflicts(None)}
 
 
 def test_the_event_stream_ends_when_its_token_is_revoked(console_server: ConsoleServer) -> None:

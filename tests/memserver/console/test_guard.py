@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 from starlette.responses import PlainTextResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from memserver.console.guard import ConsoleGuard
 from memserver.server.http_app import transport_security
@@ -18,7 +18,7 @@ async def ok(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 def call(guard: ConsoleGuard, method: str, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
-    sent: list[dict[str, Any]] = []
+    sent: list[Message] = []
 
     async def run() -> None:
         scope = {
@@ -34,7 +34,7 @@ def call(guard: ConsoleGuard, method: str, headers: dict[str, str]) -> tuple[int
         async def receive() -> dict[str, Any]:
             return messages.pop(0) if messages else {"type": "http.disconnect"}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: Message) -> None:
             sent.append(message)
 
         await guard(scope, receive, send)

@@ -305,7 +305,7 @@ def test_meeting_before_or_after_its_attendees_gives_identical_edges(w: PageWrit
     w.put("companies", company("Globex"))
     w.put("meetings", sync)
     assert w.edges() == after
-    assert all(to_id is not None for _, _, to_id, _, _ in after)
+    assert after and all(to_id is not None for _, _, to_id, _, _ in after)
 
 
 def test_edges_are_replaced_never_duplicated(w: PageWriter) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -12,7 +12,6 @@ from memserver.clients.embed import HashEmbedder
 from memserver.errors import NotFoundError, ToolCallError
 from memserver.graph.resolve import ResolveResult, dated_folders, resolve
 from memserver.kb.page import Page
-from tests.fixtures.kb import MakeKB
 from tests.fixtures.server import RunningServer
 from tests.memserver.graph.graph_pages import (
     SCHEMA,
@@ -20,14 +19,8 @@ from tests.memserver.graph.graph_pages import (
     call_tool,
     company,
     meeting,
-    open_writer,
     person,
 )
-
-
-@pytest.fixture
-def writer(make_kb: MakeKB, database_url: str) -> Iterator[PageWriter]:
-    yield from open_writer(make_kb, database_url)
 
 
 @pytest.fixture
@@ -44,8 +37,8 @@ def world(writer: PageWriter) -> PageWriter:
     return w
 
 
-def find(w: PageWriter, name: str, **kwargs: object) -> ResolveResult:
-    return resolve(w.db, None, name, kwargs.pop("folders", None), schema=SCHEMA, **kwargs)  # type: ignore[arg-type]
+def find(w: PageWriter, name: str, **kwargs: Any) -> ResolveResult:
+    return resolve(w.db, None, name, kwargs.pop("folders", None), schema=SCHEMA, **kwargs)
 
 
 def top(result: ResolveResult) -> tuple[str, str, str]:
@@ -174,7 +167,7 @@ def test_semantic_match_when_nothing_matches_by_name(world: PageWriter) -> None:
     assert (result.best.id, result.best.why) == ("companies/globex", "semantic")
     assert result.degraded == ("embedding_fallback_hash",)
     scoped = resolve(world.db, embedder, "freight forwarding Shenzhen", {"people"})
-    assert all(c.folder == "people" for c in scoped.candidates)
+    assert (scoped.verdict, scoped.candidates) == ("new", ())  # Globex is out of scope
 
 
 def test_exact_matches_skip_the_semantic_step(world: PageWriter) -> None:

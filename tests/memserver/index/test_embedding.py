@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def alice(summary: str = "Alice runs engineering at Acme.", *entries: TimelineEn
         type="person",
         fields={"role": "CTO"},
         sections={"Summary": summary},
-        timeline=(*entries, TimelineEntry("2025-01-10", "Joined Acme Logistics.")),
+        timeline=(*entries, TimelineEntry(date(2025, 1, 10), "Joined Acme Logistics.")),
     )
 
 
@@ -91,7 +92,9 @@ def test_an_edited_page_embeds_only_its_new_texts(counted: tuple[KnowledgeBase, 
     kb.put_page("people", alice(), None)
     before = {c.text for c in chunk_page(alice())}
     embedder.passages.clear()
-    edited = alice("Alice runs engineering at Acme.", TimelineEntry("2026-03-01", "Became CTO."))
+    edited = alice(
+        "Alice runs engineering at Acme.", TimelineEntry(date(2026, 3, 1), "Became CTO.")
+    )
     kb.put_page("people", edited, 1)
     new = {c.text for c in chunk_page(edited)} - before
     assert new and sorted(embedder.passages) == sorted(new)

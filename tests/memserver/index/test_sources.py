@@ -85,7 +85,8 @@ def test_a_source_embedded_while_the_model_was_down_gets_both_vectors_later(
     with KnowledgeBase.open(paths.root, embedder=DownEmbedder(), database_url=database_url) as kb:
         assert kb.reindex().degraded == ("embedding_unavailable",)
         assert kb.stats()["stale"]["source_chunks"] == 6  # 3 sentences, 3 contexts
-        assert all(own is None and around is None for _, _, own, around in stored(kb))
+        rows = stored(kb)
+        assert rows and all(own is None and around is None for _, _, own, around in rows)
     with KnowledgeBase.open(paths.root, embedder=HashEmbedder(), database_url=database_url) as kb:
         assert kb.reindex().embedded == 6
         assert_embedded_with_context(kb)

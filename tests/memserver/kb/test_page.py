@@ -136,7 +136,7 @@ def test_unknown_fields_and_sections_render_after_schema_ones_sorted() -> None:
 
 # --- property: parse(render(p)) == p ---------------------------------------------------
 
-_chars = st.characters(blacklist_categories=("Cs",))
+_chars = st.characters(exclude_categories=["Cs"])
 one_line = st.text(_chars, min_size=1, max_size=30).map(lambda s: s.replace("\n", " "))
 multi_line = st.lists(
     st.one_of(
@@ -404,8 +404,7 @@ def test_chunks_carry_title_and_section_and_overlap() -> None:
     page = add_timeline_entries(page, [TimelineEntry(dt.date(2026, 9, 8), "Joined.", "a.md")])
     chunks = chunk_page(page, max_words=300, overlap=50)
     summary = [c for c in chunks if c.section == "Summary"]
-    assert len(summary) == 3
-    assert all(c.text.startswith("Long Page — Summary\n") for c in summary)
+    assert len(summary) == 3 and all(c.text.startswith("Long Page — Summary\n") for c in summary)
     first, second = (c.text.split("\n", 1)[1].split() for c in summary[:2])
     assert len(first) == 300 and first[-50:] == second[:50]
     assert summary[-1].text.split()[-1] == "w699"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zoneinfo
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -84,7 +85,8 @@ def test_seed_example_format_loads_with_defaults_and_implicit_date_field() -> No
     assert meetings.field_names == ("date", "attendees", "status")
     attendees = meetings.field("attendees")
     assert attendees is not None and attendees.folder == "people" and attendees.verb == "attended"
-    assert meetings.field("status").values == ("planned", "done")  # type: ignore[union-attr]
+    status = meetings.field("status")
+    assert status is not None and status.values == ("planned", "done")
     assert meetings.link_verbs[0].patterns == ("reports to",)
     assert schema.rules.startswith("- Only record facts")
 
@@ -150,7 +152,7 @@ def test_every_schema_problem_is_reported_at_once_with_line_and_fix() -> None:
     assert {loc: line for loc, (_, line, _) in found.items() if loc in expected_lines} == (
         expected_lines
     )
-    assert all(fix for _, (_, _, fix) in found.items())
+    assert found and all(fix for _, (_, _, fix) in found.items())
     assert "did you mean 'name'" in found["folders[0].nmae"][2]
     assert "did you mean 'string'" in found["folders[1].fields[3].type"][2]
     assert "did you mean 'title'" in found["folders[1].slug"][2]
@@ -202,7 +204,8 @@ def test_each_semantic_error_names_its_location(snippet: str, location: str, wor
     assert location in found, found
     assert words in found[location][0]
     assert found[location][2], "every problem says what to write instead"
-    assert found[location][1] is not None and found[location][1] >= 2
+    line = found[location][1]
+    assert line is not None and line >= 2
 
 
 def test_date_placeholder_uses_a_date_field_with_another_name() -> None:
@@ -290,7 +293,7 @@ def test_a_kb_schema_view_reads_back_as_the_schema_it_was_made_from(example_kb: 
     """What ``kb_schema`` sends (folders as dicts) is checked and built without YAML, and
     comes back as the same model; a view the meta-schema refuses names the problem."""
     schema = load_schema(example_kb.root)
-    view = {
+    view: dict[str, Any] = {
         "timezone": schema.timezone,
         "rules": schema.rules,
         "folders": [f.to_dict() for f in schema.folders],

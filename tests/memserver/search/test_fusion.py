@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 
@@ -10,12 +11,12 @@ from memserver.search import fusion as fz
 from memserver.search.fusion import Candidate, Hit
 
 
-def hits(*ids: str, folder: str = "people", **kw: object) -> list[Hit]:
-    return [Hit(i, folder, **kw) for i in ids]  # type: ignore[arg-type]
+def hits(*ids: str, folder: str = "people", **kw: Any) -> list[Hit]:
+    return [Hit(i, folder, **kw) for i in ids]
 
 
-def cand(id: str, score: float, date: str | None = None, **kw: object) -> Candidate:
-    c = Candidate(id, id.split("/")[0], score=score, **kw)  # type: ignore[arg-type]
+def cand(id: str, score: float, date: str | None = None, **kw: Any) -> Candidate:
+    c = Candidate(id, id.split("/")[0], score=score, **kw)
     c.date = dt.date.fromisoformat(date) if date else None
     return c
 

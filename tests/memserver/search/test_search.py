@@ -7,6 +7,7 @@ import functools
 import json
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -28,10 +29,8 @@ __all__ = ["search_world"]
 RESULT_FIELDS = {"id", "title", "folder", "date", "score", "snippet", "ranks", "labels", "timeline"}
 
 
-def ask(
-    world: World, question: str, searcher: Searcher | None = None, **kw: object
-) -> SearchResponse:
-    request = SearchRequest(question, scope=kw.pop("scope", PUBLIC), now=NOW, **kw)  # type: ignore[arg-type]
+def ask(world: World, question: str, searcher: Searcher | None = None, **kw: Any) -> SearchResponse:
+    request = SearchRequest(question, scope=kw.pop("scope", PUBLIC), now=NOW, **kw)
     return (searcher or world.searcher).search(request)
 
 
@@ -117,7 +116,7 @@ def test_an_explicit_date_keeps_only_pages_of_that_day(search_world: World) -> N
     response = ask(search_world, "meetings on 2026-09-15")
     assert response.time["window"]["start"].startswith("2026-09-15")
     assert ids(response)[0] == search_world.id("Globex weekly check-in")
-    assert all(r.date == "2026-09-15" or r.timeline for r in response.results)
+    assert response.results and all(r.date == "2026-09-15" or r.timeline for r in response.results)
 
 
 def test_a_relative_window_keeps_dated_pages_and_timeline_entries_inside_it(
@@ -163,7 +162,8 @@ def test_exact_title_is_pinned_and_identifiers_match(search_world: World) -> Non
 def test_scope_and_folder_narrowing(search_world: World) -> None:
     question = "Alice Chen compensation review"
     assert search_world.id(question) in ids(ask(search_world, question, scope=None))
-    assert all(not i.startswith("hr/") for i in ids(ask(search_world, question)))
+    scoped = ids(ask(search_world, question))
+    assert scoped and all(not i.startswith("hr/") for i in scoped)
     narrowed = ask(search_world, "Alice Chen", folders=["meetings"])
     assert narrowed.results and {r.folder for r in narrowed.results} == {"meetings"}
     with pytest.raises(NotFoundError, match="hr"):
@@ -172,14 +172,14 @@ def test_scope_and_folder_narrowing(search_world: World) -> None:
 
 def test_sources_only_with_include_sources_and_source_access(search_world: World) -> None:
     plain = ask(search_world, "INV-2026-044")
-    assert all(r.folder != "source" for r in plain.results)
+    assert plain.results and all(r.folder != "source" for r in plain.results)
     response = ask(search_world, "INV-2026-044", include_sources=True)
     source = [r for r in response.results if r.folder == "source"]
     assert source[0].id == "source/notes/2026-10-02-invoice-followup.md"
     assert len({r.id for r in source}) == len(source)  # one result per source file
     assert source[0].date == "2026-10-02" and "source" in response.folders
     denied = ask(search_world, "INV-2026-044", include_sources=True, source_access=False)
-    assert all(r.folder != "source" for r in denied.results)
+    assert denied.results and all(r.folder != "source" for r in denied.results)
     assert "sources_not_in_scope" in denied.degraded
 
 
@@ -201,8 +201,7 @@ def test_both_source_arms_score_every_source_file_either_found(
         arms={"source_keyword", "source_vector"},
     )
     found = [r for r in response.results if "source_keyword" in r.ranks]
-    assert len(found) >= 2  # both notes naming Globex
-    assert all("source_vector" in r.ranks for r in found)
+    assert len(found) >= 2 and all("source_vector" in r.ranks for r in found)  # both notes
     assert sorted(r.ranks["source_vector"] for r in found)[-1] >= 2  # beyond the pool
 
 
@@ -216,7 +215,7 @@ def test_a_rare_name_in_the_sources_leaves_their_order_to_the_keyword_arm(
     response = ask(search_world, "Globex accounts in Zgorzelec", include_sources=True)
     sources = [r for r in response.results if r.folder == "source"]
     assert sources[0].id == "source/notes/2026-10-02-invoice-followup.md"
-    assert all("source_vector" not in r.ranks for r in sources)
+    assert sources and all("source_vector" not in r.ranks for r in sources)
     monkeypatch.setattr(source_arms, "RARE_DF", 0)  # nothing is rare: both arms rank the notes
     again = ask(search_world, "Globex accounts in Zgorzelec", include_sources=True).results
     assert any("source_vector" in r.ranks for r in again if r.folder == "source")
@@ -229,7 +228,7 @@ def test_a_rare_name_in_the_sources_leaves_their_order_to_the_keyword_arm(
 def test_modes_set_count_and_budget(search_world: World) -> None:
     conservative = ask(search_world, "review", mode="conservative")
     assert conservative.mode == "conservative" and conservative.tokens <= 4_000
-    assert all(len(r.snippet) <= 321 for r in conservative.results)
+    assert conservative.results and all(len(r.snippet) <= 321 for r in conservative.results)
     tokenmax = ask(search_world, "review", mode="tokenmax")
     assert len(tokenmax.results) >= len(conservative.results)
     assert len(ask(search_world, "review", limit=2).results) == 2
@@ -274,7 +273,9 @@ def test_rerank_reorders_and_a_failing_reranker_keeps_the_order(
     assert "reranker_unavailable" in failed.degraded
     assert ids(failed) == ids(plain)
     conservative = ask(search_world, "roadmap localization", reranked, mode="conservative")
-    assert all("rerank" not in r.ranks for r in conservative.results)  # no rerank there
+    assert conservative.results and all(
+        "rerank" not in r.ranks for r in conservative.results
+    )  # no rerank there
     reranked.close()
 
 
@@ -303,8 +304,10 @@ def test_routing_narrows_and_retries_on_the_whole_scope(
 def test_timeline_of_a_window_and_of_a_page(search_world: World) -> None:
     week = search_world.searcher.timeline(window="last week", scope=PUBLIC, now=NOW)
     dates = [e["date"] for e in week["events"]]
-    assert dates == sorted(dates, reverse=True) and all(
-        "2026-11-09" <= d < "2026-11-16" for d in dates
+    assert (
+        dates
+        and dates == sorted(dates, reverse=True)
+        and all("2026-11-09" <= d < "2026-11-16" for d in dates)
     )
     assert {e["id"] for e in week["events"]} >= {
         search_world.id("Globex integration review"),
@@ -351,7 +354,8 @@ def test_cli_search_json_prints_one_object(
     data = json.loads(capsys.readouterr().out)
     assert data["mode"] == "conservative" and data["time"]["order"] == "newest"
     assert data["results"][0]["id"] == search_world.id("Globex integration review")
-    assert all(set(r) == RESULT_FIELDS for r in data["results"]) and len(data["results"]) <= 3
+    assert data["results"] and all(set(r) == RESULT_FIELDS for r in data["results"])
+    assert len(data["results"]) <= 3
     assert cli.main([*argv, "--folders", "nope", "x"]) == 2
     assert "nope" in capsys.readouterr().err
 
@@ -420,7 +424,7 @@ def test_a_window_ranks_pages_inside_it_first_and_fills_in_the_rest(
     assert labels == sorted(labels)  # every page inside the window before any outside it
     assert response.outside_window == sum(labels)
     outside = [r for r in response.results if OUTSIDE in r.labels]
-    assert all(r.date != "2026-09-15" for r in outside)
+    assert outside and all(r.date != "2026-09-15" for r in outside)
     # Nothing at all inside: the search is not empty, and says where its results are from.
     empty = ask(search_world, "Globex go-live checklist in March 2025")
     assert empty.results and empty.outside_window == len(empty.results)

@@ -130,7 +130,7 @@ def test_the_note_arm_ranks_a_note_by_all_its_turns(notes: Notes) -> None:
         hits = note_keyword(conn, "What did the kids do on the camping trip?")
     assert hits[0].id == source("session-02.md")  # three turns on camping, kids, the trip
     assert hits[0].detail == "note" and hits[0].share == 1.0
-    assert all(0 < h.share <= 1 for h in hits)
+    assert hits and all(0 < h.share <= 1 for h in hits)
     response = notes.ask("What did the kids do on the camping trip?")
     assert response.results[0].id == source("session-02.md")
     assert "source_note" in response.results[0].ranks
@@ -173,7 +173,7 @@ def test_a_window_with_nothing_inside_never_empties_the_search(notes: Notes) -> 
     assert response.time["window"]["start"].startswith("2026-11-29")
     assert response.results and response.results[0].id == source("session-03.md")
     assert response.outside_window == len(response.results) >= 3
-    assert all(OUTSIDE_WINDOW in r.labels for r in response.results)
+    assert response.results and all(OUTSIDE_WINDOW in r.labels for r in response.results)
 
 
 def test_a_window_holding_enough_results_is_not_filled(notes: Notes) -> None:

@@ -18,7 +18,7 @@ import httpx2
 import pytest
 
 from ingest_agent.memory import Memory
-from memserver.clients.mcp import MemoryClient
+from memserver.clients.mcp import MemoryClient, result_text
 from memserver.errors import ToolCallError
 from memserver.kb.layout import SLUG_MAX_BYTES
 from memserver.server.sessions import MAX_SESSIONS_PER_TOKEN
@@ -111,7 +111,7 @@ def test_a_source_over_the_size_limit_is_failed_with_the_reason(mcp_server: Runn
             pending = await memory.call("source_pending", {"limit": 1000})
             read = await memory.call_result("source_read", {"path": rel})
             assert read.is_error
-            return pending, read.content[0].text  # type: ignore[union-attr]
+            return pending, result_text(read)
 
         pending, read_error = run(mcp_server, secret, body)
     finally:

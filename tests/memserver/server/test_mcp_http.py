@@ -9,9 +9,10 @@ from typing import Any
 
 import httpx2
 import pytest
+from mcp_types import Tool
 
 from memserver import cli
-from memserver.clients.mcp import MemoryClient
+from memserver.clients.mcp import MemoryClient, result_text
 from memserver.errors import ServerAuthError, ToolCallError
 from memserver.server.tools.base import Access
 from tests.fixtures.server import RunningServer, run_session
@@ -83,7 +84,7 @@ def test_read_only_token_sees_no_write_tool_and_cannot_call_one(
         )
         pending = await memory.call_result("source_pending", {})
         assert put.is_error and pending.is_error
-        return names, put.content[0].text, pending.content[0].text  # type: ignore[union-attr]
+        return names, result_text(put), result_text(pending)
 
     names, put_error, pending_error = run(mcp_server, secret, body)
     assert names == tools_with(mcp_server, Access.READ) and names >= READ_TOOLS
@@ -106,14 +107,16 @@ def test_write_token_without_source_gets_no_pipeline_tools(mcp_server: RunningSe
 
 def test_tools_carry_annotations_and_typed_schemas(mcp_server: RunningServer) -> None:
     _, secret = mcp_server.token("*", write=True)
-    tools = {t.name: t for t in run(mcp_server, secret, lambda m: m.list_tools())}
-    assert tools["kb_get_page"].annotations.read_only_hint is True  # type: ignore[union-attr]
-    assert tools["kb_put_page"].annotations.read_only_hint is False  # type: ignore[union-attr]
+    listed: list[Tool] = run(mcp_server, secret, lambda m: m.list_tools())
+    tools = {t.name: t for t in listed}
+    reader, writer = tools["kb_get_page"].annotations, tools["kb_put_page"].annotations
+    assert reader is not None and reader.read_only_hint is True
+    assert writer is not None and writer.read_only_hint is False
     props = tools["kb_list_pages"].input_schema["properties"]
     assert props["limit"]["type"] == "integer"
     assert "page" in tools["kb_put_page"].input_schema["properties"]
-    assert all(t.description and len(t.description) > 80 for t in tools.values())
-    assert all(t.output_schema is not None for t in tools.values())
+    assert tools and all(t.description and len(t.description) > 80 for t in tools.values())
+    assert tools and all(t.output_schema is not None for t in tools.values())
 
 
 @pytest.mark.parametrize(
@@ -187,7 +190,7 @@ def test_pipeline_tools_read_redacted_sources_and_mark_them(mcp_server: RunningS
         pending = await memory.call("source_pending", {"limit": 1000})
         read = await memory.call("source_read", {"source": rel})  # alias of path
         bad = await memory.call_result("source_mark", {"path": rel, "status": "ingested"})
-        assert bad.is_error and "hash" in bad.content[0].text  # type: ignore[union-attr]
+        assert bad.is_error and "hash" in result_text(bad)
         marked = await memory.call(
             "source_mark",
             {"path": rel, "status": "ingested", "hash": read["hash"], "pages": '["people/x"]'},
@@ -216,12 +219,15 @@ def test_source_read_of_a_missing_or_escaping_path_is_a_clear_error(
         for rel in ("no/such-file.md", "../schema.yaml"):
             result = await memory.call_result("source_read", {"path": rel})
             assert result.is_error
-            out.append(result.content[0].text)  # type: ignore[union-attr]
+            out.append(result_text(result))
         return out
 
     missing, escaping = run(mcp_server, secret, body)
-    assert "no/such-file.md" in missing
-    assert "schema.yaml" not in escaping or "refused" in escaping
+    assert "no source file 'no/such-file.md'" in missing and "check the path" in missing
+    # refused for the path itself, before any file is opened: the fix, and nothing read
+    assert "refused source path '../schema.yaml': it contains '..'" in escaping, escaping
+    assert "give a path relative to source/" in escaping
+    assert "folders" not in escaping and "timezone" not in escaping
 
 
 def _person(tag: str, **extra: Any) -> dict[str, Any]:
@@ -256,7 +262,7 @@ def test_put_then_get_by_any_spelling_of_the_id(mcp_server: RunningServer) -> No
 
     put, pages = run(mcp_server, secret, body)
     assert put["created"] is True and put["version"] == 1 and put["id"].startswith("people/")
-    assert all(p["id"] == put["id"] and p["version"] == 1 for p in pages)
+    assert pages and all(p["id"] == put["id"] and p["version"] == 1 for p in pages)
     page = pages[0]
     assert page["title"] == f"Pat Example {tag}" and page["fields"]["role"] == "Analyst"
     assert page["timeline"] == [{"date": "2026-09-01", "text": "Joined Acme.", "source": "hr.md"}]
@@ -337,7 +343,7 @@ def test_markdown_put_and_paginated_listing(mcp_server: RunningServer) -> None:
     ids, pages = run(mcp_server, secret, body)
     listed = [p["id"] for p in pages]
     assert set(ids) <= set(listed) and len(listed) == len(set(listed))
-    assert all(i.startswith("projects/") for i in listed)
+    assert listed and all(i.startswith("projects/") for i in listed)
 
 
 def test_out_of_scope_folders_are_refused_for_listing_and_writing(
@@ -351,7 +357,7 @@ def test_out_of_scope_folders_are_refused_for_listing_and_writing(
             "kb_put_page", {"folder": "decisions", "page": {"title": "Sneaky"}}
         )
         assert listing.is_error and put.is_error
-        return listing.content[0].text, put.content[0].text  # type: ignore[union-attr]
+        return result_text(listing), result_text(put)
 
     listing, put = run(mcp_server, secret, body)
     assert "your folders are: people" in listing

@@ -61,13 +61,14 @@ def _page(
         "decisions": f"Zed Decision {tag}",
         "projects": f"Zed Project {tag}",
     }[folder]
-    fields: dict[str, Any] = {
+    fields_of: dict[str, dict[str, Any]] = {
         "meetings": {"date": "2026-03-04", "attendees": [person_title] if person_title else []},
         "decisions": {"date": "2026-03-05", "status": "accepted"},
         "companies": {"status": "customer"},
         "people": {"role": f"Role {marker}"},
         "projects": {"status": "active"},
-    }[folder]
+    }
+    fields = fields_of[folder]
     first_section = {
         "people": "Summary",
         "companies": "Summary",

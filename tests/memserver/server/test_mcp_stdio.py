@@ -160,11 +160,12 @@ def test_end_of_input_exits_0_without_a_traceback(kb_dir: Path, tmp_path: Path, 
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     with empty.open("rb") as file:
-        given: dict[str, Any] = {
+        kinds: dict[str, dict[str, Any]] = {
             "devnull": {"stdin": subprocess.DEVNULL},
             "empty pipe": {"input": ""},
             "regular file": {"stdin": file},
-        }[stdin]
+        }
+        given = kinds[stdin]
         result = subprocess.run(
             server_command(kb_dir, trusted=True),
             capture_output=True,

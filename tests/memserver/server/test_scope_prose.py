@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memserver.clients.mcp import MemoryClient
+from memserver.clients.mcp import MemoryClient, result_text
 from memserver.errors import ToolCallError
 from memserver.kb.schema import load_schema, schema_from_view
 from tests.fixtures.server import RunningServer, run_session
@@ -71,7 +71,7 @@ def test_a_scoped_token_reads_no_out_of_scope_id_or_title_in_prose(
 ) -> None:
     _, secret = mcp_server.token("people,meetings", write=write)
 
-    async def body(memory: MemoryClient) -> list[str]:
+    async def body(memory: MemoryClient) -> tuple[list[str], str, str]:
         page = await memory.call("kb_get_page", {"id": mentioned["person"]})
         found = await memory.call("kb_query", {"question": f"Pat Pricer {mentioned['tag']}"})
         history = await memory.call("kb_history", {"id": mentioned["person"], "version": 1})
@@ -156,8 +156,8 @@ def test_errors_to_a_scoped_token_name_only_its_folders(
         assert other not in message, message
     said = {"folder": "decisions", "page": {"title": "Sneaky"}}  # its own words are echoed
     echoed = run(mcp_server, secret, lambda m: m.call_result("kb_put_page", said))
-    assert echoed.is_error and "decisions" in echoed.content[0].text  # type: ignore[union-attr]
-    assert "companies" not in echoed.content[0].text  # type: ignore[union-attr]
+    assert echoed.is_error and "decisions" in result_text(echoed)
+    assert "companies" not in result_text(echoed)
 
 
 def test_a_scoped_schema_names_only_its_folders_and_reads_back_as_a_schema(

@@ -103,7 +103,7 @@ def test_kb_query_stays_in_the_token_scope(
     assert data["results"], data
     assert {r["folder"] for r in data["results"]} <= {"people", "meetings"}
     assert people["decision"] not in {r["id"] for r in data["results"]}
-    assert all(set(r) == RESULT_FIELDS for r in data["results"])
+    assert data["results"] and all(set(r) == RESULT_FIELDS for r in data["results"])
     assert data["time"]["order"] is None and isinstance(data["degraded"], list)
 
 
@@ -142,7 +142,7 @@ def test_kb_query_sources_need_source_access(
 
     data = run(mcp_server, secret, body)
     assert "sources_not_in_scope" in data["degraded"]
-    assert all(r["folder"] == "people" for r in data["results"])
+    assert data["results"] and all(r["folder"] == "people" for r in data["results"])
 
 
 def test_kb_query_bad_arguments_say_how_to_fix(mcp_server: RunningServer) -> None:
@@ -198,7 +198,7 @@ def test_kb_timeline_window_and_page_history_in_scope(
     week, page = run(mcp_server, secret, body)
     week_ids = {e["id"] for e in week["events"]}
     assert people["person"] in week_ids and people["decision"] not in week_ids
-    assert all("2026-11-09" <= e["date"] < "2026-11-16" for e in week["events"])
+    assert week["events"] and all("2026-11-09" <= e["date"] < "2026-11-16" for e in week["events"])
     assert [e["date"] for e in page["events"]] == ["2026-11-12"]
 
     async def hidden(memory: MemoryClient) -> None:

@@ -40,6 +40,9 @@ class DownEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         raise EmbeddingError("embedding endpoint http://127.0.0.1:9 failed: connection refused")
 
+    def close(self) -> None:
+        """Nothing to release."""
+
 
 def alice(role: str = "CTO", summary: str = "Alice runs engineering at Acme.") -> Page:
     return Page(
@@ -50,8 +53,8 @@ def alice(role: str = "CTO", summary: str = "Alice runs engineering at Acme.") -
         sources=("team/roster.md",),
         sections={"Summary": summary, "Role": f"{role} since 2026."},
         timeline=(
-            TimelineEntry("2026-03-01", f"Became {role}.", "team/roster.md"),
-            TimelineEntry("2025-01-10", "Joined Acme Logistics."),
+            TimelineEntry(datetime.date(2026, 3, 1), f"Became {role}.", "team/roster.md"),
+            TimelineEntry(datetime.date(2025, 1, 10), "Joined Acme Logistics."),
         ),
     )
 
@@ -79,7 +82,7 @@ def test_put_then_get_round_trips_page_file_and_index(kb: KnowledgeBase) -> None
 
     chunks = rows(kb, "SELECT text, stale, embedding IS NULL FROM chunks ORDER BY ordinal")
     assert [c[0] for c in chunks] == [c.text for c in chunk_page(page)]
-    assert all(not stale and not missing for _, stale, missing in chunks)
+    assert chunks and all(not stale and not missing for _, stale, missing in chunks)
     timeline = rows(kb, "SELECT ordinal, date::text, text, source FROM timeline_entries")
     assert sorted(timeline) == [
         (0, "2026-03-01", "Became CTO.", "team/roster.md"),

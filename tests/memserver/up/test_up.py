@@ -209,7 +209,7 @@ def test_up_ingests_answers_and_stops_cleanly(
     listed = anyio.run(list_pages, f"{memory_url}/mcp", read_secret)
     ids = {page["id"] for page in listed["pages"]}
     assert listed["total"] >= 30
-    assert all((up_kb / "knowledge" / f"{page_id}.md").is_file() for page_id in ids)
+    assert ids and all((up_kb / "knowledge" / f"{page_id}.md").is_file() for page_id in ids)
 
     # A question over HTTP is answered from those pages, with citations of them.
     question = "When was the latest meeting with Globex, and what was decided?"
@@ -227,7 +227,7 @@ def test_up_ingests_answers_and_stops_cleanly(
     assert cited and set(cited) <= ids
     assert set(cited_ids(asked["answer"])) & ids
     assert any(c.startswith("meetings/") and "globex" in c for c in cited)
-    assert all((up_kb / "knowledge" / f"{c}.md").is_file() for c in cited)
+    assert cited and all((up_kb / "knowledge" / f"{c}.md").is_file() for c in cited)
     chat = httpx2.post(
         f"http://127.0.0.1:{agent_port}/v1/chat/completions",
         json={"model": "anything", "messages": [{"role": "user", "content": question}]},

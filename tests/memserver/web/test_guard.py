@@ -63,8 +63,8 @@ def test_host_rules_accept_our_addresses_and_nothing_else() -> None:
     rules = HostRules.for_address("127.0.0.1", 8788)
     for host in ("127.0.0.1:8788", "localhost:9000", "[::1]:1", "127.0.0.1"):
         assert rules.host_allowed(host), host
-    for host in ("evil.example.com", "evil.example.com:8788", "127.0.0.1.evil.com:80", None):
-        assert not rules.host_allowed(host), host
+    for bad in ("evil.example.com", "evil.example.com:8788", "127.0.0.1.evil.com:80", None):
+        assert not rules.host_allowed(bad), bad
     assert rules.origin_allowed(None) and rules.origin_allowed("http://localhost:3000")
     assert not rules.origin_allowed("https://evil.example.com")
     assert not rules.origin_allowed("http://127.0.0.1.evil.com:80")

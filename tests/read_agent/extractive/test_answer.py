@@ -176,10 +176,11 @@ def test_degraded_reasons_are_said_in_words() -> None:
 
 
 def test_while_ingest_runs_the_answer_says_how_far_it_is() -> None:
-    running = {"degraded": ["ingest_in_progress"], "ingest": {"summary": "12/28 notes ingested"}}
+    degraded = ["ingest_in_progress"]
+    running = {"degraded": degraded, "ingest": {"summary": "12/28 notes ingested"}}
     progress = ingesting(running)
     assert progress == "12/28 notes ingested"
-    assert notes_for(running["degraded"], progress) == [
+    assert notes_for(degraded, progress) == [
         "the knowledge base is still being ingested (12/28 notes ingested); newer notes may "
         "be missing from this answer"
     ]

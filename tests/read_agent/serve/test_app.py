@@ -107,7 +107,9 @@ def test_openai_client_sync_gets_a_cited_answer_and_client_system_is_stripped(
     for request in llm_server.requests:
         systems = [m for m in request["messages"] if m["role"] == "system"]
         assert len(systems) == 1 and "pirate" not in systems[0]["content"]
-        assert all("pirate" not in str(m.get("content")) for m in request["messages"])
+        assert request["messages"] and all(
+            "pirate" not in str(m.get("content")) for m in request["messages"]
+        )
 
 
 def test_openai_client_streaming_yields_chunks_ending_in_done(
@@ -121,7 +123,7 @@ def test_openai_client_streaming_yields_chunks_ending_in_done(
         stream_options={"include_usage": True},
     )
     chunks = list(stream)
-    assert all(c.object == "chat.completion.chunk" for c in chunks)
+    assert chunks and all(c.object == "chat.completion.chunk" for c in chunks)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text.startswith("On 2026-11-12 the vendor review approved")
     assert f"[{seeded.meeting}]" in text and "invented" not in text
@@ -138,7 +140,7 @@ def test_raw_stream_ends_with_done(agent_url: str, llm_server: LLMServer) -> Non
     assert response.headers["content-type"].startswith("text/event-stream")
     events = [line for line in response.text.split("\n\n") if line.strip()]
     assert events[-1] == "data: [DONE]"
-    assert all(e.startswith("data: ") for e in events)
+    assert events and all(e.startswith("data: ") for e in events)
 
 
 def test_earlier_turns_are_kept_and_tool_messages_dropped(
