@@ -11,13 +11,14 @@ the model can act on, and records the outcome in the audit log.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, Unpack
 
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
 
 from memserver.errors import (
     DatabaseUnavailable,
@@ -26,7 +27,9 @@ from memserver.errors import (
     MemoryError_,
     NotFoundError,
     PageValidationError,
+    Problem,
     ScopeError,
+    ToolErrorKind,
     UserError,
     VersionConflictError,
 )
@@ -130,11 +133,45 @@ COMMON_ALIASES: Mapping[str, str] = {
 
 
 class MemoryToolError(ToolError):
-    """A tool failure the caller can act on; ``kind`` goes into the audit outcome."""
+    """A tool failure the caller can act on.
 
-    def __init__(self, message: str, kind: str = "invalid") -> None:
+    ``kind`` goes into the audit outcome and to the client (``error_result``), with the
+    ``problems`` of a page that does not fit its folder.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        kind: ToolErrorKind = ToolErrorKind.INVALID,
+        problems: Sequence[Problem] = (),
+    ) -> None:
         super().__init__(message)
         self.kind = kind
+        self.problems: tuple[Problem, ...] = tuple(problems)
+
+    def reworded(self, message: str, problems: Sequence[Problem] | None = None) -> MemoryToolError:
+        """The same error (kind, problems unless given) said with ``message``."""
+        return MemoryToolError(message, self.kind, self.problems if problems is None else problems)
+
+    def content(self) -> dict[str, Any]:
+        """What the client reads: ``{"error": {"kind", "message", "problems"}}``."""
+        return {
+            "error": {
+                "kind": str(self.kind),
+                "message": str(self),
+                "problems": [p.as_dict() for p in self.problems],
+            }
+        }
+
+
+def error_result(error: MemoryToolError) -> CallToolResult:
+    """A tool error as MCP sends it: the message as text for a model to read, and its
+    kind (and problems) as structured content for a program to act on."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=str(error))],
+        structured_content=error.content(),
+        is_error=True,
+    )
 
 
 def to_tool_error(exc: BaseException) -> MemoryToolError:
@@ -145,25 +182,29 @@ def to_tool_error(exc: BaseException) -> MemoryToolError:
         return MemoryToolError(
             f"{exc}\nFix every problem listed above and send the whole page again "
             "(same base_version).",
-            "validation",
+            ToolErrorKind.VALIDATION,
+            exc.problems,
         )
     if isinstance(exc, VersionConflictError):
-        return MemoryToolError(str(exc), "conflict")
+        return MemoryToolError(str(exc), ToolErrorKind.CONFLICT)
     if isinstance(exc, NotFoundError):
-        return MemoryToolError(str(exc), "not_found")
+        return MemoryToolError(str(exc), ToolErrorKind.NOT_FOUND)
     if isinstance(exc, ScopeError):
-        return MemoryToolError(str(exc), "scope")
+        return MemoryToolError(str(exc), ToolErrorKind.SCOPE)
     if isinstance(exc, UserError):
-        return MemoryToolError(str(exc), "invalid")
+        return MemoryToolError(str(exc), ToolErrorKind.INVALID)
     if isinstance(exc, DatabaseUnavailable):
-        return MemoryToolError(str(exc), "unavailable")
+        return MemoryToolError(str(exc), ToolErrorKind.UNAVAILABLE)
     if isinstance(exc, LLMError | EmbeddingError):
-        return MemoryToolError(f"{exc} (a backend failed; try again later)", "backend")
+        return MemoryToolError(f"{exc} (a backend failed; try again later)", ToolErrorKind.BACKEND)
     if isinstance(exc, MemoryError_):
         return MemoryToolError(
-            "the memory server failed while handling this call; try again later", "server"
+            "the memory server failed while handling this call; try again later",
+            ToolErrorKind.SERVER,
         )
-    return MemoryToolError("internal error in the memory server; see its log", "internal")
+    return MemoryToolError(
+        "internal error in the memory server; see its log", ToolErrorKind.INTERNAL
+    )
 
 
 @dataclass
@@ -289,7 +330,7 @@ def page_id(id: str | None = None, folder: str | None = None, slug: str | None =
         raise MemoryToolError(
             f"cannot tell which page you mean (got {got!r}); pass id='<folder>/<slug>' "
             "such as id='people/alice-smith', or folder='people' and slug='alice-smith'",
-            "arguments",
+            ToolErrorKind.ARGUMENTS,
         )
     return text
 

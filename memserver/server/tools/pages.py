@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from memserver.errors import NotFoundError, PageValidationError, Problem, ScopeError
+from memserver.errors import NotFoundError, PageValidationError, Problem, ScopeError, ToolErrorKind
 from memserver.server.tools.base import (
     MAX_OFFSET,
     MAX_VERSION,
@@ -131,7 +131,8 @@ def register(server: ToolHost) -> None:
             _folder_in_scope(call, call.services.schema(), folder)
         if start is not None and end is not None and end <= start:
             raise MemoryToolError(
-                f"end ({end}) must be after start ({start}); end is exclusive", "arguments"
+                f"end ({end}) must be after start ({start}); end is exclusive",
+                ToolErrorKind.ARGUMENTS,
             )
         pages, total = call.services.kb().list_pages(
             call.folders, folder=folder, start=start, end=end, limit=limit, offset=offset
@@ -264,7 +265,7 @@ def register(server: ToolHost) -> None:
         if (page is None) == (markdown is None):
             raise MemoryToolError(
                 "send exactly one of page (structured) or markdown, with the whole page",
-                "arguments",
+                ToolErrorKind.ARGUMENTS,
             )
         target_slug: str | None = None
         folder_name = (folder or "").strip() or None
@@ -284,7 +285,7 @@ def register(server: ToolHost) -> None:
                 raise MemoryToolError(
                     "say which folder the page belongs in: folder='<folder>' or "
                     "id='<folder>/<slug>'",
-                    "arguments",
+                    ToolErrorKind.ARGUMENTS,
                 )
             parsed, problems = to_page(page, _write_folder(call, schema, folder_name))
         if folder_name is None:

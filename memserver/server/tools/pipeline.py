@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.errors import MemoryError_
+from memserver.errors import MemoryError_, ToolErrorKind
 from memserver.kb.manifest import Manifest, SourceEntry
 from memserver.server.tools.base import (
     MAX_OFFSET,
@@ -166,7 +166,7 @@ def register(server: ToolHost) -> None:
             raise MemoryToolError(
                 f"offset={offset} is past the end of {entry.path} ({total} characters); "
                 f"use an offset from 0 to {total}",
-                "arguments",
+                ToolErrorKind.ARGUMENTS,
             )
         end = min(total, offset + limit)
         return {
@@ -254,12 +254,12 @@ def register(server: ToolHost) -> None:
             raise MemoryToolError(
                 "status='ingested' needs the hash that source_read returned for this path; "
                 "call source_mark again with hash='<that hash>'",
-                "arguments",
+                ToolErrorKind.ARGUMENTS,
             )
         if status == "failed" and not (error or "").strip():
             raise MemoryToolError(
                 "status='failed' needs error='<what went wrong>'; call source_mark again with it",
-                "arguments",
+                ToolErrorKind.ARGUMENTS,
             )
         with services.pipeline_lock:
             manifest = services.manifest()

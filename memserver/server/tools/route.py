@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from memserver.errors import ToolErrorKind
 from memserver.server.tools.base import Access, MemoryToolError, Services, ToolHost, current
 
 if TYPE_CHECKING:
@@ -116,11 +117,11 @@ def register(server: ToolHost) -> None:
                 raise MemoryToolError(
                     f"no folder {', '.join(map(repr, unknown))} in your scope; "
                     f"your folders are: {', '.join(mine) or 'none'}",
-                    "arguments",
+                    ToolErrorKind.ARGUMENTS,
                 )
             mine = [f for f in mine if f in folders]
         if not text.strip():
-            raise MemoryToolError("text is empty; pass the text to route", "arguments")
+            raise MemoryToolError("text is empty; pass the text to route", ToolErrorKind.ARGUMENTS)
         result = _router(call.services, schema).route(text, mine)
         data: dict[str, Any] = result.as_dict()
         return {

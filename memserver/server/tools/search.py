@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.errors import UserError
+from memserver.errors import ToolErrorKind, UserError
 from memserver.index.embedding import EMBEDDING_PENDING
 from memserver.search.pipeline import MODES, Searcher, SearchRequest
 from memserver.server.ingest_progress import INGEST_IN_PROGRESS
@@ -137,14 +137,15 @@ def _now(value: str | None) -> dt.datetime | None:
     try:
         return parse_now(value)
     except UserError as exc:
-        raise MemoryToolError(str(exc), "arguments") from None
+        raise MemoryToolError(str(exc), ToolErrorKind.ARGUMENTS) from None
 
 
 def _mode(value: str | None) -> str:
     name = (value or "balanced").strip().lower()
     if name not in MODES:
         raise MemoryToolError(
-            f"mode={value!r} is not a search mode; use one of: {', '.join(MODES)}", "arguments"
+            f"mode={value!r} is not a search mode; use one of: {', '.join(MODES)}",
+            ToolErrorKind.ARGUMENTS,
         )
     return name
 
@@ -157,7 +158,9 @@ def _order(value: str | None) -> str:
         return OLDEST
     if text in ("next", "upcoming", "soonest", "future"):
         return NEXT
-    raise MemoryToolError(f"order={value!r}: use 'newest', 'oldest' or 'next'", "arguments")
+    raise MemoryToolError(
+        f"order={value!r}: use 'newest', 'oldest' or 'next'", ToolErrorKind.ARGUMENTS
+    )
 
 
 def with_progress(data: dict[str, Any], call: CallContext) -> QueryView:
@@ -231,7 +234,9 @@ def register(server: ToolHost) -> None:
         call = current()
         text = (question or "").strip()
         if not text:
-            raise MemoryToolError("question is empty: say what you are looking for", "arguments")
+            raise MemoryToolError(
+                "question is empty: say what you are looking for", ToolErrorKind.ARGUMENTS
+            )
         request = SearchRequest(
             question=text,
             scope=call.folders,
@@ -333,7 +338,9 @@ def register(server: ToolHost) -> None:
         call = current()
         name = (folder or "").strip()
         if not name:
-            raise MemoryToolError("say which folder: folder='meetings' for example", "arguments")
+            raise MemoryToolError(
+                "say which folder: folder='meetings' for example", ToolErrorKind.ARGUMENTS
+            )
         request = SearchRequest(
             question=(about or "").strip(),
             scope=call.folders,  # names resolve anywhere the token reaches
