@@ -158,6 +158,8 @@ class MemoryServer(MCPServer[Any]):
                 _guarded(fn, spec),
                 name=name,
                 title=title,
+                # the docstring without its indentation, wherever the function stands
+                description=inspect.cleandoc(fn.__doc__ or ""),
                 annotations=ToolAnnotations(
                     title=title,
                     read_only_hint=access is Access.READ,
@@ -281,11 +283,8 @@ class MemoryServer(MCPServer[Any]):
                     ToolErrorKind.UNKNOWN_TOOL,
                 )
             prepared = self._prepare_arguments(spec, arguments)
-            bound = toolbase.bind(toolbase.CallContext(name, scope, self.services))
-            try:
+            with toolbase.calling(toolbase.CallContext(name, scope, self.services)):
                 return await super().call_tool(name, prepared, context)
-            finally:
-                toolbase.unbind(bound)
         except UnexpectedToolError:
             outcome = "error:internal"
             raise

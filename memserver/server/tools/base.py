@@ -1,17 +1,21 @@
 """What a tool sees while it runs, and the helpers every tool module shares.
 
-A tool module (``memserver/server/tools/<group>.py``) defines ``register(server)`` and adds
-its tools with ``@server.memory_tool(access=..., title=...)``. Inside a tool body,
-``current()`` gives the caller's ``Scope`` and the ``Services`` (paths, schema,
-manifest, knowledge base). Raise memory system errors (``NotFoundError``,
-``PageValidationError`` ...) freely: the server translates them into a ``ToolError``
-the model can act on, and records the outcome in the audit log.
+A tool module (``memserver/server/tools/<group>.py``) defines its tools as top-level
+functions marked ``@tool(access=..., title=...)``; ``register(host, module)`` adds a
+module's tools to the server (``MemoryServer.memory_tool``), in the order they are
+defined, each function's docstring its description and its signature its input schema.
+Inside a tool body, ``current()`` gives the caller's ``Scope`` and the ``Services``
+(paths, schema, manifest, knowledge base); ``calling(CallContext(...))`` makes a caller
+current, so a tool function can also be called directly. Raise memory system errors
+(``NotFoundError``, ``PageValidationError`` ...) freely: the server translates them
+into a ``ToolError`` the model can act on, and records the outcome in the audit log.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -85,13 +89,55 @@ class ToolOptions(TypedDict, total=False):
 
 
 class ToolHost(Protocol):
-    """What a tool module's ``register(server)`` needs of the server: the decorator that
-    adds a tool (``MemoryServer.memory_tool``). Typed here so the tool modules need not
-    import the server that imports them."""
+    """What ``register`` needs of the server: the decorator that adds a tool
+    (``MemoryServer.memory_tool``). Typed here so the tool modules need not import the
+    server that imports them."""
 
     def memory_tool(
         self, *, access: Access, title: str, **options: Unpack[ToolOptions]
     ) -> Callable[[_F], _F]: ...
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """A tool function and how it is registered (``@tool``)."""
+
+    fn: Callable[..., Any]
+    access: Access
+    title: str
+    options: ToolOptions
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+
+# module name -> tool name -> definition, in the order the module defines them
+_tools: dict[str, dict[str, ToolDef]] = {}
+
+
+def tool(*, access: Access, title: str, **options: Unpack[ToolOptions]) -> Callable[[_F], _F]:
+    """Mark a top-level function as a tool of its module (see the module docstring);
+    the function itself is returned unchanged."""
+
+    def decorator(fn: _F) -> _F:
+        _tools.setdefault(fn.__module__, {})[fn.__name__] = ToolDef(fn, access, title, options)
+        return fn
+
+    return decorator
+
+
+def tools_of(module: str) -> list[ToolDef]:
+    """The tools ``module`` (its ``__name__``) defines, in order."""
+    return list(_tools.get(module, {}).values())
+
+
+def register(host: ToolHost, module: str) -> None:
+    """Add the tools of ``module`` to ``host``."""
+    for definition in tools_of(module):
+        host.memory_tool(access=definition.access, title=definition.title, **definition.options)(
+            definition.fn
+        )
 
 
 # Upper bounds of numeric arguments (PostgreSQL integer and bigint limits are far above;
@@ -303,13 +349,14 @@ def current() -> CallContext:
         raise RuntimeError("current() is only available inside a memory server tool") from None
 
 
-def bind(call: CallContext) -> Any:
-    """Make ``call`` current; returns the token for ``unbind``."""
-    return _current.set(call)
-
-
-def unbind(token: Any) -> None:
-    _current.reset(token)
+@contextmanager
+def calling(call: CallContext) -> Iterator[CallContext]:
+    """Run the block as ``call``'s caller (what the server does around a tool)."""
+    token = _current.set(call)
+    try:
+        yield call
+    finally:
+        _current.reset(token)
 
 
 def page_id(id: str | None = None, folder: str | None = None, slug: str | None = None) -> str:
