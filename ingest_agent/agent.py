@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from mcp.shared.exceptions import MCPError
+from mcp_types import REQUEST_TIMEOUT
 
 from ingest_agent.errors import ServerUnavailable, SourceFailed
 from ingest_agent.extract.rules import RulesExtractor
@@ -81,8 +81,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WRITE_ATTEMPTS = 4  # a version conflict re-reads and merges again, this many times at most
-_PROBLEM_LINE = re.compile(r"^\s*-\s+([\w.\[\]-]+)(?: \(line \d+\))?: (.*)$", re.MULTILINE)
-
 # Called with each page as it would be written (``--dry-run`` prints them).
 PageHook = Callable[[str, Page, FolderSpec], None]
 
@@ -397,9 +395,7 @@ class IngestAgent:
                     page_id = page_id or _draft_id(page, spec)
                     continue  # someone wrote it meanwhile (or it exists): re-read and merge
                 if is_validation(exc) and not repaired:
-                    draft = Draft(
-                        draft.folder, await self._repair(page, spec, _problems(exc.server_message))
-                    )
+                    draft = Draft(draft.folder, await self._repair(page, spec, _problems(exc)))
                     repaired = True
                     continue
                 raise
@@ -472,7 +468,7 @@ def _degraded_reason(exc: LLMError) -> str:
 
 def _mcp_reason(exc: MCPError, tool: str | None) -> str:
     what = f"the memory server's {tool}" if tool else "a memory server tool call"
-    if "timed out" in str(exc).lower():
+    if exc.code == REQUEST_TIMEOUT:  # this client's own request timeout
         return (
             f"{what} did not answer within the MCP request timeout ({exc}); the note stays "
             "failed until it changes or is reset: raise mcp.timeout, or check what makes the "
@@ -498,6 +494,6 @@ def _draft_id(page: Page, spec: FolderSpec) -> str:
         return f"{spec.name}/<new>"
 
 
-def _problems(message: str) -> list[str]:
-    found = [f"{m.group(1)}: {m.group(2)}" for m in _PROBLEM_LINE.finditer(message)]
-    return found or [message]
+def _problems(exc: ToolCallError) -> list[str]:
+    """The page problems the server listed (its whole message if it listed none)."""
+    return [str(p) for p in exc.problems] or [exc.server_message]

@@ -23,7 +23,7 @@ from typing import Any
 from ingest_agent.names import norm
 from ingest_agent.records import Source, StoredView, is_dated
 from memserver.clients.mcp import MemoryClient
-from memserver.errors import NotFoundError, ToolCallError
+from memserver.errors import NotFoundError, ToolCallError, ToolErrorKind
 from memserver.kb.page import Page, TimelineEntry, as_date, page_slug
 from memserver.kb.schema import Schema, schema_from_view
 
@@ -34,20 +34,20 @@ READ_ATTEMPTS = 3  # a source edited while its pages are read is read again, thi
 
 
 def is_version_conflict(exc: ToolCallError) -> bool:
-    return "version conflict" in exc.server_message
+    return exc.kind is ToolErrorKind.CONFLICT
 
 
 def is_validation(exc: ToolCallError) -> bool:
-    return "page problem" in exc.server_message
+    return exc.kind is ToolErrorKind.VALIDATION
 
 
 def is_unavailable(exc: ToolCallError) -> bool:
     """The server could not reach its database (it retries; so do we, later)."""
-    return "database unavailable" in exc.server_message
+    return exc.kind is ToolErrorKind.UNAVAILABLE
 
 
 def is_not_found(exc: ToolCallError) -> bool:
-    return "not_found" in exc.server_message or "no page" in exc.server_message
+    return exc.kind is ToolErrorKind.NOT_FOUND
 
 
 @dataclass(frozen=True)

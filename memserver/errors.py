@@ -19,16 +19,21 @@ Hierarchy::
     ├── StoreError                the database failed (start, connection, extension)
     │   └── DatabaseUnavailable   PostgreSQL does not answer right now (the server retries)
     ├── EmbeddingError            an embedder failed (the write path degrades, see store/knowledge_base.py)
-    └── LLMError                  an OpenAI-compatible endpoint failed (names the endpoint)
-        ├── BudgetExceeded        the per-run token budget is spent
-        ├── LLMTimeout            a model call passed its deadline (retries included)
-        └── LLMUnusable           the answer is not what was asked (no JSON, not the schema)
+    ├── LLMError                  an OpenAI-compatible endpoint failed (names the endpoint)
+    │   ├── BudgetExceeded        the per-run token budget is spent
+    │   ├── LLMTimeout            a model call passed its deadline (retries included)
+    │   └── LLMUnusable           the answer is not what was asked (no JSON, not the schema)
+    └── ToolCallError             an MCP tool call came back as an error (.kind, .problems)
+
+A tool error crosses MCP with its kind (``ToolErrorKind``) in the result's structured
+content, so a client decides what to do by the kind, never by the message's words.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,17 @@ class Problem:
             "fix": self.fix,
             "line": self.line,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Problem:
+        """The problem ``as_dict`` gave (what a tool error carries over MCP)."""
+        line = data.get("line")
+        return cls(
+            location=str(data.get("location") or ""),
+            message=str(data.get("message") or ""),
+            fix=str(data.get("fix") or ""),
+            line=line if isinstance(line, int) else None,
+        )
 
 
 class MemoryError_(Exception):
@@ -187,13 +203,52 @@ class LayaError(MemoryError_):
     """The laya sidecar failed or refused a request; routing falls back to the next stage."""
 
 
-class ToolCallError(MemoryError_):
-    """An MCP tool call came back as an error; ``tool`` names it, the text is the server's."""
+class ToolErrorKind(StrEnum):
+    """What kind of failure a memory server tool reports: the server sends it with every
+    tool error (``{"error": {"kind", "message", "problems"}}`` in the structured content)
+    and clients act on it. The message is for people and models and may be reworded."""
 
-    def __init__(self, tool: str, message: str) -> None:
+    VALIDATION = "validation"  # the page does not fit its folder; ``problems`` lists all
+    CONFLICT = "conflict"  # a write based on a stale version: re-read, merge, retry
+    NOT_FOUND = "not_found"  # no such page, source or folder (or out of scope)
+    SCOPE = "scope"  # the token may not do this
+    ARGUMENTS = "arguments"  # the call's arguments are wrong (missing, unknown, out of range)
+    INVALID = "invalid"  # any other mistake the caller can fix
+    UNKNOWN_TOOL = "unknown_tool"  # no such tool for this token
+    UNAVAILABLE = "unavailable"  # the server's database does not answer now: try again later
+    BACKEND = "backend"  # a model, embedder or other backend failed: try again later
+    SERVER = "server"  # the server failed handling the call
+    INTERNAL = "internal"  # a bug in the server; its log says more
+    UNKNOWN = "unknown"  # the server did not say (an older server, or a local failure)
+
+    @classmethod
+    def of(cls, value: object) -> ToolErrorKind:
+        """The kind named by ``value``; ``UNKNOWN`` for anything else."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.UNKNOWN
+
+
+class ToolCallError(MemoryError_):
+    """An MCP tool call came back as an error; ``tool`` names it, the text is the server's.
+
+    ``kind`` says what failed (``ToolErrorKind``); ``problems`` are the page problems the
+    server listed for a ``validation`` error (empty otherwise).
+    """
+
+    def __init__(
+        self,
+        tool: str,
+        message: str,
+        kind: ToolErrorKind = ToolErrorKind.UNKNOWN,
+        problems: Sequence[Problem] = (),
+    ) -> None:
         super().__init__(f"{tool} failed: {message}")
         self.tool = tool
         self.server_message = message
+        self.kind = kind
+        self.problems: tuple[Problem, ...] = tuple(problems)
 
 
 class ServerAuthError(UserError):

@@ -11,9 +11,10 @@
     async with connect(settings.mcp) as memory:             # URL, token and TLS from config
         ...
 
-``call`` returns the tool's structured content and raises ``ToolCallError`` (with the
-server's message, which says how to fix the call) when the result is an error. A
-refused token raises ``ServerAuthError``.
+``call`` returns the tool's structured content and raises ``ToolCallError`` when the
+result is an error: the server's message (which says how to fix the call), its ``kind``
+(``ToolErrorKind``: act on it, never on the words) and a page's ``problems``. A refused
+token raises ``ServerAuthError``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from memserver.errors import ConfigError, ServerAuthError, ToolCallError
+from memserver.errors import ConfigError, Problem, ServerAuthError, ToolCallError, ToolErrorKind
 
 if TYPE_CHECKING:  # mcp takes over a second to import: the functions import it on use
     from mcp import Client
@@ -100,10 +101,26 @@ class MemoryClient:
         """Call a tool and return its structured content; ToolCallError if it failed."""
         result = await self.call_result(name, arguments)
         if result.is_error:
-            raise ToolCallError(name, result_text(result) or "the tool reported an error")
+            raise tool_call_error(name, result)
         if result.structured_content is not None:
             return dict(result.structured_content)
         return {"text": result_text(result)}
+
+
+def tool_call_error(name: str, result: CallToolResult) -> ToolCallError:
+    """The error of a failed call: the text a model reads, the kind and problems the
+    server sent as structured content (``MemoryToolError.content``; ``UNKNOWN`` when it
+    sent none)."""
+    error = (result.structured_content or {}).get("error")
+    details: Mapping[str, Any] = error if isinstance(error, Mapping) else {}
+    problems = details.get("problems")
+    listed = problems if isinstance(problems, list) else []
+    return ToolCallError(
+        name,
+        result_text(result) or str(details.get("message") or "the tool reported an error"),
+        ToolErrorKind.of(details.get("kind")),
+        [Problem.from_dict(p) for p in listed if isinstance(p, Mapping)],
+    )
 
 
 def result_text(result: CallToolResult) -> str:

@@ -28,6 +28,7 @@ from memserver.errors import (
     MemoryError_,
     NotFoundError,
     ScopeError,
+    ToolErrorKind,
     UserError,
     VersionConflictError,
 )
@@ -45,7 +46,13 @@ logger = logging.getLogger(__name__)
 PREFIX = "/ui"
 _T = TypeVar("_T")
 # How a tool's error kind is shown: the HTTP status of the page that says so.
-_STATUS = {"not_found": 404, "scope": 403, "conflict": 409, "backend": 503, "server": 500}
+_STATUS = {
+    ToolErrorKind.NOT_FOUND: 404,
+    ToolErrorKind.SCOPE: 403,
+    ToolErrorKind.CONFLICT: 409,
+    ToolErrorKind.BACKEND: 503,
+    ToolErrorKind.SERVER: 500,
+}
 
 
 class ConsoleError(Exception):

@@ -8,7 +8,9 @@ fixed at start (``MEMORY_TOKEN`` or ``--trusted``). For every call it
 - maps obvious argument aliases onto the real names, refuses unknown arguments, and
   rewrites argument-validation failures into a message that says how to call the tool;
 - runs the tool with ``memserver.server.tools.base.current()`` bound to the caller's scope;
-- translates memory system errors into ``ToolError`` and appends an audit row
+- translates memory system errors into an error result that says what failed, for a
+  model (the text) and for a program (``{"error": {"kind", ...}}``, ``ToolErrorKind``
+  in ``memserver.errors``), and appends an audit row
   (committed before the result goes back; concurrent calls share one write,
   ``memserver.server.audit_writer``).
 
@@ -18,6 +20,7 @@ Over HTTP (``memserver.server.http_app``) tokens are checked by
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -37,7 +40,14 @@ from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
 from memserver import __version__
-from memserver.errors import DatabaseUnavailable, MemoryError_, ScopeError, StoreError, UserError
+from memserver.errors import (
+    DatabaseUnavailable,
+    MemoryError_,
+    ScopeError,
+    StoreError,
+    ToolErrorKind,
+    UserError,
+)
 from memserver.server.audit import AuditLog, make_entry
 from memserver.server.audit_writer import AuditWriter
 from memserver.server.prose_scope import redact_references, scope_safe_message
@@ -148,6 +158,8 @@ class MemoryServer(MCPServer[Any]):
                 _guarded(fn, spec),
                 name=name,
                 title=title,
+                # the docstring without its indentation, wherever the function stands
+                description=inspect.cleandoc(fn.__doc__ or ""),
                 annotations=ToolAnnotations(
                     title=title,
                     read_only_hint=access is Access.READ,
@@ -223,7 +235,18 @@ class MemoryServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        return await self._call(name, arguments, context, self.caller_scope)
+        """An MCP call; every failure comes back as an error result with its kind."""
+        try:
+            return await self._call(name, arguments, context, self.caller_scope)
+        except MemoryToolError as error:
+            logger.info("tool %r failed (%s): %r", name, error.kind, str(error))
+            return toolbase.error_result(error)
+        except UnexpectedToolError as exc:
+            # The message names only the tool; the cause stays in this log.
+            logger.error(
+                "tool %r raised an unexpected exception", name, exc_info=exc.__cause__ or exc
+            )
+            return toolbase.error_result(MemoryToolError(str(exc), ToolErrorKind.INTERNAL))
 
     async def call_as(
         self, scope: Scope, name: str, arguments: Mapping[str, Any]
@@ -233,7 +256,7 @@ class MemoryServer(MCPServer[Any]):
         audit row; returns its structured result, raises ``MemoryToolError``."""
         result = await self._call(name, dict(arguments), None, lambda: scope)
         if not isinstance(result, CallToolResult) or result.is_error:
-            raise MemoryToolError(f"{name} did not return a result", "internal")
+            raise MemoryToolError(f"{name} did not return a result", ToolErrorKind.INTERNAL)
         return dict(result.structured_content or {})
 
     async def _call(
@@ -256,14 +279,12 @@ class MemoryServer(MCPServer[Any]):
                     spec.access.require(scope, name)
                 visible = ", ".join(sorted(n for n in self._specs if self._visible(n, scope)))
                 raise MemoryToolError(
-                    f"unknown tool {name!r}; the tools you can call are: {visible}", "unknown_tool"
+                    f"unknown tool {name!r}; the tools you can call are: {visible}",
+                    ToolErrorKind.UNKNOWN_TOOL,
                 )
             prepared = self._prepare_arguments(spec, arguments)
-            bound = toolbase.bind(toolbase.CallContext(name, scope, self.services))
-            try:
+            with toolbase.calling(toolbase.CallContext(name, scope, self.services)):
                 return await super().call_tool(name, prepared, context)
-            finally:
-                toolbase.unbind(bound)
         except UnexpectedToolError:
             outcome = "error:internal"
             raise
@@ -311,7 +332,7 @@ class MemoryServer(MCPServer[Any]):
             raise MemoryToolError(
                 f"unknown argument(s) {', '.join(map(repr, unknown))} for {spec.name}. "
                 f"{_usage(spec.name, tool.parameters)}",
-                "arguments",
+                ToolErrorKind.ARGUMENTS,
             )
         return out
 
@@ -329,7 +350,18 @@ class MemoryServer(MCPServer[Any]):
         hidden = {n for f in folders for n in (f.name, f.type)} - visible
         said = json.dumps(arguments, ensure_ascii=False, default=str)
         message = scope_safe_message(str(error), hidden, said)
-        return error if message == str(error) else MemoryToolError(message, error.kind)
+        problems = [
+            dataclasses.replace(
+                p,
+                location=scope_safe_message(p.location, hidden, said),
+                message=scope_safe_message(p.message, hidden, said),
+                fix=scope_safe_message(p.fix, hidden, said),
+            )
+            for p in error.problems
+        ]
+        if message == str(error) and problems == list(error.problems):
+            return error
+        return error.reworded(message, problems)
 
     def _explain(self, name: str, exc: ToolError) -> MemoryToolError:
         """A ToolError from the SDK or a tool, rewritten for the model (and classified)."""
@@ -337,7 +369,7 @@ class MemoryServer(MCPServer[Any]):
         if isinstance(cause, MemoryToolError):
             if cause.kind == "unavailable":  # about the server, not this call: said as is,
                 return cause  # whether the token check or the tool met the outage
-            return MemoryToolError(f"{name}: {cause}", cause.kind)
+            return cause.reworded(f"{name}: {cause}")
         if isinstance(exc, MemoryToolError):
             return exc
         if isinstance(cause, ValidationError):
@@ -355,9 +387,9 @@ class MemoryServer(MCPServer[Any]):
             )
             usage = _usage(name, tool.parameters) if tool is not None else ""
             return MemoryToolError(
-                f"invalid arguments for {name}: {problems}. {usage}", "arguments"
+                f"invalid arguments for {name}: {problems}. {usage}", ToolErrorKind.ARGUMENTS
             )
-        return MemoryToolError(str(exc), "invalid")
+        return MemoryToolError(str(exc), ToolErrorKind.INVALID)
 
 
 def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:

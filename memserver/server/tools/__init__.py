@@ -1,15 +1,15 @@
 """MCP tools of the memory server, one module per tool group.
 
-Each module in ``TOOL_MODULES`` defines ``register(server: ToolHost) -> None`` and
-adds its tools with ``@server.memory_tool(...)`` (see ``memserver.server.tools.base``). An
-area adds its tools by writing ``memserver/server/tools/<group>.py`` and one line here.
+Each module in ``TOOL_MODULES`` defines its tools as top-level functions marked
+``@tool(...)`` (see ``memserver.server.tools.base``). An area adds its tools by writing
+``memserver/server/tools/<group>.py`` and one line here.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from memserver.server.tools.base import ToolHost
+from memserver.server.tools.base import ToolHost, register
 
 # Order is the order of tools/list.
 TOOL_MODULES: tuple[str, ...] = (
@@ -24,4 +24,4 @@ TOOL_MODULES: tuple[str, ...] = (
 def register_all(server: ToolHost) -> None:
     """Add every tool group to ``server``."""
     for name in TOOL_MODULES:
-        importlib.import_module(f"memserver.server.tools.{name}").register(server)
+        register(server, importlib.import_module(f"memserver.server.tools.{name}").__name__)

@@ -1,23 +1,28 @@
 """What a tool sees while it runs, and the helpers every tool module shares.
 
-A tool module (``memserver/server/tools/<group>.py``) defines ``register(server)`` and adds
-its tools with ``@server.memory_tool(access=..., title=...)``. Inside a tool body,
-``current()`` gives the caller's ``Scope`` and the ``Services`` (paths, schema,
-manifest, knowledge base). Raise memory system errors (``NotFoundError``,
-``PageValidationError`` ...) freely: the server translates them into a ``ToolError``
-the model can act on, and records the outcome in the audit log.
+A tool module (``memserver/server/tools/<group>.py``) defines its tools as top-level
+functions marked ``@tool(access=..., title=...)``; ``register(host, module)`` adds a
+module's tools to the server (``MemoryServer.memory_tool``), in the order they are
+defined, each function's docstring its description and its signature its input schema.
+Inside a tool body, ``current()`` gives the caller's ``Scope`` and the ``Services``
+(paths, schema, manifest, knowledge base); ``calling(CallContext(...))`` makes a caller
+current, so a tool function can also be called directly. Raise memory system errors
+(``NotFoundError``, ``PageValidationError`` ...) freely: the server translates them
+into a ``ToolError`` the model can act on, and records the outcome in the audit log.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, Unpack
 
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
 
 from memserver.errors import (
     DatabaseUnavailable,
@@ -26,7 +31,9 @@ from memserver.errors import (
     MemoryError_,
     NotFoundError,
     PageValidationError,
+    Problem,
     ScopeError,
+    ToolErrorKind,
     UserError,
     VersionConflictError,
 )
@@ -82,13 +89,55 @@ class ToolOptions(TypedDict, total=False):
 
 
 class ToolHost(Protocol):
-    """What a tool module's ``register(server)`` needs of the server: the decorator that
-    adds a tool (``MemoryServer.memory_tool``). Typed here so the tool modules need not
-    import the server that imports them."""
+    """What ``register`` needs of the server: the decorator that adds a tool
+    (``MemoryServer.memory_tool``). Typed here so the tool modules need not import the
+    server that imports them."""
 
     def memory_tool(
         self, *, access: Access, title: str, **options: Unpack[ToolOptions]
     ) -> Callable[[_F], _F]: ...
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """A tool function and how it is registered (``@tool``)."""
+
+    fn: Callable[..., Any]
+    access: Access
+    title: str
+    options: ToolOptions
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+
+# module name -> tool name -> definition, in the order the module defines them
+_tools: dict[str, dict[str, ToolDef]] = {}
+
+
+def tool(*, access: Access, title: str, **options: Unpack[ToolOptions]) -> Callable[[_F], _F]:
+    """Mark a top-level function as a tool of its module (see the module docstring);
+    the function itself is returned unchanged."""
+
+    def decorator(fn: _F) -> _F:
+        _tools.setdefault(fn.__module__, {})[fn.__name__] = ToolDef(fn, access, title, options)
+        return fn
+
+    return decorator
+
+
+def tools_of(module: str) -> list[ToolDef]:
+    """The tools ``module`` (its ``__name__``) defines, in order."""
+    return list(_tools.get(module, {}).values())
+
+
+def register(host: ToolHost, module: str) -> None:
+    """Add the tools of ``module`` to ``host``."""
+    for definition in tools_of(module):
+        host.memory_tool(access=definition.access, title=definition.title, **definition.options)(
+            definition.fn
+        )
 
 
 # Upper bounds of numeric arguments (PostgreSQL integer and bigint limits are far above;
@@ -130,11 +179,45 @@ COMMON_ALIASES: Mapping[str, str] = {
 
 
 class MemoryToolError(ToolError):
-    """A tool failure the caller can act on; ``kind`` goes into the audit outcome."""
+    """A tool failure the caller can act on.
 
-    def __init__(self, message: str, kind: str = "invalid") -> None:
+    ``kind`` goes into the audit outcome and to the client (``error_result``), with the
+    ``problems`` of a page that does not fit its folder.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        kind: ToolErrorKind = ToolErrorKind.INVALID,
+        problems: Sequence[Problem] = (),
+    ) -> None:
         super().__init__(message)
         self.kind = kind
+        self.problems: tuple[Problem, ...] = tuple(problems)
+
+    def reworded(self, message: str, problems: Sequence[Problem] | None = None) -> MemoryToolError:
+        """The same error (kind, problems unless given) said with ``message``."""
+        return MemoryToolError(message, self.kind, self.problems if problems is None else problems)
+
+    def content(self) -> dict[str, Any]:
+        """What the client reads: ``{"error": {"kind", "message", "problems"}}``."""
+        return {
+            "error": {
+                "kind": str(self.kind),
+                "message": str(self),
+                "problems": [p.as_dict() for p in self.problems],
+            }
+        }
+
+
+def error_result(error: MemoryToolError) -> CallToolResult:
+    """A tool error as MCP sends it: the message as text for a model to read, and its
+    kind (and problems) as structured content for a program to act on."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=str(error))],
+        structured_content=error.content(),
+        is_error=True,
+    )
 
 
 def to_tool_error(exc: BaseException) -> MemoryToolError:
@@ -145,25 +228,29 @@ def to_tool_error(exc: BaseException) -> MemoryToolError:
         return MemoryToolError(
             f"{exc}\nFix every problem listed above and send the whole page again "
             "(same base_version).",
-            "validation",
+            ToolErrorKind.VALIDATION,
+            exc.problems,
         )
     if isinstance(exc, VersionConflictError):
-        return MemoryToolError(str(exc), "conflict")
+        return MemoryToolError(str(exc), ToolErrorKind.CONFLICT)
     if isinstance(exc, NotFoundError):
-        return MemoryToolError(str(exc), "not_found")
+        return MemoryToolError(str(exc), ToolErrorKind.NOT_FOUND)
     if isinstance(exc, ScopeError):
-        return MemoryToolError(str(exc), "scope")
+        return MemoryToolError(str(exc), ToolErrorKind.SCOPE)
     if isinstance(exc, UserError):
-        return MemoryToolError(str(exc), "invalid")
+        return MemoryToolError(str(exc), ToolErrorKind.INVALID)
     if isinstance(exc, DatabaseUnavailable):
-        return MemoryToolError(str(exc), "unavailable")
+        return MemoryToolError(str(exc), ToolErrorKind.UNAVAILABLE)
     if isinstance(exc, LLMError | EmbeddingError):
-        return MemoryToolError(f"{exc} (a backend failed; try again later)", "backend")
+        return MemoryToolError(f"{exc} (a backend failed; try again later)", ToolErrorKind.BACKEND)
     if isinstance(exc, MemoryError_):
         return MemoryToolError(
-            "the memory server failed while handling this call; try again later", "server"
+            "the memory server failed while handling this call; try again later",
+            ToolErrorKind.SERVER,
         )
-    return MemoryToolError("internal error in the memory server; see its log", "internal")
+    return MemoryToolError(
+        "internal error in the memory server; see its log", ToolErrorKind.INTERNAL
+    )
 
 
 @dataclass
@@ -262,13 +349,14 @@ def current() -> CallContext:
         raise RuntimeError("current() is only available inside a memory server tool") from None
 
 
-def bind(call: CallContext) -> Any:
-    """Make ``call`` current; returns the token for ``unbind``."""
-    return _current.set(call)
-
-
-def unbind(token: Any) -> None:
-    _current.reset(token)
+@contextmanager
+def calling(call: CallContext) -> Iterator[CallContext]:
+    """Run the block as ``call``'s caller (what the server does around a tool)."""
+    token = _current.set(call)
+    try:
+        yield call
+    finally:
+        _current.reset(token)
 
 
 def page_id(id: str | None = None, folder: str | None = None, slug: str | None = None) -> str:
@@ -289,7 +377,7 @@ def page_id(id: str | None = None, folder: str | None = None, slug: str | None =
         raise MemoryToolError(
             f"cannot tell which page you mean (got {got!r}); pass id='<folder>/<slug>' "
             "such as id='people/alice-smith', or folder='people' and slug='alice-smith'",
-            "arguments",
+            ToolErrorKind.ARGUMENTS,
         )
     return text
 

@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from memserver.errors import NotFoundError, PageValidationError, Problem, ScopeError
+from memserver.errors import NotFoundError, PageValidationError, Problem, ScopeError, ToolErrorKind
 from memserver.server.tools.base import (
     MAX_OFFSET,
     MAX_VERSION,
     Access,
     CallContext,
     MemoryToolError,
-    ToolHost,
     current,
     page_id,
     page_not_found,
     require_visible,
+    tool,
 )
 from memserver.server.tools.page_input import PageInput, to_page
 from memserver.server.tools.page_views import (
@@ -68,250 +68,251 @@ def _folder_in_scope(call: CallContext, schema: Schema, name: str) -> FolderSpec
     return schema.folder(name)
 
 
-def register(server: ToolHost) -> None:
-    @server.memory_tool(access=Access.READ, title="Knowledge base schema")
-    def kb_schema() -> SchemaView:
-        """Describe the folders you can read: their fields, sections, rules and descriptions.
+@tool(access=Access.READ, title="Knowledge base schema")
+def kb_schema() -> SchemaView:
+    """Describe the folders you can read: their fields, sections, rules and descriptions.
 
-        Call this first. Each folder lists its page type, a description of what belongs
-        there, the slug template, the date field that gives a page its date, the fields
-        (name, type, whether required, allowed enum values, link target folder), the
-        section headings in order, whether pages keep a timeline, and writing rules.
-        """
-        call = current()
-        schema = call.services.schema()
-        return {
-            "timezone": schema.timezone,
-            "rules": schema.rules,
-            "folders": [
-                f.to_dict(call.scope.allows_folder)
-                for f in schema.folders
-                if call.scope.allows_folder(f.name)
-            ],
-            "can_write": call.scope.write,
-            "source_access": call.scope.source,
-        }
+    Call this first. Each folder lists its page type, a description of what belongs
+    there, the slug template, the date field that gives a page its date, the fields
+    (name, type, whether required, allowed enum values, link target folder), the
+    section headings in order, whether pages keep a timeline, and writing rules.
+    """
+    call = current()
+    schema = call.services.schema()
+    return {
+        "timezone": schema.timezone,
+        "rules": schema.rules,
+        "folders": [
+            f.to_dict(call.scope.allows_folder)
+            for f in schema.folders
+            if call.scope.allows_folder(f.name)
+        ],
+        "can_write": call.scope.write,
+        "source_access": call.scope.source,
+    }
 
-    @server.memory_tool(access=Access.READ, title="Get a page")
-    def kb_get_page(id: IdArg = "", folder: FolderArg = None, slug: SlugArg = None) -> PageView:
-        """Read one page in full: fields, compiled-truth sections, dated timeline, open questions.
 
-        Address it by id "folder/slug" (as returned by kb_list_pages, kb_query or
-        kb_resolve). Sections are the current state; the timeline is dated evidence,
-        newest first. `version` is what you pass as base_version to kb_put_page when
-        you update this page. Cite it as [folder/slug].
-        """
-        call = current()
-        target = page_id(id, folder, slug)
-        return page_view(_read(call, target), call.services.schema(), call)
+@tool(access=Access.READ, title="Get a page")
+def kb_get_page(id: IdArg = "", folder: FolderArg = None, slug: SlugArg = None) -> PageView:
+    """Read one page in full: fields, compiled-truth sections, dated timeline, open questions.
 
-    @server.memory_tool(access=Access.READ, title="List pages")
-    def kb_list_pages(
-        folder: FolderArg = None,
-        start: Annotated[
-            dt.date | None, Field(description="Only pages dated on or after YYYY-MM-DD.")
-        ] = None,
-        end: Annotated[
-            dt.date | None, Field(description="Only pages dated before YYYY-MM-DD (exclusive).")
-        ] = None,
-        limit: Annotated[int, Field(ge=1, le=500, description="Page size.")] = 50,
-        offset: Annotated[
-            int, Field(ge=0, le=MAX_OFFSET, description="Skip this many (paging).")
-        ] = 0,
-    ) -> PageList:
-        """List pages exhaustively, newest effective date first, with optional date window.
+    Address it by id "folder/slug" (as returned by kb_list_pages, kb_query or
+    kb_resolve). Sections are the current state; the timeline is dated evidence,
+    newest first. `version` is what you pass as base_version to kb_put_page when
+    you update this page. Cite it as [folder/slug].
+    """
+    call = current()
+    target = page_id(id, folder, slug)
+    return page_view(_read(call, target), call.services.schema(), call)
 
-        Use it to enumerate ("all meetings in March": folder="meetings",
-        start="2026-03-01", end="2026-04-01"). Results are paginated: while
-        `next_offset` is not null, call again with offset=next_offset. `total` is the
-        number of matching pages. Use kb_get_page to read one.
-        """
-        call = current()
-        if folder is not None:
-            _folder_in_scope(call, call.services.schema(), folder)
-        if start is not None and end is not None and end <= start:
-            raise MemoryToolError(
-                f"end ({end}) must be after start ({start}); end is exclusive", "arguments"
-            )
-        pages, total = call.services.kb().list_pages(
-            call.folders, folder=folder, start=start, end=end, limit=limit, offset=offset
+
+@tool(access=Access.READ, title="List pages")
+def kb_list_pages(
+    folder: FolderArg = None,
+    start: Annotated[
+        dt.date | None, Field(description="Only pages dated on or after YYYY-MM-DD.")
+    ] = None,
+    end: Annotated[
+        dt.date | None, Field(description="Only pages dated before YYYY-MM-DD (exclusive).")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=500, description="Page size.")] = 50,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Skip this many (paging).")] = 0,
+) -> PageList:
+    """List pages exhaustively, newest effective date first, with optional date window.
+
+    Use it to enumerate ("all meetings in March": folder="meetings",
+    start="2026-03-01", end="2026-04-01"). Results are paginated: while
+    `next_offset` is not null, call again with offset=next_offset. `total` is the
+    number of matching pages. Use kb_get_page to read one.
+    """
+    call = current()
+    if folder is not None:
+        _folder_in_scope(call, call.services.schema(), folder)
+    if start is not None and end is not None and end <= start:
+        raise MemoryToolError(
+            f"end ({end}) must be after start ({start}); end is exclusive",
+            ToolErrorKind.ARGUMENTS,
         )
-        visible = [p for p in pages if call.scope.page_visible(p.id)]
-        more = offset + len(pages) < total
-        return {
-            "pages": [summary_view(p) for p in visible],
-            "total": total,
-            "offset": offset,
-            "next_offset": offset + len(pages) if more else None,
-        }
-
-    @server.memory_tool(access=Access.READ, title="Page history")
-    def kb_history(
-        id: IdArg = "",
-        folder: FolderArg = None,
-        slug: SlugArg = None,
-        version: Annotated[
-            int | None,
-            Field(ge=1, le=MAX_VERSION, description="Also return the markdown of this version."),
-        ] = None,
-    ) -> HistoryView:
-        """List every stored version of a page (newest first), optionally with one version's text.
-
-        Each version has its number, when and by whom it was written, and a content hash.
-        Pass `version` to read that version's markdown, e.g. to see what a page said
-        before an update.
-        """
-        call = current()
-        target = page_id(id, folder, slug)
-        require_visible(target, call.scope)
-        kb = call.services.kb()
-        try:
-            versions = kb.history(target, call.folders)
-        except NotFoundError:
-            raise page_not_found(target) from None
-        markdown = None
-        if version is not None:
-            try:
-                markdown = kb.get_version(target, version, call.folders)
-            except NotFoundError:
-                raise NotFoundError(
-                    f"page {target!r} has no version {version}",
-                    "call kb_history without version to list them",
-                ) from None
-            markdown = scoped_markdown(markdown, target, call)
-        return {
-            "id": target,
-            "versions": [
-                {
-                    "version": v.version,
-                    "created_at": v.created_at.isoformat(),
-                    "written_by": v.written_by,
-                    "content_hash": v.content_hash,
-                }
-                for v in versions
-            ],
-            "markdown": markdown,
-        }
-
-    @server.memory_tool(
-        access=Access.WRITE,
-        title="Create or update a page",
-        aliases={
-            "content": "markdown",
-            "body": "markdown",
-            "md": "markdown",
-            "data": "page",
-            "conflict": "conflicts",
-            "structured": "page",
-            "version": "base_version",
-            "current_version": "base_version",
-        },
+    pages, total = call.services.kb().list_pages(
+        call.folders, folder=folder, start=start, end=end, limit=limit, offset=offset
     )
-    def kb_put_page(
-        folder: FolderArg = None,
-        id: Annotated[
-            str, Field(description='Id "folder/slug" of the page to update (or to create at).')
-        ] = "",
-        slug: SlugArg = None,
-        page: Annotated[
-            PageInput | None, Field(description="The whole page as structured data.")
-        ] = None,
-        markdown: Annotated[
-            str | None, Field(description="The whole page as markdown with frontmatter.")
-        ] = None,
-        base_version: Annotated[
-            int | None,
-            Field(
-                ge=1,
-                le=MAX_VERSION,
-                description="The version you read (kb_get_page). Omit only to create a new page.",
-            ),
-        ] = None,
-        conflicts: Annotated[
-            list[dict[str, Any]] | None,
-            Field(
-                description="Facts that changed or that sources disagree on: {field, "
-                "old_value, new_value, old_source, new_source, status: superseded|unresolved}."
-            ),
-        ] = None,
-        review: Annotated[
-            str | None,
-            Field(
-                description="Why a person should check this change before it is trusted "
-                "(e.g. it reverses a decision). The page is written and listed for review."
-            ),
-        ] = None,
-    ) -> PutView:
-        """Create or update a page: validate it against its folder, render it, store and index it.
+    visible = [p for p in pages if call.scope.page_visible(p.id)]
+    more = offset + len(pages) < total
+    return {
+        "pages": [summary_view(p) for p in visible],
+        "total": total,
+        "offset": offset,
+        "next_offset": offset + len(pages) if more else None,
+    }
 
-        Send the WHOLE page (it replaces the stored one), either as `page` (title, fields,
-        sections, timeline, aliases, sources, open_questions) or as `markdown`. Choose the
-        folder with `folder` (the slug then comes from the folder's slug template) or
-        give `id` "folder/slug" to write a specific page. To update, read the page
-        first and pass its `version` as base_version; without base_version the page is
-        created, and it is refused if it already exists. A stale base_version is refused
-        with the current version: re-read, merge, retry. If the page does not fit the
-        schema, EVERY problem is listed at once: fix them all and send again.
-        Record in `conflicts` each fact a newer source replaced (status "superseded") or
-        that two sources disagree on (status "unresolved"; also list it under
-        open_questions). Give `review` with a reason when a person should check the
-        change (it is written at once and listed for review). Returns the id, the new
-        version, whether it was created, and `degraded` reasons (e.g. stored without
-        embeddings).
-        """
-        call = current()
-        schema = call.services.schema()
-        if (page is None) == (markdown is None):
-            raise MemoryToolError(
-                "send exactly one of page (structured) or markdown, with the whole page",
-                "arguments",
-            )
-        target_slug: str | None = None
-        folder_name = (folder or "").strip() or None
-        if id or (folder_name and slug):
-            target = page_id(id, folder_name, slug)
-            folder_name, target_slug = target.split("/", 1)
-        if markdown is not None:
-            from memserver.kb.page import parse_page
 
-            parsed = parse_page(markdown)
-            problems: list[Problem] = []
-        else:
-            assert page is not None
-            if folder_name is None and page.type:
-                folder_name = _folder_of_type(call, schema, page.type)
-            if folder_name is None:
-                raise MemoryToolError(
-                    "say which folder the page belongs in: folder='<folder>' or "
-                    "id='<folder>/<slug>'",
-                    "arguments",
-                )
-            parsed, problems = to_page(page, _write_folder(call, schema, folder_name))
-        if folder_name is None:
-            folder_name = _folder_of_type(call, schema, parsed.type)
-        spec = _write_folder(call, schema, folder_name)
-        if call.scope.folders is not None and base_version is not None:
-            parsed = _unredacted(call, schema, spec, target_slug, parsed)
-        from memserver.kb.page import validate_page
+@tool(access=Access.READ, title="Page history")
+def kb_history(
+    id: IdArg = "",
+    folder: FolderArg = None,
+    slug: SlugArg = None,
+    version: Annotated[
+        int | None,
+        Field(ge=1, le=MAX_VERSION, description="Also return the markdown of this version."),
+    ] = None,
+) -> HistoryView:
+    """List every stored version of a page (newest first), optionally with one version's text.
 
-        problems = problems + list(validate_page(parsed, spec))
-        if problems:
-            raise PageValidationError(problems, source=f"{folder_name}/{target_slug or '<new>'}")
-        result = call.services.kb().put_page(
-            folder_name,
-            parsed,
-            base_version,
-            written_by=call.scope.token_name,
-            slug=target_slug,
-            conflicts=conflicts or (),
-            review=review,
+    Each version has its number, when and by whom it was written, and a content hash.
+    Pass `version` to read that version's markdown, e.g. to see what a page said
+    before an update.
+    """
+    call = current()
+    target = page_id(id, folder, slug)
+    require_visible(target, call.scope)
+    kb = call.services.kb()
+    try:
+        versions = kb.history(target, call.folders)
+    except NotFoundError:
+        raise page_not_found(target) from None
+    markdown = None
+    if version is not None:
+        try:
+            markdown = kb.get_version(target, version, call.folders)
+        except NotFoundError:
+            raise NotFoundError(
+                f"page {target!r} has no version {version}",
+                "call kb_history without version to list them",
+            ) from None
+        markdown = scoped_markdown(markdown, target, call)
+    return {
+        "id": target,
+        "versions": [
+            {
+                "version": v.version,
+                "created_at": v.created_at.isoformat(),
+                "written_by": v.written_by,
+                "content_hash": v.content_hash,
+            }
+            for v in versions
+        ],
+        "markdown": markdown,
+    }
+
+
+@tool(
+    access=Access.WRITE,
+    title="Create or update a page",
+    aliases={
+        "content": "markdown",
+        "body": "markdown",
+        "md": "markdown",
+        "data": "page",
+        "conflict": "conflicts",
+        "structured": "page",
+        "version": "base_version",
+        "current_version": "base_version",
+    },
+)
+def kb_put_page(
+    folder: FolderArg = None,
+    id: Annotated[
+        str, Field(description='Id "folder/slug" of the page to update (or to create at).')
+    ] = "",
+    slug: SlugArg = None,
+    page: Annotated[
+        PageInput | None, Field(description="The whole page as structured data.")
+    ] = None,
+    markdown: Annotated[
+        str | None, Field(description="The whole page as markdown with frontmatter.")
+    ] = None,
+    base_version: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=MAX_VERSION,
+            description="The version you read (kb_get_page). Omit only to create a new page.",
+        ),
+    ] = None,
+    conflicts: Annotated[
+        list[dict[str, Any]] | None,
+        Field(
+            description="Facts that changed or that sources disagree on: {field, "
+            "old_value, new_value, old_source, new_source, status: superseded|unresolved}."
+        ),
+    ] = None,
+    review: Annotated[
+        str | None,
+        Field(
+            description="Why a person should check this change before it is trusted "
+            "(e.g. it reverses a decision). The page is written and listed for review."
+        ),
+    ] = None,
+) -> PutView:
+    """Create or update a page: validate it against its folder, render it, store and index it.
+
+    Send the WHOLE page (it replaces the stored one), either as `page` (title, fields,
+    sections, timeline, aliases, sources, open_questions) or as `markdown`. Choose the
+    folder with `folder` (the slug then comes from the folder's slug template) or
+    give `id` "folder/slug" to write a specific page. To update, read the page
+    first and pass its `version` as base_version; without base_version the page is
+    created, and it is refused if it already exists. A stale base_version is refused
+    with the current version: re-read, merge, retry. If the page does not fit the
+    schema, EVERY problem is listed at once: fix them all and send again.
+    Record in `conflicts` each fact a newer source replaced (status "superseded") or
+    that two sources disagree on (status "unresolved"; also list it under
+    open_questions). Give `review` with a reason when a person should check the
+    change (it is written at once and listed for review). Returns the id, the new
+    version, whether it was created, and `degraded` reasons (e.g. stored without
+    embeddings).
+    """
+    call = current()
+    schema = call.services.schema()
+    if (page is None) == (markdown is None):
+        raise MemoryToolError(
+            "send exactly one of page (structured) or markdown, with the whole page",
+            ToolErrorKind.ARGUMENTS,
         )
-        return {
-            "id": result.id,
-            "version": result.version,
-            "created": result.created,
-            "degraded": list(result.degraded),
-        }
+    target_slug: str | None = None
+    folder_name = (folder or "").strip() or None
+    if id or (folder_name and slug):
+        target = page_id(id, folder_name, slug)
+        folder_name, target_slug = target.split("/", 1)
+    if markdown is not None:
+        from memserver.kb.page import parse_page
+
+        parsed = parse_page(markdown)
+        problems: list[Problem] = []
+    else:
+        assert page is not None
+        if folder_name is None and page.type:
+            folder_name = _folder_of_type(call, schema, page.type)
+        if folder_name is None:
+            raise MemoryToolError(
+                "say which folder the page belongs in: folder='<folder>' or id='<folder>/<slug>'",
+                ToolErrorKind.ARGUMENTS,
+            )
+        parsed, problems = to_page(page, _write_folder(call, schema, folder_name))
+    if folder_name is None:
+        folder_name = _folder_of_type(call, schema, parsed.type)
+    spec = _write_folder(call, schema, folder_name)
+    if call.scope.folders is not None and base_version is not None:
+        parsed = _unredacted(call, schema, spec, target_slug, parsed)
+    from memserver.kb.page import validate_page
+
+    problems = problems + list(validate_page(parsed, spec))
+    if problems:
+        raise PageValidationError(problems, source=f"{folder_name}/{target_slug or '<new>'}")
+    result = call.services.kb().put_page(
+        folder_name,
+        parsed,
+        base_version,
+        written_by=call.scope.token_name,
+        slug=target_slug,
+        conflicts=conflicts or (),
+        review=review,
+    )
+    return {
+        "id": result.id,
+        "version": result.version,
+        "created": result.created,
+        "degraded": list(result.degraded),
+    }
 
 
 def _unredacted(

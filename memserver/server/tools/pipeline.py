@@ -16,15 +16,15 @@ from typing import Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.errors import MemoryError_
+from memserver.errors import MemoryError_, ToolErrorKind
 from memserver.kb.manifest import Manifest, SourceEntry
 from memserver.server.tools.base import (
     MAX_OFFSET,
     Access,
     MemoryToolError,
     Services,
-    ToolHost,
     current,
+    tool,
 )
 
 logger = logging.getLogger(__name__)
@@ -100,191 +100,192 @@ def index_scanned(services: Services, entries: list[SourceEntry]) -> None:
         logger.warning("could not index the scanned sources: %s", exc)
 
 
-def register(server: ToolHost) -> None:
-    @server.memory_tool(access=Access.PIPELINE, title="List sources to ingest", idempotent=True)
-    def source_pending(
-        limit: Annotated[int, Field(ge=1, le=1000, description="How many to return.")] = 50,
-    ) -> PendingResult:
-        """List raw source documents that still need ingesting, oldest document first.
+@tool(access=Access.PIPELINE, title="List sources to ingest", idempotent=True)
+def source_pending(
+    limit: Annotated[int, Field(ge=1, le=1000, description="How many to return.")] = 50,
+) -> PendingResult:
+    """List raw source documents that still need ingesting, oldest document first.
 
-        Rescans source/ first, so new and edited files appear. Returns sources whose
-        status is "pending" (never ingested) or "updated" (changed since ingestion),
-        ordered by document date, oldest first: ingest them in this order so timelines
-        and current state are built chronologically. For each source, call source_read,
-        write the pages, then source_mark. `total` counts all waiting sources;
-        `counts` gives every status in the manifest.
-        """
-        services = current().services
-        with services.pipeline_lock:
-            entries = list(services.manifest().scan().entries)
-        index_scanned(services, entries)
-        pending = Manifest.waiting(entries)
-        counts = status_counts(entries)
-        services.ingest.listed(counts)
-        return {
-            "sources": [source_info(e) for e in pending[:limit]],
-            "total": len(pending),
-            "counts": counts,
-        }
+    Rescans source/ first, so new and edited files appear. Returns sources whose
+    status is "pending" (never ingested) or "updated" (changed since ingestion),
+    ordered by document date, oldest first: ingest them in this order so timelines
+    and current state are built chronologically. For each source, call source_read,
+    write the pages, then source_mark. `total` counts all waiting sources;
+    `counts` gives every status in the manifest.
+    """
+    services = current().services
+    with services.pipeline_lock:
+        entries = list(services.manifest().scan().entries)
+    index_scanned(services, entries)
+    pending = Manifest.waiting(entries)
+    counts = status_counts(entries)
+    services.ingest.listed(counts)
+    return {
+        "sources": [source_info(e) for e in pending[:limit]],
+        "total": len(pending),
+        "counts": counts,
+    }
 
-    @server.memory_tool(access=Access.PIPELINE, title="Read a source document")
-    def source_read(
-        path: Annotated[
-            str, Field(description="Source path relative to source/, as listed by source_pending.")
-        ],
-        offset: Annotated[
-            int,
-            Field(
-                ge=0,
-                le=MAX_OFFSET,
-                description="Character to start at; pass next_offset to read on.",
-            ),
-        ] = 0,
-        limit: Annotated[
-            int,
-            Field(ge=1, le=READ_PAGE_CHARS, description="Characters to return at most."),
-        ] = READ_PAGE_CHARS,
-    ) -> SourceContent:
-        """Read one raw source document: its text, content hash and document date.
 
-        Private spans (<private>...</private>) are replaced by "[redacted]"; never try to
-        reconstruct them. Keep the returned `hash`: pass it to source_mark when you mark
-        the source ingested, so an edit made while you were working is not lost. Use
-        `doc_date` to resolve relative dates in the text ("yesterday", "last week").
-        A long note comes in pages: while `next_offset` is not null, call again with
-        offset=next_offset and append the text; `total_chars` is the whole length.
-        """
-        from memserver.kb.redact import redact_private
+@tool(access=Access.PIPELINE, title="Read a source document")
+def source_read(
+    path: Annotated[
+        str, Field(description="Source path relative to source/, as listed by source_pending.")
+    ],
+    offset: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=MAX_OFFSET,
+            description="Character to start at; pass next_offset to read on.",
+        ),
+    ] = 0,
+    limit: Annotated[
+        int,
+        Field(ge=1, le=READ_PAGE_CHARS, description="Characters to return at most."),
+    ] = READ_PAGE_CHARS,
+) -> SourceContent:
+    """Read one raw source document: its text, content hash and document date.
 
-        services = current().services
-        with services.pipeline_lock:
-            text, digest, entry = services.manifest().read_source(path)
-        services.ingest.reading(entry.path)
-        content = redact_private(text)
-        total = len(content)
-        if offset > total:
-            raise MemoryToolError(
-                f"offset={offset} is past the end of {entry.path} ({total} characters); "
-                f"use an offset from 0 to {total}",
-                "arguments",
-            )
-        end = min(total, offset + limit)
-        return {
-            "path": entry.path,
-            "content": content[offset:end],
-            "hash": digest,
-            "doc_date": entry.doc_date.isoformat(),
-            "status": str(entry.status),
-            "size": entry.size,
-            "redacted": content != text,
-            "offset": offset,
-            "total_chars": total,
-            "next_offset": end if end < total else None,
-        }
+    Private spans (<private>...</private>) are replaced by "[redacted]"; never try to
+    reconstruct them. Keep the returned `hash`: pass it to source_mark when you mark
+    the source ingested, so an edit made while you were working is not lost. Use
+    `doc_date` to resolve relative dates in the text ("yesterday", "last week").
+    A long note comes in pages: while `next_offset` is not null, call again with
+    offset=next_offset and append the text; `total_chars` is the whole length.
+    """
+    from memserver.kb.redact import redact_private
 
-    @server.memory_tool(
-        access=Access.PIPELINE,
-        title="Record the result of ingesting a source",
-        aliases={
-            "outcome": "status",
-            "state": "status",
-            "result": "status",
-            "sha256": "hash",
-            "content_hash": "hash",
-            "hash_read": "hash",
-            "page_ids": "pages",
-            "pages_written": "pages",
-            "written": "pages",
-            "message": "error",
-            "reason": "error",
-        },
-    )
-    def source_mark(
-        path: Annotated[str, Field(description="Source path relative to source/.")],
-        status: Annotated[
-            Literal["ingested", "failed", "reset"],
-            Field(
-                description='"ingested" after writing its pages, "failed" with the error, '
-                'or "reset" to queue it again.'
-            ),
-        ],
-        hash: Annotated[
-            str | None,
-            Field(description="For ingested: the hash source_read returned."),
-        ] = None,
-        pages: Annotated[
-            list[str] | None,
-            Field(description='For ingested: ids ("folder/slug") of the pages written.'),
-        ] = None,
-        error: Annotated[str | None, Field(description="For failed: what went wrong.")] = None,
-        extractor: Annotated[
-            Literal["llm", "rules"] | None,
-            Field(
-                description='For ingested: what extracted the pages, "llm" (default) or '
-                '"rules" (the deterministic extractor, no model).'
-            ),
-        ] = None,
-        dropped: Annotated[
-            list[str] | None,
-            Field(
-                description="For ingested: what you left out because the schema has no "
-                "place for it (a folder or field it lacks), one line each; counted in the "
-                "ledger."
-            ),
-        ] = None,
-        degraded: Annotated[
-            list[str] | None,
-            Field(
-                description="For ingested: why the configured model's work was replaced, "
-                'e.g. ["llm_unusable"] when the rules extractor read the note instead.'
-            ),
-        ] = None,
-    ) -> MarkResult:
-        """Record what happened to a source after you processed it.
-
-        - status="ingested": pass `hash` exactly as source_read returned it and `pages`,
-          the ids of every page you wrote or updated. If the file changed since you read
-          it, it stays "updated" and will come back from source_pending.
-        - status="failed": pass `error`, a short description; the source is retried
-          when the file changes or after a reset.
-        - status="reset": queue the source for ingestion again.
-        """
-        services = current().services
-        if status == "ingested" and not hash:
-            raise MemoryToolError(
-                "status='ingested' needs the hash that source_read returned for this path; "
-                "call source_mark again with hash='<that hash>'",
-                "arguments",
-            )
-        if status == "failed" and not (error or "").strip():
-            raise MemoryToolError(
-                "status='failed' needs error='<what went wrong>'; call source_mark again with it",
-                "arguments",
-            )
-        with services.pipeline_lock:
-            manifest = services.manifest()
-            if status == "ingested":
-                assert hash is not None
-                entry = manifest.mark_ingested(
-                    path,
-                    hash,
-                    [p.strip() for p in pages or []],
-                    extractor=extractor or "llm",
-                    dropped=[str(d) for d in dropped or []],
-                    degraded=[str(d)[:80] for d in (degraded or [])[:10]],
-                )
-            elif status == "failed":
-                entry = manifest.mark_failed(path, (error or "").strip())
-            else:
-                entry = manifest.reset(path)
-            counts = status_counts(manifest.entries())
-        services.ingest.finished(
-            entry.path, str(entry.status), counts, pages=entry.pages, error=entry.error
+    services = current().services
+    with services.pipeline_lock:
+        text, digest, entry = services.manifest().read_source(path)
+    services.ingest.reading(entry.path)
+    content = redact_private(text)
+    total = len(content)
+    if offset > total:
+        raise MemoryToolError(
+            f"offset={offset} is past the end of {entry.path} ({total} characters); "
+            f"use an offset from 0 to {total}",
+            ToolErrorKind.ARGUMENTS,
         )
-        return {
-            "path": entry.path,
-            "status": str(entry.status),
-            "pages": list(entry.pages),
-            "error": entry.error,
-            "dropped_count": entry.dropped_count,
-        }
+    end = min(total, offset + limit)
+    return {
+        "path": entry.path,
+        "content": content[offset:end],
+        "hash": digest,
+        "doc_date": entry.doc_date.isoformat(),
+        "status": str(entry.status),
+        "size": entry.size,
+        "redacted": content != text,
+        "offset": offset,
+        "total_chars": total,
+        "next_offset": end if end < total else None,
+    }
+
+
+@tool(
+    access=Access.PIPELINE,
+    title="Record the result of ingesting a source",
+    aliases={
+        "outcome": "status",
+        "state": "status",
+        "result": "status",
+        "sha256": "hash",
+        "content_hash": "hash",
+        "hash_read": "hash",
+        "page_ids": "pages",
+        "pages_written": "pages",
+        "written": "pages",
+        "message": "error",
+        "reason": "error",
+    },
+)
+def source_mark(
+    path: Annotated[str, Field(description="Source path relative to source/.")],
+    status: Annotated[
+        Literal["ingested", "failed", "reset"],
+        Field(
+            description='"ingested" after writing its pages, "failed" with the error, '
+            'or "reset" to queue it again.'
+        ),
+    ],
+    hash: Annotated[
+        str | None,
+        Field(description="For ingested: the hash source_read returned."),
+    ] = None,
+    pages: Annotated[
+        list[str] | None,
+        Field(description='For ingested: ids ("folder/slug") of the pages written.'),
+    ] = None,
+    error: Annotated[str | None, Field(description="For failed: what went wrong.")] = None,
+    extractor: Annotated[
+        Literal["llm", "rules"] | None,
+        Field(
+            description='For ingested: what extracted the pages, "llm" (default) or '
+            '"rules" (the deterministic extractor, no model).'
+        ),
+    ] = None,
+    dropped: Annotated[
+        list[str] | None,
+        Field(
+            description="For ingested: what you left out because the schema has no "
+            "place for it (a folder or field it lacks), one line each; counted in the "
+            "ledger."
+        ),
+    ] = None,
+    degraded: Annotated[
+        list[str] | None,
+        Field(
+            description="For ingested: why the configured model's work was replaced, "
+            'e.g. ["llm_unusable"] when the rules extractor read the note instead.'
+        ),
+    ] = None,
+) -> MarkResult:
+    """Record what happened to a source after you processed it.
+
+    - status="ingested": pass `hash` exactly as source_read returned it and `pages`,
+      the ids of every page you wrote or updated. If the file changed since you read
+      it, it stays "updated" and will come back from source_pending.
+    - status="failed": pass `error`, a short description; the source is retried
+      when the file changes or after a reset.
+    - status="reset": queue the source for ingestion again.
+    """
+    services = current().services
+    if status == "ingested" and not hash:
+        raise MemoryToolError(
+            "status='ingested' needs the hash that source_read returned for this path; "
+            "call source_mark again with hash='<that hash>'",
+            ToolErrorKind.ARGUMENTS,
+        )
+    if status == "failed" and not (error or "").strip():
+        raise MemoryToolError(
+            "status='failed' needs error='<what went wrong>'; call source_mark again with it",
+            ToolErrorKind.ARGUMENTS,
+        )
+    with services.pipeline_lock:
+        manifest = services.manifest()
+        if status == "ingested":
+            assert hash is not None
+            entry = manifest.mark_ingested(
+                path,
+                hash,
+                [p.strip() for p in pages or []],
+                extractor=extractor or "llm",
+                dropped=[str(d) for d in dropped or []],
+                degraded=[str(d)[:80] for d in (degraded or [])[:10]],
+            )
+        elif status == "failed":
+            entry = manifest.mark_failed(path, (error or "").strip())
+        else:
+            entry = manifest.reset(path)
+        counts = status_counts(manifest.entries())
+    services.ingest.finished(
+        entry.path, str(entry.status), counts, pages=entry.pages, error=entry.error
+    )
+    return {
+        "path": entry.path,
+        "status": str(entry.status),
+        "pages": list(entry.pages),
+        "error": entry.error,
+        "dropped_count": entry.dropped_count,
+    }

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.server.tools.base import Access, MemoryToolError, Services, ToolHost, current
+from memserver.errors import ToolErrorKind
+from memserver.server.tools.base import Access, MemoryToolError, Services, current, tool
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,48 +85,47 @@ def _close_router(services: Services) -> None:
         cached[1].close()
 
 
-def register(server: ToolHost) -> None:
-    @server.memory_tool(access=Access.READ, title="Route a text to folders", idempotent=True)
-    def kb_route(
-        text: Annotated[
-            str,
-            Field(
-                max_length=MAX_TEXT,
-                description="The text to route (a note, a question); at most 50,000 characters.",
-            ),
-        ],
-        folders: Annotated[
-            list[str] | None,
-            Field(description="Consider only these folders (default: all you can read)."),
-        ] = None,
-    ) -> RouteView:
-        """Say which schema folders a text belongs to, each with a score from 0 to 1.
+@tool(access=Access.READ, title="Route a text to folders", idempotent=True)
+def kb_route(
+    text: Annotated[
+        str,
+        Field(
+            max_length=MAX_TEXT,
+            description="The text to route (a note, a question); at most 50,000 characters.",
+        ),
+    ],
+    folders: Annotated[
+        list[str] | None,
+        Field(description="Consider only these folders (default: all you can read)."),
+    ] = None,
+) -> RouteView:
+    """Say which schema folders a text belongs to, each with a score from 0 to 1.
 
-        Use it to decide where the facts of a note go, or which folders to search for a
-        question. `folders` lists those at or above the threshold, best first (a text
-        can belong to several, or to none); `scores` lists every folder considered.
-        `stage` says who answered (laya, llm or lexical) and `degraded` which stages
-        were unavailable.
-        """
-        call = current()
-        schema = call.services.schema()
-        mine = list(call.scope.filter_folders(schema.folder_names))
-        if folders:
-            unknown = [f for f in folders if f not in mine]
-            if unknown:
-                raise MemoryToolError(
-                    f"no folder {', '.join(map(repr, unknown))} in your scope; "
-                    f"your folders are: {', '.join(mine) or 'none'}",
-                    "arguments",
-                )
-            mine = [f for f in mine if f in folders]
-        if not text.strip():
-            raise MemoryToolError("text is empty; pass the text to route", "arguments")
-        result = _router(call.services, schema).route(text, mine)
-        data: dict[str, Any] = result.as_dict()
-        return {
-            "folders": data["folders"],
-            "stage": data["stage"],
-            "degraded": data["degraded"],
-            "scores": data["scores"],
-        }
+    Use it to decide where the facts of a note go, or which folders to search for a
+    question. `folders` lists those at or above the threshold, best first (a text
+    can belong to several, or to none); `scores` lists every folder considered.
+    `stage` says who answered (laya, llm or lexical) and `degraded` which stages
+    were unavailable.
+    """
+    call = current()
+    schema = call.services.schema()
+    mine = list(call.scope.filter_folders(schema.folder_names))
+    if folders:
+        unknown = [f for f in folders if f not in mine]
+        if unknown:
+            raise MemoryToolError(
+                f"no folder {', '.join(map(repr, unknown))} in your scope; "
+                f"your folders are: {', '.join(mine) or 'none'}",
+                ToolErrorKind.ARGUMENTS,
+            )
+        mine = [f for f in mine if f in folders]
+    if not text.strip():
+        raise MemoryToolError("text is empty; pass the text to route", ToolErrorKind.ARGUMENTS)
+    result = _router(call.services, schema).route(text, mine)
+    data: dict[str, Any] = result.as_dict()
+    return {
+        "folders": data["folders"],
+        "stage": data["stage"],
+        "degraded": data["degraded"],
+        "scores": data["scores"],
+    }

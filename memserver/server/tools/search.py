@@ -26,11 +26,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.errors import UserError
+from memserver.errors import ToolErrorKind, UserError
 from memserver.index.embedding import EMBEDDING_PENDING
 from memserver.search.pipeline import MODES, Searcher, SearchRequest
 from memserver.server.ingest_progress import INGEST_IN_PROGRESS
-from memserver.server.tools.base import CallContext, MemoryToolError, ToolHost, current
+from memserver.server.tools.base import (
+    Access,
+    CallContext,
+    MemoryToolError,
+    current,
+    page_not_found,
+    tool,
+)
 from memserver.timeparse.now import parse_now
 from memserver.timeparse.window import NEWEST, NEXT, OLDEST
 
@@ -111,6 +118,23 @@ class TimelineView(TypedDict):
     truncated: bool
 
 
+def with_progress(data: dict[str, Any], call: CallContext) -> QueryView:
+    """A search result with what is still on its way (see the module docstring); the
+    ledger's counts only for a caller that may read sources."""
+    degraded = list(data.get("degraded") or ())
+    if call.services.kb().embedding_pending():
+        degraded.append(EMBEDDING_PENDING)
+    status = call.services.ingest.status()
+    ingest: dict[str, Any] | None = None
+    if status.running:
+        degraded.append(INGEST_IN_PROGRESS)
+        ingest = {"running": True}
+        if call.scope.source:
+            ingest = {**status.as_dict(), "summary": status.summary()}
+    view = {**data, "degraded": list(dict.fromkeys(degraded)), "ingest": ingest}
+    return QueryView(**view)  # type: ignore[typeddict-item]
+
+
 def searcher(call: CallContext) -> Searcher:
     """The searcher of the caller's knowledge base, built once per knowledge base with the
     server's settings (never re-read from the environment per call)."""
@@ -133,18 +157,27 @@ def folder_list(value: Sequence[str] | str | None) -> list[str] | None:
     return names or None
 
 
+def _given(value: str | None, missing: str) -> str:
+    """``value`` stripped; an arguments error saying ``missing`` when nothing is left."""
+    text = (value or "").strip()
+    if not text:
+        raise MemoryToolError(missing, ToolErrorKind.ARGUMENTS)
+    return text
+
+
 def _now(value: str | None) -> dt.datetime | None:
     try:
         return parse_now(value)
     except UserError as exc:
-        raise MemoryToolError(str(exc), "arguments") from None
+        raise MemoryToolError(str(exc), ToolErrorKind.ARGUMENTS) from None
 
 
 def _mode(value: str | None) -> str:
     name = (value or "balanced").strip().lower()
     if name not in MODES:
         raise MemoryToolError(
-            f"mode={value!r} is not a search mode; use one of: {', '.join(MODES)}", "arguments"
+            f"mode={value!r} is not a search mode; use one of: {', '.join(MODES)}",
+            ToolErrorKind.ARGUMENTS,
         )
     return name
 
@@ -157,191 +190,169 @@ def _order(value: str | None) -> str:
         return OLDEST
     if text in ("next", "upcoming", "soonest", "future"):
         return NEXT
-    raise MemoryToolError(f"order={value!r}: use 'newest', 'oldest' or 'next'", "arguments")
-
-
-def with_progress(data: dict[str, Any], call: CallContext) -> QueryView:
-    """A search result with what is still on its way (see the module docstring); the
-    ledger's counts only for a caller that may read sources."""
-    degraded = list(data.get("degraded") or ())
-    if call.services.kb().embedding_pending():
-        degraded.append(EMBEDDING_PENDING)
-    status = call.services.ingest.status()
-    ingest: dict[str, Any] | None = None
-    if status.running:
-        degraded.append(INGEST_IN_PROGRESS)
-        ingest = {"running": True}
-        if call.scope.source:
-            ingest = {**status.as_dict(), "summary": status.summary()}
-    view = {**data, "degraded": list(dict.fromkeys(degraded)), "ingest": ingest}
-    return QueryView(**view)  # type: ignore[typeddict-item]
-
-
-def register(server: ToolHost) -> None:
-    from memserver.server.tools.base import Access
-
-    @server.memory_tool(
-        access=Access.READ,
-        title="Search the knowledge base",
-        aliases={"query": "question", "q": "question", "text": "question", "folder": "folders"},
+    raise MemoryToolError(
+        f"order={value!r}: use 'newest', 'oldest' or 'next'", ToolErrorKind.ARGUMENTS
     )
-    def kb_query(
-        question: Annotated[
-            str,
-            Field(
-                max_length=MAX_QUESTION_CHARS,
-                description="The question, dates and all: 'latest meeting with Bob'.",
-            ),
-        ],
-        folders: FoldersArg = None,
-        mode: Annotated[
-            str,
-            Field(
-                description="conservative (10 results, short), balanced (default, 20), "
-                "tokenmax (50, full text, query expansion)."
-            ),
-        ] = "balanced",
-        limit: Annotated[int | None, Field(ge=1, le=100, description="At most this many.")] = None,
-        include_sources: Annotated[
-            bool, Field(description="Also search raw source notes (not yet ingested text).")
-        ] = False,
-        now: NowArg = None,
-    ) -> QueryView:
-        """Search pages by meaning, words, names, dates and links; best first.
 
-        Write the question naturally, with its time words: "what happened last week",
-        "meetings on 2026-09-15", "latest meeting with Alice", "first decision about
-        pricing", "next meeting with Bob", "who reports to Bob", "INV-2026-044", Mongolian
-        too ("өнгөрсөн долоо хоног"). Dates are read for you: `time` shows the window
-        [start, end) and the ordering used. With latest/first/next, results are ordered
-        by date (label `date_ordered`): latest is the newest on or before `now`, next the
-        first after it; "latest meeting with X" follows X's links, so a newer meeting X
-        did not attend never wins. Each result has id (cite it as [folder/slug]), title,
-        folder, date, a snippet, timeline lines that matched, and `labels` saying why it
-        matched (exact_title_match, alias_hit, keyword_exact, high_vector_match,
-        graph:<verb>, timeline_match, weak_semantic ...). `intent` says how the
-        question was read (topical terms, folders it names, a relation). Read a page in
-        full with kb_get_page. `degraded` lists anything that fell back (e.g.
-        reranker_unavailable).
-        graph:<verb>, timeline_match, weak_semantic ...). Read a page in full with
-        kb_get_page. `degraded` lists anything that fell back (e.g. reranker_unavailable);
-        `ingest_in_progress` means notes are still being ingested (`ingest.summary`: "12/28
-        notes ingested"): if nothing fits, say the knowledge base is still being built.
-        """
-        call = current()
-        text = (question or "").strip()
-        if not text:
-            raise MemoryToolError("question is empty: say what you are looking for", "arguments")
-        request = SearchRequest(
-            question=text,
-            scope=call.folders,
-            folders=folder_list(folders),
-            mode=_mode(mode),
-            limit=limit,
-            include_sources=bool(include_sources),
-            source_access=call.scope.source,
-            now=_now(now),
-            route=True,
-        )
-        return with_progress(searcher(call).search(request).to_dict(), call)
 
-    @server.memory_tool(
-        access=Access.READ,
-        title="Timeline of a period or a page",
-        aliases={
-            "id": "page",
-            "page_id": "page",
-            "period": "window",
-            "when": "window",
-            "range": "window",
-            "query": "window",
-            "folder": "folders",
-        },
+@tool(
+    access=Access.READ,
+    title="Search the knowledge base",
+    aliases={"query": "question", "q": "question", "text": "question", "folder": "folders"},
+)
+def kb_query(
+    question: Annotated[
+        str,
+        Field(
+            max_length=MAX_QUESTION_CHARS,
+            description="The question, dates and all: 'latest meeting with Bob'.",
+        ),
+    ],
+    folders: FoldersArg = None,
+    mode: Annotated[
+        str,
+        Field(
+            description="conservative (10 results, short), balanced (default, 20), "
+            "tokenmax (50, full text, query expansion)."
+        ),
+    ] = "balanced",
+    limit: Annotated[int | None, Field(ge=1, le=100, description="At most this many.")] = None,
+    include_sources: Annotated[
+        bool, Field(description="Also search raw source notes (not yet ingested text).")
+    ] = False,
+    now: NowArg = None,
+) -> QueryView:
+    """Search pages by meaning, words, names, dates and links; best first.
+
+    Write the question naturally, with its time words: "what happened last week",
+    "meetings on 2026-09-15", "latest meeting with Alice", "first decision about
+    pricing", "next meeting with Bob", "who reports to Bob", "INV-2026-044", Mongolian
+    too ("өнгөрсөн долоо хоног"). Dates are read for you: `time` shows the window
+    [start, end) and the ordering used. With latest/first/next, results are ordered
+    by date (label `date_ordered`): latest is the newest on or before `now`, next the
+    first after it; "latest meeting with X" follows X's links, so a newer meeting X
+    did not attend never wins. Each result has id (cite it as [folder/slug]), title,
+    folder, date, a snippet, timeline lines that matched, and `labels` saying why it
+    matched (exact_title_match, alias_hit, keyword_exact, high_vector_match,
+    graph:<verb>, timeline_match, weak_semantic ...). `intent` says how the
+    question was read (topical terms, folders it names, a relation). Read a page in
+    full with kb_get_page. `degraded` lists anything that fell back (e.g.
+    reranker_unavailable).
+    graph:<verb>, timeline_match, weak_semantic ...). Read a page in full with
+    kb_get_page. `degraded` lists anything that fell back (e.g. reranker_unavailable);
+    `ingest_in_progress` means notes are still being ingested (`ingest.summary`: "12/28
+    notes ingested"): if nothing fits, say the knowledge base is still being built.
+    """
+    call = current()
+    text = _given(question, "question is empty: say what you are looking for")
+    request = SearchRequest(
+        question=text,
+        scope=call.folders,
+        folders=folder_list(folders),
+        mode=_mode(mode),
+        limit=limit,
+        include_sources=bool(include_sources),
+        source_access=call.scope.source,
+        now=_now(now),
+        route=True,
     )
-    def kb_timeline(
-        window: Annotated[
-            str | None,
-            Field(
-                max_length=MAX_NAME_CHARS,
-                description="A period in words: 'last week', 'in March', '2026-09', "
-                "'from 2026-09-01 to 2026-09-15', 'өчигдөр'.",
-            ),
-        ] = None,
-        page: Annotated[
-            str | None, Field(description="A page id 'folder/slug' for its dated history.")
-        ] = None,
-        folders: FoldersArg = None,
-        now: NowArg = None,
-        limit: Annotated[int, Field(ge=1, le=500, description="At most this many events.")] = 100,
-    ) -> TimelineView:
-        """List what happened, newest first: in a period, or in one page's history.
+    return with_progress(searcher(call).search(request).to_dict(), call)
 
-        Give `window` ("last week", "2026-09", "yesterday") for every dated event in it
-        across your folders (timeline entries, and pages such as meetings dated in it),
-        or `page` for that page's dated history (with `window` too: only that period).
-        Each event has its date, the page id and title, the text and its source.
-        `truncated` is true when there were more than `limit`.
-        """
-        call = current()
-        if page is not None and not call.scope.page_visible(page.strip().strip("[]")):
-            from memserver.server.tools.base import page_not_found
 
-            raise page_not_found(page)
-        data = searcher(call).timeline(
-            window=window,
-            page=page,
-            scope=call.folders,
-            folders=folder_list(folders),
-            now=_now(now),
-            limit=limit,
-        )
-        return TimelineView(**data)  # type: ignore[typeddict-item]
+@tool(
+    access=Access.READ,
+    title="Timeline of a period or a page",
+    aliases={
+        "id": "page",
+        "page_id": "page",
+        "period": "window",
+        "when": "window",
+        "range": "window",
+        "query": "window",
+        "folder": "folders",
+    },
+)
+def kb_timeline(
+    window: Annotated[
+        str | None,
+        Field(
+            max_length=MAX_NAME_CHARS,
+            description="A period in words: 'last week', 'in March', '2026-09', "
+            "'from 2026-09-01 to 2026-09-15', 'өчигдөр'.",
+        ),
+    ] = None,
+    page: Annotated[
+        str | None, Field(description="A page id 'folder/slug' for its dated history.")
+    ] = None,
+    folders: FoldersArg = None,
+    now: NowArg = None,
+    limit: Annotated[int, Field(ge=1, le=500, description="At most this many events.")] = 100,
+) -> TimelineView:
+    """List what happened, newest first: in a period, or in one page's history.
 
-    @server.memory_tool(
-        access=Access.READ,
-        title="Newest or first pages of a folder",
-        aliases={"query": "about", "entity": "about", "with": "about", "sort": "order"},
+    Give `window` ("last week", "2026-09", "yesterday") for every dated event in it
+    across your folders (timeline entries, and pages such as meetings dated in it),
+    or `page` for that page's dated history (with `window` too: only that period).
+    Each event has its date, the page id and title, the text and its source.
+    `truncated` is true when there were more than `limit`.
+    """
+    call = current()
+    if page is not None and not call.scope.page_visible(page.strip().strip("[]")):
+        raise page_not_found(page)
+    data = searcher(call).timeline(
+        window=window,
+        page=page,
+        scope=call.folders,
+        folders=folder_list(folders),
+        now=_now(now),
+        limit=limit,
     )
-    def kb_latest(
-        folder: Annotated[str, Field(description="The folder, e.g. 'meetings' or 'decisions'.")],
-        about: Annotated[
-            str | None,
-            Field(
-                max_length=MAX_NAME_CHARS,
-                description="Only pages about this: a name ('Globex') or a topic ('pricing').",
-            ),
-        ] = None,
-        order: Annotated[
-            str,
-            Field(
-                description="'newest' (default: the newest on or before now), 'oldest', or "
-                "'next' (the first after now: upcoming meetings, due dates)."
-            ),
-        ] = "newest",
-        limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
-        now: NowArg = None,
-    ) -> QueryView:
-        """The newest (or oldest, or next) pages of one folder, optionally about an entity or topic.
+    return TimelineView(**data)  # type: ignore[typeddict-item]
 
-        "Latest meeting with Globex": folder='meetings', about='Globex'. "First
-        decision about pricing": folder='decisions', about='pricing', order='oldest'.
-        "Next meeting with Bob": folder='meetings', about='Bob', order='next'. Newest
-        never returns a page dated after `now` first; next starts after it.
-        With a named entity, only pages linked to it count (a meeting it attended or
-        was about). Results are ordered by the page's date and shaped like kb_query's.
-        """
-        call = current()
-        name = (folder or "").strip()
-        if not name:
-            raise MemoryToolError("say which folder: folder='meetings' for example", "arguments")
-        request = SearchRequest(
-            question=(about or "").strip(),
-            scope=call.folders,  # names resolve anywhere the token reaches
-            mode="balanced",
-            limit=limit,
-            source_access=call.scope.source,
-            now=_now(now),
-            order=_order(order),
-            focus=name,
-        )
-        return with_progress(searcher(call).search(request).to_dict(), call)
+
+@tool(
+    access=Access.READ,
+    title="Newest or first pages of a folder",
+    aliases={"query": "about", "entity": "about", "with": "about", "sort": "order"},
+)
+def kb_latest(
+    folder: Annotated[str, Field(description="The folder, e.g. 'meetings' or 'decisions'.")],
+    about: Annotated[
+        str | None,
+        Field(
+            max_length=MAX_NAME_CHARS,
+            description="Only pages about this: a name ('Globex') or a topic ('pricing').",
+        ),
+    ] = None,
+    order: Annotated[
+        str,
+        Field(
+            description="'newest' (default: the newest on or before now), 'oldest', or "
+            "'next' (the first after now: upcoming meetings, due dates)."
+        ),
+    ] = "newest",
+    limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
+    now: NowArg = None,
+) -> QueryView:
+    """The newest (or oldest, or next) pages of one folder, optionally about an entity or topic.
+
+    "Latest meeting with Globex": folder='meetings', about='Globex'. "First
+    decision about pricing": folder='decisions', about='pricing', order='oldest'.
+    "Next meeting with Bob": folder='meetings', about='Bob', order='next'. Newest
+    never returns a page dated after `now` first; next starts after it.
+    With a named entity, only pages linked to it count (a meeting it attended or
+    was about). Results are ordered by the page's date and shaped like kb_query's.
+    """
+    call = current()
+    name = _given(folder, "say which folder: folder='meetings' for example")
+    request = SearchRequest(
+        question=(about or "").strip(),
+        scope=call.folders,  # names resolve anywhere the token reaches
+        mode="balanced",
+        limit=limit,
+        source_access=call.scope.source,
+        now=_now(now),
+        order=_order(order),
+        focus=name,
+    )
+    return with_progress(searcher(call).search(request).to_dict(), call)
