@@ -43,7 +43,7 @@ def test_every_tool_error_carries_its_kind_beside_its_text(mcp_server: RunningSe
     assert {name: str(error.kind) for name, error in errors.items()} == {
         name: name for name in errors
     }
-    assert all(error.problems == () for error in errors.values())
+    assert errors and all(error.problems == () for error in errors.values())
 
 
 def test_a_page_that_does_not_fit_lists_its_problems_as_data(mcp_server: RunningServer) -> None:

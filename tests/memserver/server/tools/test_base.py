@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 
@@ -89,7 +89,7 @@ class Host:
     def __init__(self) -> None:
         self.added: list[tuple[str, Access, str, ToolOptions]] = []
 
-    def memory_tool(self, *, access: Access, title: str, **options: Any) -> Any:
+    def memory_tool(self, *, access: Access, title: str, **options: Unpack[ToolOptions]) -> Any:
         def decorator(fn: Any) -> Any:
             self.added.append((fn.__name__, access, title, options))
             return fn
