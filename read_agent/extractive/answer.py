@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memserver.kb.schema import FolderSpec, Schema
-from memserver.kb.words import words
+from memserver.kb.words import STOPWORDS, normalize_name, words
 from memserver.timeparse.mentions import mention_reader
 from read_agent.extractive.evidence import (
     Evidence,
@@ -66,6 +66,7 @@ from read_agent.tools.toolset import CallLog, Toolset
 DEFAULT_RESULTS = 10
 PAGES_READ = 8  # the best results read in full
 EVIDENCE_LINES = 6
+SECTION_LINES = 8  # a section the question names, read out whole up to this
 LATER_READ = 6  # pages dated after a first page read for what they say about it
 _AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
@@ -103,7 +104,8 @@ class Extractive(PageReader):
                 await self.page(pid)
         names = [n for r in named for n in self.names(str(r.get("id")))]
         reading = read(question, result, names)
-        reply = await self._reply(reading, results, named, question)
+        reply = self._relation_of_named(reading, results, names, question)
+        reply = reply or await self._reply(reading, results, named, question)
         if reply is None:
             progress = ingesting(result)
             return (NO_ANSWER if progress is None else not_yet(progress)), []
@@ -131,13 +133,47 @@ class Extractive(PageReader):
         if current is not None:
             return current
         pages = [p for item in named if (p := self.pages.get(str(item.get("id")))) is not None]
+        # A named page of the folder the question is about comes first: "the Initech
+        # renewal call" names the company too, but asks about the meeting.
+        pages.sort(key=lambda page: str(page.get("folder")) not in reading.folders)
         for page in pages:  # the named page that has the field asked about
             found = self._field_answer(reading, page, question)
             if found is not None:
                 return found
         if pages and not reading.terms and not reading.identifiers and reading.wants != "amount":
-            return self._profile(pages[0])
+            return self._section_asked(reading, pages[0]) or self._profile(pages[0])
         return await self._evidence_answer(reading, results, named)
+
+    # -- 0. a relation of the page linked to a named one ("who attended the Initech
+    # meeting in October?": the attendees of the best meeting that links to Initech)
+
+    def _relation_of_named(
+        self,
+        reading: Reading,
+        results: list[Mapping[str, Any]],
+        names: Sequence[str],
+        question: str,
+    ) -> Reply | None:
+        if reading.relation is None or reading.order is not None or not names:
+            return None  # "the latest meeting with Initech" is an order over the meetings
+        wanted = {normalize_name(n) for n in names}
+        for item in results:
+            page = self.pages.get(str(item.get("id")))
+            spec = self.folder(str(item.get("folder")))
+            if page is None or spec is None or spec.name not in (reading.folders or (spec.name,)):
+                continue
+            asked = next((f for f in spec.fields if f.verb == reading.relation), None)
+            if asked is None:
+                continue
+            fields = page.get("fields") or {}
+            value = fields.get(asked.name)
+            if {normalize_name(str(v)) for v in (value if isinstance(value, list) else [value])} & (
+                wanted
+            ):
+                return None  # the named page is the relation's own value: not this question
+            if {normalize_name(n) for n in self.link_names(page)} & wanted:
+                return self._field_answer(reading, page, question)
+        return None
 
     # -- 1. a window: list what is in it
 
@@ -345,6 +381,22 @@ class Extractive(PageReader):
             return None
         lead = f"{label(target).capitalize()} {title}: {', '.join(linked)}"
         return Reply(lead, [])
+
+    def _section_asked(self, reading: Reading, page: Mapping[str, Any]) -> Reply | None:
+        """ "What was decided at the pricing review?": the named page's section whose name
+        the question says ("decided" ~ Decisions, "шийдсэн" ~ Шийдвэрүүд), all of it."""
+        title_words = set(words(str(page.get("title"))))
+        asked = [w for w in words(reading.question) if w not in STOPWORDS | title_words]
+        own = from_page(page, 0, self.dated(page))
+        for section in page.get("sections") or {}:
+            if not matched(asked, words(str(section))):
+                continue
+            body = [p.line() for p in own if p.kind == "section" and p.heading.startswith(section)]
+            if body:
+                head = f"{page.get('effective_date')} · " if self.dated(page) else ""
+                lead = f"{head}{page.get('title')} — {section} [{page.get('id')}]"
+                return Reply(lead, body[:SECTION_LINES])
+        return None
 
     def _profile(self, page: Mapping[str, Any]) -> Reply:
         """ "Who is X": the page's fields in one line, then its newest facts."""
