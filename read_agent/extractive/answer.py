@@ -67,6 +67,7 @@ DEFAULT_RESULTS = 10
 PAGES_READ = 8  # the best results read in full
 EVIDENCE_LINES = 6
 SECTION_LINES = 8  # a section the question names, read out whole up to this
+AMOUNT_BONUS = 1.0  # a figure in a sentence, when the question asks for one
 LATER_READ = 6  # pages dated after a first page read for what they say about it
 _AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
@@ -439,6 +440,8 @@ class Extractive(PageReader):
             if coverage <= 0 or key in seen:
                 continue
             seen.add(key)
+            if reading.wants == "amount" and _AMOUNT.search(piece.text):
+                value += AMOUNT_BONUS  # "what price ...": a sentence that gives one
             scored.append((round(coverage, 3), value, piece))
         if reading.soft:  # "current", "recently": of the fullest matches, the newest first
             scored.sort(key=lambda x: (-x[0], _newer(x[2].date or "", reading), -x[1]))
@@ -472,6 +475,14 @@ class Extractive(PageReader):
             disputed = _disagreement([p for (_, c), p in scored if c >= top_cover - 1e-9])
             if disputed is not None:
                 return Reply(disputed, [p.line() for p in best])
+        if reading.wants == "amount":
+            # A figure answers "what price ...": the best piece that gives one leads, if it
+            # holds at least half the question's words ("Үнэ: нэг хүргэлтэд 900 төгрөг").
+            priced = [(c, p) for (_, c), p in scored if c >= 0.5 and _AMOUNT.search(p.text)]
+            # the fullest first, then the newest: the figure agreed last holds
+            priced.sort(key=lambda cp: (-cp[0], _newest_first(cp[1].date or "")))
+            ranked = [p for _, p in priced]
+            full = [p for p in ranked if p in full] or ranked[:1] or full
         if full:
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
@@ -557,13 +568,16 @@ def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evid
     return [p for p in body if id(p) in wanted]
 
 
-def _newer(day: str, reading: Reading) -> str:
-    """A sort key: with "current"/"recently" newer first (inverted characters), undated last."""
-    if not reading.soft:
-        return ""
+def _newest_first(day: str) -> str:
+    """A sort key putting newer ISO dates first and undated pieces last."""
     if not day:
         return chr(0x10FFFF) * 10
     return "".join(chr(0x10FFFF - ord(c)) for c in day)
+
+
+def _newer(day: str, reading: Reading) -> str:
+    """A sort key: with "current"/"recently" newer first (inverted characters), undated last."""
+    return _newest_first(day) if reading.soft else ""
 
 
 def _disagreement(pieces_: Sequence[Evidence]) -> str | None:
