@@ -67,7 +67,6 @@ DEFAULT_RESULTS = 10
 PAGES_READ = 8  # the best results read in full
 EVIDENCE_LINES = 6
 SECTION_LINES = 8  # a section the question names, read out whole up to this
-AMOUNT_BONUS = 1.0  # a figure in a sentence, when the question asks for one
 LATER_READ = 6  # pages dated after a first page read for what they say about it
 _AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
@@ -427,7 +426,11 @@ class Extractive(PageReader):
         return unaddressed(out)
 
     def _best(
-        self, reading: Reading, exclude_field: str | None = None, results: Sequence[Any] = ()
+        self,
+        reading: Reading,
+        exclude_field: str | None = None,
+        results: Sequence[Any] = (),
+        named: Sequence[Mapping[str, Any]] = (),
     ) -> list[Evidence]:
         pool = self._candidates(results) if results else self._candidates(self._read_results())
         scored = []
@@ -440,14 +443,15 @@ class Extractive(PageReader):
             if coverage <= 0 or key in seen:
                 continue
             seen.add(key)
-            if reading.wants == "amount" and _AMOUNT.search(piece.text):
-                value += AMOUNT_BONUS  # "what price ...": a sentence that gives one
             scored.append((round(coverage, 3), value, piece))
         if reading.soft:  # "current", "recently": of the fullest matches, the newest first
             scored.sort(key=lambda x: (-x[0], _newer(x[2].date or "", reading), -x[1]))
         else:
             scored.sort(key=lambda x: -x[1])
-        return [p for _, _, p in scored[:EVIDENCE_LINES]]
+        if reading.wants == "amount":  # "what price ...": the sentences that give a figure first
+            scored.sort(key=lambda x: _AMOUNT.search(x[2].text) is None)
+        ranked = self._on_topic([p for _, _, p in scored], named)
+        return ranked[:EVIDENCE_LINES]
 
     def _read_results(self) -> list[Mapping[str, Any]]:
         return [{"id": pid, "folder": page.get("folder")} for pid, page in self.pages.items()]
@@ -458,12 +462,14 @@ class Extractive(PageReader):
         results: list[Mapping[str, Any]],
         named: list[Mapping[str, Any]],
     ) -> Reply:
-        best = self._best(reading, results=results)
-        answered = max((score_piece(p, reading)[1] for p in best), default=0.0) >= 0.999
+        best = self._best(reading, results=results, named=named)
+        # A question for a figure is answered only by a sentence that gives one.
+        answers = [p for p in best if reading.wants != "amount" or _AMOUNT.search(p.text)]
+        answered = max((score_piece(p, reading)[1] for p in answers), default=0.0) >= 0.999
         # Not answered by the results: the pages linked to the one the question names
         # (the meetings about a company) are where its facts are written.
         if named and not answered and await self.read_linked(str(named[0].get("id"))):
-            best = self._best(reading, results=[*results, *self._read_results()])
+            best = self._best(reading, results=[*results, *self._read_results()], named=named)
         if not reading.terms and not reading.identifiers:
             return Reply(None, [p.line() for p in best] or self._summaries(results))
         scored = [(score_piece(p, reading), p) for p in best]
@@ -491,6 +497,33 @@ class Extractive(PageReader):
             closest = [p.line() for p in best[:3]]
             return Reply(NO_SENTENCE + (" The closest:" if closest else ""), closest)
         return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
+
+    def _on_topic(
+        self, pieces: list[Evidence], named: Sequence[Mapping[str, Any]]
+    ) -> list[Evidence]:
+        """``pieces`` with those about another page of a named page's folder last: under
+        "what price did we agree with Nomin Trade?", a Globex page's sentence, or one of a
+        meeting with Globex, is about Globex."""
+        folders = {str(item.get("folder")) for item in named}
+        ours = {normalize_name(n) for item in named for n in self.names(str(item.get("id")))}
+        if not ours:
+            return pieces
+
+        def elsewhere(piece: Evidence) -> bool:
+            page = self.pages.get(piece.page)
+            if page is None:
+                return False
+            if str(page.get("folder")) in folders:
+                return normalize_name(str(page.get("title"))) not in ours
+            links = {normalize_name(n) for n in self.link_names(page)}
+            others = {
+                normalize_name(str(p.get("title")))
+                for p in self.pages.values()
+                if str(p.get("folder")) in folders
+            } - ours
+            return bool(links & others) and not links & ours
+
+        return sorted(pieces, key=elsewhere)
 
     def _dates_of(self, reading: Reading, named: list[Mapping[str, Any]]) -> list[str]:
         """For "when" about a named page: its date fields, with what they replaced."""

@@ -188,6 +188,14 @@ def test_who_attended_a_named_company_s_meeting_and_what_was_decided_there(
     assert any("Usage-based pricing replaces per-seat pricing" in line for line in decided)
 
 
+def test_a_price_agreed_in_a_mongolian_note_answers_an_english_question(
+    example: IngestServer,
+) -> None:
+    first = lines(ask(example, "what price did we agree with Nomin Trade?"))[0]
+    assert "900" in first and "3,000,000" in first, first
+    assert first.startswith("2026-11-18 · ")
+
+
 def test_degraded_reasons_are_said_in_words() -> None:
     notes = notes_for(["ingest_in_progress", "embedding_pending", "no_llm", "routing_lexical"])
     assert notes == [
