@@ -29,7 +29,7 @@ from zoneinfo import ZoneInfo
 from memserver.kb.page import as_date
 from memserver.timeparse import en as en
 from memserver.timeparse import mn as mn
-from memserver.timeparse.parse import parse_time
+from memserver.timeparse.parse import parse_time, plain_hyphens
 
 _MN = mn.LETTERS
 _ISO = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?!\d)")
@@ -138,6 +138,7 @@ def _make(year: int, month: int, day: int) -> dt.date | None:
 def day_mentions(sentence: str, note_date: dt.date, tz: ZoneInfo) -> list[DayMention]:
     """Every day ``sentence`` names: ISO dates, month-day phrases (English and
     Mongolian, the nearest occurrence without a year), else one relative day phrase."""
+    sentence = plain_hyphens(sentence)
     spans = _explicit(sentence, note_date)
     if not spans:
         noon = dt.datetime.combine(note_date, dt.time(12), tzinfo=tz)

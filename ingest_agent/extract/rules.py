@@ -38,6 +38,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
+from difflib import SequenceMatcher
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -57,17 +58,25 @@ from ingest_agent.extract.prose_patterns import (
 from ingest_agent.extract.prose_reader import ProseReader
 from ingest_agent.extract.text import dated_sentences, name_candidates, plain
 from ingest_agent.names import norm
-from ingest_agent.records import Draft, Extraction, Source
+from ingest_agent.records import Draft, Extraction, Source, is_dated
 from memserver.kb.page import TimelineEntry, as_date, date_in_name
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
-from memserver.kb.words import mn_stems
+from memserver.kb.translit import name_key
+from memserver.kb.words import is_cyrillic, mn_stems
 
 EXTRACTOR = "rules"
 PAGE_THRESHOLD = 2.0  # structural evidence needed before a source becomes a page
 TIMELINE_TEXT_CHARS = 400
+SOUND_ALIKE = 0.6  # two spellings of one name: how much of their sound-alike keys agree
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _LABEL = re.compile(r"^\s*([^\W\d][\w /'-]{0,30}?)\s*:\s+(.+?)\s*$")
 _QUOTED_ALIAS = re.compile(r"\(\s*[\"“]([^\"”]{2,40})[\"”]\s*\)")
+# A capitalised name of one to four words, then its spelling in the other script in
+# brackets: "Nomin Trade (Номин Трейд)".
+_NAME_WORDS = r"[A-ZА-ЯӨҮЁ][\w'’-]*(?:[ \t]+[A-ZА-ЯӨҮЁ][\w'’-]*){0,3}"
+_SCRIPT_PAIR = re.compile(
+    rf"(?<![\w-])(?P<a>{_NAME_WORDS})[ \t]*\([ \t]*(?P<b>{_NAME_WORDS})[ \t]*\)"
+)
 
 
 # --- the extractor -----------------------------------------------------------------------
@@ -106,6 +115,7 @@ class RulesExtractor:
         people = prose.people(text, builds, known)
         said = prose.link_verbs(text, folder, primary, builds, known, people)
         self._quoted_aliases(text, builds, known)
+        self._script_pairs(text, builds, known)
         said += prose.statements(source, text, builds, known, people)
         dates = prose.effective_dates(source, said)
         prose.short_names(builds, known, people)
@@ -289,6 +299,34 @@ class RulesExtractor:
                 if before.endswith(key) and norm(alias) != key:
                     build.aliases.append(alias.strip())
 
+    def _script_pairs(self, text: str, builds: Builds, known: Known) -> None:
+        """``Nomin Trade (Номин Трейд)``, ``Алекс Ким (Alex Kim)``: a name written in one
+        script with its other script's spelling in brackets (the two sound alike); when
+        either is a page's name (built from this note or known), the other becomes one of
+        its aliases."""
+        flat = plain(text)
+        for match in _SCRIPT_PAIR.finditer(flat):
+            first, second = match.group("a").strip(), match.group("b").strip()
+            if is_cyrillic(first) == is_cyrillic(second) or not sounds_alike(first, second):
+                continue  # "the call with Globex (Номин Трейд)" names two companies
+            for name, other in ((first, second), (second, first)):
+                hit = next(
+                    (
+                        b
+                        for (_, key), b in builds.items()
+                        if key == norm(name) and not is_dated(b.folder)
+                    ),
+                    None,
+                )
+                if hit is None and norm(name) in known:
+                    folder, _ = known[norm(name)]
+                    spec = self.schema.folder(folder)
+                    hit = None if is_dated(spec) else entity(builds, spec, name, known)
+                if hit is not None:
+                    if norm(other) not in {norm(n) for n in (hit.title, *hit.aliases)}:
+                        hit.aliases.append(other)
+                    break
+
     def _timeline(
         self,
         source: Source,
@@ -322,6 +360,12 @@ class RulesExtractor:
             for target in {id(t): t for t in targets}.values():
                 if entry not in target.timeline:
                     target.timeline.append(entry)
+
+
+def sounds_alike(a: str, b: str) -> bool:
+    """Whether two spellings of a name, in either script, sound alike (their sound-alike
+    keys, :func:`memserver.kb.translit.name_key`, mostly agree)."""
+    return SequenceMatcher(None, name_key(a), name_key(b)).ratio() >= SOUND_ALIKE
 
 
 def _named(names: Mapping[str, tuple[str, str]], run: str) -> tuple[str, str] | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from memserver.kb.glossary import other_language
 from memserver.kb.words import mn_stems
 from memserver.search.intent import Intent
 
@@ -22,24 +23,28 @@ Conn = psycopg.Connection[Any]
 class TextQuery:
     """What the keyword arms search: the question's words, each a ``websearch_to_tsquery``
     (an identifier such as "INV-2026-044" is one quoted phrase), a Mongolian word also
-    matching its stem as a prefix ("Трейдтэй" -> ``трейд:*``). ``naming`` holds the
+    matching its stem as a prefix ("Трейдтэй" -> ``трейд:*``), a business word also its
+    other language's as prefixes ("price" -> ``үнэ:* | үний:*``, :mod:`memserver.kb.glossary`).
+    ``naming`` holds the
     positions of the terms that name something (identifiers and words written as names,
     :attr:`memserver.search.intent.Intent.names`)."""
 
-    terms: tuple[tuple[str, str | None], ...]  # (websearch text, prefix stem or None)
+    terms: tuple[tuple[str, tuple[str, ...]], ...]  # (websearch text, prefixes)
     naming: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, intent: Intent) -> TextQuery:
-        terms: list[tuple[str, str | None]] = []
+        terms: list[tuple[str, tuple[str, ...]]] = []
         naming: set[int] = set()
         for term in intent.terms:
             stems = [p for p in mn_stems(term) if p.isalnum()]
             if term in intent.names:
                 naming.add(len(terms))
-            terms.append((term, stems[-1] if stems else None))
+                terms.append((term, tuple(stems[-1:])))
+                continue
+            terms.append((term, (*stems[-1:], *other_language(term))))
         naming.update(range(len(terms), len(terms) + len(intent.identifiers)))
-        terms.extend((f'"{ident}"', None) for ident in intent.identifiers)
+        terms.extend((f'"{ident}"', ()) for ident in intent.identifiers)
         return cls(tuple(terms), frozenset(naming))
 
     @property
@@ -48,7 +53,7 @@ class TextQuery:
 
     def _term(self, i: int) -> str:
         sql = f"websearch_to_tsquery('simple', %(kw_t{i})s)"
-        if self.terms[i][1] is not None:
+        if self.terms[i][1]:
             sql = f"({sql} || to_tsquery('simple', %(kw_p{i})s))"
         return sql
 
@@ -80,10 +85,10 @@ class TextQuery:
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for i, (text, prefix) in enumerate(self.terms):
+        for i, (text, prefixes) in enumerate(self.terms):
             out[f"kw_t{i}"] = text
-            if prefix is not None:
-                out[f"kw_p{i}"] = f"{prefix}:*"
+            if prefixes:
+                out[f"kw_p{i}"] = " | ".join(f"{prefix}:*" for prefix in prefixes)
         return out
 
 

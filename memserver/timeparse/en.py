@@ -62,7 +62,11 @@ PAST = (
     r"|ago|yesterday)\b"
     rf"|\b(?!(?:{_NOT_PAST})\b)[a-z]{{2,}}ed\b"
 )
+# A need, a proposal or a deadline looks ahead too ("we need a price list by the end of
+# July", "let's keep that for Wednesday's review").
 FUTURE = (
     r"\b(?:will|won['’]t|shall|gonna|going|plans?\s+to|planning|about\s+to|upcoming"
-    r"|tomorrow)\b|['’]ll\b"
+    r"|tomorrow|needs?\s+(?:to|a|an|the|our|it|this|that)|let['’]s|due(?!\s+to\b)|deadline"
+    r"|at\s+the\s+latest|by\s+the\s+end\s+of)\b"
+    r"|['’]ll\b"
 )

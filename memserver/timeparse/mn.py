@@ -108,9 +108,11 @@ OLDEST = (
 # "ирлээ"); a future ending at the end of the question, or a verbal noun before its
 # question particle ("уулзах вэ").
 PAST = rf"[{LETTERS}]{{2,}}(?:сан|сэн|сон|сөн|жээ|чээ|лаа|лээ|лоо|лөө){END}"
+# A need or a deadline looks ahead too: "хэрэгтэй" (need), "гэхэд" (by a day).
 FUTURE = (
     rf"[{LETTERS}]{{2,}}(?:на|нэ|но|нө){END}\s*(?:уу|үү|вэ|бэ)?\s*[?.!]?\s*$"
     rf"|[{LETTERS}]{{2,}}х\s+(?:вэ|бэ|уу|үү){END}"
+    rf"|(?<![{LETTERS}])(?:хэрэгтэй|гэхэд){END}"
 )
 
 # Unit words (after lower-casing) -> unit key, checked with startswith, first hit wins.

@@ -23,8 +23,9 @@ How a question is read:
 
 Relative dates resolve against the explicit ``now`` (default: the current time), seen
 in the KB timezone: at 23:00 UTC it is already tomorrow in Asia/Ulaanbaatar. A bare
-weekday ("on Sunday", "Ням гарагт") is the latest past one, or the coming one when the
-verb speaks of the future (:func:`verb_tense`). :func:`find_windows` reads every date
+weekday ("on Sunday", "Ням гарагт"), a month or a day without its year ("in July",
+"December 3") is the latest one, or the coming one when the text speaks of the future
+(:func:`verb_tense`: "will", "need", "let's", "by the end of", "due"). :func:`find_windows` reads every date
 expression of a text (the dates a note mentions, against the note's own date).
 """
 
@@ -140,14 +141,14 @@ def _quarter(m: re.Match[str], c: Ctx) -> Window:
 def _en_weekday(m: re.Match[str], c: Ctx) -> Window:
     rel = _g(m, "rel")
     return weekday_window(
-        c, en.WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else c.weekday
+        c, en.WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else c.direction
     )
 
 
 def _mn_weekday(m: re.Match[str], c: Ctx) -> Window:
     rel = _g(m, "rel")
     return weekday_window(
-        c, mn.WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else c.weekday
+        c, mn.WEEKDAYS[(_g(m, "wd") or "").lower()], _relation(rel) if rel else c.direction
     )
 
 
@@ -391,10 +392,21 @@ def verb_tense(text: str) -> int:
 
 
 def _context(text: str, now: datetime | None, zone_info: ZoneInfo) -> Ctx:
-    """A bare weekday reads by the tense of ``text``: the latest past one unless the
-    verb speaks of the future."""
-    weekday = 1 if verb_tense(text) > 0 else -1
-    return Ctx(reference_time(now, zone_info), zone_info, weekday)
+    """A date ``text`` leaves open (a bare weekday, a month or a day without its year)
+    reads by the tense of ``text``: the latest one unless it speaks of the future."""
+    direction = 1 if verb_tense(text) > 0 else -1
+    return Ctx(reference_time(now, zone_info), zone_info, direction)
+
+
+# Exported text writes dates with typographic hyphens ("2023\u201110\u201112": U+2011,
+# the non-breaking one, is common). One character for one, so match positions hold.
+_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-"})
+
+
+def plain_hyphens(text: str) -> str:
+    """``text`` with the Unicode hyphens a date may be written with (U+2010 to U+2012)
+    as ASCII ``-``; the same length, so positions in it are positions in ``text``."""
+    return text.translate(_HYPHENS)
 
 
 def find_windows(
@@ -403,6 +415,7 @@ def find_windows(
     """Every date expression of ``text`` read as a window relative to ``now``, with its
     phrase, in the order the window rules find them (at most ``limit``): the dates a
     note mentions, read against the note's own date."""
+    text = plain_hyphens(text)
     zone_info = zone(tz)
     c = _context(text, now, zone_info)
     out: list[tuple[Window, str]] = []
@@ -445,6 +458,7 @@ def parse_time(text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC
     ``now`` defaults to the current time; a naive ``now`` is taken to be in ``tz``, an
     aware one is converted to it. Windows are half-open ``[start, end)`` in ``tz``.
     """
+    text = plain_hyphens(text)
     zone_info = zone(tz)
     c = _context(text, now, zone_info)
 

@@ -92,7 +92,10 @@ class TimeQuery:
 class Ctx:
     now: datetime  # in the KB timezone
     tz: ZoneInfo
-    weekday: int = -1  # a bare weekday ("on Sunday"): -1 the latest past one, 1 the coming one
+    # A date the text leaves open (a bare weekday, a month or a month and day without a
+    # year): -1 the latest one not in the future, 1 the coming one (the text speaks of
+    # the future: "we need a price list by the end of July", "let's keep that for Wednesday").
+    direction: int = -1
 
     @property
     def today(self) -> date:
@@ -145,27 +148,32 @@ def period(c: Ctx, unit: str, day: date) -> Window:
 
 
 def month_window(c: Ctx, month: int, year: int | None) -> Window | None:
-    """A month; without a year, the latest one not in the future."""
+    """A month; without a year, the latest one not in the future, or with ``c.direction``
+    1 the coming one (this month counts as coming)."""
     if not 1 <= month <= 12:
         return None
-    if year is None:
+    if year is None and c.direction > 0:
+        year = c.today.year if month >= c.today.month else c.today.year + 1
+    elif year is None:
         year = c.today.year if month <= c.today.month else c.today.year - 1
     return period(c, "month", date(year, month, 1))
 
 
 def day_window(c: Ctx, day: int, month: int, year: int | None) -> Window | None:
-    """A day; without a year, this year's unless that is in the future, then last year's."""
+    """A day; without a year, this year's unless that is in the future, then last year's;
+    with ``c.direction`` 1, this year's unless that is past, then next year's."""
     if year is not None:
         try:
             return period(c, "day", date(year, month, day))
         except ValueError:
             return None
-    for back in range(9):  # 29 February: go back to the latest leap year
+    step = 1 if c.direction > 0 else -1
+    for n in range(9):  # 29 February: go on to the nearest leap year
         try:
-            found = date(c.today.year - back, month, day)
+            found = date(c.today.year + step * n, month, day)
         except ValueError:
             continue
-        if found <= c.today:
+        if (found >= c.today) if step > 0 else (found <= c.today):
             return period(c, "day", found)
     return None
 

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memserver.kb.schema import FolderSpec, Schema
-from memserver.kb.words import words
+from memserver.kb.words import STOPWORDS, normalize_name, words
 from memserver.timeparse.mentions import mention_reader
 from read_agent.extractive.evidence import (
     Evidence,
@@ -66,6 +66,7 @@ from read_agent.tools.toolset import CallLog, Toolset
 DEFAULT_RESULTS = 10
 PAGES_READ = 8  # the best results read in full
 EVIDENCE_LINES = 6
+SECTION_LINES = 8  # a section the question names, read out whole up to this
 LATER_READ = 6  # pages dated after a first page read for what they say about it
 _AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
@@ -103,7 +104,8 @@ class Extractive(PageReader):
                 await self.page(pid)
         names = [n for r in named for n in self.names(str(r.get("id")))]
         reading = read(question, result, names)
-        reply = await self._reply(reading, results, named, question)
+        reply = self._relation_of_named(reading, results, names, question)
+        reply = reply or await self._reply(reading, results, named, question)
         if reply is None:
             progress = ingesting(result)
             return (NO_ANSWER if progress is None else not_yet(progress)), []
@@ -131,13 +133,47 @@ class Extractive(PageReader):
         if current is not None:
             return current
         pages = [p for item in named if (p := self.pages.get(str(item.get("id")))) is not None]
+        # A named page of the folder the question is about comes first: "the Initech
+        # renewal call" names the company too, but asks about the meeting.
+        pages.sort(key=lambda page: str(page.get("folder")) not in reading.folders)
         for page in pages:  # the named page that has the field asked about
             found = self._field_answer(reading, page, question)
             if found is not None:
                 return found
         if pages and not reading.terms and not reading.identifiers and reading.wants != "amount":
-            return self._profile(pages[0])
+            return self._section_asked(reading, pages[0]) or self._profile(pages[0])
         return await self._evidence_answer(reading, results, named)
+
+    # -- 0. a relation of the page linked to a named one ("who attended the Initech
+    # meeting in October?": the attendees of the best meeting that links to Initech)
+
+    def _relation_of_named(
+        self,
+        reading: Reading,
+        results: list[Mapping[str, Any]],
+        names: Sequence[str],
+        question: str,
+    ) -> Reply | None:
+        if reading.relation is None or reading.order is not None or not names:
+            return None  # "the latest meeting with Initech" is an order over the meetings
+        wanted = {normalize_name(n) for n in names}
+        for item in results:
+            page = self.pages.get(str(item.get("id")))
+            spec = self.folder(str(item.get("folder")))
+            if page is None or spec is None or spec.name not in (reading.folders or (spec.name,)):
+                continue
+            asked = next((f for f in spec.fields if f.verb == reading.relation), None)
+            if asked is None:
+                continue
+            fields = page.get("fields") or {}
+            value = fields.get(asked.name)
+            if {normalize_name(str(v)) for v in (value if isinstance(value, list) else [value])} & (
+                wanted
+            ):
+                return None  # the named page is the relation's own value: not this question
+            if {normalize_name(n) for n in self.link_names(page)} & wanted:
+                return self._field_answer(reading, page, question)
+        return None
 
     # -- 1. a window: list what is in it
 
@@ -346,6 +382,22 @@ class Extractive(PageReader):
         lead = f"{label(target).capitalize()} {title}: {', '.join(linked)}"
         return Reply(lead, [])
 
+    def _section_asked(self, reading: Reading, page: Mapping[str, Any]) -> Reply | None:
+        """ "What was decided at the pricing review?": the named page's section whose name
+        the question says ("decided" ~ Decisions, "шийдсэн" ~ Шийдвэрүүд), all of it."""
+        title_words = set(words(str(page.get("title"))))
+        asked = [w for w in words(reading.question) if w not in STOPWORDS | title_words]
+        own = from_page(page, 0, self.dated(page))
+        for section in page.get("sections") or {}:
+            if not matched(asked, words(str(section))):
+                continue
+            body = [p.line() for p in own if p.kind == "section" and p.heading.startswith(section)]
+            if body:
+                head = f"{page.get('effective_date')} · " if self.dated(page) else ""
+                lead = f"{head}{page.get('title')} — {section} [{page.get('id')}]"
+                return Reply(lead, body[:SECTION_LINES])
+        return None
+
     def _profile(self, page: Mapping[str, Any]) -> Reply:
         """ "Who is X": the page's fields in one line, then its newest facts."""
         fields = page.get("fields") or {}
@@ -374,7 +426,11 @@ class Extractive(PageReader):
         return unaddressed(out)
 
     def _best(
-        self, reading: Reading, exclude_field: str | None = None, results: Sequence[Any] = ()
+        self,
+        reading: Reading,
+        exclude_field: str | None = None,
+        results: Sequence[Any] = (),
+        named: Sequence[Mapping[str, Any]] = (),
     ) -> list[Evidence]:
         pool = self._candidates(results) if results else self._candidates(self._read_results())
         scored = []
@@ -392,7 +448,10 @@ class Extractive(PageReader):
             scored.sort(key=lambda x: (-x[0], _newer(x[2].date or "", reading), -x[1]))
         else:
             scored.sort(key=lambda x: -x[1])
-        return [p for _, _, p in scored[:EVIDENCE_LINES]]
+        if reading.wants == "amount":  # "what price ...": the sentences that give a figure first
+            scored.sort(key=lambda x: _AMOUNT.search(x[2].text) is None)
+        ranked = self._on_topic([p for _, _, p in scored], named)
+        return ranked[:EVIDENCE_LINES]
 
     def _read_results(self) -> list[Mapping[str, Any]]:
         return [{"id": pid, "folder": page.get("folder")} for pid, page in self.pages.items()]
@@ -403,12 +462,14 @@ class Extractive(PageReader):
         results: list[Mapping[str, Any]],
         named: list[Mapping[str, Any]],
     ) -> Reply:
-        best = self._best(reading, results=results)
-        answered = max((score_piece(p, reading)[1] for p in best), default=0.0) >= 0.999
+        best = self._best(reading, results=results, named=named)
+        # A question for a figure is answered only by a sentence that gives one.
+        answers = [p for p in best if reading.wants != "amount" or _AMOUNT.search(p.text)]
+        answered = max((score_piece(p, reading)[1] for p in answers), default=0.0) >= 0.999
         # Not answered by the results: the pages linked to the one the question names
         # (the meetings about a company) are where its facts are written.
         if named and not answered and await self.read_linked(str(named[0].get("id"))):
-            best = self._best(reading, results=[*results, *self._read_results()])
+            best = self._best(reading, results=[*results, *self._read_results()], named=named)
         if not reading.terms and not reading.identifiers:
             return Reply(None, [p.line() for p in best] or self._summaries(results))
         scored = [(score_piece(p, reading), p) for p in best]
@@ -420,6 +481,14 @@ class Extractive(PageReader):
             disputed = _disagreement([p for (_, c), p in scored if c >= top_cover - 1e-9])
             if disputed is not None:
                 return Reply(disputed, [p.line() for p in best])
+        if reading.wants == "amount":
+            # A figure answers "what price ...": the best piece that gives one leads, if it
+            # holds at least half the question's words ("Үнэ: нэг хүргэлтэд 900 төгрөг").
+            priced = [(c, p) for (_, c), p in scored if c >= 0.5 and _AMOUNT.search(p.text)]
+            # the fullest first, then the newest: the figure agreed last holds
+            priced.sort(key=lambda cp: (-cp[0], _newest_first(cp[1].date or "")))
+            ranked = [p for _, p in priced]
+            full = [p for p in ranked if p in full] or ranked[:1] or full
         if full:
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
@@ -428,6 +497,33 @@ class Extractive(PageReader):
             closest = [p.line() for p in best[:3]]
             return Reply(NO_SENTENCE + (" The closest:" if closest else ""), closest)
         return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
+
+    def _on_topic(
+        self, pieces: list[Evidence], named: Sequence[Mapping[str, Any]]
+    ) -> list[Evidence]:
+        """``pieces`` with those about another page of a named page's folder last: under
+        "what price did we agree with Nomin Trade?", a Globex page's sentence, or one of a
+        meeting with Globex, is about Globex."""
+        folders = {str(item.get("folder")) for item in named}
+        ours = {normalize_name(n) for item in named for n in self.names(str(item.get("id")))}
+        if not ours:
+            return pieces
+
+        def elsewhere(piece: Evidence) -> bool:
+            page = self.pages.get(piece.page)
+            if page is None:
+                return False
+            if str(page.get("folder")) in folders:
+                return normalize_name(str(page.get("title"))) not in ours
+            links = {normalize_name(n) for n in self.link_names(page)}
+            others = {
+                normalize_name(str(p.get("title")))
+                for p in self.pages.values()
+                if str(p.get("folder")) in folders
+            } - ours
+            return bool(links & others) and not links & ours
+
+        return sorted(pieces, key=elsewhere)
 
     def _dates_of(self, reading: Reading, named: list[Mapping[str, Any]]) -> list[str]:
         """For "when" about a named page: its date fields, with what they replaced."""
@@ -505,13 +601,16 @@ def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evid
     return [p for p in body if id(p) in wanted]
 
 
-def _newer(day: str, reading: Reading) -> str:
-    """A sort key: with "current"/"recently" newer first (inverted characters), undated last."""
-    if not reading.soft:
-        return ""
+def _newest_first(day: str) -> str:
+    """A sort key putting newer ISO dates first and undated pieces last."""
     if not day:
         return chr(0x10FFFF) * 10
     return "".join(chr(0x10FFFF - ord(c)) for c in day)
+
+
+def _newer(day: str, reading: Reading) -> str:
+    """A sort key: with "current"/"recently" newer first (inverted characters), undated last."""
+    return _newest_first(day) if reading.soft else ""
 
 
 def _disagreement(pieces_: Sequence[Evidence]) -> str | None:

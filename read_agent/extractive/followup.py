@@ -9,7 +9,11 @@ question ("what about Initech?", "and Alice?", "Харин Initech?", "Initech-�
 repeats the previous question with the new name in place of the entity it named (a
 cited page's name, or a name its links hold: the meeting cited is about Globex): after
 "When was the latest meeting with Globex?" it becomes "When was the latest meeting
-with Initech?". Anything else is left as asked.
+with Initech?". A place the previous answer named ("and what was decided there?",
+"тэнд юу шийдсэн бэ?") is the first page it cited that is not a person: "what was
+decided at Initech renewal call?". A clause is no name: "and what was decided?" is not
+an elliptic question about something called "what was decided". Anything else is left
+as asked.
 """
 
 from __future__ import annotations
@@ -25,6 +29,20 @@ PERSON_PRONOUNS = ("his", "hers", "her", "him", "he", "she", "түүний", "т
 OTHER_PRONOUNS = ("their", "them", "they", "its", "it", "тэдний", "тэд", "үүний")
 POSSESSIVE = frozenset({"his", "hers", "her", "their", "its"})
 MAX_ELLIPTIC_WORDS = 5
+# "there" at the end of a question is a place ("what was decided there?"); before or
+# after a verb of being it only says that something exists ("was there a meeting?").
+# Mongolian "тэнд" (there) is a place wherever it stands.
+_THERE = re.compile(
+    r"(?<![\w-])(?<!\bis\s)(?<!\bwas\s)(?<!\bare\s)(?<!\bwere\s)there(?=\s*[?.!]*\s*$)"
+    r"|(?<!\w)(?P<mn>тэнд(?:ээс)?)(?!\w)",
+    re.IGNORECASE,
+)
+# Words that open a clause, not a name: an elliptic question's "name" must not start so.
+_CLAUSE_START = frozenset(
+    {"what", "who", "whom", "whose", "when", "where", "which", "why", "how", "did", "do",
+     "does", "is", "was", "were", "are", "can", "could", "will", "would", "юу", "хэн",
+     "хэзээ", "хаана", "ямар", "яагаад"}
+)  # fmt: skip
 PRIOR_PAGES = 3  # the previous answer's first citations that count as its entities
 _LEAD = re.compile(r"^\s*(?:and|also|харин|тэгвэл)\s+", re.IGNORECASE)
 _ABOUT = re.compile(
@@ -92,12 +110,22 @@ def rewrite(question: str, previous: str | None, priors: Sequence[Prior]) -> str
         if target is None:
             return None
         return _replace_pronouns(question, pronouns, target.title)
+    place = next((p for p in priors if not p.person), None)
+    if place is not None and _THERE.search(question):
+        text = _THERE.sub(
+            lambda m: place.title if m["mn"] else f"at {place.title}",
+            _LEAD.sub("", question),
+            count=1,
+        )
+        return text[:1].upper() + text[1:]
     if previous is None or not (_ELLIPTIC_START.search(question) or _ELLIPTIC_END.search(question)):
         return None
     match = _ABOUT.match(question)
     name = match.group("name").strip() if match else ""
     if not name or len(name.split()) > MAX_ELLIPTIC_WORDS:
         return None
+    if name.split()[0].lower() in _CLAUSE_START:
+        return None  # "and what was decided?": a question of its own, not a name
     for prior in priors:
         for old in prior.names:
             at = re.search(rf"(?<!\w){re.escape(old)}", previous, re.IGNORECASE)

@@ -10,8 +10,9 @@ adds what an extractive answer needs on top:
   words that only say a change ("become", "current");
 - :func:`same_word`: two words are the same word when equal, or one is the other with
   an English or Mongolian ending ("decided" ~ "Decisions", "renew" ~ "renewal",
-  "шийдсэн" ~ "Шийдвэрүүд"): a shared start of four letters or more, or an English
-  verb's irregular past ("go" ~ "went").
+  "шийдсэн" ~ "Шийдвэрүүд"): a shared start of four letters or more, an English
+  verb's irregular past ("go" ~ "went"), or the same business word in the other
+  language ("price" ~ "Үнэ", :mod:`memserver.kb.glossary`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memserver.kb.glossary import same_meaning
 from memserver.kb.words import STOPWORDS, is_cyrillic, mn_stems, words
 
 WHEN = frozenset({"when", "date", "day", "хэзээ", "хэдэнд", "хэдний"})
@@ -159,7 +161,7 @@ def stem(word: str) -> str:
 def same_word(a: str, b: str) -> bool:
     """Whether two normalised words are one word with different endings, or one is
     the other's irregular past ("go" ~ "went", "meet" ~ "met")."""
-    if a == b or BASE_FORM.get(a, a) == BASE_FORM.get(b, b):
+    if a == b or BASE_FORM.get(a, a) == BASE_FORM.get(b, b) or same_meaning(a, b):
         return True
     sa, sb = stem(a), stem(b)
     if sa == sb:

@@ -19,6 +19,10 @@ what is compared with the question is the sentence itself without the names of t
 who speak in the notes (:func:`unaddressed`): "Wow, Caroline, that looks awesome!" is no
 evidence about Caroline, and a sentence is none because of who said it
 (:func:`evidence.score`).
+
+An e-mail's header lines (``From:``, ``To:``, ``Date:``, ``Subject:``, ...) are no
+evidence: its ``From:`` names who says the body that follows, as a turn's speaker does,
+and the other lines are left out (:func:`email_turns`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,41 @@ from read_agent.tools.raw_notes import SOURCE_PREFIX
 
 SOURCE = "source"  # the kind of a piece of a raw note
 _FRONTMATTER = re.compile(r"^---\s.*?\s---\s*", re.DOTALL)
+_HEADER = re.compile(
+    r"^\s*(?P<name>from|to|cc|bcc|date|sent|subject|reply-to)\s*:\s*(?P<value>.*?)\s*$",
+    re.IGNORECASE,
+)
+_ADDRESS = re.compile(r"\s*<[^>]*>\s*")
+
+
+def email_turns(snippet: str) -> list[str]:
+    """``snippet`` cut into its e-mails, each header block made its body's speaker:
+    ``From: Luis Hernandez <luis@x>`` and the lines after it up to the body become
+    ``Luis Hernandez:`` before the body's first line. Text with fewer than two header
+    lines is one part, as it is (a meeting note's lone ``Date:`` line is no e-mail)."""
+    lines = snippet.splitlines()
+    if sum(1 for line in lines if _HEADER.match(line)) < 2:
+        return [snippet]
+    parts: list[list[str]] = [[]]
+    speaker: str | None = None
+    for line in lines:
+        header = _HEADER.match(line)
+        if header is not None:
+            if header["name"].lower() == "from":
+                speaker = _sender(header["value"])
+            continue
+        if speaker is not None and line.strip():
+            parts.append([f"{speaker}: {line.strip()}"])
+            speaker = None
+        elif line.strip().strip("-_=* "):  # a rule between e-mails says nothing
+            parts[-1].append(line)
+    return ["\n".join(part) for part in parts if part]
+
+
+def _sender(value: str) -> str:
+    """``Luis Hernandez <luis@x>`` -> ``Luis Hernandez``; a bare address stays itself."""
+    name = _ADDRESS.sub(" ", value).strip().strip('"').strip()
+    return name or value.strip("<> ")
 
 
 def is_source(result: Mapping[str, Any]) -> bool:
@@ -48,7 +87,7 @@ def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -
     day = _date(result.get("date"))
     snippet = _FRONTMATTER.sub("", str(result.get("snippet") or "").strip())
     turns: list[tuple[str, list[str]]] = []
-    parts = BOLD_TURN_AHEAD.split(snippet)
+    parts = [part for mail in email_turns(snippet) for part in BOLD_TURN_AHEAD.split(mail)]
     if len(parts) > 1 and parts[0].lstrip().startswith("#"):
         parts = parts[1:]  # the note's title heading before its first turn
     for raw in (s for part in parts for s in sentences(part)):

@@ -5,6 +5,7 @@ and nothing guessed. English and Mongolian, from example_kb notes and short note
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 from ingest_agent.extract.dates import day_mentions, entry_date, nearest
 from ingest_agent.extract.rules import RulesExtractor
@@ -83,6 +84,18 @@ def test_the_entry_is_dated_when_the_event_happened_if_the_text_says_so() -> Non
         2026, 6, 20
     )
     assert entry_date("Nothing dated here.", note, TZ) is None
+
+
+def test_a_weekday_in_a_suggestion_is_the_coming_one_and_unicode_hyphens_are_read() -> None:
+    tz = ZoneInfo("UTC")
+    # The finance thread of Thursday 2026-10-01 speaks of the review of Wednesday 2026-10-07.
+    mentions = day_mentions(
+        "Let's keep that for Wednesday's pricing review.", dt.date(2026, 10, 1), tz
+    )
+    assert [m.day for m in mentions] == [dt.date(2026, 10, 7)]
+    assert entry_date("Signed on 2026\u201109\u201121.", dt.date(2026, 9, 23), tz) == dt.date(
+        2026, 9, 21
+    )
 
 
 def test_action_items_date_people_pages_by_the_note_not_the_due_date() -> None:

@@ -93,6 +93,20 @@ def test_labelled_lines_fill_fields_and_quoted_names_become_aliases() -> None:
     assert team[("people", "Alice Chen")].fields["reports_to"] == "Maria Lopez"
 
 
+def test_a_name_with_its_other_script_spelling_in_brackets_is_an_alias() -> None:
+    text = (
+        "# Weekly update\n\n- Bataa has a first lead, Nomin Trade (Номин Трейд), a distributor.\n"
+        "- The call with Globex (Номин Трейд) is not a second spelling of Globex.\n"
+    )
+    known = {
+        "номин трейд": ("companies", "Номин Трейд"),
+        "globex": ("companies", "Globex"),
+    }
+    pages = drafts(Source("updates/w.md", text, "0" * 64, dt.date(2026, 6, 26)), known)
+    assert pages[("companies", "Номин Трейд")].aliases == ("Nomin Trade",)
+    assert ("companies", "Globex") not in pages or pages[("companies", "Globex")].aliases == ()
+
+
 def test_dated_sentences_land_on_known_pages_with_the_source_date_for_relative_days() -> None:
     known = {"globex": ("companies", "Globex"), "номин трейд": ("companies", "Номин Трейд")}
     note = Source(

@@ -389,6 +389,49 @@ def test_verb_tense_in_both_languages() -> None:
     assert verb_tense("Хэзээ ирэх вэ?") == 1
 
 
+@pytest.mark.parametrize(
+    ("text", "first", "end"),
+    [
+        # A note of Friday 2026-06-26: a need or a deadline speaks of the coming July ...
+        ("so we need a price list by the end of July at the latest.", "2026-07-01", "2026-08-01"),
+        ("Үнийн жагсаалт 7 сарын эцэс гэхэд хэрэгтэй.", "2026-07-01", "2026-08-01"),
+        ("The renewal is due on March 3.", "2027-03-03", "2027-03-04"),
+        # ... a past verb, or "due to" (a cause, not a deadline), of the latest one.
+        ("The change was due to privacy concerns raised in July.", "2025-07-01", "2025-08-01"),
+        ("What happened in July?", "2025-07-01", "2025-08-01"),
+        ("We met on March 3.", "2026-03-03", "2026-03-04"),
+    ],
+)
+def test_a_month_or_day_without_its_year_reads_by_the_tense_of_the_text(
+    text: str, first: str, end: str
+) -> None:
+    noon = datetime(2026, 6, 26, 12, tzinfo=UTC)
+    windows = find_windows(text, now=noon)
+    assert [(w.start.date().isoformat(), w.end.date().isoformat()) for w, _ in windows] == [
+        (first, end)
+    ]
+
+
+def test_a_suggestion_for_a_bare_weekday_is_the_coming_one() -> None:
+    # Thursday 2026-10-01: "let's keep that for Wednesday's review" is 2026-10-07.
+    noon = datetime(2026, 10, 1, 12, tzinfo=UTC)
+    found = find_windows("Let's keep that for Wednesday's pricing review.", now=noon)
+    assert [w.start.date().isoformat() for w, _ in found] == ["2026-10-07"]
+    assert verb_tense("The customer's needs changed.") == -1  # a noun, not a need to act
+
+
+@pytest.mark.parametrize("hyphen", ["\u2010", "\u2011", "\u2012"])
+def test_a_date_written_with_a_unicode_hyphen_is_a_day_not_a_year(hyphen: str) -> None:
+    text = f"Approved on 2023{hyphen}10{hyphen}12 by the board."
+    noon = datetime(2026, 6, 26, 12, tzinfo=UTC)
+    assert [(w.start.date().isoformat(), p) for w, p in find_windows(text, now=noon)] == [
+        ("2023-10-12", "on 2023-10-12")
+    ]
+    window = parse_time(f"what was decided on 2023{hyphen}10{hyphen}12?", now=noon).window
+    assert window is not None
+    assert (window.start.date().isoformat(), (window.end - window.start).days) == ("2023-10-12", 1)
+
+
 def test_find_windows_reads_every_date_of_a_text() -> None:
     noon = datetime(2023, 5, 8, 12, 0, tzinfo=UTC)  # a Monday
     found = find_windows("In March 2021 we moved, and yesterday we went back.", now=noon)

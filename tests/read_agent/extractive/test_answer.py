@@ -163,6 +163,39 @@ def test_follow_ups_take_their_entity_from_the_previous_answer(example: IngestSe
     assert lines(harin)[0] == lines(elliptic)[0]
 
 
+def test_who_attended_a_named_company_s_meeting_and_what_was_decided_there(
+    example: IngestServer,
+) -> None:
+    asked = "who attended the Initech meeting in October?"
+    answer = ask(example, asked, now=dt.datetime.fromisoformat("2026-12-02T10:00:00+08:00"))
+    first = lines(answer)[0]
+    assert first.startswith("2026-10-20 · Initech renewal call — attendees: ")
+    assert {"Joanna Price", "Alex Novak", "Alex Kim"} <= set(
+        first.split("attendees: ")[1].split(" [")[0].split(", ")
+    )
+    # Without a named page it is still a list of the month's meetings.
+    month = lines(ask(example, "who attended meetings in October?"))
+    assert month[0].startswith("4 found: ")
+    # "there" is the meeting the answer cited, not a name to put in the question.
+    turns = [Turn("user", asked), Turn("assistant", answer.text)]
+    there = ask(example, "and what was decided there?", history=turns)
+    assert "read as “What was decided at Initech renewal call?”" in there.text
+    assert "[meetings/2026-10-20-initech-renewal-call]" in there.text
+    decided = lines(ask(example, "what was decided in the pricing review?"))
+    assert (
+        decided[0] == "2026-10-07 · Pricing review — Decisions [meetings/2026-10-07-pricing-review]"
+    )
+    assert any("Usage-based pricing replaces per-seat pricing" in line for line in decided)
+
+
+def test_a_price_agreed_in_a_mongolian_note_answers_an_english_question(
+    example: IngestServer,
+) -> None:
+    first = lines(ask(example, "what price did we agree with Nomin Trade?"))[0]
+    assert "900" in first and "3,000,000" in first, first
+    assert first.startswith("2026-11-18 · ")
+
+
 def test_degraded_reasons_are_said_in_words() -> None:
     notes = notes_for(["ingest_in_progress", "embedding_pending", "no_llm", "routing_lexical"])
     assert notes == [

@@ -50,3 +50,24 @@ def test_the_previous_turn_is_read_from_the_history() -> None:
     assert prior_question(history) == "Who is Bob?"
     assert prior_ids([]) == [] and prior_question([]) is None
     assert rewrite("and who does he report to?", None, []) is None
+
+
+def test_there_is_the_place_the_previous_answer_cited_and_a_clause_is_no_name() -> None:
+    meeting = Prior(
+        "meetings/2026-10-20-initech-renewal-call", "Initech renewal call", linked=("Initech",)
+    )
+    previous = "who attended the Initech meeting in October?"
+    assert (
+        rewrite("and what was decided there?", previous, [meeting])
+        == "What was decided at Initech renewal call?"
+    )
+    assert rewrite("тэнд юу шийдсэн бэ?", previous, [meeting]) == (
+        "Initech renewal call юу шийдсэн бэ?"
+    )
+    # Not a place: "there" that only says something exists, and a clause after "and".
+    assert rewrite("was there a follow-up?", previous, [meeting]) is None
+    assert rewrite("and what was decided?", previous, [meeting]) is None
+    # A name after "and" is still an elliptic question.
+    assert rewrite("and Globex?", previous, [meeting]) == (
+        "who attended the Globex meeting in October?"
+    )

@@ -13,7 +13,7 @@ from memserver.timeparse.mentions import mention_reader
 from read_agent.agent import MODE_EXTRACTIVE, Answer, ReadAgent
 from read_agent.extractive.evidence import score
 from read_agent.extractive.question import Reading
-from read_agent.extractive.source_evidence import from_source, shown_span, unaddressed
+from read_agent.extractive.source_evidence import email_turns, from_source, shown_span, unaddressed
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, write_note
 
@@ -69,6 +69,32 @@ def test_a_chat_export_s_turns_keep_their_speakers(snippet: str) -> None:
         "Alex Kim: Anything open on support tickets?",
         "Priya Shah: Two low-priority ones, nothing that blocks the renewal.",
     ]
+
+
+def test_an_email_thread_s_headers_are_its_speakers_not_its_evidence() -> None:
+    snippet = (
+        "From: Luis Hernandez <luis@helix.example>  \n"
+        "To: Maya Patel <maya@helix.example>  \n"
+        "Date: 2021-04-15 09:12  \n"
+        "Subject: Pivot to API-first architecture  \n\n"
+        "Hi Maya, we have decided to pivot to an API-first architecture.\n\n"
+        "Luis  \n---  \n\n"
+        'From: "Maya Patel" <maya@helix.example>\n'
+        "To: Luis Hernandez <luis@helix.example>\n"
+        "Cc: Product Team <product@helix.example>\n"
+        "Subject: Re: Pivot to API-first architecture\n\n"
+        "Thanks. The customers are on board.\n"
+    )
+    result = {"id": "source/mail.md", "title": "Pivot", "date": "2021-04-15", "snippet": snippet}
+    pieces = from_source(result, 0, mention_reader("UTC"))
+    assert [p.text for p in pieces] == [
+        "Luis Hernandez: Hi Maya, we have decided to pivot to an API-first architecture.",
+        "Luis Hernandez: Luis",
+        "Maya Patel: Thanks.",
+        "Maya Patel: The customers are on board.",
+    ]
+    # One "Date:" line in a meeting note is not an e-mail: the line stays what it was.
+    assert email_turns("Date: 2021-04-15\nWe met.") == ["Date: 2021-04-15\nWe met."]
 
 
 def test_whom_a_sentence_is_said_to_or_who_says_it_is_not_what_it_is_about() -> None:
