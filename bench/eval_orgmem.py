@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -53,7 +54,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -324,51 +325,37 @@ def _mean(values: Sequence[float]) -> str:
     return f"{sum(values) / len(values):.2f}" if values else "n/a"
 
 
-def evidence_table(rows: Sequence[Mapping[str, Any]], systems: Sequence[str]) -> str:
+def category_table(
+    rows: Sequence[Mapping[str, Any]],
+    systems: Sequence[str],
+    cell: Callable[[Sequence[Mapping[str, Any]], str], str],
+) -> str:
+    """One line a category (and one for all), one ``cell(rows, system)`` a system."""
     lines = [
         "| category | n | " + " | ".join(systems) + " |",
         "|---|---|" + "---|" * len(systems),
     ]
     for code in [*CATEGORIES, None]:
         mine = [r for r in rows if code is None or r["category"] == code]
-        if not mine:
-            continue
-        cells = []
-        for system in systems:
-            got = [r["evidence"].get(system) for r in mine]
-            if any(g is None for g in got):
-                cells.append("n/a")
-                continue
-            cells.append(
-                " / ".join(
-                    _mean([float(g[m]) for g in got]) for m in ("hit@5", "hit@10", "cover@10")
-                )
-            )
-        name = f"{code} {CATEGORIES[code]}" if code else "all"
-        lines.append(f"| {name} | {len(mine)} | " + " | ".join(cells) + " |")
+        if mine:
+            name = f"{code} {CATEGORIES[code]}" if code else "all"
+            cells = " | ".join(cell(mine, system) for system in systems)
+            lines.append(f"| {name} | {len(mine)} | {cells} |")
     return "\n".join(lines)
 
 
-def answers_table(rows: Sequence[Mapping[str, Any]], systems: Sequence[str]) -> str:
-    lines = [
-        "| category | n | " + " | ".join(systems) + " |",
-        "|---|---|" + "---|" * len(systems),
-    ]
-    for code in [*CATEGORIES, None]:
-        mine = [r for r in rows if code is None or r["category"] == code]
-        if not mine:
-            continue
-        cells = []
-        for system in systems:
-            shares = [
-                r["answers"][system]["share"]
-                for r in mine
-                if system in r["answers"] and r["answers"][system]["share"] is not None
-            ]
-            cells.append(_mean(shares))
-        name = f"{code} {CATEGORIES[code]}" if code else "all"
-        lines.append(f"| {name} | {len(mine)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+def evidence_cell(rows: Sequence[Mapping[str, Any]], system: str) -> str:
+    """hit@5 / hit@10 / cover@10, or n/a when the system did not run."""
+    got = [r["evidence"].get(system) for r in rows]
+    if any(g is None for g in got):
+        return "n/a"
+    return " / ".join(_mean([float(g[m]) for g in got]) for m in ("hit@5", "hit@10", "cover@10"))
+
+
+def answer_cell(rows: Sequence[Mapping[str, Any]], system: str) -> str:
+    """The mean share of key facts stated (questions whose gold has none left out)."""
+    shares = [r["answers"][system]["share"] for r in rows if system in r["answers"]]
+    return _mean([x for x in shares if x is not None])
 
 
 def show_misses(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -418,17 +405,20 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
     print(f"ingest: {info['ingest']} ({uptime()})", file=sys.stderr)
     now = dt.datetime.fromisoformat(NOW)
     names = NoteNames(kb, [a.slot_id for a in tier.artefacts])
+    began = time.perf_counter()
     with KnowledgeBase.open(kb, embedder=make_embedder(args.embedder), database_url=None) as opened:
         opened.reindex()  # the vectors the ingest left to a background embedder
+        info["reindex_seconds"] = round(time.perf_counter() - began, 1)
         searcher = Searcher.for_kb(opened, route=False)
         vector = [names.ranked(vector_only(searcher, q.text, now), False) for q in tier.questions]
         searcher.close()
     asked, brief = anyio.run(ask_mcp, kb, config, tier.questions, names)
     texts = [q.text for q in tier.questions]
     answers = anyio.run(ask_all, kb, config, texts, now)
+    info["questions_seconds"] = round(time.perf_counter() - began - info["reindex_seconds"], 1)
     with_model = None
     if os.environ.get("LLM_BASE_URL") and not args.no_model:
-        with_model = anyio.run(lambda: ask_all(kb, config, texts, now, model=True))
+        with_model = anyio.run(functools.partial(ask_all, kb, config, texts, now, model=True))
     rows = []
     for i, (q, mcp, vec, bm) in enumerate(
         zip(tier.questions, asked, vector, bm25_ranked(tier), strict=True)
@@ -462,7 +452,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
         row["answers"] = scored
         rows.append(row)
     info["kb_brief"] = brief
-    info["seconds"] = round(time.perf_counter() - began, 1)
+    info["seconds"] = round(info["ingest"]["seconds"] + time.perf_counter() - began, 1)
     info["load_end"] = uptime()
     return rows, info
 
@@ -485,16 +475,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     systems = ["kb_query", "kb_query+pages", "kb_brief", "bm25", "vector"]
     print(
         f"# {len(rows)} questions, tier {info['tier']}, embedder {info['embedder']}, now "
-        f"{info['now']}; ingest {info['ingest']}; {info['seconds']:.0f} s\n"
+        f"{info['now']}; ingest {info['ingest']}; reindex {info['reindex_seconds']:.0f} s, "
+        f"questions {info['questions_seconds']:.0f} s; {info['seconds']:.0f} s in all\n"
         f"# load at start: {info['load_start']}\n# load at end:   {info['load_end']}\n"
     )
     print("Evidence: hit@5 / hit@10 / cover@10 (kb_brief: n/a when the server has none)\n")
-    print(evidence_table(rows, systems))
+    print(category_table(rows, systems, evidence_cell))
     answer_systems = ["agent", "bm25 top 3"] + (
         ["agent+model"] if "model_answer" in rows[0] else []
     )
     print(f"\nKey facts stated (answers cut at {ANSWER_CHARS:,} characters)\n")
-    print(answers_table(rows, answer_systems))
+    print(category_table(rows, answer_systems, answer_cell))
     modes: dict[str, int] = {}
     for r in rows:
         modes[r["mode"]] = modes.get(r["mode"], 0) + 1
