@@ -30,6 +30,8 @@ Evaluations (quality: hits, recall, correct answers):
 - ``eval_real_model``: both agents with a real model on example_kb.
 - ``eval_locomo``: session recall on LoCoMo's development half, through ``kb_query``.
 - ``eval_locomo_answers``: whole answers on LoCoMo's development half, through the read agent.
+- ``eval_orgmem``: a company memory (OrgMemBench's Helix Logistics): evidence found and the
+  gold answers' key facts stated, per question category, beside BM25 and vector-only.
 
 Shared pieces (no command line unless said):
 
@@ -38,4 +40,6 @@ Shared pieces (no command line unless said):
 - ``eval_sources``: the long, similar, dated conversation notes of ``eval_search``.
 - ``expected_pages``: the extraction of example_kb checked against EXPECTED.md.
 - ``eval_questions.yaml``: the questions of ``eval_search``.
+- ``orgmem_scoring``: ``eval_orgmem``'s key facts of a gold answer, hit@k and cover@k.
+- ``orgmem_schema.yaml``: the company schema ``eval_orgmem`` ingests with.
 """

@@ -258,11 +258,9 @@ def sessions_of(results: Iterable[Mapping[str, Any]]) -> list[int]:
     return out
 
 
-async def ask_mcp(
-    kb: Path, config: Path, questions: Sequence[Question], now: str
-) -> list[dict[str, Any]]:
-    """Every question through kb_query over a stdio MCP session with a trusted server."""
-    command = [
+def stdio_command(kb: Path, config: Path) -> list[str]:
+    """``memserver serve --stdio --trusted`` over ``kb`` with this run's ``config``."""
+    return [
         sys.executable,
         "-m",
         "memserver.cli",
@@ -274,6 +272,13 @@ async def ask_mcp(
         "--stdio",
         "--trusted",
     ]
+
+
+async def ask_mcp(
+    kb: Path, config: Path, questions: Sequence[Question], now: str
+) -> list[dict[str, Any]]:
+    """Every question through kb_query over a stdio MCP session with a trusted server."""
+    command = stdio_command(kb, config)
     rows = []
     async with open_stdio(kb, trusted=True, command=command, timeout=120) as client:
         for q in questions:
@@ -293,14 +298,16 @@ async def ask_mcp(
     return rows
 
 
+def vector_only(searcher: Searcher, text: str, now: dt.datetime) -> list[dict[str, Any]]:
+    """The results of ``text`` through the search pipeline with the source vector arm alone."""
+    request = SearchRequest(
+        text, now=now, include_sources=True, arms={"source_vector"}, route=False
+    )
+    return [r.to_dict() for r in searcher.search(request).results]
+
+
 def ask_vector(searcher: Searcher, questions: Sequence[Question], now: dt.datetime) -> list[Any]:
-    rows = []
-    for q in questions:
-        request = SearchRequest(
-            q.text, now=now, include_sources=True, arms={"source_vector"}, route=False
-        )
-        rows.append(sessions_of(r.to_dict() for r in searcher.search(request).results))
-    return rows
+    return [sessions_of(vector_only(searcher, q.text, now)) for q in questions]
 
 
 def first_hit(ranked: Sequence[int], answers: frozenset[int]) -> int | None:

@@ -210,13 +210,14 @@ def no_model_environment() -> Iterator[dict[str, str]]:
 
 
 async def ask_all(
-    kb: Path, config: Path, questions: Sequence[Question], now: dt.datetime
+    kb: Path, config: Path, questions: Sequence[str], now: dt.datetime, *, model: bool = False
 ) -> list[dict[str, Any]]:
-    """Every question through the read agent without a model, over one stdio server."""
-    with no_model_environment() as env:
+    """Every question through the read agent over one stdio server: without a model, or
+    with the one the environment's LLM_* variables name (``model``)."""
+    with contextlib.nullcontext(dict(os.environ)) if model else no_model_environment() as env:
         settings = load_settings(config, env)
         pool = AgentPool(
-            memory_target(settings, kb, str(config)), make_llm(settings, enabled=False)
+            memory_target(settings, kb, str(config)), make_llm(settings, enabled=model)
         )
         rows = []
         await pool.start()
@@ -224,7 +225,7 @@ async def ask_all(
             async with pool.agent() as agent:
                 for q in questions:
                     began = time.perf_counter()
-                    answer = await agent.ask(q.text, now=now)
+                    answer = await agent.ask(q, now=now)
                     rows.append(
                         {
                             "answer": answer.text,
@@ -296,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     for conv in conversations:
         with built(root, conv, args.embedder):
             pass
-        asked = anyio.run(ask_all, root / conv.name, config, conv.questions, now)
+        asked = anyio.run(ask_all, root / conv.name, config, [q.text for q in conv.questions], now)
         for q, got, (line, cite) in zip(conv.questions, asked, baseline(conv), strict=True):
             rows.append(
                 {

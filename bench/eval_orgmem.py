@@ -1,0 +1,502 @@
+"""Company memory that keeps the truth: OrgMemBench's Helix Logistics, notes to answers.
+
+Reads a tier of OrgMemBench where it lies (``../shared/data/orgmem-small/`` by default,
+``--data`` for another tier of the same shape; never copied into the repository) and
+builds one knowledge base from it, in ``--work``:
+
+* every artefact becomes one note ``source/<slot_id>.md`` (a few slot ids name two
+  artefacts of different events; the later one in the index is ``<slot_id>--<event>``,
+  and the gold ids mean the first): frontmatter ``slot_id``,
+  ``date`` (as the data's README dates it: the event's ``occurred_at``, else the first
+  ``YYYY-MM-DD`` of the artefact's first 300 characters, else ``YYYY-Qn`` as the
+  quarter's first day, else ``YYYY-MM`` as the month's first day), ``author`` (the
+  persona's name) and ``genre``; the body is the artefact without its HTML metadata
+  comment (benchmark metadata, among it the testimony type that C5 questions ask for);
+* the schema is ``bench/orgmem_schema.yaml`` (people, teams, customers, decisions,
+  policies, incidents, projects, meetings);
+* the notes become pages with ``ingest-agent --kb DIR --rules`` (no model).
+
+Each question is then measured twice.
+
+**Evidence** (the artefacts the gold answer rests on), among the first k distinct notes:
+hit@5, hit@10 (one of them there) and cover@10 (the share of them there), for
+
+* ``kb_query``: the MCP tool with ``include_sources`` (``memserver serve --stdio``), the
+  notes of its source results in order;
+* ``kb_query+pages``: the same results, each page standing for the notes in its
+  ``sources`` (the evidence a reader of the pages can reach);
+* ``kb_brief``: the tool of that name when the server has one (the notes its result names,
+  in order), else "n/a";
+* ``bm25``: BM25 over whole notes (``bench/eval_locomo.py``'s);
+* ``vector``: the same index with the source vector arm alone.
+
+**Answers**: the read agent's answer without a model (and with the model of
+``LLM_BASE_URL``/``LLM_MODEL`` when set), and beside it BM25's top three notes, each cut
+at 2,000 characters, scored by the share of the gold answer's key facts they state (ISO
+dates in any spelling, numbers with units, people's names: ``bench/orgmem_scoring.py``).
+
+    nice -n 10 .venv/bin/python -m bench.eval_orgmem [--embedder local|hash] \\
+        [--data DIR] [--work /tmp/memserver-orgmem] [--fresh] [--show-misses] [--json out.json]
+
+The knowledge base in ``--work`` is kept: a second run re-ingests only changed notes
+(``--fresh`` starts over; a changed schema always does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import yaml
+
+from bench import orgmem_scoring as scoring
+from bench.eval_answers import ingest
+from bench.eval_locomo import BM25, stdio_command, tokens, vector_only, work_root
+from bench.eval_locomo_answers import ask_all
+from memserver.clients.embed import make_embedder
+from memserver.clients.mcp import open_stdio
+from memserver.kb.frontmatter import frontmatter_end, load_yaml
+from memserver.search.pipeline import Searcher
+from memserver.store.knowledge_base import KnowledgeBase
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "orgmem-small"
+SCHEMA = Path(__file__).with_name("orgmem_schema.yaml")
+NOW = "2026-12-01T12:00:00+00:00"  # after every artefact; fixed so runs compare
+CATEGORIES = {
+    "C1": "supersession",
+    "C2": "provenance",
+    "C3": "as-of",
+    "C4": "audit replay",
+    "C5": "justification",
+    "C6": "contradiction",
+}
+ANSWER_CHARS = 2_000
+BASELINE_NOTES = 3
+HEAD_CHARS = 300
+_METADATA = re.compile(r"\A\s*<!--.*?-->\s*", re.DOTALL)
+_FULL = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_QUARTER = re.compile(r"(\d{4})[-\s]?Q([1-4])", re.IGNORECASE)
+_MONTH = re.compile(r"(\d{4})-(\d{2})(?!\d)")
+
+
+@dataclass(frozen=True)
+class Artefact:
+    slot_id: str  # unique: the data's slot id, with ``--<event>`` on its second use
+    date: str | None
+    author: str | None
+    genre: str
+    body: str
+
+    def note(self) -> str:
+        """The note as it lands in ``source/``."""
+        front: dict[str, Any] = {"slot_id": self.slot_id}
+        if self.date:
+            front["date"] = self.date
+        if self.author:
+            front["author"] = self.author
+        front["genre"] = self.genre
+        head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True)
+        return f"---\n{head}---\n\n{self.body.strip()}\n"
+
+
+@dataclass(frozen=True)
+class OrgQuestion:
+    id: str
+    category: str
+    text: str
+    gold: Mapping[str, Any]
+    evidence: tuple[str, ...]
+
+
+@dataclass
+class Tier:
+    name: str
+    artefacts: list[Artefact] = field(default_factory=list)
+    questions: list[OrgQuestion] = field(default_factory=list)
+    people: frozenset[str] = frozenset()
+
+
+# --------------------------------------------------------------------------- the data
+
+
+def artefact_date(event_day: str | None, raw: str) -> str | None:
+    """The event's day, else the first date of the first 300 characters (a full date,
+    else a quarter's first day, else a month's first day), as the data's README says."""
+    if event_day:
+        return event_day[:10]
+    head = raw[:HEAD_CHARS]
+    if found := _FULL.search(head):
+        return "-".join(found.groups())
+    if found := _QUARTER.search(head):
+        return f"{found[1]}-{3 * int(found[2]) - 2:02d}-01"
+    if found := _MONTH.search(head):
+        return f"{found[1]}-{found[2]}-01"
+    return None
+
+
+def without_metadata(raw: str) -> str:
+    """The artefact's text without the HTML comment it opens with."""
+    return _METADATA.sub("", raw, count=1)
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def load_tier(data: Path) -> Tier:
+    events = json.loads((data / "events_dates.json").read_text(encoding="utf-8"))
+    personas = json.loads((data / "personas.json").read_text(encoding="utf-8"))
+    tier = Tier(data.name, people=frozenset(str(p["name"]) for p in personas.values()))
+    seen: set[str] = set()
+    for row in _jsonl(data / "corpus_index.jsonl"):
+        raw = (data / row["path"]).read_text(encoding="utf-8")
+        event = events.get(row.get("event_id") or "") or {}
+        author = personas.get(row.get("author") or "") or {}
+        name = row["slot_id"]
+        if name in seen:  # a slot id used twice: the later artefact is another event's
+            name = f"{name}--{row.get('event_id') or Path(row['path']).parent.name}"
+        seen.add(name)
+        tier.artefacts.append(
+            Artefact(
+                name,
+                artefact_date(event.get("occurred_at"), raw),
+                author.get("name"),
+                str(row.get("genre") or "note"),
+                without_metadata(raw),
+            )
+        )
+    for row in _jsonl(data / "benchmark.jsonl"):
+        tier.questions.append(
+            OrgQuestion(
+                row["id"],
+                row["category"],
+                row["text"],
+                row["ground_truth_answer"],
+                tuple(row["evidence_artefact_ids"]),
+            )
+        )
+    return tier
+
+
+def write_kb(kb: Path, tier: Tier) -> None:
+    """The schema and one note an artefact; a changed schema starts the knowledge base
+    over, a note is rewritten only when its text changes."""
+    schema = SCHEMA.read_text(encoding="utf-8")
+    if (kb / "schema.yaml").is_file() and (kb / "schema.yaml").read_text("utf-8") != schema:
+        shutil.rmtree(kb)
+    source = kb / "source"
+    source.mkdir(parents=True, exist_ok=True)
+    (kb / "schema.yaml").write_text(schema, encoding="utf-8")
+    notes = {source / f"{a.slot_id}.md": a.note() for a in tier.artefacts}
+    for path, text in notes.items():
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+    for stale in set(source.glob("*.md")) - set(notes):
+        stale.unlink()
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+class NoteNames:
+    """Finds the notes (slot ids) a result names: a source id, a page's sources."""
+
+    def __init__(self, kb: Path, slot_ids: Sequence[str]) -> None:
+        self.kb = kb
+        alternatives = "|".join(re.escape(s) for s in sorted(slot_ids, key=len, reverse=True))
+        self.pattern = re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
+
+    def named(self, value: Any) -> list[str]:
+        """The notes ``value`` (any JSON) names, in order of first mention."""
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return scoring.distinct(self.pattern.findall(text))
+
+    def page_sources(self, page_id: str) -> list[str]:
+        """The notes in a page's ``sources`` frontmatter (none when it has no file)."""
+        path = self.kb / "knowledge" / f"{page_id}.md"
+        if not path.is_file():
+            return []
+        lines = path.read_text(encoding="utf-8").split("\n")
+        end = frontmatter_end(lines) if lines[:1] == ["---"] else None
+        front = load_yaml("\n".join(lines[1:end])) if end else None
+        return self.named((front or {}).get("sources") or [])
+
+    def ranked(self, results: Sequence[Mapping[str, Any]], pages: bool) -> list[str]:
+        """The notes of ``results`` in order: source results, and with ``pages`` the
+        sources of each page result in its place."""
+        out: list[str] = []
+        for result in results:
+            rid = str(result.get("id", ""))
+            if rid.startswith("source/"):
+                out.extend(self.named(rid))
+            elif pages:
+                out.extend(self.page_sources(rid))
+        return scoring.distinct(out)
+
+
+async def ask_mcp(
+    kb: Path, config: Path, questions: Sequence[OrgQuestion], names: NoteNames
+) -> tuple[list[dict[str, Any]], bool]:
+    """Every question through kb_query (and kb_brief when the server has it): the notes
+    each names in order; whether kb_brief exists."""
+    command = stdio_command(kb, config)
+    rows = []
+    async with open_stdio(kb, trusted=True, command=command, timeout=300) as client:
+        brief = "kb_brief" in await client.tool_names()
+        for q in questions:
+            began = time.perf_counter()
+            found = await client.call(
+                "kb_query", {"question": q.text, "include_sources": True, "now": NOW}
+            )
+            ms = (time.perf_counter() - began) * 1000
+            results = found.get("results", [])
+            row: dict[str, Any] = {
+                "kb_query": names.ranked(results, pages=False),
+                "kb_query+pages": names.ranked(results, pages=True),
+                "count": len(results),
+                "ms": round(ms, 1),
+            }
+            if brief:
+                row["kb_brief"] = names.named(
+                    await client.call("kb_brief", {"question": q.text, "now": NOW})
+                )
+            rows.append(row)
+    return rows, brief
+
+
+def bm25_ranked(tier: Tier) -> list[list[str]]:
+    """For each question, every note ranked by BM25 over whole notes."""
+    order = [a.slot_id for a in tier.artefacts]
+    index = BM25([tokens(a.note()) for a in tier.artefacts])
+    out = []
+    for q in tier.questions:
+        scores = index.scores(tokens(q.text))
+        out.append([order[i] for i in sorted(range(len(order)), key=lambda i: -scores[i])])
+    return out
+
+
+def evidence_scores(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, Any]:
+    return {
+        "hit@5": scoring.hit_at(ranked, gold, 5),
+        "hit@10": scoring.hit_at(ranked, gold, 10),
+        "cover@10": scoring.cover_at(ranked, gold, 10),
+        "top": list(ranked[:10]),
+    }
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def answer_scores(q: OrgQuestion, answer: str, people: frozenset[str]) -> dict[str, Any]:
+    facts = scoring.key_facts(q.gold, people)
+    found = scoring.facts_found(facts, answer[:ANSWER_CHARS], people)
+    return {
+        "facts": len(facts),
+        "found": [str(f) for f in found],
+        "missed": [str(f) for f in facts if f not in found],
+        "share": len(found) / len(facts) if facts else None,
+    }
+
+
+def bm25_dump(tier: Tier, ranked: Sequence[str]) -> str:
+    """BM25's top three notes as written, one after the other, cut at 2,000 characters."""
+    notes = {a.slot_id: a.note() for a in tier.artefacts}
+    return "\n\n".join(notes[s] for s in ranked[:BASELINE_NOTES])[:ANSWER_CHARS]
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _mean(values: Sequence[float]) -> str:
+    return f"{sum(values) / len(values):.2f}" if values else "n/a"
+
+
+def category_table(
+    rows: Sequence[Mapping[str, Any]],
+    systems: Sequence[str],
+    cell: Callable[[Sequence[Mapping[str, Any]], str], str],
+) -> str:
+    """One line a category (and one for all), one ``cell(rows, system)`` a system."""
+    lines = [
+        "| category | n | " + " | ".join(systems) + " |",
+        "|---|---|" + "---|" * len(systems),
+    ]
+    for code in [*CATEGORIES, None]:
+        mine = [r for r in rows if code is None or r["category"] == code]
+        if mine:
+            name = f"{code} {CATEGORIES[code]}" if code else "all"
+            cells = " | ".join(cell(mine, system) for system in systems)
+            lines.append(f"| {name} | {len(mine)} | {cells} |")
+    return "\n".join(lines)
+
+
+def evidence_cell(rows: Sequence[Mapping[str, Any]], system: str) -> str:
+    """hit@5 / hit@10 / cover@10, or n/a when the system did not run."""
+    got = [r["evidence"].get(system) for r in rows]
+    if any(g is None for g in got):
+        return "n/a"
+    return " / ".join(_mean([float(g[m]) for g in got]) for m in ("hit@5", "hit@10", "cover@10"))
+
+
+def answer_cell(rows: Sequence[Mapping[str, Any]], system: str) -> str:
+    """The mean share of key facts stated (questions whose gold has none left out)."""
+    shares = [r["answers"][system]["share"] for r in rows if system in r["answers"]]
+    return _mean([x for x in shares if x is not None])
+
+
+def show_misses(rows: Sequence[Mapping[str, Any]]) -> str:
+    out = []
+    for r in rows:
+        ev, agent = r["evidence"]["kb_query"], r["answers"]["agent"]
+        if ev["hit@10"] and ev["cover@10"] == 1 and not agent["missed"]:
+            continue
+        head = "\n    | ".join(r["answer"][:600].splitlines())
+        out.append(
+            f"\nMISS {r['id']} {r['category']} {r['q']!r}\n"
+            f"  gold notes {r['gold_notes']}\n"
+            f"  kb_query top {ev['top']} (cover {ev['cover@10']:.2f}); "
+            f"bm25 top {r['evidence']['bm25']['top'][:5]}\n"
+            f"  agent missed {agent['missed']} (bm25 dump missed "
+            f"{r['answers']['bm25 top 3']['missed']})\n    | {head}"
+        )
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def uptime() -> str:
+    out = subprocess.run(["uptime"], capture_output=True, text=True, check=False)
+    return out.stdout.strip()
+
+
+def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    tier = load_tier(args.data)
+    root, config = work_root(args.work, args.embedder)
+    kb = root / tier.name
+    if args.fresh and kb.exists():
+        shutil.rmtree(kb)
+    write_kb(kb, tier)
+    info: dict[str, Any] = {"tier": tier.name, "embedder": args.embedder, "now": NOW}
+    info["load_start"] = uptime()
+    began = time.perf_counter()
+    summary = ingest(kb, config)
+    sources = summary.get("sources") or []
+    info["ingest"] = {
+        "seconds": round(time.perf_counter() - began, 1),
+        "notes": len(sources),
+        "failed": sum(1 for s in sources if s.get("status") == "failed"),
+        "pages": len(list((kb / "knowledge").rglob("*.md"))),
+    }
+    print(f"ingest: {info['ingest']} ({uptime()})", file=sys.stderr)
+    now = dt.datetime.fromisoformat(NOW)
+    names = NoteNames(kb, [a.slot_id for a in tier.artefacts])
+    began = time.perf_counter()
+    with KnowledgeBase.open(kb, embedder=make_embedder(args.embedder), database_url=None) as opened:
+        opened.reindex()  # the vectors the ingest left to a background embedder
+        info["reindex_seconds"] = round(time.perf_counter() - began, 1)
+        searcher = Searcher.for_kb(opened, route=False)
+        vector = [names.ranked(vector_only(searcher, q.text, now), False) for q in tier.questions]
+        searcher.close()
+    asked, brief = anyio.run(ask_mcp, kb, config, tier.questions, names)
+    texts = [q.text for q in tier.questions]
+    answers = anyio.run(ask_all, kb, config, texts, now)
+    info["questions_seconds"] = round(time.perf_counter() - began - info["reindex_seconds"], 1)
+    with_model = None
+    if os.environ.get("LLM_BASE_URL") and not args.no_model:
+        with_model = anyio.run(functools.partial(ask_all, kb, config, texts, now, model=True))
+    rows = []
+    for i, (q, mcp, vec, bm) in enumerate(
+        zip(tier.questions, asked, vector, bm25_ranked(tier), strict=True)
+    ):
+        evidence: dict[str, dict[str, Any] | None] = {
+            s: evidence_scores(mcp[s], q.evidence) for s in ("kb_query", "kb_query+pages")
+        }
+        evidence["kb_brief"] = evidence_scores(mcp["kb_brief"], q.evidence) if brief else None
+        evidence["bm25"] = evidence_scores(bm, q.evidence)
+        evidence["vector"] = evidence_scores(vec, q.evidence)
+        answer = answers[i]["answer"][:ANSWER_CHARS]
+        scored = {
+            "agent": answer_scores(q, answer, tier.people),
+            "bm25 top 3": answer_scores(q, bm25_dump(tier, bm), tier.people),
+        }
+        row: dict[str, Any] = {
+            "id": q.id,
+            "category": q.category,
+            "q": q.text,
+            "gold_notes": list(q.evidence),
+            "evidence": evidence,
+            "answer": answer,
+            "mode": answers[i]["mode"],
+            "answer_ms": round(answers[i]["ms"], 1),
+            "kb_query_results": mcp["count"],
+            "kb_query_ms": mcp["ms"],
+        }
+        if with_model is not None:
+            row["model_answer"] = with_model[i]["answer"][:ANSWER_CHARS]
+            scored["agent+model"] = answer_scores(q, row["model_answer"], tier.people)
+        row["answers"] = scored
+        rows.append(row)
+    info["kb_brief"] = brief
+    info["seconds"] = round(info["ingest"]["seconds"] + time.perf_counter() - began, 1)
+    info["load_end"] = uptime()
+    return rows, info
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="an OrgMemBench tier")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/memserver-orgmem"))
+    parser.add_argument("--embedder", choices=("local", "hash"), default="local")
+    parser.add_argument("--fresh", action="store_true", help="ingest every note again")
+    parser.add_argument("--no-model", action="store_true", help="even when LLM_BASE_URL is set")
+    parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--json", type=Path, help="write every question's outcome here")
+    args = parser.parse_args(argv)
+    if not (args.data / "benchmark.jsonl").is_file():
+        raise SystemExit(f"no OrgMemBench tier at {args.data}: pass --data DIR")
+    if args.work.resolve().is_relative_to(REPO):
+        raise SystemExit(f"--work {args.work} is inside the repository: pass a directory outside")
+    rows, info = run(args)
+    systems = ["kb_query", "kb_query+pages", "kb_brief", "bm25", "vector"]
+    print(
+        f"# {len(rows)} questions, tier {info['tier']}, embedder {info['embedder']}, now "
+        f"{info['now']}; ingest {info['ingest']}; reindex {info['reindex_seconds']:.0f} s, "
+        f"questions {info['questions_seconds']:.0f} s; {info['seconds']:.0f} s in all\n"
+        f"# load at start: {info['load_start']}\n# load at end:   {info['load_end']}\n"
+    )
+    print("Evidence: hit@5 / hit@10 / cover@10 (kb_brief: n/a when the server has none)\n")
+    print(category_table(rows, systems, evidence_cell))
+    answer_systems = ["agent", "bm25 top 3"] + (
+        ["agent+model"] if "model_answer" in rows[0] else []
+    )
+    print(f"\nKey facts stated (answers cut at {ANSWER_CHARS:,} characters)\n")
+    print(category_table(rows, answer_systems, answer_cell))
+    modes: dict[str, int] = {}
+    for r in rows:
+        modes[r["mode"]] = modes.get(r["mode"], 0) + 1
+    print(f"\nanswer modes: {modes}")
+    if args.show_misses:
+        print(show_misses(rows))
+    if args.json:
+        out = {"info": info, "questions": rows}
+        args.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
