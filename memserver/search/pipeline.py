@@ -448,7 +448,7 @@ class Searcher:
                 h for h in arms.graph_augment(conn, seeds, scope) if h.folder in folders
             ]
             cands = fz.fuse(found, weights)
-        relevant = self._relevant(cands, found, intent, tq)
+        relevant = self._relevant(cands, found, intent, tq, self._event_folders())
         return ArmRun(cands, found, relevant, exact, vector)
 
     def _entities(
@@ -486,15 +486,23 @@ class Searcher:
 
     @staticmethod
     def _relevant(
-        cands: list[Candidate], found: Mapping[str, list[Hit]], intent: Intent, tq: TimeQuery
+        cands: list[Candidate],
+        found: Mapping[str, list[Hit]],
+        intent: Intent,
+        tq: TimeQuery,
+        events: Collection[str],
     ) -> set[str]:
-        """The pages a latest/first question orders by date."""
+        """The pages a latest/first question orders by date: those of the folders it names,
+        else the events (a question's subject decides the folder, its order word only
+        orders it: "when did you first learn that Maya Patel ... decided" orders what
+        happened, not the people it names, whose date is only their newest entry)."""
         if tq.order is None:
             return set()
         graph_ids = {h.id for h in found.get("graph", [])}
         if graph_ids:
             return graph_ids
-        targets = set(intent.folders)
+        # Raw notes are dated events too.
+        targets = set(intent.folders) or {*events, SOURCE_FOLDER}
 
         def topical(c: Candidate) -> bool:
             if c.details.get("keyword") == "all_terms" or "title" in c.ranks:

@@ -73,6 +73,20 @@ def test_latest_decision_about_a_topic_orders_by_date(search_world: World) -> No
     )
 
 
+def test_an_order_word_orders_events_not_the_people_a_question_names(
+    search_world: World,
+) -> None:
+    # "first" orders what happened; a person's page is dated only by its newest entry.
+    response = ask(search_world, "When did Alice Chen first hear about pricing?")
+    assert response.time["order"] == "oldest"
+    ordered = [r for r in response.results if "date_ordered" in r.labels]
+    assert ordered, ids(response)
+    assert {r.folder for r in ordered} <= {"meetings", "decisions"}
+    # A question about people orders people.
+    people = ask(search_world, "Which person joined first?", folders=["people"])
+    assert {r.folder for r in people.results if "date_ordered" in r.labels} <= {"people"}
+
+
 def test_latest_is_on_or_before_now_and_next_is_the_first_after_it(search_world: World) -> None:
     planned = search_world.id("Globex go-live check")  # 2026-12-03, after NOW
     latest = ask(search_world, "latest meeting with Bob")
