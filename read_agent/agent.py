@@ -195,6 +195,11 @@ class ReadAgent:
         self._toolset: Toolset | None = None
         self._schema_view: Schema | None = None
 
+    @property
+    def broken(self) -> bool:
+        """Whether this agent's MCP session closed under a tool call (never lend it again)."""
+        return self._toolset is not None and self._toolset.broken
+
     async def toolset(self, refresh: bool = False) -> Toolset:
         """The read tools this token may call (listed once, then cached)."""
         if self._toolset is None or refresh:

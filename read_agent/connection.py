@@ -167,7 +167,11 @@ class AgentPool:
             if self.sessions is None:
                 raise RuntimeError("AgentPool.start() must run before agent()")
             async with self.sessions.lease() as lease:
-                yield lease.value
+                try:
+                    yield lease.value
+                finally:
+                    if lease.value.broken:  # its connection closed: the next question opens anew
+                        lease.discard()
 
     @contextlib.asynccontextmanager
     async def errors(self) -> AsyncIterator[None]:

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -43,7 +44,7 @@ from memserver.errors import MemoryError_, ServerAuthError, ToolCallError, UserE
 from memserver.timeparse.now import parse_now
 from memserver.web.guard import GuardRules, HostRules, HttpGuard, openai_error
 from read_agent.agent import Answer, Turn
-from read_agent.connection import AgentPool
+from read_agent.connection import AgentPool, unwrap
 from read_agent.errors import BadRequestError, MemoryUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ MODEL_ID = "memory"
 MAX_HISTORY_TURNS = 20
 MAX_QUESTION_CHARS = 8_000
 MAX_BODY_BYTES = 512 * 1024
+HEALTH_PING_SECONDS = 5.0  # /healthz waits this long for the memory server's answer
 STREAM_PIECE_CHARS = 24
 DROPPED_ROLES = frozenset({"system", "developer", "tool", "function"})
 
@@ -77,6 +79,31 @@ def request_now(value: Any, param: str = "now") -> dt.datetime | None:
         return parse_now(value, param)
     except UserError as exc:
         raise BadRequestError(exc.message, exc.hint, param=param) from None
+
+
+def not_unicode(value: Any, where: str = "body") -> str | None:
+    """Where in a parsed JSON value a string holds a lone surrogate ("\\udc80" is valid
+    JSON but no Unicode text: it cannot be encoded to reach the memory server or a
+    model), e.g. ``messages[0].content``; None when every string is text."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = not_unicode(key, where) or not_unicode(
+                item, str(key) if where == "body" else f"{where}.{key}"
+            )
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = not_unicode(item, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 def message_text(content: Any, where: str) -> str:
@@ -271,11 +298,19 @@ def create_app(
 
     async def json_body(request: Request) -> Any:
         try:
-            return await request.json()
+            body = await request.json()
         except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             raise BadRequestError(
                 "the request body is not valid JSON", "send one JSON object"
             ) from None
+        where = not_unicode(body)
+        if where is not None:
+            raise BadRequestError(
+                f"{where} is not valid Unicode text (it holds a lone surrogate, such as \\udc80)",
+                "send text that encodes as UTF-8",
+                param=where,
+            )
+        return body
 
     async def answer(
         question: str, history: tuple[Turn, ...] = (), now: dt.datetime | None = None
@@ -313,13 +348,27 @@ def create_app(
         return JSONResponse({"object": "list", "data": [entry]})
 
     async def healthz(request: Request) -> Response:
+        """Up, and whether the memory server answers on a pooled session (it lists the
+        token's tools; 503 if not: a broken session is dropped and the next request opens
+        a new one)."""
+        problem = None
+        try:
+            # Shielded: a prober that hangs up must not cancel a lent session half-way.
+            with anyio.CancelScope(shield=True), anyio.fail_after(HEALTH_PING_SECONDS):
+                async with pool.agent() as agent:
+                    await agent.memory.list_tools()
+        except Exception as exc:  # any failure to reach it is what this reports
+            problem = f"{type(unwrap(exc)).__name__}: {unwrap(exc)}"[:300]
         return JSONResponse(
             {
-                "status": "ok",
+                "status": "ok" if problem is None else "memory_unreachable",
                 "version": __version__,
                 "llm": pool.llm is not None,
                 "memory": pool.target.description,
-            }
+                "memory_connected": problem is None,
+                **({"memory_error": problem} if problem is not None else {}),
+            },
+            status_code=200 if problem is None else 503,
         )
 
     async def on_error(request: Request, exc: Exception) -> Response:

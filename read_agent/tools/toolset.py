@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
-from mcp_types import Tool
+from mcp_types import CONNECTION_CLOSED, Tool
 
 from memserver.clients.mcp import MemoryClient, result_text
 from read_agent.tools.citations import CitedPage, merge_pages, pages_in
@@ -87,6 +87,9 @@ class Toolset:
     def __init__(self, memory: MemoryClient, tools: list[Tool]) -> None:
         self.memory = memory
         self.tools = {tool.name: tool for tool in tools if is_read_tool(tool)}
+        # The session's connection closed under a call: every later call on it fails the
+        # same way, so its owner must open a new one (read_agent.connection.AgentPool).
+        self.broken = False
 
     @classmethod
     async def discover(cls, memory: MemoryClient) -> Toolset:
@@ -126,6 +129,7 @@ class Toolset:
                 result = await self.memory.call_result(name, arguments)
             except MCPError as exc:
                 ok, text = False, f"{name} failed: {exc}"
+                self.broken = self.broken or exc.code == CONNECTION_CLOSED
             else:
                 ok = not result.is_error
                 structured = result.structured_content

@@ -385,3 +385,29 @@ def test_serve_refuses_a_non_loopback_address_without_a_key() -> None:
     assert result.returncode == 2
     assert "without an API key" in result.stderr and "READ_AGENT_API_KEY" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_text_that_is_not_unicode_is_a_400_and_breaks_nothing(
+    keyed_url: str, seeded: Seeded
+) -> None:
+    headers = {"content-type": "application/json", "authorization": f"Bearer {API_KEY}"}
+    lone = httpx2.post(f"{keyed_url}/ask", content=b'{"question": "\\udc80"}', headers=headers)
+    assert lone.status_code == 400
+    error = lone.json()["error"]
+    assert error["param"] == "question" and "not valid Unicode" in error["message"]
+    chat = httpx2.post(
+        f"{keyed_url}/v1/chat/completions",
+        content=b'{"model": "memory", "messages": [{"role": "user", "content": "a\\ud800b"}]}',
+        headers=headers,
+    )
+    assert chat.status_code == 400 and chat.json()["error"]["param"] == "messages[0].content"
+    # The next question is answered from the memory server, and health says it answers.
+    answer = httpx2.post(
+        f"{keyed_url}/ask",
+        json={"question": f"Quillworks vendor review {seeded.tag}"},
+        headers=headers,
+        timeout=30,
+    )
+    assert answer.status_code == 200 and f"[{seeded.meeting}]" in answer.json()["answer"]
+    health = httpx2.get(f"{keyed_url}/healthz", timeout=10)
+    assert health.status_code == 200 and health.json()["memory_connected"] is True
