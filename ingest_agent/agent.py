@@ -2,13 +2,14 @@
 
 For each source, oldest document first (``source_pending``)::
 
-    source_read -> redact check -> kb_route (a hint) -> extract (LLM, or rules without
-    one) -> stub pages for link targets -> kb_resolve every entity -> resolve events on
-    their date -> link values rewritten to the resolved titles -> a dated timeline entry
-    on every entity an event links to (attendees, company ...) -> write entity pages,
-    then event pages (kb_get_page -> merge -> kb_put_page with base_version; a schema
-    rejection gets one repair round, a version conflict a re-read and a new merge) ->
-    source_mark (ingested with the pages and the hash read, or failed with the reason).
+    source_read -> redact check -> kb_route (a hint; without a model, only when it could
+    change the rules' folder) -> extract (LLM, or rules without one) -> stub pages for
+    link targets -> kb_resolve every entity -> resolve events on their date -> link
+    values rewritten to the resolved titles -> a dated timeline entry on every entity an
+    event links to (attendees, company ...) -> write entity pages, then event pages
+    (kb_get_page -> merge -> kb_put_page with base_version; a schema rejection gets one
+    repair round, a version conflict a re-read and a new merge) -> source_mark
+    (ingested with the pages and the hash read, or failed with the reason).
 
 A model never fails a note: an answer that stays unusable, a call past its deadline or a
 model server that is down leaves the note to the rules extractor (``degraded`` in its
@@ -204,7 +205,7 @@ class IngestAgent:
             source = await self.memory.read(path)
             outcome.path = source.path
             source = self._redacted(source)
-            hint = await self.memory.route(source.content)
+            hint = await self.memory.route(source.content) if self._wants_hint(source) else ()
             extraction = await self._extract(source, hint)
             outcome.extractor = extraction.extractor
             # A model can be steered by the note it reads: its riskier writes wait for a person.
@@ -271,6 +272,11 @@ class IngestAgent:
         return source
 
     # -- extraction ------------------------------------------------------------------------
+
+    def _wants_hint(self, source: Source) -> bool:
+        """A model reads the router's hint; the rules only when it could change their
+        folder (routing embeds the note, the costliest call of a note without a model)."""
+        return self.llm is not None or self.rules.needs_hint(source)
 
     async def _extract(self, source: Source, hint: Sequence[str]) -> Extraction:
         """The model's extraction; the rules' when there is no model or it fails for this
