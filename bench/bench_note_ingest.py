@@ -85,7 +85,7 @@ def run_set(kind: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     out = done.stdout[done.stdout.find("{") :]
     if done.returncode not in (0, 1) or not out:
         raise RuntimeError(f"ingest-agent ended with {done.returncode}: {done.stderr[-2000:]}")
-    summary = json.loads(out)
+    summary, _ = json.JSONDecoder().raw_decode(out)  # py-spy may write after it
     seconds = [s["seconds"] for s in summary["sources"]]
     result |= {
         "ingested": summary["ingested"],
