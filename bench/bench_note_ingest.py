@@ -27,7 +27,6 @@ import collections
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -36,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from bench.bench_up import _FOREIGN, load, tool_times
 from bench.common import percentile
@@ -60,9 +61,32 @@ def make_kb(kind: str, work: Path, data: Path, limit: int | None) -> Path:
     return kb
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def watch_cpu(proc: subprocess.Popen[str], deadline: float) -> dict[str, float]:
+    """Wait for ``proc``; the CPU seconds of the agent, the memory server it started and
+    PostgreSQL (each process's last reading before it ended, twice a second)."""
+    seen: dict[int, tuple[str, float]] = {}
+    top = psutil.Process(proc.pid)
+    while proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise TimeoutError("ingest-agent did not finish in time")
+        try:
+            family = [top, *top.children(recursive=True)]
+        except psutil.Error:
+            family = []
+        for member in family:
+            try:
+                times, line = member.cpu_times(), " ".join(member.cmdline())
+            except psutil.Error:
+                continue
+            who = "agent" if "ingest-agent" in line else "server" if "memserver" in line else ""
+            who = who or ("postgres" if "postgres" in member.name() else "other")
+            seen[member.pid] = (who, times.user + times.system)
+        time.sleep(0.5)
+    totals: dict[str, float] = collections.defaultdict(float)
+    for who, seconds in seen.values():
+        totals[who] += seconds
+    return dict(totals)
 
 
 def run_set(kind: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -77,10 +101,14 @@ def run_set(kind: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
         argv = [*spy, "--subprocesses", "-r", "25", "--format", "raw", "-o", str(raw), "--", *argv]
     env = {k: v for k, v in os.environ.items() if k not in _FOREIGN}
     result: dict[str, Any] = {"set": kind, "notes": notes, "load_start": load()}
-    cpu_before = children_cpu()
     started = time.monotonic()
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=args.timeout)
-    wall = time.monotonic() - started
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, text=True, env=env)
+        cpu = watch_cpu(proc, started + args.timeout)
+        wall = time.monotonic() - started
+        stdout.seek(0)
+        stderr.seek(0)
+        done = subprocess.CompletedProcess(argv, proc.returncode, stdout.read(), stderr.read())
     result["load_end"] = load()
     out = done.stdout[done.stdout.find("{") :]
     if done.returncode not in (0, 1) or not out:
@@ -96,7 +124,7 @@ def run_set(kind: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "note_mean_s": round(statistics.fmean(seconds), 3) if seconds else None,
         "note_p90_s": round(percentile(seconds, 0.9), 3),
         "tool_calls_per_note": round(summary["tool_calls"] / max(len(seconds), 1), 1),
-        "cpu_s": round(children_cpu() - cpu_before, 1),
+        "cpu_s": {who: round(seconds, 1) for who, seconds in cpu.items()},
         "pages": {d.name: len(list(d.glob("*.md"))) for d in sorted((kb / "knowledge").iterdir())},
         "tools": tool_times(kb),
     }
