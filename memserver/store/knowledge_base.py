@@ -194,6 +194,15 @@ class KnowledgeBase:
         """Whether the background embedder still has texts to embed."""
         return self.defers_embedding and self.background is not None and self.background.pending
 
+    def embedding_counts(self) -> tuple[int, int] | None:
+        """(vectors the background embedder has written since it started, vectors still
+        waiting in the index), for progress; None when no background embedder runs."""
+        if self.background is None:
+            return None
+        with self.db.reading() as conn:
+            waiting = sum(stale_counts(conn).values())
+        return self.background.filled, waiting
+
     def embed_in_background(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Passages for ingest-side work that must wait for them (``kb_route``), embedded
         at the background embedder's low priority when one runs (so questions come
@@ -545,11 +554,13 @@ class KnowledgeBase:
         on_progress: Callable[[int, int], None] | None = None,
         *,
         defer_embedding: bool | None = None,
+        on_embedding: Callable[[int, int], None] | None = None,
     ) -> ReindexReport:
         """Rebuild the index from knowledge/ and source/ (see :mod:`memserver.index.reindex`).
 
         New texts are left to the background embedder when one runs (or with
-        ``defer_embedding``: ``up`` indexes before it starts the server)."""
+        ``defer_embedding``: ``up`` indexes before it starts the server); else they are
+        embedded, after the files when ``on_embedding(done, total)`` follows it."""
         defer = self.defers_embedding if defer_embedding is None else defer_embedding
         report = reindexing.reindex(
             self.db,
@@ -561,6 +572,7 @@ class KnowledgeBase:
             on_progress=on_progress,
             defer_embedding=defer,
             mentions=mention_reader(self.schema.tz),
+            on_embedding=on_embedding,
         )
         if EMBEDDING_PENDING in report.degraded:
             self._embedding_left()
