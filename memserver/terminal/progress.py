@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -73,26 +73,10 @@ class NoteProgress:
         self.done, self.total, self.counts = done, total, {}
         self._started = time.monotonic()
         if self.terminal:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
+            from rich.progress import TextColumn
 
-            self._bar = Progress(
-                TextColumn(self.label),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("left"),
-                TimeRemainingColumn(),
-                TextColumn("{task.fields[current]}", markup=False),
-                console=Console(file=self.out, force_terminal=True),
-                transient=True,
+            self._bar = _rich_bar(
+                self.out, self.label, tail=[TextColumn("{task.fields[current]}", markup=False)]
             )
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=total, completed=done, current="")
@@ -302,26 +286,10 @@ class EmbeddingProgress:
         if not reading.total:
             return
         if self._bar is None:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
+            from rich.progress import TextColumn
 
-            self._bar = Progress(
-                TextColumn(self.label),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("vectors {task.fields[rate]}"),
-                TimeElapsedColumn(),
-                TextColumn("left"),
-                TimeRemainingColumn(),
-                console=Console(file=self.out, force_terminal=True),
-                transient=True,
+            self._bar = _rich_bar(
+                self.out, self.label, counted=[TextColumn("vectors {task.fields[rate]}")]
             )
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=reading.total, rate="")
@@ -339,6 +307,35 @@ class EmbeddingProgress:
         else:
             self.out.write(text + "\n")
             self.out.flush()
+
+
+def _rich_bar(
+    out: IO[str], label: str, *, counted: Sequence[Any] = (), tail: Sequence[Any] = ()
+) -> Any:
+    """A transient ``rich`` bar on ``out``: the label, the bar, done / total, ``counted``,
+    the time elapsed and left, ``tail``."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *counted,
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        *tail,
+        console=Console(file=out, force_terminal=True),
+        transient=True,
+    )
 
 
 def _duration(seconds: float | None) -> str:
