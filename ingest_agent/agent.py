@@ -2,13 +2,15 @@
 
 For each source, oldest document first (``source_pending``)::
 
-    source_read -> redact check -> kb_route (a hint) -> extract (LLM, or rules without
-    one) -> stub pages for link targets -> kb_resolve every entity -> resolve events on
-    their date -> link values rewritten to the resolved titles -> a dated timeline entry
-    on every entity an event links to (attendees, company ...) -> write entity pages,
-    then event pages (kb_get_page -> merge -> kb_put_page with base_version; a schema
-    rejection gets one repair round, a version conflict a re-read and a new merge) ->
-    source_mark (ingested with the pages and the hash read, or failed with the reason).
+    source_read -> redact check -> kb_route (a hint; without a model, only when it could
+    change the rules' folder) -> extract (LLM, or rules without one) -> stub pages for
+    link targets -> kb_resolve every entity -> resolve events on their date -> link
+    values rewritten to the resolved titles -> a dated timeline entry on every entity an
+    event links to (attendees, company ...) -> write entity pages, then event pages, a
+    few at once unless a model merges them or the run is dry (kb_get_page -> merge ->
+    kb_put_page with base_version; a schema rejection gets one repair round, a version
+    conflict a re-read and a new merge) -> source_mark (ingested with the pages and the
+    hash read, or failed with the reason).
 
 A model never fails a note: an answer that stays unusable, a call past its deadline or a
 model server that is down leaves the note to the rules extractor (``degraded`` in its
@@ -28,9 +30,10 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 from mcp.shared.exceptions import MCPError
@@ -79,8 +82,11 @@ if TYPE_CHECKING:
     from ingest_agent.llm.extractor import LLMExtractor
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 WRITE_ATTEMPTS = 4  # a version conflict re-reads and merges again, this many times at most
+WRITES_AT_ONCE = 4  # page writes of one note in flight together
+
 # Called with each page as it would be written (``--dry-run`` prints them).
 PageHook = Callable[[str, Page, FolderSpec], None]
 
@@ -202,7 +208,7 @@ class IngestAgent:
             source = await self.memory.read(path)
             outcome.path = source.path
             source = self._redacted(source)
-            hint = await self.memory.route(source.content)
+            hint = await self.memory.route(source.content) if self._wants_hint(source) else ()
             extraction = await self._extract(source, hint)
             outcome.extractor = extraction.extractor
             # A model can be steered by the note it reads: its riskier writes wait for a person.
@@ -270,6 +276,11 @@ class IngestAgent:
 
     # -- extraction ------------------------------------------------------------------------
 
+    def _wants_hint(self, source: Source) -> bool:
+        """A model reads the router's hint; the rules only when it could change their
+        folder (routing embeds the note, the costliest call of a note without a model)."""
+        return self.llm is not None or self.rules.needs_hint(source)
+
     async def _extract(self, source: Source, hint: Sequence[str]) -> Extraction:
         """The model's extraction; the rules' when there is no model or it fails for this
         note (``degraded`` says why; a spent budget still stops the run)."""
@@ -319,17 +330,23 @@ class IngestAgent:
         for work in [*entities, *events]:
             work.draft = replace(work.draft, page=linked(work.draft, names, self.schema))
         event_entries(source, entities, events, self.schema)
-        for work in [*entities, *events]:
-            if work.dropped:
-                continue
-            page_id, changed, conflicts = await self._write(source, work, extraction, review)
-            work.page_id = page_id
-            outcome.pages.append(page_id)
-            if changed:
-                outcome.changed.append(page_id)
-            outcome.conflicts += [c.as_dict() for c in conflicts]
-            if not is_dated(self._folder(work)):
-                self.resolver.remember(work.draft.folder, work.draft.title)
+        # One at a time when a model merges (one request at a time to it) and in a dry
+        # run (its pages are printed in order).
+        by_model = self.llm is not None and self.profile.merge_by_model
+        at_once = 1 if by_model or self.dry_run else WRITES_AT_ONCE
+        for group in (entities, events):  # the pages of a group are written side by side
+            live = [w for w in group if not w.dropped]
+            written = await _side_by_side(
+                [partial(self._write, source, w, extraction, review) for w in live], at_once
+            )
+            for work, (page_id, changed, conflicts) in zip(live, written, strict=True):
+                work.page_id = page_id
+                outcome.pages.append(page_id)
+                if changed:
+                    outcome.changed.append(page_id)
+                outcome.conflicts += [c.as_dict() for c in conflicts]
+                if not is_dated(self._folder(work)):
+                    self.resolver.remember(work.draft.folder, work.draft.title)
 
     def _folder(self, work: Work) -> FolderSpec:
         return self.schema.folder(work.draft.folder)
@@ -458,6 +475,34 @@ class IngestAgent:
                 log.warning("%s: the model's repair failed, repairing by rules: %s", spec.name, exc)
                 self._degraded.setdefault(f"repair_{_degraded_reason(exc)}", None)
         return repair_by_rules(page, spec, problems)
+
+
+async def _side_by_side(calls: Sequence[Callable[[], Awaitable[T]]], at_once: int) -> list[T]:
+    """The results of ``calls``, run at most ``at_once`` at a time, in their order.
+
+    A page write waits mostly on the server (its database, its disk); the pages of one
+    note are distinct, so their writes overlap. The first failure cancels the others and
+    is raised as itself, as a single write's would be."""
+    if len(calls) <= 1 or at_once <= 1:
+        return [await call() for call in calls]
+    results: dict[int, T] = {}
+    failures: list[Exception] = []
+    limit = anyio.CapacityLimiter(at_once)
+
+    async def one(index: int, call: Callable[[], Awaitable[T]]) -> None:
+        async with limit:
+            try:
+                results[index] = await call()
+            except Exception as exc:
+                failures.append(exc)
+                group.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        for index, call in enumerate(calls):
+            group.start_soon(one, index, call)
+    if failures:
+        raise failures[0]
+    return [results[index] for index in range(len(calls))]
 
 
 def _degraded_reason(exc: LLMError) -> str:

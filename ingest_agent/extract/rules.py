@@ -66,6 +66,7 @@ from memserver.kb.words import is_cyrillic, mn_stems
 
 EXTRACTOR = "rules"
 PAGE_THRESHOLD = 2.0  # structural evidence needed before a source becomes a page
+HINT_FIRST, HINT_OTHER = 1.0, 0.5  # what the router's hint adds: its first folder, the others
 TIMELINE_TEXT_CHARS = 400
 SOUND_ALIKE = 0.6  # two spellings of one name: how much of their sound-alike keys agree
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -129,22 +130,54 @@ class RulesExtractor:
         self, path: str, body: NoteBody, labels: Mapping[str, str], hint: Sequence[str]
     ) -> FolderSpec | None:
         """The folder of the source's own page, or None when the source is not a page."""
+        scores = {
+            name: 0.0 if score is None else score + _hint_weight(name, hint)
+            for name, score in self._evidence(path, body, labels).items()
+        }
+        order = {name: i for i, name in enumerate(hint)}
+        best = sorted(scores, key=lambda n: (-scores[n], order.get(n, len(order)), n))
+        if not best or scores[best[0]] < PAGE_THRESHOLD:
+            return None
+        return self.schema.folder(best[0])
+
+    def needs_hint(self, source: Source) -> bool:
+        """Whether the router's hint could change the folder ``extract`` chooses.
+
+        A hint adds at most ``HINT_FIRST`` to one folder's score and breaks ties, so when
+        no folder could reach the threshold with it, or the best one leads every other by
+        more than that, the agent need not ask the router (one embedding a note)."""
+        body = split_source(source.content)
+        evidence = self._evidence(source.path, body, self._labels(body.lines))
+        scores = sorted((s for s in evidence.values() if s is not None), reverse=True)
+        if not scores or scores[0] + HINT_FIRST < PAGE_THRESHOLD:
+            return False
+        if scores[0] < PAGE_THRESHOLD:
+            return True  # the hint could lift a folder over the threshold
+        return len(scores) > 1 and scores[1] + HINT_FIRST >= scores[0]
+
+    def _evidence(
+        self, path: str, body: NoteBody, labels: Mapping[str, str]
+    ) -> dict[str, float | None]:
+        """Each folder's structural score (see the module docstring), None for a dated
+        folder when the source has no date (it cannot be that folder's page)."""
         by_type = {f.type: f for f in self.schema.folders}
         by_name = {f.name: f for f in self.schema.folders}
         for key in ("folder", "type"):
             value = str(body.front.get(key) or "").strip()
-            if value in by_name:
-                return by_name[value]
-            if value in by_type:
-                return by_type[value]
+            named = by_name.get(value) or by_type.get(value)
+            if named is not None:  # named outright: no other folder, whatever the hint
+                return {named.name: PAGE_THRESHOLD + 2 * HINT_FIRST}
         owners: dict[str, list[str]] = {}
         for spec in self.schema.folders:
             for f in spec.fields:
                 owners.setdefault(f.name, []).append(spec.name)
         dirs = {norm(part) for part in PurePosixPath(path).parts[:-1]}
         date = self._date(path, body)
-        scores: dict[str, float] = {}
+        scores: dict[str, float | None] = {}
         for spec in self.schema.folders:
+            if spec.date_field and date is None:
+                scores[spec.name] = None
+                continue
             score = 0.0
             if norm(spec.name) in dirs or norm(spec.type) in dirs:
                 score += 3
@@ -159,16 +192,8 @@ class RulesExtractor:
                 label_field = self._label_field(spec, key)
                 if label_field is not None and owners.get(label_field.name) == [spec.name]:
                     score += 2
-            if spec.name in hint:
-                score += 1 if hint and hint[0] == spec.name else 0.5
-            if spec.date_field and date is None:
-                score = 0
             scores[spec.name] = score
-        order = {name: i for i, name in enumerate(hint)}
-        best = sorted(scores, key=lambda n: (-scores[n], order.get(n, len(order)), n))
-        if not best or scores[best[0]] < PAGE_THRESHOLD:
-            return None
-        return by_name[best[0]]
+        return scores
 
     def _date(self, path: str, body: NoteBody) -> dt.date | None:
         for key in ("date", "event_date"):
@@ -389,3 +414,9 @@ def _short(sentence: str) -> str:
         return text
     cut = text[:TIMELINE_TEXT_CHARS].rsplit(" ", 1)[0]
     return f"{cut}…"
+
+
+def _hint_weight(folder: str, hint: Sequence[str]) -> float:
+    if folder not in hint:
+        return 0.0
+    return HINT_FIRST if hint[0] == folder else HINT_OTHER

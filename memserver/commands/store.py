@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memserver.commands.common import open_kb
 from memserver.terminal.output import console, print_json, progress
+from memserver.terminal.progress import EmbeddingProgress
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -103,13 +105,28 @@ class _Bar:
             close()
 
 
+def _embedded(bar: _Bar, shown: Callable[[int, int], object] | None, done: int, total: int) -> None:
+    """The files are indexed when embedding starts: their bar goes, the vectors' comes."""
+    bar.close()
+    if shown is not None:
+        shown(done, total - done)
+
+
 def run_reindex(args: argparse.Namespace) -> int:
     with open_kb(args, check_embedding=not args.force) as kb:
         bar = _Bar("reindex")
+        # On a terminal a second bar follows the vectors (rate, time left); else quiet.
+        embedding = EmbeddingProgress(sys.stderr, terminal=sys.stderr.isatty())
+        shown = embedding.update if embedding.terminal else None
         try:
-            report = kb.reindex(force=args.force, on_progress=bar)
+            report = kb.reindex(
+                force=args.force,
+                on_progress=bar,
+                on_embedding=lambda done, total: _embedded(bar, shown, done, total),
+            )
         finally:
             bar.close()
+            embedding.close()
     if args.json:
         print_json(report.to_dict())
         return 1 if report.failed else 0

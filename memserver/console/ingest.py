@@ -1,11 +1,14 @@
 """The ingest view: the ledger (``manifest.json``) with counts by status, live progress
-as server-sent events while the ingest agent works, and a retry for each failed note.
+as server-sent events while the ingest agent works, a retry for each failed note, and
+the background embedder's progress (vectors written / total, rate, time left).
 
 The ledger is the source of truth: the view and its event stream read the manifest
 through the same ``Manifest`` the pipeline tools write, and a retry is the pipeline
 tool ``source_mark(status="reset")``. The stream watches the file's size and mtime (a
 stat every ``POLL_SECONDS``) and sends the counts whenever it changes; it ends after
-``STREAM_SECONDS`` (the browser's ``EventSource`` reconnects by itself).
+``STREAM_SECONDS`` (the browser's ``EventSource`` reconnects by itself). Every
+``EMBEDDING_SECONDS`` it counts the vectors waiting in the index and sends the embedding
+progress when it changed (the rate is the console's ``EmbeddingMeter``'s).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from starlette.responses import Response, StreamingResponse
 
 from memserver.console.sessions import COOKIE, SignedOut
 from memserver.console.web import (
+    Console,
     blocking,
     console_of,
     form_of,
@@ -31,12 +35,14 @@ from memserver.console.web import (
     tool,
     url,
 )
+from memserver.errors import MemoryError_
 from memserver.kb.manifest import Manifest, SourceEntry, Status
 
 POLL_SECONDS = 0.25
 STREAM_SECONDS = 300.0
 HEARTBEAT_SECONDS = 15.0
 RECHECK_SECONDS = 5.0
+EMBEDDING_SECONDS = 5.0
 LIST_LIMIT = 200
 RECENT = 8
 
@@ -61,6 +67,22 @@ def ledger(manifest: Manifest) -> dict[str, Any]:
     }
 
 
+def embedding(console: Console) -> dict[str, Any] | None:
+    """The background embedder's progress (vectors done, total, rate, time left and a
+    line saying it); None when none runs, nothing waited or the index is unreachable."""
+    try:
+        counts = console.services.kb().embedding_counts()
+    except MemoryError_:
+        return None
+    if counts is None:
+        return None
+    with console.vectors_lock:
+        reading = console.vectors.read(*counts)
+    if not reading.total:
+        return None
+    return {**reading.as_dict(), "line": reading.line("search vectors")}
+
+
 def _entry(entry: SourceEntry) -> dict[str, Any]:
     return {
         "path": entry.path,
@@ -74,8 +96,10 @@ def _entry(entry: SourceEntry) -> dict[str, Any]:
 
 async def view(request: Request) -> Response:
     caller = await signed_in(request, source=True)
-    data = await blocking(ledger, console_of(request).services.manifest())
-    return render(request, caller, "ingest.html", ledger=data)
+    console = console_of(request)
+    data = await blocking(ledger, console.services.manifest())
+    vectors = await blocking(embedding, console)
+    return render(request, caller, "ingest.html", ledger=data, embedding=vectors)
 
 
 async def retry(request: Request) -> Response:
@@ -94,7 +118,9 @@ async def events(request: Request) -> Response:
     async def stream() -> AsyncIterator[str]:
         yield "retry: 1000\n\n"
         seen: tuple[int, int] | None = None
+        vectors: dict[str, Any] | None = None
         started = last_sent = checked = time.monotonic()
+        counted = started - EMBEDDING_SECONDS
         while time.monotonic() - started < STREAM_SECONDS:
             if await request.is_disconnected():
                 return
@@ -105,6 +131,13 @@ async def events(request: Request) -> Response:
                 except SignedOut:
                     yield "event: signed-out\ndata: {}\n\n"
                     return
+            if time.monotonic() - counted >= EMBEDDING_SECONDS:
+                counted = time.monotonic()
+                now = await anyio.to_thread.run_sync(embedding, console)
+                if now is not None and now != vectors:
+                    vectors = now
+                    yield f"event: embedding\ndata: {json.dumps(now)}\n\n"
+                    last_sent = time.monotonic()
             stamp = await anyio.to_thread.run_sync(_stamp, manifest)
             if stamp != seen:
                 seen = stamp

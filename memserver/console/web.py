@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
@@ -33,6 +34,7 @@ from memserver.errors import (
     VersionConflictError,
 )
 from memserver.server.tools.base import MemoryToolError, to_tool_error
+from memserver.terminal.progress import EmbeddingMeter
 
 if TYPE_CHECKING:
     from memserver.server.audit import AuditLog
@@ -104,6 +106,8 @@ class Console:
         self.templates.filters["when"] = _when
         self.templates.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, default=str)
         self.templates.globals["url"] = url
+        self.vectors = EmbeddingMeter()  # the ingest view's embedding rate
+        self.vectors_lock = threading.Lock()
 
     @property
     def services(self) -> Services:

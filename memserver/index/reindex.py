@@ -413,6 +413,26 @@ def _analyze(db: Database, written: int, analyzed: int) -> int:
     return written
 
 
+def _counted(
+    db: Database, on_embedding: Callable[[int, int], None] | None
+) -> Callable[[int], None] | None:
+    """``embed_stale``'s ``on_batch`` as ``on_embedding(done, total)``, told the total
+    first (the vectors waiting now)."""
+    if on_embedding is None:
+        return None
+    with db.connection() as conn:
+        total = sum(stale_counts(conn).values())
+    done = 0
+    on_embedding(0, total)
+
+    def batch(rows: int) -> None:
+        nonlocal done
+        done += rows
+        on_embedding(done, max(total, done))
+
+    return batch
+
+
 def reindex(
     db: Database,
     schema: Schema,
@@ -424,10 +444,13 @@ def reindex(
     on_progress: Callable[[int, int], None] | None = None,
     defer_embedding: bool = False,
     mentions: MentionReader | None = None,
+    on_embedding: Callable[[int, int], None] | None = None,
 ) -> ReindexReport:
     """See the module docstring. ``on_progress(done, total)`` counts files (pages and
-    sources) handled; ``mentions`` reads the dates a source's sentences mention."""
-    embed = not defer_embedding
+    sources) handled; ``mentions`` reads the dates a source's sentences mention. With
+    ``on_embedding(done, total)`` the new texts are written stale first and embedded
+    after the files, in one pass counted in vectors (rows' vector columns)."""
+    embed = not defer_embedding and on_embedding is None
     started = time.perf_counter()
     if force:
         _switch_model(db, embedder)
@@ -470,7 +493,7 @@ def reindex(
             force=force or resource,
             entries=present,
             on_progress=progress,
-            defer_embedding=defer_embedding,
+            defer_embedding=not embed,
             mentions=mentions,
         )
         if resource:
@@ -485,7 +508,7 @@ def reindex(
                     degraded.append(EMBEDDING_PENDING)
         elif EMBEDDING_UNAVAILABLE not in degraded:
             try:
-                embedded = embed_stale(db, embedder)
+                embedded = embed_stale(db, embedder, on_batch=_counted(db, on_embedding))
             except EmbeddingError:
                 degraded.append(EMBEDDING_UNAVAILABLE)
     return ReindexReport(

@@ -12,9 +12,9 @@ Write path (``put_page``)
     previous bytes are put back (or the new file removed) before the lock is released,
     so the file and the index never disagree and no other writer sees the gap.
 
-    The lock is a session-level advisory lock on the page id, held from the version
-    check until after a possible file restore (a transaction-level lock would be
-    released by the failed commit before the restore). If embedding fails, the page is
+    The lock is a session-level advisory lock on the page id, taken as the write's
+    transaction begins and held until after a possible file restore (a
+    transaction-level lock would be released by the failed commit before the restore). If embedding fails, the page is
     still written and keyword-indexed with stale chunks, the result says
     ``degraded: ["embedding_unavailable"]`` and the next ``reindex`` embeds them.
 
@@ -194,6 +194,15 @@ class KnowledgeBase:
         """Whether the background embedder still has texts to embed."""
         return self.defers_embedding and self.background is not None and self.background.pending
 
+    def embedding_counts(self) -> tuple[int, int] | None:
+        """(vectors the background embedder has written since it started, vectors still
+        waiting in the index), for progress; None when no background embedder runs."""
+        if self.background is None:
+            return None
+        with self.db.reading() as conn:
+            waiting = sum(stale_counts(conn).values())
+        return self.background.filled, waiting
+
     def embed_in_background(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Passages for ingest-side work that must wait for them (``kb_route``), embedded
         at the background embedder's low priority when one runs (so questions come
@@ -295,31 +304,37 @@ class KnowledgeBase:
     def _store(self, write: PageWrite) -> PutResult:
         lock = (PAGE_LOCK_SPACE, write.prepared.id)
         with self.db.connection() as conn:
-            conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", lock)
-            conn.commit()
             try:
-                return self._store_locked(conn, write)
+                return self._store_locked(conn, write, lock)
             finally:
                 try:
                     conn.rollback()  # nothing is pending here; leaves any failed state
-                    conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", lock)
-                    conn.commit()
+                    _unlock(conn, lock)
                 except psycopg.Error:
                     conn.close()  # ending the session releases its locks; the pool drops it
 
-    def _store_locked(self, conn: psycopg.Connection[Any], write: PageWrite) -> PutResult:
+    def _store_locked(
+        self, conn: psycopg.Connection[Any], write: PageWrite, lock: tuple[int, str]
+    ) -> PutResult:
         prepared, path, base_version = write.prepared, write.path, write.base_version
         page_id = prepared.id
-        previous = path.read_bytes() if path.exists() else None
         new_bytes = prepared.markdown.encode("utf-8")
         written = False
+        previous: bytes | None = None
         try:
             with conn.transaction():
-                row = conn.execute(
-                    "SELECT version, content_hash FROM pages WHERE id = %s", (page_id,)
-                ).fetchone()
-                current: int | None = row[0] if row else None
-                if row is None and previous is not None:
+                # A session lock, taken inside the transaction: a rollback keeps it, and
+                # ``_store`` releases it after a possible file restore.
+                conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", lock)
+                previous = path.read_bytes() if path.exists() else None
+                current, current_hash, latest = conn.execute(
+                    "SELECT (SELECT version FROM pages WHERE id = %(id)s),"
+                    " (SELECT content_hash FROM pages WHERE id = %(id)s),"
+                    " (SELECT coalesce(max(version), 0) FROM page_versions"
+                    " WHERE page_id = %(id)s)",
+                    {"id": page_id},
+                ).fetchone() or (None, None, 0)
+                if current is None and previous is not None:
                     raise UserError(
                         f"{page_id} exists on disk but is not in the index",
                         "run `memserver reindex`, then read the page and update it",
@@ -332,13 +347,9 @@ class KnowledgeBase:
                         )
                     raise VersionConflictError(page_id, base_version, current)
                 self._insert_conflicts(conn, prepared, write.conflicts)
-                if row is not None and row[1] == prepared.content_hash and previous == new_bytes:
+                if current_hash == prepared.content_hash and previous == new_bytes:
                     assert current is not None
                     return PutResult(page_id, current, False, (), str(path))
-                (latest,) = conn.execute(
-                    "SELECT coalesce(max(version), 0) FROM page_versions WHERE page_id = %s",
-                    (page_id,),
-                ).fetchone() or (0,)
                 version = max(int(latest), current or 0) + 1
                 index_pages(conn, [(prepared, version)], write.vectors, self.schema)
                 conn.execute(
@@ -543,11 +554,13 @@ class KnowledgeBase:
         on_progress: Callable[[int, int], None] | None = None,
         *,
         defer_embedding: bool | None = None,
+        on_embedding: Callable[[int, int], None] | None = None,
     ) -> ReindexReport:
         """Rebuild the index from knowledge/ and source/ (see :mod:`memserver.index.reindex`).
 
         New texts are left to the background embedder when one runs (or with
-        ``defer_embedding``: ``up`` indexes before it starts the server)."""
+        ``defer_embedding``: ``up`` indexes before it starts the server); else they are
+        embedded, after the files when ``on_embedding(done, total)`` follows it."""
         defer = self.defers_embedding if defer_embedding is None else defer_embedding
         report = reindexing.reindex(
             self.db,
@@ -559,6 +572,7 @@ class KnowledgeBase:
             on_progress=on_progress,
             defer_embedding=defer,
             mentions=mention_reader(self.schema.tz),
+            on_embedding=on_embedding,
         )
         if EMBEDDING_PENDING in report.degraded:
             self._embedding_left()
@@ -581,6 +595,15 @@ class KnowledgeBase:
         if EMBEDDING_PENDING in report.degraded:
             self._embedding_left()
         return report
+
+
+def _unlock(conn: psycopg.Connection[Any], lock: tuple[int, str]) -> None:
+    """Release a page's session lock in one round trip (no transaction around it)."""
+    conn.autocommit = True
+    try:
+        conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", lock)
+    finally:
+        conn.autocommit = False
 
 
 def _json_value(value: Any) -> Any:

@@ -430,7 +430,16 @@ def find_windows(
     return out
 
 
+# Every window rule holds a date expression (``_ANY`` or part of it) or a unit of time:
+# text with neither matches no rule, and one search says so (most sentences of a note).
+_MAY_HOLD_A_WINDOW = "|".join(
+    re.sub(r"\(\?P<\w+>", "(?:", part) for part in (_ANY, en.UNITS, mn.AGO, mn.LAST_N)
+)
+
+
 def _find_window(text: str, c: Ctx) -> tuple[Window, re.Match[str]] | None:
+    if _re(_MAY_HOLD_A_WINDOW).search(text) is None:
+        return None
     for rule in _WINDOWS:
         for m in _re(rule.pattern).finditer(text):
             window = rule.build(m, c)

@@ -1,5 +1,6 @@
 """``memserver up``'s ingest progress: the memory server's ``IngestProgress`` drawn with
-the terminal's ``NoteProgress`` (``memserver.terminal.progress``)."""
+the terminal's ``NoteProgress``, and the background embedder's vectors with its
+``EmbeddingProgress`` (``memserver.terminal.progress``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import time
 from collections.abc import Callable
 
 from memserver.server.ingest_progress import IngestEvent, IngestProgress
-from memserver.terminal.progress import NoteDone, NoteProgress
+from memserver.terminal.progress import EmbeddingProgress, NoteDone, NoteProgress
+
+EMBEDDING_READ_SECONDS = 5.0  # how often the index's waiting vectors are counted
+EMBEDDING_LINE_SECONDS = 15.0  # how often a line says how embedding goes
 
 
 class UpProgress:
@@ -16,9 +20,12 @@ class UpProgress:
 
     The pipeline tools feed ``IngestProgress`` (``memserver.server.ingest_progress``) in
     the server's threads; its events wait in a queue until the supervisor's loop calls
-    ``poll`` (every half second), which draws them with a ``NoteProgress``. A line also
-    says when the background embedder has caught up (every text has its vector), once
-    while no ingest run is going on and then after each run.
+    ``poll`` (every half second), which draws them with a ``NoteProgress``. While the
+    background embedder has work, ``embedding_counts`` (vectors written, vectors waiting)
+    is read every ``EMBEDDING_READ_SECONDS`` and a line says how it goes (vectors done /
+    total, rate, time left) every ``EMBEDDING_LINE_SECONDS``. A line also says when the
+    background embedder has caught up (every text has its vector), once while no ingest
+    run is going on and then after each run.
     """
 
     def __init__(
@@ -26,14 +33,22 @@ class UpProgress:
         ingest: IngestProgress,
         display: NoteProgress,
         embedding_pending: Callable[[], bool] = lambda: False,
+        embedding_counts: Callable[[], tuple[int, int] | None] = lambda: None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.display = display
         self.ingest = ingest
         self._events: queue.SimpleQueue[IngestEvent] = queue.SimpleQueue()
         self._unsubscribe = ingest.subscribe(self._events.put)
         self._embedding_pending = embedding_pending
+        self._embedding_counts = embedding_counts
+        self.vectors = EmbeddingProgress(
+            display.out, say=display.say, every=EMBEDDING_LINE_SECONDS, clock=clock
+        )
+        self._clock = clock
+        self._counted: float | None = None
         self._announce = True  # the next time nothing is pending, say so
-        self._started = time.monotonic()
+        self._started = clock()
 
     def poll(self) -> None:
         while True:
@@ -42,14 +57,26 @@ class UpProgress:
             except queue.Empty:
                 break
             self._show(event)
-        if self._announce and not self.ingest.status().running and not self._embedding_pending():
+        pending = self._embedding_pending()
+        if pending:
+            self._count_vectors()
+        if self._announce and not self.ingest.status().running and not pending:
             self._announce = False
-            seconds = time.monotonic() - self._started
+            seconds = self._clock() - self._started
             self.display.say(
                 f"search vectors: every text embedded ({seconds:.0f}s after start)",
                 event="vectors_done",
                 seconds=round(seconds, 3),
             )
+
+    def _count_vectors(self) -> None:
+        now = self._clock()
+        if self._counted is not None and now - self._counted < EMBEDDING_READ_SECONDS:
+            return
+        self._counted = now
+        counts = self._embedding_counts()
+        if counts is not None:
+            self.vectors.update(*counts)
 
     def _show(self, event: IngestEvent) -> None:
         status = event.status

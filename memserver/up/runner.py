@@ -212,7 +212,12 @@ class Up:
         self.memory.start()
         display = NoteProgress(self.out, json_lines=opts.json_lines)
         # Listening from now on; the lines are drawn after the banner (``_watch``).
-        self.progress = UpProgress(self.memory.services.ingest, display, self.kb.embedding_pending)
+        self.progress = UpProgress(
+            self.memory.services.ingest,
+            display,
+            self.kb.embedding_pending,
+            self.kb.embedding_counts,
+        )
         self.say(f"memory server on {self.mcp_url} ...")
         wait_healthy(
             f"{url_of(opts.addr)}/healthz",

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
+import pytest
 
-from ingest_agent.agent import IngestAgent
+from ingest_agent.agent import IngestAgent, _side_by_side
 from ingest_agent.memory import Memory
 from memserver.clients.mcp import MemoryClient, open_http
 from memserver.kb.page import TimelineEntry
@@ -105,3 +106,31 @@ def test_a_page_still_invalid_after_the_repair_fails_its_source(
     [outcome] = summary["sources"]
     assert outcome["status"] == "failed" and "status" in outcome["error"]
     assert model.tasks["repair"] == 1
+
+
+def test_writes_side_by_side_keep_their_order_and_raise_the_first_failure_as_itself() -> None:
+    running = 0
+    most = 0
+
+    async def write(value: int) -> int:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        try:
+            await anyio.sleep(0.01 * max(0, 5 - value))  # later calls finish first
+        finally:
+            running -= 1
+        if value == 99:
+            raise ValueError("refused")
+        return value
+
+    def calls(values: list[int]) -> list[Any]:
+        return [lambda v=v: write(v) for v in values]
+
+    assert anyio.run(_side_by_side, calls([1, 2, 3, 4, 5]), 2) == [1, 2, 3, 4, 5]
+    assert most == 2
+    with pytest.raises(ValueError, match="refused"):
+        anyio.run(_side_by_side, calls([1, 99, 3]), 4)
+    most = 0
+    assert anyio.run(_side_by_side, calls([3, 1]), 1) == [3, 1]
+    assert most == 1

@@ -48,7 +48,13 @@ def test_a_tool_call_past_the_mcp_timeout_fails_its_note_and_the_run_goes_on(
     llm_server.default = ROUTED
     agent_config = tmp_path / "agent.yaml"
     agent_config.write_text("mcp:\n  timeout: 1\n", encoding="utf-8")
-    with serve_kb(small_kb(tmp_path), pg_url, settings) as server:
+    kb_dir = small_kb(tmp_path)
+    # Frontmatter that several folders share: the rules ask the router which it is.
+    (kb_dir / "source" / "a.md").write_text(
+        "---\ntitle: Sync a\ndate: 2026-09-01\nstatus: active\n---\n\nNotes of sync a.\n",
+        encoding="utf-8",
+    )
+    with serve_kb(kb_dir, pg_url, settings) as server:
         status, summary = ingest(server, "--config", str(agent_config), "--rules")
         manifest = {e.path: e for e in Manifest(server.paths).entries()}
     assert status == 1  # a failed note

@@ -26,6 +26,14 @@ function followLedger(section) {
     }));
     live.textContent = "live, updated " + new Date().toLocaleTimeString();
   });
+  source.addEventListener("embedding", (event) => {
+    const data = JSON.parse(event.data);
+    const bar = document.getElementById("embedding-bar");
+    bar.max = Math.max(1, data.total);
+    bar.value = data.done;
+    document.getElementById("embedding-line").textContent = data.line;
+    document.getElementById("embedding").hidden = false;
+  });
   source.addEventListener("signed-out", () => { source.close(); window.location.reload(); });
   source.onerror = () => { live.textContent = "reconnecting ..."; };
   window.addEventListener("pagehide", () => source.close());

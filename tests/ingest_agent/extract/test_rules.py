@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ingest_agent.extract.note import clean_title
+from ingest_agent.extract.note import clean_title, split_source
 from ingest_agent.extract.rules import RulesExtractor
 from ingest_agent.extract.text import resolve_date
 from ingest_agent.records import Source
@@ -139,3 +139,26 @@ def test_helpers() -> None:
     assert resolve_date("yesterday", dt.date(2026, 11, 19), tz) == dt.date(2026, 11, 18)
     assert resolve_date("2026-09-21", dt.date(2030, 1, 1), tz) == dt.date(2026, 9, 21)
     assert resolve_date("in March", dt.date(2026, 11, 19), tz) is None
+
+
+def test_a_hint_is_asked_for_only_when_it_could_change_the_folder() -> None:
+    hints = [(), *((f.name,) for f in SCHEMA.folders)]
+    hints += [(a.name, b.name) for a in SCHEMA.folders for b in SCHEMA.folders if a != b]
+    notes = sorted(p.relative_to(EXAMPLE_KB / "source") for p in EXAMPLE_KB.rglob("source/**/*.md"))
+    unclear = Source(
+        "notes/a.md", "---\nstatus: active\n---\n\nSome text.\n", "0" * 64, dt.date(2026, 9, 1)
+    )
+    tied = Source("people/projects/a.md", "Some text.\n", "0" * 64, dt.date(2026, 9, 1))
+    sources = [source(p.as_posix()) for p in notes] + [unclear, tied]
+    asked = 0
+    for src in sources:
+        body = split_source(src.content)
+        labels = RULES._labels(body.lines)
+        chosen = {RULES.choose_folder(src.path, body, labels, hint) for hint in hints}
+        if RULES.needs_hint(src):
+            asked += 1
+        else:
+            assert len(chosen) == 1, src.path  # no hint could change it
+    assert not RULES.needs_hint(source("meetings/2026/2026-06-18-globex-intro-call.md"))
+    assert RULES.needs_hint(tied) and RULES.needs_hint(unclear)
+    assert asked < len(sources)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from importlib import resources
 
 import httpx2
+import pytest
 
 from memserver.kb.manifest import Manifest
 from tests.memserver.console.conftest import HELD, LOGIN_KEY, ConsoleServer, csrf_of
@@ -361,3 +362,20 @@ def test_rejecting_a_change_the_page_has_moved_past_is_refused(
     assert refused.status_code == 409
     assert kb.get_page(page_id).version == later.version  # the later change is kept
     assert console_server.kb_reviews().get(review.id, None).status == "pending"
+
+
+def test_the_ingest_view_and_its_stream_show_how_embedding_goes(
+    console_server: ConsoleServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, secret = console_server.token("*", write=True)
+    with console_server.signed_in(secret) as client:
+        quiet = client.get("/ui/ingest")  # the hash embedder: no background embedding
+        counts = iter([(40, 60), (70, 30), (70, 30)])
+        monkeypatch.setattr(console_server.kb(), "embedding_counts", lambda: next(counts))
+        busy = client.get("/ui/ingest")
+        with client.stream("GET", "/ui/ingest/events") as stream:
+            lines = stream.iter_lines()
+            sent = next(json.loads(line[6:]) for line in lines if line.startswith('data: {"done'))
+    assert '<p id="embedding" hidden>' in quiet.text
+    assert "search vectors: 40/100 vectors" in busy.text and 'max="100" value="40"' in busy.text
+    assert (sent["done"], sent["total"]) == (70, 100) and sent["line"].startswith("search vectors")

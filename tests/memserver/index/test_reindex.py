@@ -134,6 +134,25 @@ def test_reindex_twice_leaves_identical_rows(kb: KnowledgeBase) -> None:
     assert snapshot(kb, content_only=True) == content
 
 
+def test_reindex_counts_the_vectors_it_embeds_after_the_files(kb: KnowledgeBase) -> None:
+    write_all(kb)
+    inline = kb.reindex()
+    expected = snapshot(kb, content_only=True)
+    files: list[tuple[int, int]] = []
+    vectors: list[tuple[int, int]] = []
+    kb.db.reset_embedding(kb.embedder.name, kb.embedder.dims)  # every vector forgotten
+    report = kb.reindex(  # written stale first, then embedded and counted
+        force=True,
+        on_progress=lambda done, total: files.append((done, total)),
+        on_embedding=lambda done, total: vectors.append((done, total)),
+    )
+    assert files and vectors
+    assert vectors[0][0] == 0 and vectors[-1][0] == vectors[-1][1] == report.embedded > 0
+    assert [d for d, _ in vectors] == sorted(d for d, _ in vectors)
+    assert inline.embedded == 0  # embedded as the files were read, none left stale
+    assert snapshot(kb, content_only=True) == expected  # the same rows and vectors
+
+
 def test_pages_written_by_put_are_unchanged_for_reindex(kb: KnowledgeBase) -> None:
     for folder, pages in PAGES.items():
         for page in pages:

@@ -123,3 +123,31 @@ def test_the_working_copy_never_takes_a_run_of_the_example(tmp_path: Path, reset
         target.mkdir()
     prepare(target, example, reset=reset)
     assert sorted(p.name for p in target.iterdir()) == ["schema.yaml", "source"]
+
+
+def test_up_says_how_the_background_embedding_goes_while_it_has_work() -> None:
+    ingest = IngestProgress()
+    out = io.StringIO()
+    now = [0.0]
+    counts = [(0, 200)]
+    pending = [True]
+    view = UpProgress(
+        ingest,
+        NoteProgress(out, json_lines=True),
+        lambda: pending[0],
+        lambda: counts[0],
+        clock=lambda: now[0],
+    )
+    view.poll()
+    now[0], counts[0] = 2.0, (50, 150)
+    view.poll()  # too soon to count again
+    now[0], counts[0] = 20.0, (100, 100)
+    view.poll()
+    pending[0] = False
+    now[0] = 40.0
+    view.poll()
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [e["event"] for e in events] == ["embedding", "embedding", "vectors_done"]
+    assert (events[0]["done"], events[0]["total"]) == (0, 200)
+    assert (events[1]["done"], events[1]["rate"], events[1]["seconds_left"]) == (100, 5.0, 20.0)
+    view.close()
