@@ -91,9 +91,12 @@ def test_lines_can_go_through_the_notes_display() -> None:
     out = io.StringIO()
     said: list[tuple[str, dict[str, Any]]] = []
     notes = NoteProgress(out, json_lines=True)
-    progress = EmbeddingProgress(
-        out, say=lambda text, **f: said.append((text, f)) or notes.say(text, **f)
-    )
+
+    def say(text: str, **fields: Any) -> None:
+        said.append((text, fields))
+        notes.say(text, **fields)
+
+    progress = EmbeddingProgress(out, say=say)
     progress.update(5, 5)
     assert said[0][0] == "embedding: 5/10 vectors"
     assert json.loads(out.getvalue())["event"] == "embedding"
