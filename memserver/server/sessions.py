@@ -87,7 +87,7 @@ class SessionLimit:
         if scope["type"] != "http" or scope["method"] != "POST" or not authorization:
             await self.app(scope, receive, send)  # no token: the SDK answers 401
             return
-        credential = hashlib.sha256(authorization.encode()).hexdigest()
+        credential = token_credential(authorization)
         if self.requests_in_flight(credential) >= self.in_flight:
             logger.warning("refused an MCP request: a token has %d in flight", self.in_flight)
             await _too_many(_in_flight_message(self.in_flight), "1", send)
@@ -131,7 +131,7 @@ class SessionLimit:
         """A session closed by its client stops counting as soon as the answer says so (the
         SDK forgets it a moment later, after a next request may already have arrived)."""
         session = headers.get(_SESSION_HEADER.decode(), "")
-        credential = hashlib.sha256(headers.get("authorization", "").encode()).hexdigest()
+        credential = token_credential(headers.get("authorization", ""))
 
         async def note_closed(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 300:
@@ -139,6 +139,15 @@ class SessionLimit:
             await send(message)
 
         await self.app(scope, receive, note_closed)
+
+
+def token_credential(authorization: str) -> str:
+    """What the caps count by: the token an ``Authorization`` header carries, hashed. The
+    scheme is case-insensitive ("Bearer", "bearer", "BEARER" are one scheme) and spaces
+    around the token do not count, so writing one token 64 ways is still one token."""
+    scheme, _, token = authorization.strip().partition(" ")
+    value = token.strip() if scheme.lower() == "bearer" else authorization.strip()
+    return hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _count(tables: list[dict[str, int]], credential: str, step: int) -> None:

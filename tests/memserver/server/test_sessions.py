@@ -6,14 +6,13 @@ it, is ``test_hostile_input``'s session flood)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
 import anyio
 from starlette.types import Message, Receive, Scope, Send
 
-from memserver.server.sessions import MAX_IN_FLIGHT_PER_TOKEN, SessionLimit
+from memserver.server.sessions import MAX_IN_FLIGHT_PER_TOKEN, SessionLimit, token_credential
 
 
 class HeldApp:
@@ -32,8 +31,8 @@ class HeldApp:
         await send({"type": "http.response.body", "body": b"{}"})
 
 
-def post(token: str, version: str | None = "2026-07-28") -> Scope:
-    headers = [(b"authorization", f"Bearer {token}".encode())]
+def post(token: str, version: str | None = "2026-07-28", scheme: str = "Bearer") -> Scope:
+    headers = [(b"authorization", f"{scheme} {token}".encode())]
     if version is not None:
         headers.append((b"mcp-protocol-version", version.encode()))
     return {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
@@ -89,6 +88,32 @@ def test_one_token_cannot_have_more_than_its_share_of_requests_in_flight() -> No
     anyio.run(body)
 
 
+def test_one_token_written_in_other_letter_cases_is_still_one_token() -> None:
+    assert token_credential("bearer  abc ") == token_credential("Bearer abc")
+    assert token_credential("BEARER abc") != token_credential("Bearer abd")
+
+    async def body() -> None:
+        app = HeldApp()
+        limit = SessionLimit(app, live_sessions=set)
+        schemes = ["Bearer", "bearer", "BEARER", "bEaReR", "BeArEr", "bearer ", "BEArer"]
+
+        async def held(scheme: str) -> None:
+            await answer(limit, post("flooder", scheme=scheme))
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                for i in range(MAX_IN_FLIGHT_PER_TOKEN):
+                    tg.start_soon(held, schemes[i % len(schemes)])
+                while app.entered < MAX_IN_FLIGHT_PER_TOKEN:
+                    app.arrived = anyio.Event()
+                    await app.arrived.wait()
+                status, _ = await answer(limit, post("flooder", scheme="bEARER"))
+                assert status == 429
+                app.release.set()
+
+    anyio.run(body)
+
+
 def test_sessionless_requests_open_no_session_and_handshake_ones_do() -> None:
     async def body() -> None:
         app = HeldApp()
@@ -125,4 +150,4 @@ def test_sessionless_requests_open_no_session_and_handshake_ones_do() -> None:
 
 
 def _credential(token: str) -> str:
-    return hashlib.sha256(f"Bearer {token}".encode()).hexdigest()
+    return token_credential(f"Bearer {token}")
