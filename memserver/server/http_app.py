@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, request_response
 from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as ASGIScope
 
@@ -145,10 +145,12 @@ def create_http_app(
     sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
     rules = GuardRules(hosts=HostRules.for_address(host, port), max_body=MAX_MCP_BODY)
     guarded = HttpGuard(sessions, rules, error_body=jsonrpc_error)
+    # /healthz answers only the Host names the MCP endpoint answers (no key: probes).
+    health = HttpGuard(request_response(healthz), GuardRules(hosts=rules.hosts))
     return _McpFirst(
         guarded,
         routes=[
-            Route("/healthz", healthz, methods=["GET"]),
+            Route("/healthz", health, methods=["GET"]),
             *routes,
             Mount("/", app=guarded),
         ],

@@ -162,6 +162,14 @@ def test_unknown_host_header_is_refused(mcp_server: RunningServer) -> None:
     assert response.status_code in (400, 403, 421)
 
 
+def test_health_answers_only_the_hosts_the_endpoint_answers(mcp_server: RunningServer) -> None:
+    health = f"{mcp_server.base_url}/healthz"
+    assert httpx2.get(health, timeout=10).json()["status"] == "ok"
+    foreign = httpx2.get(health, headers={"Host": "evil.example"}, timeout=10)
+    assert foreign.status_code == 421
+    assert "evil.example" in foreign.text
+
+
 def test_audit_rows_and_cli_show_calls_and_last_use(
     mcp_server: RunningServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
