@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -28,6 +29,7 @@ from memserver import __version__
 from memserver.errors import DatabaseUnavailable
 from memserver.server.mcp_server import MemoryServer
 from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
+from memserver.server.verifier import StoreTokenVerifier
 from memserver.web.guard import GuardRules, HostRules, HttpGuard
 from memserver.web.serve import server_config
 
@@ -78,6 +80,46 @@ class _UnavailableAs503:
             await JSONResponse(body, status_code=503, headers={"Retry-After": "5"})(
                 scope, receive, send
             )
+
+
+class _TokenFirst:
+    """An MCP request without a valid bearer token is refused (401) before its body is
+    read: a client with no token cannot make the server hold a body of any size. The
+    scheme is read in any letter case; the SDK's own check reuses this verdict."""
+
+    def __init__(self, app: ASGIApp, verifier: StoreTokenVerifier | None) -> None:
+        self.app = app
+        self.verifier = verifier
+
+    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
+        if (
+            self.verifier is None
+            or scope["type"] != "http"
+            or scope["path"] != "/mcp"
+            or scope["method"] == "OPTIONS"
+        ):
+            await self.app(scope, receive, send)
+            return
+        scheme, _, token = Headers(scope=scope).get("authorization", "").strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            await _unauthorized("no bearer token", scope, receive, send)
+            return
+        try:
+            access = await self.verifier.check_first(token)
+        except DatabaseUnavailable:
+            await self.app(scope, receive, send)  # the SDK's own check answers 503
+            return
+        if access is None:
+            await _unauthorized("unknown, expired or revoked token", scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+async def _unauthorized(what: str, scope: ASGIScope, receive: Receive, send: Send) -> None:
+    body = jsonrpc_error(401, "invalid_token", f"{what}: send Authorization: Bearer <token>")
+    response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    await response(scope, receive, send)
 
 
 class _McpFirst(Starlette):
@@ -144,7 +186,7 @@ def create_http_app(
 
     sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
     rules = GuardRules(hosts=HostRules.for_address(host, port), max_body=MAX_MCP_BODY)
-    guarded = HttpGuard(sessions, rules, error_body=jsonrpc_error)
+    guarded = _TokenFirst(HttpGuard(sessions, rules, error_body=jsonrpc_error), server.verifier)
     # /healthz answers only the Host names the MCP endpoint answers (no key: probes).
     health = HttpGuard(request_response(healthz), GuardRules(hosts=rules.hosts))
     return _McpFirst(

@@ -112,6 +112,7 @@ class MemoryServer(MCPServer[Any]):
                 resource_server_url=None,
                 validate_token_resource=False,
             )
+        self.verifier = verifier  # the HTTP app checks a token before reading the body
         super().__init__(
             name="memory",
             title="Memory System",

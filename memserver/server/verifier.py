@@ -5,10 +5,16 @@ event loop, which serves every session), and the verified record travels with th
 request (``VerifiedToken``) so the call's scope needs no second lookup. While
 PostgreSQL is down, a token verified in the last ``VERIFIED_GRACE`` seconds is still
 let in, so its calls fail as a ToolError that says the database is unavailable.
+
+The HTTP app checks the token before it reads a request's body (``check_first``, so a
+client without a valid token cannot make the server hold its body); the SDK's own check
+of the same request, later in the same task, reuses that answer (``_checked``) instead
+of asking the database again.
 """
 
 from __future__ import annotations
 
+import contextvars
 import time
 
 import anyio
@@ -22,6 +28,10 @@ from memserver.server.tokens import Token, TokenStore, hash_secret
 # While the database is down, a token verified this recently is still let in (so its
 # calls get a clear ToolError); it is checked against the database again once it is back.
 VERIFIED_GRACE = 10 * 60.0
+# (hash of the secret, its verdict) for the request being handled: set by check_first.
+_checked: contextvars.ContextVar[tuple[str, AccessToken | None] | None] = contextvars.ContextVar(
+    "memserver_token_checked", default=None
+)
 
 
 class VerifiedToken(AccessToken):
@@ -40,7 +50,17 @@ class StoreTokenVerifier(TokenVerifier):
         self.store = store
         self._verified: dict[str, tuple[float, AccessToken]] = {}
 
+    async def check_first(self, token: str) -> AccessToken | None:
+        """Verify ``token`` for the request being handled and remember the verdict for the
+        rest of its handling (the SDK's check reuses it)."""
+        access = await self.verify_token(token)
+        _checked.set((hash_secret(token), access))
+        return access
+
     async def verify_token(self, token: str) -> AccessToken | None:
+        checked = _checked.get()
+        if checked is not None and checked[0] == hash_secret(token):
+            return checked[1]  # this request's token, checked before its body was read
         try:
             record = await anyio.to_thread.run_sync(self.store.verify, token)
         except DatabaseUnavailable:

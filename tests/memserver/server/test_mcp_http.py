@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import socket
 import uuid
 from typing import Any
 
@@ -168,6 +169,34 @@ def test_health_answers_only_the_hosts_the_endpoint_answers(mcp_server: RunningS
     foreign = httpx2.get(health, headers={"Host": "evil.example"}, timeout=10)
     assert foreign.status_code == 421
     assert "evil.example" in foreign.text
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer not-a-token", "Basic abc"])
+def test_a_request_without_a_valid_token_is_refused_before_its_body_is_read(
+    mcp_server: RunningServer, authorization: str | None
+) -> None:
+    # Headers that announce a large body, and no body: the answer must not wait for it.
+    host, port = mcp_server.base_url.removeprefix("http://").split(":")
+    lines = [
+        "POST /mcp HTTP/1.1",
+        f"Host: {host}:{port}",
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+        "Content-Length: 3000000",
+    ]
+    if authorization is not None:
+        lines.append(f"Authorization: {authorization}")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        answer = b""
+        while b"Bearer <token>" not in answer:  # each recv bounded by the socket's timeout
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    text = answer.decode("latin-1")
+    assert text.startswith("HTTP/1.1 401"), text
+    assert "Bearer <token>" in text
 
 
 def test_audit_rows_and_cli_show_calls_and_last_use(
