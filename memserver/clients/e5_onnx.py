@@ -409,7 +409,10 @@ class OnnxE5:
         if not texts:
             return out
         ids = [self.tokens(t, is_query, max_tokens) for t in texts]
-        groups = length_batches([len(i) for i in ids], self.TOKEN_BUDGET, self.MAX_TEXTS)
+        share = -(-len(texts) // max(1, workers))  # every worker gets some texts
+        groups = length_batches(
+            [len(i) for i in ids], self.TOKEN_BUDGET, min(share, self.MAX_TEXTS)
+        )
 
         def run(group: list[int]) -> None:
             # One text a call: onnxruntime quantises a call's activations with one scale,

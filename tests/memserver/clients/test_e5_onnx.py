@@ -86,3 +86,33 @@ def test_each_engine_names_its_vectors_so_a_switch_re_embeds() -> None:
     with pytest.raises(ConfigError, match="unknown local embedding engine"):
         make_embedder("local", engine="torch")
     assert make_embedder("local", workers=3).workers == 3  # type: ignore[attr-defined]
+
+
+def test_a_passage_call_spreads_over_its_workers_at_the_callers_priority(
+    onnx_model: OnnxE5, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background embedder's thread is niced: the threads its call starts are too."""
+    import os
+    import threading
+
+    seen: set[tuple[int, int]] = set()
+    encode_ids = onnx_model.encode_ids
+
+    def spy(batch: list[list[int]]) -> np.ndarray:
+        seen.add((threading.get_native_id(), os.getpriority(os.PRIO_PROCESS, 0)))
+        return encode_ids(batch)
+
+    monkeypatch.setattr(onnx_model, "encode_ids", spy)
+    texts = [f"Sentence number {i} of the note, about pricing." for i in range(8)]
+    out: list[np.ndarray] = []
+
+    def niced() -> None:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 7)
+        out.append(onnx_model.encode(texts, workers=2))
+
+    thread = threading.Thread(target=niced)
+    thread.start()
+    thread.join(timeout=120)
+    assert out and out[0].shape == (8, 384)
+    assert len({tid for tid, _ in seen}) == 2  # both workers had texts
+    assert {nice for _, nice in seen} == {7}
