@@ -6,7 +6,7 @@ as notes, then runs ``KnowledgeBase.reindex()`` once, with nothing embedded befo
 - ``orgmem``: OrgMemBench's small tier (``../shared/data/orgmem-small/``, 126 artefacts:
   transcripts, Slack and email threads, reports), each artefact one note dated by its
   event (``events_dates.json``);
-- ``locomo``: LoCoMo's development half (five conversations, 137 sessions), each session
+- ``locomo``: LoCoMo's development half (five conversations, 128 sessions), each session
   one note as ``bench.eval_locomo`` writes it, a folder per conversation.
 
 Reported: notes, sentences and contexts cut, distinct texts embedded, wall seconds and the
