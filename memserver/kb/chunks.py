@@ -37,21 +37,27 @@ CHUNK_FORMAT = "2:packed-300"
 SOURCE_MIN_WORDS = 6
 SOURCE_MAX_WORDS = 60
 SOURCE_OVERLAP = 10
-# A sentence of a conversation is also embedded in its context: with SOURCE_CONTEXT
-# sentences before and after it (source_context). A turn leans on the ones around it ("I
-# wanted to tell you about my school event." / "I talked about my journey ..."), and a
-# small model reads one such sentence alone too thinly; the source vector arm takes the
+# A sentence of a conversation is also embedded in its context, with the sentences around
+# it (source_context). A turn leans on the ones around it ("I wanted to tell you about my
+# school event." / "I talked about my journey ..."), and a small model reads one such
+# sentence alone too thinly; the source vector arm takes the
 # better of the sentence's cosine and its context's (memserver.search.source_arms).
 # Only conversations (is_conversation): in notes of self-contained statements grouped by
 # topic, a sentence's neighbours lift the notes that merely share its topic above the one
 # that says what was asked (bench/RESULTS.md, LoCoMo, context vectors).
+# A context is shared: the sentences are cut into runs of 2 * SOURCE_CONTEXT + 1, and a
+# run's text is the context of each of its sentences, one vector a run instead of one a
+# sentence. The contexts were 2/3 of a conversation's embedding (three sentences each);
+# shared, a third of that, and LoCoMo's session recall held (bench/RESULTS.md, "Embedding
+# floor").
 SOURCE_CONTEXT = 1
 # Change the version with _SENTENCE_BREAK, source_context or is_conversation: reindex
 # re-cuts every source of an index cut another way. 3: conversations carry contexts;
-# 4: chat exports and transcripts with times, markdown or WhatsApp turns are conversations.
+# 4: chat exports and transcripts with times, markdown or WhatsApp turns are conversations;
+# -group: a context is the run of sentences its sentence is in, shared.
 SOURCE_FORMAT = (
     f"{CHUNK_FORMAT}/source-sentences-4-{SOURCE_MIN_WORDS}-{SOURCE_MAX_WORDS}"
-    f"/conversation-context-{SOURCE_CONTEXT}"
+    f"/conversation-context-{SOURCE_CONTEXT}-group"
 )
 # A line opening a turn, in the shapes chat exports and transcripts write:
 #   Caroline: text                         a transcript, a chat log
@@ -162,17 +168,20 @@ def is_conversation(text: str) -> bool:
 
 def source_contexts(text: str, units: Sequence[str]) -> list[str | None]:
     """The context embedded for each of a source's sentences (``units``, cut from
-    ``text``): in a conversation the sentence with its neighbours (source_context),
-    else none."""
+    ``text``): in a conversation the run of sentences it is in (source_context), else
+    none."""
     if not is_conversation(text):
         return [None] * len(units)
     return [source_context(units, i) for i in range(len(units))]
 
 
 def source_context(units: Sequence[str], i: int, width: int = SOURCE_CONTEXT) -> str:
-    """The context of the source sentence ``units[i]``: it with ``width`` sentences
-    before and after it (fewer at the note's ends), joined by a space."""
-    return " ".join(units[max(0, i - width) : i + width + 1])
+    """The context of the source sentence ``units[i]``: the run of ``2 * width + 1``
+    sentences it is in (runs cut from the note's start; the last may be shorter), joined
+    by a space. Every sentence of a run has the same context, embedded once."""
+    size = 2 * width + 1
+    start = i - i % size
+    return " ".join(units[start : start + size])
 
 
 def _fields_text(page: Page) -> str:

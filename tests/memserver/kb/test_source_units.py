@@ -65,13 +65,14 @@ def test_bullets_of_other_shapes_start_a_unit_too() -> None:
     ]
 
 
-def test_source_context_is_the_sentence_with_its_neighbours() -> None:
-    units = ["One two three.", "Four five six.", "Seven eight nine."]
-    assert source_context(units, 0) == "One two three. Four five six."
-    assert source_context(units, 1) == "One two three. Four five six. Seven eight nine."
-    assert source_context(units, 2) == "Four five six. Seven eight nine."
+def test_a_context_is_the_run_of_sentences_shared_by_each_of_them() -> None:
+    units = ["One two three.", "Four five six.", "Seven eight nine.", "Ten eleven twelve."]
+    run = "One two three. Four five six. Seven eight nine."
+    assert [source_context(units, i) for i in range(3)] == [run, run, run]  # one vector
+    assert source_context(units, 3) == "Ten eleven twelve."  # the last run, shorter
     assert source_context(units, 1, width=0) == "Four five six."
     assert source_context(["Alone here."], 0) == "Alone here."
+    assert len({source_context(units, i, width=2) for i in range(4)}) == 1
 
 
 CHAT = (
@@ -141,4 +142,9 @@ def test_a_conversation_is_turns_by_two_speakers_one_speaking_twice(
 def test_only_a_conversation_s_sentences_get_contexts() -> None:
     units = source_units(CHAT)
     assert source_contexts(CHAT, units) == [source_context(units, i) for i in range(len(units))]
+    seven = "\n".join(
+        f"{'Caroline' if i % 2 else 'Melanie'}: turn {i} of our long talk." for i in range(7)
+    )
+    contexts = source_contexts(seven, source_units(seven))
+    assert len(contexts) == 7 and len(set(contexts)) == 3  # runs of 3, 3 and 1: 3 vectors
     assert source_contexts(MEETING, source_units(MEETING)) == [None] * len(source_units(MEETING))
