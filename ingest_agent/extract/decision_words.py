@@ -33,14 +33,14 @@ DECIDING = re.compile(
 _UNDECIDED = re.compile(
     r"\b(?:not|n['’]t|never|no|yet\s+to|whether|if|until|unless|to\s+be|pending|once)\s+"
     r"(?:\w+\s+){0,2}$"
-    r"|\b(?:get|gets|got|getting|be|been|being|is|are|was|were)\s+(?:it\s+|them\s+)?$",
+    r"|\b(?:get|gets|got|getting|be|been|being|is|are|was|were)\s+(?:it\s+|them\s+)?$"
+    r"|\b(?:it|them|this|that)\s+$",
     re.IGNORECASE,
 )
 _NAME = r"[A-ZА-ЯЁӨҮ][\w'’-]*(?:[ \t]+[A-ZА-ЯЁӨҮ][\w'’-]*){0,3}"
 _NAMES = rf"{_NAME}(?:\s*(?:,|\band\b|&|\bба\b|\bболон\b)\s*{_NAME})*"
 _BY = re.compile(
-    rf"\b(?:decided|approved|agreed|signed\s+off)\s+(?:on\s+)?by\s+(?P<names>{_NAMES})",
-    re.IGNORECASE,
+    rf"\b(?i:decided|approved|agreed|signed\s+off)\s+(?i:on\s+)?(?i:by)\s+(?P<names>{_NAMES})"
 )
 _SUBJECT_VERB = re.compile(
     rf"(?:^|[.;:]\s+)(?P<names>{_NAMES})\s+(?:approved|decided|signed\s+off)\b"
