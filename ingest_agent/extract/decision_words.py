@@ -34,7 +34,7 @@ _UNDECIDED = re.compile(
     r"\b(?:not|n['’]t|never|no|yet\s+to|whether|if|until|unless|to\s+be|pending|once)\s+"
     r"(?:\w+\s+){0,2}$"
     r"|\b(?:get|gets|got|getting|be|been|being|is|are|was|were)\s+(?:it\s+|them\s+)?$"
-    r"|\b(?:it|them|this|that)\s+$",
+    r"|\b(?:it|them|this|that)\s+$|^\s*as\s+$|[,;(]\s*as\s+$",
     re.IGNORECASE,
 )
 _NAME = r"[A-ZА-ЯЁӨҮ][\w'’-]*(?:[ \t]+[A-ZА-ЯЁӨҮ][\w'’-]*){0,3}"

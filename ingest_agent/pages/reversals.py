@@ -187,7 +187,7 @@ def reversed_page(old: Page, folder: FolderSpec, ref: DecisionRef, new_id: str) 
 def superseding_page(new: Page, folder: FolderSpec, old_id: str, ref: DecisionRef) -> Page:
     """The newer decision linked to the one it supersedes, its pending question gone."""
     fields = dict(new.fields)
-    for spec in supersede_fields(folder)[:1]:
+    for spec in [f for f in supersede_fields(folder) if f.name not in SUPERSEDED_BY][:1]:
         fields[spec.name] = [old_id] if spec.type == "links" else old_id
     questions = tuple(q for q in new.open_questions if q != pending_question(ref))
     return dataclasses.replace(new, fields=fields, open_questions=questions)

@@ -9,7 +9,8 @@ sure that, whatever the model answered, two kinds of write never go through sile
    people and companies a meeting names). A new page there is written as a draft; an
    existing page is left as it is, the proposed change kept in the review row;
 2. **superseding or reversing an existing page** (a decision): setting a supersede link
-   (a link into the page's own folder with verb ``supersedes``/``reverses``/``replaces``)
+   (a link into the page's own folder with verb ``supersedes``/``reverses``/``replaces``,
+   or ``superseded_by`` on the older page)
    or moving an existing page's lifecycle field (an enum with ``reversed`` or
    ``superseded``) to one of those values, or out of its draft value. These are held
    back; the page keeps its value.
@@ -40,7 +41,7 @@ from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.page import Page
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
-SUPERSEDE_VERBS = frozenset({"supersedes", "reverses", "replaces"})
+SUPERSEDE_VERBS = frozenset({"supersedes", "reverses", "replaces", "superseded_by"})
 REVERSAL_VALUES = frozenset({"reversed", "superseded"})
 DRAFT_VALUES = ("proposed", "draft")
 REVIEW_PREFIX = "Review: "
@@ -122,7 +123,8 @@ class ReviewPolicy:
                     fields[spec.name] = before[spec.name]
                 else:
                     fields.pop(spec.name, None)
-                why = f"that this supersedes “{show(value)}”"
+                how = "is superseded by" if spec.verb == "superseded_by" else "supersedes"
+                why = f"that this {how} “{show(value)}”"
                 held.append((spec.name, before.get(spec.name), value, why))
         life = lifecycle_field(folder)
         if life is not None and existing is not None:
