@@ -15,7 +15,7 @@ from typing import Any
 
 from ingest_agent.names import norm
 from memserver.kb.page import Page
-from memserver.kb.schema import FolderSpec
+from memserver.kb.schema import FieldSpec, FolderSpec
 
 
 @dataclass(frozen=True)
@@ -178,3 +178,26 @@ def link_names(value: Any) -> list[str]:
         return []
     items = value if isinstance(value, list | tuple) else [value]
     return [" ".join(str(item).split()) for item in items if str(item).strip()]
+
+
+# --- decisions: the fields that say a page was superseded or reversed ---------------------
+
+SUPERSEDE_VERBS = frozenset({"supersedes", "reverses", "replaces", "superseded_by"})
+REVERSAL_VALUES = frozenset({"reversed", "superseded"})
+
+
+def supersede_fields(folder: FolderSpec) -> list[FieldSpec]:
+    """Link fields from a page to another page of its own folder that supersede it."""
+    return [
+        f
+        for f in folder.fields
+        if f.is_link and f.folder == folder.name and (f.verb or f.name) in SUPERSEDE_VERBS
+    ]
+
+
+def lifecycle_field(folder: FolderSpec) -> FieldSpec | None:
+    """The enum field that says whether a page still holds (``reversed``, ``superseded``)."""
+    for spec in folder.fields:
+        if spec.type == "enum" and REVERSAL_VALUES & set(spec.values):
+            return spec
+    return None

@@ -37,8 +37,7 @@ from ingest_agent.extract.page_builds import Builds, PageBuild, entity_names
 from ingest_agent.extract.prose_patterns import NotePeople
 from ingest_agent.extract.text import full_name, marked_blocks, name_candidates, plain
 from ingest_agent.names import norm
-from ingest_agent.pages.review import lifecycle_field, supersede_fields
-from ingest_agent.records import DecisionRef, Source, is_dated
+from ingest_agent.records import DecisionRef, Source, is_dated, lifecycle_field, supersede_fields
 from memserver.kb.page import TimelineEntry, as_date
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 

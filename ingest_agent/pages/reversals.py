@@ -32,8 +32,7 @@ from ingest_agent.errors import SourceFailed
 from ingest_agent.memory import Memory, is_version_conflict
 from ingest_agent.names import norm
 from ingest_agent.pages.merge import add_entries
-from ingest_agent.pages.review import lifecycle_field, supersede_fields
-from ingest_agent.records import DecisionRef
+from ingest_agent.records import DecisionRef, lifecycle_field, supersede_fields
 from memserver.errors import ToolCallError
 from memserver.kb.page import Page, TimelineEntry, as_date
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
