@@ -132,7 +132,7 @@ def _people(folder: FolderSpec, people: Mapping[str, NotePeople]) -> NotePeople 
 def _section(lines: Sequence[str]) -> tuple[list[_Decision], str]:
     """The decisions of the note's Decisions section, and its attribution line."""
     inside, level = False, 0
-    items: list[tuple[str, bool]] = []  # (raw text, starts with a bold lead)
+    raws: list[str] = []  # each list item's raw text, its continuation lines joined
     for line in lines:
         heading = _HEADING.match(line)
         if heading is not None:
@@ -145,13 +145,11 @@ def _section(lines: Sequence[str]) -> tuple[list[_Decision], str]:
         if not inside or not line.strip():
             continue
         item = _ITEM.match(line)
-        if item is not None:
-            rest = item.group("rest").strip()
-            items.append((rest, bool(_BOLD_LEAD.match(rest))))
-        elif items:
-            items[-1] = (f"{items[-1][0]} {line.strip()}", items[-1][1])
+        if item is not None or not raws:
+            raws.append(item.group("rest").strip() if item is not None else line.strip())
         else:
-            items.append((line.strip(), bool(_BOLD_LEAD.match(line.strip()))))
+            raws[-1] = f"{raws[-1]} {line.strip()}"
+    items = [(raw, bool(_BOLD_LEAD.match(raw))) for raw in raws]  # (raw, has a bold lead)
     attribution = " ".join(plain(raw) for raw, _ in items if _ATTRIBUTION.match(plain(raw)))
     any_lead = any(lead for _, lead in items)
     out: list[_Decision] = []
@@ -206,6 +204,11 @@ def _title(text: str, *, lead: bool = False) -> str:
     flat = plain(text)
     cut_at = r"\s*(?:\(|\.\s|\.$)" if lead else r"\s*(?:[:;(]|\.\s|\.$|\s[—–]\s)"
     head = re.split(cut_at, flat, maxsplit=1)[0]
+    label, colon, value = flat.partition(":")
+    if not lead and colon and head == label.strip() and len(label.split()) <= 3:
+        # "Pilot fee: 1,500,000₮, one-off": a label alone says nothing, its value does
+        rest = re.split(r"\s*(?:[;(]|\.\s|\.$)", value, maxsplit=1)[0].strip()
+        head = f"{label.strip()}: {rest}" if rest else head
     head = re.sub(r"^(?:to|that|on|the|a|an)\s+", "", head.strip(), flags=re.IGNORECASE)
     cut = " ".join(head.split()[:TITLE_WORDS]).strip(" ,.;:")
     return cut[:1].upper() + cut[1:] if cut else ""
@@ -249,12 +252,14 @@ def _build(
         default = as_date(primary.fields.get(primary.folder.date_field)) or default
     text = decision.text
     day = decision.day or _day(f"{text} {attribution}", default, tz)
+    about = _about(primary, folder)
     build = PageBuild(folder, decision.title)
     build.fields[folder.date_field] = day.isoformat()
     life = lifecycle_field(folder)
     if life is not None and ACCEPTED in life.values:
         build.fields[life.name] = ACCEPTED
     _provenance(folder, build, text, attribution, day, local, known)
+    borrowed: set[str] = set()  # link values taken from the note's page, not the words
     for spec in folder.fields:  # the companies and projects its words name, else the note's
         if spec.type not in ("link", "links") or spec.folder in (None, folder.name):
             continue
@@ -263,22 +268,48 @@ def _build(
         hits = [
             hit[1]
             for run in name_candidates(decision.lead)
-            if (hit := names.get(norm(run))) is not None and hit[0] == spec.folder
+            if (hit := _named(names, run)) is not None and hit[0] == spec.folder
         ]
         if not hits and primary is not None:
             same = next((f for f in primary.folder.fields if f.folder == spec.folder), None)
             value = primary.fields.get(same.name) if same is not None and same.is_link else None
             if isinstance(value, str) and spec.folder != _deciders_folder(folder):
                 hits = [value]
+                borrowed.add(value)
         if hits and spec.folder != _deciders_folder(folder):
             build.fields[spec.name] = list(dict.fromkeys(hits)) if spec.type == "links" else hits[0]
+    if about is not None and about in borrowed and norm(about) not in norm(build.title):
+        build.title = f"{about}: {build.title}"  # "Номин Трейд: Үнэ ..." says whose price it is
     section = "Decision" if "Decision" in folder.sections else (folder.sections or [None])[0]
     if section is not None:
         build.sections[section] = text
+    if primary is not None and "Context" in folder.sections and section != "Context":
+        where = f"{primary.folder.type.capitalize()} “{primary.title}”"
+        build.sections["Context"] = f"{where}{f' with {about}' if about else ''}, {day}."
     if folder.timeline:
-        entry = f"Decided: {decision.title} ({source.path})"
+        entry = f"Decided: {build.title} ({source.path})"
         build.timeline.append(TimelineEntry(day, entry, source.path))
     return build
+
+
+def _named(names: Mapping[str, tuple[str, str]], run: str) -> tuple[str, str] | None:
+    """The page a name run is, also with a Mongolian case ending after a hyphen
+    ("Initech-ийн") or a possessive ("Initech's")."""
+    run = re.sub(r"['’]s$", "", run)
+    return names.get(norm(run)) or names.get(norm(re.sub(r"-[а-яёөү]+$", "", run)))
+
+
+def _about(primary: PageBuild | None, folder: FolderSpec) -> str | None:
+    """The one company (any entity but a person) the note's own page is about: its first
+    single link, as a meeting's ``company``."""
+    if primary is None:
+        return None
+    people = _deciders_folder(folder)
+    for spec in primary.folder.fields:
+        value = primary.fields.get(spec.name)
+        if spec.type == "link" and spec.folder not in (None, people) and isinstance(value, str):
+            return value
+    return None
 
 
 def _deciders_folder(folder: FolderSpec) -> str | None:

@@ -166,3 +166,23 @@ def test_a_field_is_named_by_its_own_words_or_its_description() -> None:
     )
     assert ("companies", "initech", "contract_value") not in moved.plain_facts
     assert is_change("the due date moved to 2026-12-15") and not is_change("renewal is 2027-01-31")
+
+
+def test_a_customer_meetings_decision_says_whose_it_is() -> None:
+    note = (
+        "---\ntitle: Номин Трейдтэй гэрээний уулзалт\ndate: 2026-11-18\ncompany: Номин Трейд\n"
+        "attendees: [Alex Kim]\n---\n\n## Шийдвэрүүд\n"
+        "- **Үнэ: нэг хүргэлтэд 900 төгрөг.** Хэрэглэгчийн тоо хязгааргүй.\n"
+        "- **Initech-ийн үнэ өөрчлөгдөхгүй.**\n"
+    )
+    found = decisions(extract("meetings/2026-11-18-гэрээ.md", dt.date(2026, 11, 18), note))
+    assert set(found) == {
+        "Номин Трейд: Үнэ: нэг хүргэлтэд 900 төгрөг",
+        "Initech-ийн үнэ өөрчлөгдөхгүй",
+    }
+    price = found["Номин Трейд: Үнэ: нэг хүргэлтэд 900 төгрөг"]
+    assert price.fields["company"] == "Номин Трейд"
+    assert price.sections["Context"] == (
+        "Meeting “Номин Трейдтэй гэрээний уулзалт” with Номин Трейд, 2026-11-18."
+    )
+    assert found["Initech-ийн үнэ өөрчлөгдөхгүй"].fields["company"] == "Initech"
