@@ -1,7 +1,7 @@
 """Facts a note states for a schema field in running text, named by the field's words.
 
 "the current contract value is $120,000 per year", "Initech's annual contract is
-$96,000", "renewal date: 2027-01-31", "the due date is now 2026-12-15": a field is
+$96,000", "renewal date: 2027-01-31", "the due date is now 2026-12-15", "Alex Kim now owns the Initech account": a field is
 named by its own name's words ("contract value", "renewal date", "renewal") or by the
 phrase its description or the folder's rules give it ("`contract_value` is the annual
 contract value ..." -> "annual contract value", "annual contract"); then a verb ("is",
@@ -49,6 +49,12 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _NAME_RUN = re.compile(r"(?<!\w)[A-ZА-ЯЁӨҮ][\w'’-]*(?:[ \t]+[A-ZА-ЯЁӨҮ][\w'’-]*){0,3}")
+_NAME = r"[A-ZА-ЯЁӨҮ][\w'’-]*(?:[ \t]+[A-ZА-ЯЁӨҮ][\w'’-]*){0,3}"
+# "Alex Kim now owns the Initech account", "Sofia took over Usage Metering"
+_OWNS = re.compile(
+    rf"(?P<who>{_NAME})\s+(?:now\s+)?(?:owns|took\s+over|takes\s+over|has\s+taken\s+over"
+    rf"|is\s+(?:now\s+)?(?:the\s+)?owner\s+of)\s+(?:the\s+)?(?P<what>{_NAME})"
+)
 
 
 def is_change(block: str) -> bool:
@@ -105,6 +111,7 @@ def stated_facts(
     out: list[Statement] = []
     for block, _, heading in blocks:
         for sentence in re.split(r"(?<=[.!?])\s+(?=[A-ZА-ЯЁӨҮ])", block):
+            out += [Statement(*found, block) for found in _owners(sentence, pages, folders)]
             for folder in folders.values():
                 for spec in folder.fields:
                     if spec.type not in VALUE_TYPES:
@@ -137,6 +144,41 @@ def _one(
             continue
         subject = _subject(sentence[: match.start()], heading, folder, pages, own, linked)
         return (subject, value) if subject is not None else None
+    return None
+
+
+def _owners(
+    sentence: str, pages: Mapping[str, tuple[str, str]], folders: Mapping[str, FolderSpec]
+) -> list[tuple[str, str, str, str]]:
+    """(folder, title, field, person) for "<person> now owns <page>": the page's link
+    field to people whose name says owner (``owner``, ``account_owner``)."""
+    out = []
+    for match in _OWNS.finditer(sentence):
+        who, what = _page(match.group("who"), pages), _page(match.group("what"), pages)
+        if who is None or what is None or what[0] not in folders:
+            continue
+        field = next(
+            (
+                f
+                for f in folders[what[0]].fields
+                if f.type == "link" and f.folder == who[0] and "owner" in f.name
+            ),
+            None,
+        )
+        if field is not None:
+            out.append((what[0], what[1], field.name, who[1]))
+    return out
+
+
+def _page(run: str, pages: Mapping[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """The known page a run of capitalised words names: its longest part, "Since Monday
+    Tom Becker" -> Tom Becker."""
+    words = re.sub(r"['’]s$", "", run).split()
+    for size in range(len(words), 0, -1):
+        for start in range(len(words) - size + 1):
+            hit = pages.get(norm(" ".join(words[start : start + size])))
+            if hit is not None:
+                return hit
     return None
 
 

@@ -186,3 +186,17 @@ def test_a_customer_meetings_decision_says_whose_it_is() -> None:
         "Meeting “Номин Трейдтэй гэрээний уулзалт” with Номин Трейд, 2026-11-18."
     )
     assert found["Initech-ийн үнэ өөрчлөгдөхгүй"].fields["company"] == "Initech"
+
+
+def test_who_now_owns_a_page_is_its_owner_field_as_a_change() -> None:
+    for sentence, folder, title, field, person in (
+        ("Alex Kim now owns the Initech account.", "companies", "Initech", "account_owner", "Alex Kim"),
+        ("Since Monday Tom Becker took over Usage Metering.", "projects", "Usage Metering", "owner", "Tom Becker"),
+        ("Priya Shah is now the owner of Globex.", "companies", "Globex", "account_owner", "Priya Shah"),
+    ):  # fmt: skip
+        found = extract("slack/o.md", dt.date(2026, 10, 1), sentence + "\n")
+        [target] = [d.page for d in found.drafts if d.folder == folder and d.title == title]
+        assert target.fields[field] == person, sentence
+        assert (folder, title.lower(), field) not in found.plain_facts  # a change, not a claim
+    nobody = extract("slack/o.md", dt.date(2026, 10, 1), "Alex Kim owns a bicycle.\n")
+    assert not any("account_owner" in d.page.fields for d in nobody.drafts)
