@@ -42,6 +42,7 @@ from mcp_types import REQUEST_TIMEOUT
 from ingest_agent.errors import ServerUnavailable, SourceFailed
 from ingest_agent.extract.rules import RulesExtractor
 from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
+from ingest_agent.names import norm
 from ingest_agent.pages.drafts import (
     Work,
     add_stubs,
@@ -53,6 +54,7 @@ from ingest_agent.pages.drafts import (
 )
 from ingest_agent.pages.merge import Conflict, MergeResult, Order, default_section_merge, merge_page
 from ingest_agent.pages.resolution import Resolver
+from ingest_agent.pages.reversals import Reversals
 from ingest_agent.pages.review import ReviewPolicy, review_reason
 from ingest_agent.records import (
     Draft,
@@ -152,6 +154,7 @@ class IngestAgent:
         self.dry_run = dry_run
         self.on_page = on_page
         self.resolver = Resolver(memory, schema)
+        self.reversals = Reversals(memory, schema)
         self.profile = llm.profile if llm is not None else STANDARD
         self._degraded: dict[str, None] = {}  # this note's: the model's work replaced by rules
         self.progress: RunSummary | None = None  # the current or last run's, as it goes
@@ -168,6 +171,7 @@ class IngestAgent:
         """Ingest ``only`` these sources, or every pending one, oldest document first;
         ``observer`` hears of each note as it starts and as it finishes."""
         self.resolver.reset()
+        self.reversals.reset()
         started = time.perf_counter()
         calls_before = self.memory.calls
         summary = self.progress = RunSummary()  # so far, for a run that is interrupted
@@ -327,6 +331,11 @@ class IngestAgent:
         entities = dedupe(entities)
         for work in events:
             await self.resolver.resolve_event(work)
+            if self.reversals.holds(work.draft.folder):
+                same = await self.reversals.same_decision(
+                    work.draft.folder, work.page_id, work.draft.page
+                )
+                work.page_id = same or work.page_id
         for work in [*entities, *events]:
             work.draft = replace(work.draft, page=linked(work.draft, names, self.schema))
         event_entries(source, entities, events, self.schema)
@@ -347,6 +356,29 @@ class IngestAgent:
                 outcome.conflicts += [c.as_dict() for c in conflicts]
                 if not is_dated(self._folder(work)):
                     self.resolver.remember(work.draft.folder, work.draft.title)
+        await self._reversals(extraction, [*entities, *events], outcome)
+
+    async def _reversals(
+        self, extraction: Extraction, works: Sequence[Work], outcome: SourceOutcome
+    ) -> None:
+        """The reversals the note states, on both decisions; and, now that its decision
+        pages exist, the ones earlier notes stated about them (:mod:`ingest_agent.pages.reversals`)."""
+        ids = {
+            (w.draft.folder, norm(w.draft.title)): w.page_id
+            for w in works
+            if w.page_id and not w.dropped
+        }
+        refs = [
+            (ref, page_id)
+            for ref in extraction.reversals
+            if (page_id := ids.get((ref.folder, norm(ref.title)))) is not None
+        ]
+        written = [pid for (folder, _), pid in ids.items() if self.reversals.holds(folder)]
+        if not refs and not written:
+            return
+        for page_id in await self.reversals.record(refs, written):
+            if page_id not in outcome.changed:
+                outcome.changed.append(page_id)
 
     def _folder(self, work: Work) -> FolderSpec:
         return self.schema.folder(work.draft.folder)
@@ -365,6 +397,7 @@ class IngestAgent:
         draft = work.draft
         names = (draft.title, *draft.page.aliases)
         dates = extraction.dates_of(spec.name, names)
+        plain = extraction.plain_of(spec.name, names)
         filled = extraction.filled_of(spec.name, names)
         page_id = work.page_id
         repaired = False
@@ -378,7 +411,7 @@ class IngestAgent:
             target = page_id or _draft_id(draft.page, spec)
             new = _unfilled(draft.page, stored.page, filled) if stored and filled else draft.page
             result = await self._merge(
-                stored.page if stored else None, new, spec, target, source, others, dates
+                stored.page if stored else None, new, spec, target, source, others, dates, plain
             )
             if review is not None:
                 result = review.hold(stored.page if stored else None, result, spec, target)
@@ -430,6 +463,7 @@ class IngestAgent:
         source: Source,
         others: dict[str, dt.date | None],
         field_dates: dict[str, dt.date],
+        plain: frozenset[str] = frozenset(),
     ) -> MergeResult:
         merger = None
         if self.llm is not None and existing is not None and self.profile.merge_by_model:
@@ -456,6 +490,7 @@ class IngestAgent:
                 other_sources=others,
                 section_merger=merger,
                 field_dates=field_dates,
+                plain_fields=plain,
             )
 
         if merger is not None:  # asks the model: a Ctrl-C must not wait for its answer

@@ -15,7 +15,7 @@ from typing import Any
 
 from ingest_agent.names import norm
 from memserver.kb.page import Page
-from memserver.kb.schema import FolderSpec
+from memserver.kb.schema import FieldSpec, FolderSpec
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,22 @@ class Draft:
 
 
 @dataclass(frozen=True)
+class DecisionRef:
+    """A decision of a note that says, in the note's words, it reverses or supersedes an
+    earlier decision: named by a quoted title, a day, or the words of what it replaces."""
+
+    folder: str
+    title: str  # the newer decision's
+    day: dt.date  # the newer decision's
+    quoted: str | None
+    on: dt.date | None  # the day the note gives the earlier decision
+    words: str
+    status: str  # what the earlier one becomes: "reversed" | "superseded"
+    reason: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Extraction:
     """Everything an extractor found in one source.
 
@@ -54,6 +70,10 @@ class Extraction:
     rules extractor found nothing (the small profile): a stored page's own value wins
     over those. ``degraded`` says why a configured model did not extract
     (``llm_unusable``, ``llm_timeout``, ``llm_unavailable``: the rules extractor did).
+    ``reversals`` are the earlier decisions the note's own words say its decisions
+    reverse or supersede; ``plain_facts`` the (folder, norm(title), field) values it
+    states as plain facts, not as a change ("is $96,000", not "moved to ..."): two
+    sources of about the same time stating different ones disagree.
     """
 
     drafts: tuple[Draft, ...]
@@ -64,6 +84,8 @@ class Extraction:
     field_dates: Mapping[tuple[str, str, str], dt.date] = field(default_factory=dict)
     filled: Mapping[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     degraded: tuple[str, ...] = ()
+    reversals: tuple[DecisionRef, ...] = ()  # stated in the note's words (rules only)
+    plain_facts: frozenset[tuple[str, str, str]] = frozenset()  # stated, not as a change
 
     def filled_of(self, folder: str, names: Iterable[str]) -> frozenset[str]:
         """The fields a model filled in on the page of ``folder`` known by any of ``names``."""
@@ -73,6 +95,11 @@ class Extraction:
             if fo == folder and key in keys:
                 found |= fields
         return found
+
+    def plain_of(self, folder: str, names: Iterable[str]) -> frozenset[str]:
+        """The fields stated as plain facts for the page of ``folder`` known by ``names``."""
+        keys = {norm(n) for n in names}
+        return frozenset(f for fo, key, f in self.plain_facts if fo == folder and key in keys)
 
     def dates_of(self, folder: str, names: Iterable[str]) -> dict[str, dt.date]:
         """Field -> effective date for the page of ``folder`` known by any of ``names``."""
@@ -151,3 +178,26 @@ def link_names(value: Any) -> list[str]:
         return []
     items = value if isinstance(value, list | tuple) else [value]
     return [" ".join(str(item).split()) for item in items if str(item).strip()]
+
+
+# --- decisions: the fields that say a page was superseded or reversed ---------------------
+
+SUPERSEDE_VERBS = frozenset({"supersedes", "reverses", "replaces", "superseded_by"})
+REVERSAL_VALUES = frozenset({"reversed", "superseded"})
+
+
+def supersede_fields(folder: FolderSpec) -> list[FieldSpec]:
+    """Link fields from a page to another page of its own folder that supersede it."""
+    return [
+        f
+        for f in folder.fields
+        if f.is_link and f.folder == folder.name and (f.verb or f.name) in SUPERSEDE_VERBS
+    ]
+
+
+def lifecycle_field(folder: FolderSpec) -> FieldSpec | None:
+    """The enum field that says whether a page still holds (``reversed``, ``superseded``)."""
+    for spec in folder.fields:
+        if spec.type == "enum" and REVERSAL_VALUES & set(spec.values):
+            return spec
+    return None

@@ -274,13 +274,13 @@ def _statement(
             )
             if m is None:
                 continue
-            value = _value(spec, m.group("rest"), pages, note_date, tz)
+            value = field_value(spec, m.group("rest"), pages, note_date, tz)
             if value is not None:
                 return spec.name, value
     return None
 
 
-def _value(
+def field_value(
     spec: FieldSpec,
     rest: str,
     pages: Mapping[str, tuple[str, str]],

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ingest_agent.extract.dates import entry_date
+from ingest_agent.extract.fact_statements import is_change, stated_facts
 from ingest_agent.extract.note import Known
 from ingest_agent.extract.page_builds import Builds, PageBuild, entity, entity_names
 from ingest_agent.extract.prose_patterns import (
@@ -181,6 +182,7 @@ class ProseReader:
         builds: Builds,
         known: Known,
         people: Mapping[str, NotePeople],
+        primary: PageBuild | None = None,
     ) -> list[Statement]:
         """Job titles and field statements from prose; the first statement of a field wins."""
         marked = [(b.text, b.item) for b in marked_blocks(text)]
@@ -191,9 +193,11 @@ class ProseReader:
             for statement in role_statements(marked, local, self.schema.folder(name), known)
         ]
         entities = {f.name: f for f in self.schema.folders if not is_dated(f)}
-        found += field_statements(
-            marked, entity_names(self.schema, builds, known), entities, source.doc_date, tz
-        )
+        names = entity_names(self.schema, builds, known)
+        found += field_statements(marked, names, entities, source.doc_date, tz)
+        own, linked = _own_pages(primary, names)
+        headed = [(b.text, b.item, b.heading) for b in marked_blocks(text)]
+        found += stated_facts(headed, names, entities, own, linked, source.doc_date, tz)
         applied = []
         for statement in found:
             spec = self.schema.folder(statement.folder)
@@ -202,6 +206,14 @@ class ProseReader:
                 build.fields[statement.field] = statement.value
                 applied.append(statement)
         return applied
+
+    @staticmethod
+    def plain_facts(
+        said: Sequence[Statement], dates: Mapping[tuple[str, str, str], dt.date]
+    ) -> frozenset[tuple[str, str, str]]:
+        """The values stated as plain facts: not as a change, nor dated to take effect."""
+        keys = {(s.folder, norm(s.title), s.field): s for s in said}
+        return frozenset(k for k, s in keys.items() if k not in dates and not is_change(s.block))
 
     def effective_dates(
         self, source: Source, said: Sequence[Statement]
@@ -213,3 +225,19 @@ class ProseReader:
             if day is not None and day != source.doc_date:
                 dates[(statement.folder, norm(statement.title), statement.field)] = day
         return dates
+
+
+def _own_pages(
+    primary: PageBuild | None, names: Mapping[str, tuple[str, str]]
+) -> tuple[tuple[str, str] | None, dict[str, str]]:
+    """The note's own entity page, and per folder the one page its own page links to."""
+    if primary is None:
+        return None, {}
+    own = None if is_dated(primary.folder) else (primary.folder.name, primary.title)
+    linked: dict[str, str] = {}
+    for spec in primary.folder.fields:
+        values = link_names(primary.fields.get(spec.name)) if spec.is_link else []
+        if spec.folder and len(values) == 1 and spec.folder not in linked:
+            hit = names.get(norm(values[0]))
+            linked[spec.folder] = hit[1] if hit is not None else values[0]
+    return own, linked

@@ -42,6 +42,7 @@ from difflib import SequenceMatcher
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest_agent.extract.decisions import read_decisions
 from ingest_agent.extract.note import (
     Known,
     NoteBody,
@@ -117,12 +118,20 @@ class RulesExtractor:
         said = prose.link_verbs(text, folder, primary, builds, known, people)
         self._quoted_aliases(text, builds, known)
         self._script_pairs(text, builds, known)
-        said += prose.statements(source, text, builds, known, people)
+        said += prose.statements(source, text, builds, known, people, primary)
         dates = prose.effective_dates(source, said)
         prose.short_names(builds, known, people)
+        reversals = read_decisions(self.schema, source, body, primary, builds, known, people)
         self._timeline(source, text, primary, builds, known, people)
         drafts = tuple(Draft(b.folder.name, b.page(source.path)) for b in builds.values())
-        return Extraction(drafts, EXTRACTOR, tuple(dropped), field_dates=dates)
+        return Extraction(
+            drafts,
+            EXTRACTOR,
+            tuple(dropped),
+            field_dates=dates,
+            reversals=tuple(reversals),
+            plain_facts=prose.plain_facts(said, dates),
+        )
 
     # -- the folder
 

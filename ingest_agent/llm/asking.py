@@ -50,7 +50,8 @@ def folder_prompt(folder: FolderSpec) -> str:
                 f"{'names of pages' if spec.type == 'links' else 'name of a page'} in {spec.folder}"
             )
         required = ", required" if spec.required else ""
-        fields.append(f"{spec.name} ({kind}{required})")
+        meaning = f": {' '.join(spec.description.split())}" if spec.description else ""
+        fields.append(f"{spec.name} ({kind}{required}){meaning}")
     lines = [
         f"- folder `{folder.name}` (pages of type {folder.type}): {' '.join(folder.description.split())}",
         f"  fields: {'; '.join(fields) or 'none'}",

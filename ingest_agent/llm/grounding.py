@@ -13,7 +13,8 @@ can tell (``Grounds.check``):
   "yesterday" read against the note's date) or the note's own date;
 - a number must be written in the note (``$120,000``, ``120k``, ``1,500,000₮``);
 - an address (e-mail, URL) must be written as is, and any other text mostly (two
-  thirds of its words, by their first five letters);
+  thirds of its words, by their first five letters); each item of a list (a decision's
+  alternatives) on its own;
 - with ``about`` (the small profile), a value about an entity (a person's role, a
   company's website) must stand in the same paragraph or list item as one of that
   page's names, outside the frontmatter (a date however the note writes it): a value
@@ -288,7 +289,7 @@ class Grounds:
         is the page an entity's value must be stated about (None: anywhere in the note)."""
         if spec.type in ("enum", "bool"):
             return Verdict(value)
-        if spec.type == "links":
+        if spec.type in ("links", "list"):  # each name, each option, checked on its own
             kept: list[Any] = []
             dropped: list[str] = []
             for name in value if isinstance(value, list) else [value]:

@@ -19,6 +19,13 @@ SAME       same date, neither corrects the other -> the current value stays; the
            disagreement is an ``unresolved`` conflict listed under Open Questions.
 =========  ====================================================================
 
+A later source within ``SAME_PERIOD_DAYS`` of the newest other source that states its
+value as a plain fact (``plain_fields``: "the annual contract is $96,000", not "moved
+to", "now", "updated", "corrected") disagrees rather than updates: the same unresolved
+conflict as SAME. The window is measured from the page's newest other source (the page
+does not say which source set the field), so a note days after an unrelated one can
+open a question a person settles; a value stated as a change always supersedes.
+
 A later-dated fact supersedes; it never counts as a contradiction (a lesson from
 peers whose conflict checks flagged history as conflicts). List fields (``links``,
 ``list``) are unions and never conflict. Nothing is removed silently: sources, aliases
@@ -97,6 +104,9 @@ class MergeResult:
 
 # (current sections, the draft's sections, order) -> merged sections; the LLM merge.
 SectionMerger = Callable[[Mapping[str, str], Mapping[str, str], Order], Mapping[str, str]]
+
+
+SAME_PERIOD_DAYS = 7  # two plain statements this close disagree; farther apart, one updates
 
 
 def source_order(source_date: dt.date, others: Iterable[dt.date | None]) -> Order:
@@ -219,13 +229,15 @@ def merge_page(
     other_sources: Mapping[str, dt.date | None] | None = None,
     section_merger: SectionMerger | None = None,
     field_dates: Mapping[str, dt.date] | None = None,
+    plain_fields: frozenset[str] = frozenset(),
 ) -> MergeResult:
     """Merge ``draft`` (from ``source``, dated ``source_date``) into ``existing``.
 
     ``other_sources`` maps the stored page's other sources to their document dates
     (None when unknown); it decides the :class:`Order`. ``field_dates`` says when a
     field's value took effect, when the source says so: its change entry gets that
-    date instead of the source's.
+    date instead of the source's. ``plain_fields`` are the fields the source states as
+    plain facts (see the module docstring).
     """
     effective = dict(field_dates or {})
     draft = _fit(draft, folder, source)
@@ -260,9 +272,15 @@ def merge_page(
                     for q in resolved
                 ]
             continue
+        close = (
+            order is Order.NEWER
+            and name in plain_fields
+            and newest is not None
+            and (source_date - newest).days <= SAME_PERIOD_DAYS
+        )
         if order is Order.ONLY or (spec is not None and name == folder.date_field):
             fields[name] = value
-        elif order is Order.NEWER:
+        elif order is Order.NEWER and not close:
             fields[name] = value
             text = change_text(name, current, value)
             entries.append(TimelineEntry(effective.get(name, source_date), text, source))
@@ -289,8 +307,9 @@ def merge_page(
             )  # fmt: skip
         else:
             where = ", ".join(holders) or "the page"
+            when = f"the same date ({source_date})" if not close else f"{newest} and {source_date}"
             question = (
-                f"{question_prefix(name)}sources of the same date ({source_date}) disagree: "
+                f"{question_prefix(name)}sources of {when} disagree: "
                 f"“{show(current)}” ({where}) vs “{show(value)}” ({source}); "
                 "current value kept until a source settles it"
             )

@@ -9,7 +9,8 @@ sure that, whatever the model answered, two kinds of write never go through sile
    people and companies a meeting names). A new page there is written as a draft; an
    existing page is left as it is, the proposed change kept in the review row;
 2. **superseding or reversing an existing page** (a decision): setting a supersede link
-   (a link into the page's own folder with verb ``supersedes``/``reverses``/``replaces``)
+   (a link into the page's own folder with verb ``supersedes``/``reverses``/``replaces``,
+   or ``superseded_by`` on the older page)
    or moving an existing page's lifecycle field (an enum with ``reversed`` or
    ``superseded``) to one of those values, or out of its draft value. These are held
    back; the page keeps its value.
@@ -35,36 +36,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ingest_agent.pages.merge import Conflict, MergeResult, show
-from ingest_agent.records import Source, link_fields
+from ingest_agent.records import (
+    REVERSAL_VALUES,
+    Source,
+    lifecycle_field,
+    link_fields,
+    supersede_fields,
+)
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.page import Page
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
-SUPERSEDE_VERBS = frozenset({"supersedes", "reverses", "replaces"})
-REVERSAL_VALUES = frozenset({"reversed", "superseded"})
 DRAFT_VALUES = ("proposed", "draft")
 REVIEW_PREFIX = "Review: "
 # (field, value kept, value proposed, what is proposed): one change held back.
 _Held = tuple[str, Any, Any, str]
 # Frontmatter keys every note may have; they say nothing about its folder.
 _GENERIC_KEYS = frozenset({"title", "date", "aliases", "sources", "tags", "author", "event_date"})
-
-
-def supersede_fields(folder: FolderSpec) -> list[FieldSpec]:
-    """Link fields from a page to another page of its own folder that supersede it."""
-    return [
-        f
-        for f in folder.fields
-        if f.is_link and f.folder == folder.name and (f.verb or f.name) in SUPERSEDE_VERBS
-    ]
-
-
-def lifecycle_field(folder: FolderSpec) -> FieldSpec | None:
-    """The enum field that says whether a page still holds (``reversed``, ``superseded``)."""
-    for spec in folder.fields:
-        if spec.type == "enum" and REVERSAL_VALUES & set(spec.values):
-            return spec
-    return None
 
 
 def _status_why(life: FieldSpec, value: Any) -> str:
@@ -122,7 +110,8 @@ class ReviewPolicy:
                     fields[spec.name] = before[spec.name]
                 else:
                     fields.pop(spec.name, None)
-                why = f"that this supersedes “{show(value)}”"
+                how = "is superseded by" if spec.verb == "superseded_by" else "supersedes"
+                why = f"that this {how} “{show(value)}”"
                 held.append((spec.name, before.get(spec.name), value, why))
         life = lifecycle_field(folder)
         if life is not None and existing is not None:

@@ -280,9 +280,36 @@ def test_the_rules_extractor_ingests_example_kb_without_a_model(
         "Usage Metering",
         "Mongolian Localization",
     }
-    july = all_pages["decisions/2026-07-15-per-seat-pricing-for-acme-track"]
+    july_id = "decisions/2026-07-15-per-seat-pricing-for-acme-track"
+    july = all_pages[july_id]
     assert july.fields["decided_by"] == ("Maria Lopez", "Alex Kim", "Alice Chen")
+    assert july.fields["alternatives"] == ("per-truck", "per-shipment")
+    assert "Stripe supports seat-based billing" in july.fields["rationale"]
     assert all_pages["projects/usage-metering"].fields["owner"] == "Tom Becker"
+    # the pricing review's decision, read from its Decisions section, reverses July's
+    usage_id = "decisions/2026-10-07-usage-based-pricing-replaces-per-seat-pricing"
+    usage = all_pages[usage_id]
+    assert usage.fields["decided_by"] == ("Maria Lopez", "Alex Kim", "Tom Becker")
+    assert (usage.fields["status"], usage.fields["supersedes"]) == ("accepted", july_id)
+    assert "slack/general/2026-10-08.md" in usage.sources  # its announcement: the same page
+    assert (july.fields["status"], july.fields["superseded_by"]) == ("reversed", usage_id)
+    assert "$49 per user per month" in july.sections["Decision"]  # original text kept
+    assert any(
+        e.date == dt.date(2026, 10, 7)
+        and usage_id in e.text
+        and e.source == "meetings/2026/2026-10-07-pricing-review.md"
+        for e in july.timeline
+    )
+    # the real disagreement: $120,000 in the renewal call, $96,000 in #sales the same day
+    initech = by_title(all_pages, "companies")["Initech"]
+    [question] = initech.open_questions
+    assert "120000" in question and "96000" in question
+    assert "slack/sales/2026-10-20.md" in question
+    assert "meetings/2026/2026-10-20-initech-renewal-prep.md" in question
+    open_rows = [r for r in conflicts(fresh_server) if r[6] == "unresolved"]
+    assert [(r[0], r[1], r[2], r[3]) for r in open_rows] == [
+        ("companies/initech", "contract_value", 120000, 96000)
+    ]
     entries = Manifest(fresh_server.paths).entries()
     assert {e.status.value for e in entries} == {"ingested"}
     assert {e.extractor for e in entries} == {"rules"}

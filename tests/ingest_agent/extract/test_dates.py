@@ -179,8 +179,11 @@ def test_a_moved_due_date_and_a_new_status_are_read_from_plain_statements() -> N
 def test_values_it_cannot_read_with_confidence_are_left_out() -> None:
     day = dt.date(2026, 10, 20)
     renewal = extract("meetings/2026/2026-10-20-initech-renewal-prep.md", day)
-    # "the current contract value is $120,000" names no page: no page gets the value
-    assert renewal.drafts and not any("contract_value" in d.page.fields for d in renewal.drafts)
+    # "the current contract value is $120,000" names no page: the call's one company gets it
+    assert page(renewal, "companies", "Initech").fields["contract_value"] == 120000
+    # ... but a note linking to no company gives it to nobody
+    loose = extract("slack/y.md", day, "Someone said the contract value is $50,000 per year.\n")
+    assert not any("contract_value" in d.page.fields for d in loose.drafts)
     # "Alex" is two people here (Alex Kim, Alex Novak): never an alias, never a subject
     demo = extract("meetings/2026/2026-07-22-globex-demo.md", dt.date(2026, 7, 22))
     assert demo.drafts and all("Alex" not in d.page.aliases for d in demo.drafts)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from ingest_agent.errors import ExtractionError
+from ingest_agent.llm.asking import folder_prompt
 from ingest_agent.llm.extractor import LLMExtractor, answer_schema
 from ingest_agent.pages.merge import Order
 from ingest_agent.records import Source
@@ -174,3 +175,15 @@ def test_the_answer_schema_lists_only_schema_folders_and_fields() -> None:
     people = variants[0]["properties"]["fields"]
     assert people["additionalProperties"] is False
     assert set(people["properties"]) == set(SCHEMA.folder("people").field_names)
+
+
+def test_the_model_is_told_what_each_decision_field_means() -> None:
+    decisions = folder_prompt(SCHEMA.folder("decisions"))
+    assert "alternatives (list): the options weighed and not chosen" in decisions
+    assert "rationale (text): the deciding reason" in decisions
+    assert "decided_on (date): the day it was decided" in decisions
+    variants = answer_schema(SCHEMA)["properties"]["pages"]["items"]["oneOf"]
+    [decision] = [v for v in variants if v["properties"]["folder"]["const"] == "decisions"]
+    assert {"decided_on", "alternatives", "rationale", "superseded_by"} <= set(
+        decision["properties"]["fields"]["properties"]
+    )

@@ -233,3 +233,13 @@ def test_a_meetings_one_company_among_several_named_must_be_the_one_its_title_na
         "Alice Chen",
         "Bob Martinez",
     ]
+
+
+def test_each_item_of_a_list_is_checked_on_its_own() -> None:
+    options = FieldSpec("alternatives", "list")
+    note = "We compared per-seat, per-truck and per-shipment pricing; per-shipment won."
+    checked = Grounds(note, DAY, ZoneInfo("UTC"), (), ()).check(
+        options, ["per-seat", "per-truck", "flat yearly fee"], "pages[0].fields.alternatives"
+    )
+    assert checked.value == ["per-seat", "per-truck"]
+    assert len(checked.dropped) == 1 and "flat yearly fee" in checked.dropped[0]

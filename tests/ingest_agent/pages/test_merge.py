@@ -248,3 +248,37 @@ def test_an_old_fact_already_on_record_is_not_recorded_again() -> None:
     result = merge(current, draft, "a.md", D(2026, 6, 18), {"b.md": D(2026, 9, 23)})
     assert result.conflicts == ()
     assert result.page.timeline == current.timeline
+
+
+def test_plain_facts_days_apart_disagree_and_a_stated_change_or_a_later_month_updates() -> None:
+    companies = SCHEMA.folder("companies")
+    initech = Page(
+        title="Initech", type="company", fields={"contract_value": 120000}, sources=("call.md",)
+    )
+    draft = Page(title="Initech", type="company", fields={"contract_value": 96000})
+
+    def merged(day: dt.date, plain: frozenset[str]) -> MergeResult:
+        return merge_page(
+            initech, draft, companies, page_id="companies/initech", source="chat.md",
+            source_date=day, other_sources={"call.md": D(2026, 10, 20)}, plain_fields=plain,
+        )  # fmt: skip
+
+    close = merged(D(2026, 10, 23), frozenset({"contract_value"}))  # three days later, plain
+    assert close.page.fields["contract_value"] == 120000  # kept until a source settles it
+    [conflict] = close.conflicts
+    assert (conflict.status, conflict.old_value, conflict.new_value) == (
+        "unresolved",
+        120000,
+        96000,
+    )
+    assert (conflict.old_source, conflict.new_source) == ("call.md", "chat.md")
+    [question] = close.page.open_questions
+    assert "2026-10-20 and 2026-10-23" in question and "chat.md" in question
+    for day, plain in (
+        (D(2026, 10, 23), frozenset()),  # "is now $96,000": an update
+        (D(2026, 11, 30), frozenset({"contract_value"})),  # weeks later: an update
+    ):
+        result = merged(day, plain)
+        assert result.page.fields["contract_value"] == 96000
+        assert [c.status for c in result.conflicts] == ["superseded"]
+        assert not result.page.open_questions
