@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memserver.errors import MemoryError_
+from memserver.graph.resolve import dated_folders
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.words import STOPWORDS, words
 from memserver.search.types import SearchRequest
@@ -186,19 +187,20 @@ def build_brief(
         if subject is not None:
             subjects.append(subject)
     subjects = _with_chain(call, subjects, history, as_of)
+    events = dated_folders(call.services.schema())
+    subjects.sort(key=lambda s: s.folder not in events)  # events (what happened) first
     evidence = _evidence(call, question, subjects, [n.id for n in notes], as_of)
     return _fit(question, as_of, budget, subjects, conflicts, evidence, list(found.degraded))
 
 
 def _subjects(call: CallContext, ranked: Sequence[str]) -> list[str]:
-    """The pages the question is about: the best page results the caller may read."""
-    out: list[str] = []
-    for page_id in ranked:
-        if call.scope.page_visible(page_id) and page_id not in out:
-            out.append(page_id)
-        if len(out) >= MAX_SUBJECTS:
-            break
-    return out
+    """The pages the question is about: among the best page results the caller may read,
+    events (what happened: a meeting, a decision, an incident) before entities."""
+    events = dated_folders(call.services.schema())
+    visible = list(dict.fromkeys(p for p in ranked if call.scope.page_visible(p)))
+    best = visible[: 2 * MAX_SUBJECTS]
+    best.sort(key=lambda p: p.split("/", 1)[0] not in events)
+    return best[:MAX_SUBJECTS]
 
 
 def _subject(
@@ -371,30 +373,53 @@ def _evidence(
     found_notes: Sequence[str],
     as_of: dt.date | None,
 ) -> list[Evidence]:
-    """Direct quotes from the subjects' notes and the notes the search found (when the
-    caller may read notes), then the subjects' timeline lines (inferred)."""
+    """Direct quotes from the notes behind the subjects and the notes the search found
+    (when the caller may read notes), then the subjects' timeline lines (inferred)."""
     out: list[Evidence] = []
+    terms = _terms(question) | {t for s in subjects for t in _terms(s.title)}
     if call.scope.source:
+        found = [n.removeprefix("source/") for n in found_notes]
+        events = dated_folders(call.services.schema())
+        streams: list[list[tuple[str, str | None]]] = []
+        for s in subjects:
+            if s.folder in events:
+                # An event's record: the notes it was written from, and the other notes
+                # of the same day on the same subject (a meeting's transcript, its thread,
+                # the e-mail that followed).
+                notes = [*s.sources, *_same_day(call, s.sources, terms)]
+            else:
+                # An entity gathers notes of every kind: only those the search found.
+                notes = [n for n in found if n in set(s.sources)]
+            streams.append([(n, s.id) for n in notes])
+        streams.insert(1 if streams else 0, [(n, None) for n in found])
         order: list[tuple[str, str | None]] = []
-        # The first subject's notes, then the search's notes and the other subjects' notes
-        # alternately: the question's own notes lead, the rest follow by rank.
         seen: set[str] = set()
-        streams: list[list[tuple[str, str | None]]] = [
-            [(n, s.id) for n in s.sources] for s in subjects
-        ]
-        streams.insert(
-            1 if streams else 0, [(n.removeprefix("source/"), None) for n in found_notes]
-        )
         for group in _interleave(streams):
             if group[0] not in seen:
                 seen.add(group[0])
                 order.append(group)
-        terms = _terms(question) | {t for s in subjects for t in _terms(s.title)}
         out.extend(_quotes(call, order, terms, as_of))
     for s in subjects:
         for e in s.timeline[:4]:
             out.append(Evidence(e["text"], "inferred", e["date"], e.get("source"), page=s.id))
     return out
+
+
+def _same_day(call: CallContext, notes: Sequence[str], terms: set[str]) -> list[str]:
+    """Other notes dated the same day as ``notes`` that share at least two of ``terms``,
+    most shared first."""
+    if not notes or not terms:
+        return []
+    with call.services.kb().db.reading() as conn:
+        rows = conn.execute(
+            "SELECT c.path, string_agg(c.text, ' ' ORDER BY c.ordinal) FROM source_chunks c"
+            " JOIN source_docs d ON d.path = c.path"
+            " WHERE d.doc_date IN (SELECT doc_date FROM source_docs WHERE path = ANY(%(notes)s))"
+            " AND NOT c.path = ANY(%(notes)s) GROUP BY c.path",
+            {"notes": list(notes)},
+        ).fetchall()
+    shared = [(len(_terms(str(text)) & terms), str(path)) for path, text in rows]
+    return [path for n, path in sorted(shared, key=lambda x: (-x[0], x[1])) if n >= 2]
 
 
 def _interleave(
