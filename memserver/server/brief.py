@@ -47,11 +47,18 @@ MAX_BUDGET = 6_000
 MIN_BUDGET = 200
 MAX_SUBJECTS = 3
 MAX_CHAIN = 4
-SENTENCES_PER_NOTE = 2
-MAX_SENTENCE_CHARS = 400
+SENTENCES_PER_NOTE = 2  # the first subject's own notes; one from every other note
+MAX_SENTENCE_CHARS = 300
+MAX_EARLIER = 3  # earlier values shown per subject, newest first
+MAX_REASON_CHARS = 160
 CHAIN_FIELDS = ("supersedes", "superseded_by")
 DECIDER_FIELDS = ("decided_by",)
 _HEADER = re.compile(r"^\s*(from|to|cc|bcc|date|subject|sent)\s*:", re.IGNORECASE)
+# Metadata rather than testimony: e-mail headers, frontmatter keys, attendee lists.
+_LABELS = re.compile(
+    r"\b(from|to|cc|date|subject|slot_id|genre|author|attendees|note-taker)\s*:\**",
+    re.IGNORECASE,
+)
 _MARKUP = re.compile(r"^[\s#>*|-]+")
 
 
@@ -176,31 +183,43 @@ def build_brief(
     found = searcher.search(request)
     pages = [r for r in found.results if not r.id.startswith("source/")]
     notes = [r for r in found.results if r.id.startswith("source/")]
-    ids = _subjects(call, [r.id for r in pages])
+    ids = _candidates(call, [r.id for r in pages])
     kb = call.services.kb()
     with kb.db.reading() as conn:
         history = validity.history_of(conn, ids)
-        conflicts = _open_conflicts(conn, ids, call)
     subjects: list[Subject] = []
     for page_id in ids:
         subject = _subject(call, page_id, history.get(page_id, []), as_of)
         if subject is not None:
             subjects.append(subject)
-    subjects = _with_chain(call, subjects, history, as_of)
-    events = dated_folders(call.services.schema())
-    subjects.sort(key=lambda s: s.folder not in events)  # events (what happened) first
+    subjects = _with_chain(call, _pick(call, question, subjects), history, as_of)
+    with kb.db.reading() as conn:
+        conflicts = _open_conflicts(conn, [s.id for s in subjects], call)
     evidence = _evidence(call, question, subjects, [n.id for n in notes], as_of)
     return _fit(question, as_of, budget, subjects, conflicts, evidence, list(found.degraded))
 
 
-def _subjects(call: CallContext, ranked: Sequence[str]) -> list[str]:
-    """The pages the question is about: among the best page results the caller may read,
-    events (what happened: a meeting, a decision, an incident) before entities."""
-    events = dated_folders(call.services.schema())
+def _candidates(call: CallContext, ranked: Sequence[str]) -> list[str]:
+    """The best page results the caller may read, a few more than the subjects kept."""
     visible = list(dict.fromkeys(p for p in ranked if call.scope.page_visible(p)))
-    best = visible[: 2 * MAX_SUBJECTS]
-    best.sort(key=lambda p: p.split("/", 1)[0] not in events)
-    return best[:MAX_SUBJECTS]
+    return visible[: 2 * MAX_SUBJECTS]
+
+
+def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Subject]:
+    """The pages the question is about: events (what happened: a meeting, a decision,
+    an incident) before entities, then those whose own title and values say most of
+    what the question says (the people it names, its topic), then the search's order."""
+    events = dated_folders(call.services.schema())
+    asked = _terms(question)
+
+    def said(s: Subject) -> int:
+        values = " ".join(_text(v) for v in (s.status, *s.current.values(), *s.deciders))
+        return len(asked & _terms(f"{s.title} {values}"))
+
+    ranked = sorted(
+        enumerate(found), key=lambda x: (x[1].folder not in events, -said(x[1]), x[0])
+    )
+    return [s for _, s in ranked][:MAX_SUBJECTS]
 
 
 def _subject(
@@ -271,10 +290,12 @@ def _earlier(
                 "valid_to": change,
                 "replaced_by": after[0].value if after else None,
                 "source": r.ended_source,
-                "reason": reason,
+                "reason": _cut(reason, MAX_REASON_CHARS) if reason else None,
             }
         )
-    return sorted(out, key=lambda x: (x["valid_to"], x["field"]), reverse=True)
+    out.sort(key=lambda x: (x["valid_to"], x["field"]), reverse=True)
+    out.sort(key=lambda x: x["field"] != "status")  # a status change first
+    return out[:MAX_EARLIER]
 
 
 def _with_chain(
@@ -457,6 +478,7 @@ def _quotes(
     for path, ordinal, text, day in rows:
         by_note.setdefault(str(path), []).append((int(ordinal), str(text), day))
     out = []
+    lead = notes[0][1]
     for path, page in notes:
         sentences = by_note.get(path, [])
         if not sentences:
@@ -465,24 +487,31 @@ def _quotes(
         if as_of is not None and day is not None and day > as_of:
             continue
         author = _author(call, path)
-        for text in _best(sentences, terms):
+        count = SENTENCES_PER_NOTE if page is not None and page == lead else 1
+        for text in _best(sentences, terms, count):
             out.append(
                 Evidence(text, "direct", day.isoformat() if day else None, path, page, author)
             )
     return out
 
 
-def _best(sentences: Sequence[tuple[int, str, Any]], terms: set[str]) -> list[str]:
+def _best(sentences: Sequence[tuple[int, str, Any]], terms: set[str], count: int) -> list[str]:
+    """The ``count`` sentences that share most of ``terms`` (metadata lines left out),
+    in the note's order."""
     scored = []
     for ordinal, text, _ in sentences:
         clean = _MARKUP.sub("", text).strip()
-        if not clean or _HEADER.match(clean) or clean.startswith("---"):
+        if not clean or _HEADER.match(clean) or len(_LABELS.findall(clean)) >= 2:
             continue
         hits = len(_terms(clean) & terms)
-        scored.append((-hits, ordinal, clean[:MAX_SENTENCE_CHARS]))
+        scored.append((-hits, ordinal, _cut(clean, MAX_SENTENCE_CHARS)))
     scored.sort()
-    picked = sorted(scored[:SENTENCES_PER_NOTE], key=lambda x: x[1])
+    picked = sorted(scored[:count], key=lambda x: x[1])
     return [text for _, _, text in picked]
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _author(call: CallContext, path: str) -> str | None:
