@@ -216,9 +216,7 @@ def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Su
         values = " ".join(_text(v) for v in (s.status, *s.current.values(), *s.deciders))
         return len(asked & _terms(f"{s.title} {values}"))
 
-    ranked = sorted(
-        enumerate(found), key=lambda x: (x[1].folder not in events, -said(x[1]), x[0])
-    )
+    ranked = sorted(enumerate(found), key=lambda x: (x[1].folder not in events, -said(x[1]), x[0]))
     return [s for _, s in ranked][:MAX_SUBJECTS]
 
 
