@@ -49,6 +49,7 @@ MAX_SUBJECTS = 3
 MAX_CHAIN = 4
 SENTENCES_PER_NOTE = 2  # the first subject's own notes; one from every other note
 MAX_SENTENCE_CHARS = 300
+SIBLING_LEADS = 4  # the search's notes whose same-day notes follow them
 MAX_EARLIER = 3  # earlier values shown per subject, newest first
 MAX_REASON_CHARS = 160
 CHAIN_FIELDS = ("supersedes", "superseded_by")
@@ -207,17 +208,24 @@ def _candidates(call: CallContext, ranked: Sequence[str]) -> list[str]:
 
 def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Subject]:
     """The pages the question is about: events (what happened: a meeting, a decision,
-    an incident) before entities, then those whose own title and values say most of
-    what the question says (the people it names, its topic), then the search's order."""
+    an incident) before entities, then those whose own title, values and date say most
+    of what the question says (the people it names, its topic, the day it names), then
+    the search's order."""
     events = dated_folders(call.services.schema())
     asked = _terms(question)
 
     def said(s: Subject) -> int:
         values = " ".join(_text(v) for v in (s.status, *s.current.values(), *s.deciders))
-        return len(asked & _terms(f"{s.title} {values}"))
+        named_day = 2 if s.date and s.date in question else 0  # "what was said on DATE"
+        return len(asked & _terms(f"{s.title} {values}")) + named_day
 
-    ranked = sorted(enumerate(found), key=lambda x: (x[1].folder not in events, -said(x[1]), x[0]))
-    return [s for _, s in ranked][:MAX_SUBJECTS]
+    order = sorted(enumerate(found), key=lambda x: (x[1].folder not in events, -said(x[1]), x[0]))
+    ranked = [s for _, s in order]
+    if ranked and ranked[0].folder in events:
+        # An event answers; of the entities it involves, the one the question names most.
+        entities = [s for s in ranked if s.folder not in events]
+        ranked = [s for s in ranked if s.folder in events] + entities[:1]
+    return ranked[:MAX_SUBJECTS]
 
 
 def _subject(
@@ -410,7 +418,11 @@ def _evidence(
                 # An entity gathers notes of every kind: only those the search found.
                 notes = [n for n in found if n in set(s.sources)]
             streams.append([(n, s.id) for n in notes])
-        streams.insert(1 if streams else 0, [(n, None) for n in found])
+        # The search's best notes, each followed by the same day's notes on its subject.
+        lead = [
+            n for note in found[:SIBLING_LEADS] for n in (note, *_same_day(call, [note], terms))
+        ]
+        streams.insert(1 if streams else 0, [(n, None) for n in [*lead, *found]])
         order: list[tuple[str, str | None]] = []
         seen: set[str] = set()
         for group in _interleave(streams):
