@@ -110,6 +110,7 @@ class Subject:
     superseded_by: list[str]
     sources: list[str]
     timeline: list[dict[str, Any]] = field(default_factory=list)
+    changed_since: list[dict[str, Any]] = field(default_factory=list)  # with as_of
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +124,7 @@ class Subject:
             "deciders": self.deciders,
             "supersedes": self.supersedes,
             "superseded_by": self.superseded_by,
+            "changed_since": self.changed_since,
         }
 
     def render(self) -> str:
@@ -142,6 +144,11 @@ class Subject:
                 f"earlier {old['field']}: {_text(old['value'])} (from {old['valid_from']}, "
                 f"changed {old['valid_to']} to {_text(old['replaced_by'])}"
                 f"{', ' + old['source'] if old.get('source') else ''}){why}"
+            )
+        for later in self.changed_since:
+            lines.append(
+                f"changed later: {later['field']} to {_text(later['to'])} on {later['date']}"
+                + (f" ({later['source']})" if later.get("source") else "")
             )
         return "\n".join(lines)
 
@@ -266,6 +273,10 @@ def _subject(
         superseded_by=[x for x in _as_list(current.get("superseded_by")) if "/" in x],
         sources=[validity.note_name(s) for s in stored.page.sources],
         timeline=timeline,
+        changed_since=[
+            {"field": r.field, "to": r.value, "date": r.valid_from.isoformat(), "source": r.source}
+            for r in (validity.changed_since(rows, as_of) if as_of else [])
+        ][:MAX_EARLIER],
     )
 
 

@@ -266,12 +266,25 @@ def test_kb_brief_as_of_answers_as_the_memory_knew_it_then(
     subjects = {s["id"]: s for s in brief["subjects"]}
     assert story["new"] not in subjects and subjects[story["old"]]["status"] == "accepted"
     assert subjects[story["old"]]["earlier"] == []
+    assert {"field": "status", "to": "reversed", "date": "2026-10-07",
+            "source": story["second"]} in subjects[story["old"]]["changed_since"]  # fmt: skip
     assert brief["evidence"] and all(
         e["date"] is None or e["date"] <= "2026-08-01" for e in brief["evidence"]
     )
     small = call(mcp_server, secret, "kb_brief", {"question": question, "now": NOW,
                                                   "budget": 200})  # fmt: skip
     assert small["tokens"] <= 200 and small["truncated"] is True
+
+
+def test_kb_brief_reads_a_mongolian_question_the_same_way(
+    mcp_server: RunningServer, story: dict[str, str]
+) -> None:
+    _, secret = mcp_server.token("*")
+    question = f"Zephyr{story['tag']} үнийн талаар ямар шийдвэр гаргасан бэ?"
+    brief = call(mcp_server, secret, "kb_brief", {"question": question, "now": NOW})
+    subjects = {s["id"]: s for s in brief["subjects"]}
+    assert subjects[story["old"]]["status"] == "reversed"
+    assert story["new"] in subjects[story["old"]]["superseded_by"]
 
 
 def test_kb_brief_never_shows_a_folder_the_token_was_not_granted(
