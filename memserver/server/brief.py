@@ -457,7 +457,7 @@ def _same_day(call: CallContext, notes: Sequence[str], terms: set[str]) -> list[
             "SELECT c.path, string_agg(c.text, ' ' ORDER BY c.ordinal) FROM source_chunks c"
             " JOIN source_docs d ON d.path = c.path"
             " WHERE d.doc_date IN (SELECT doc_date FROM source_docs WHERE path = ANY(%(notes)s))"
-            " AND NOT c.path = ANY(%(notes)s) GROUP BY c.path",
+            " AND NOT c.path = ANY(%(notes)s) GROUP BY c.path ORDER BY c.path LIMIT 200",
             {"notes": list(notes)},
         ).fetchall()
     shared = [(len(_terms(str(text)) & terms), str(path)) for path, text in rows]
