@@ -25,8 +25,8 @@ hit@5, hit@10 (one of them there) and cover@10 (the share of them there), for
   notes of its source results in order;
 * ``kb_query+pages``: the same results, each page standing for the notes in its
   ``sources`` (the evidence a reader of the pages can reach);
-* ``kb_brief``: the tool of that name when the server has one (the notes its result names,
-  in order), else "n/a";
+* ``kb_brief``: the tool of that name when the server has one (the notes its evidence
+  cites, in order), else "n/a";
 * ``bm25``: BM25 over whole notes (``bench/eval_locomo.py``'s);
 * ``vector``: the same index with the source vector arm alone.
 
@@ -271,11 +271,18 @@ async def ask_mcp(
                 "ms": round(ms, 1),
             }
             if brief:
-                row["kb_brief"] = names.named(
-                    await client.call("kb_brief", {"question": q.text, "now": NOW})
-                )
+                got = await client.call("kb_brief", {"question": q.text, "now": NOW})
+                row["kb_brief"] = brief_notes(got, names)
             rows.append(row)
     return rows, brief
+
+
+def brief_notes(brief: Mapping[str, Any], names: NoteNames) -> list[str]:
+    """The notes a kb_brief cites in its evidence, in order (a quote's note, or the
+    note an inferred line names)."""
+    return scoring.distinct(
+        n for item in brief.get("evidence") or () for n in names.named(item.get("source") or "")
+    )
 
 
 def bm25_ranked(tier: Tier) -> list[list[str]]:

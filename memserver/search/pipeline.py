@@ -90,6 +90,13 @@ ONE_DAY = dt.timedelta(days=1)
 RECENT_VECTORS = 64
 
 
+def known_by(results: Sequence[SearchResult], day: dt.date) -> list[SearchResult]:
+    """The results a search on ``day`` could have returned: pages and notes dated after
+    it are left out (undated pages stay; the tools mark their values as of then)."""
+    cut = day.isoformat()
+    return [r for r in results if not r.date or r.date[:10] <= cut]
+
+
 def _looks_like_name(text: str) -> bool:
     """A capitalised word after the first (or any capitalised Cyrillic word)."""
     words = text.split()
@@ -288,12 +295,16 @@ class Searcher:
                 results, tokens, outside = fill_outside_window(
                     results, shaped(wider, unbounded)[0], limit, mode
                 )
+        times = tq.as_dict()
+        if req.as_of is not None:
+            results = known_by(results, req.as_of)
+            times["as_of"] = req.as_of.isoformat()
         return SearchResponse(
             question=req.question,
             query=tq.query,
             mode=mode.name,
             now=now.isoformat(),
-            time=tq.as_dict(),
+            time=times,
             results=tuple(results),
             degraded=tuple(dict.fromkeys(degraded)),
             folders=tuple(searched) + ((SOURCE_FOLDER,) if sources else ()),
@@ -524,10 +535,12 @@ class Searcher:
         folders: Sequence[str] | None = None,
         now: dt.datetime | None = None,
         limit: int = 100,
+        as_of: dt.date | None = None,
     ) -> dict[str, Any]:
         """What happened in a window, or one page's dated history (see
         :func:`memserver.search.timeline.timeline_events`), within ``scope``/``folders``."""
         names = self.scope_folders(SearchRequest(question="", scope=scope, folders=folders))
         return timeline_events(
-            self.db, self.schema, names, window=window, page=page, now=now, limit=limit
-        )
+            self.db, self.schema, names, window=window, page=page, now=now, limit=limit,
+            as_of=as_of,
+        )  # fmt: skip

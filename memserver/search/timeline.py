@@ -29,9 +29,11 @@ def timeline_events(
     page: str | None = None,
     now: dt.datetime | None = None,
     limit: int = 100,
+    as_of: dt.date | None = None,
 ) -> dict[str, Any]:
     """Events in ``window`` ("last week", "2026-09", "from X to Y") across ``folders``,
-    or the dated history of ``page`` ("folder/slug"; NotFoundError outside ``folders``).
+    or the dated history of ``page`` ("folder/slug"; NotFoundError outside ``folders``);
+    with ``as_of``, only events on or before that day (alone: everything up to it).
     """
     ref = reference_time(now, schema.tz)
     tq: TimeQuery | None = None
@@ -43,11 +45,14 @@ def timeline_events(
                 "write e.g. 'last week', 'in March', '2026-09', 'from 2026-09-01 to "
                 "2026-09-15', 'yesterday'",
             )
-    if tq is None and not page:
+    if tq is None and not page and as_of is None:
         raise UserError(
             "give a window or a page id", "e.g. window='last week' or page='people/bob'"
         )
     start, end = window_dates(tq.window if tq else None)
+    if as_of is not None:
+        upto = as_of + dt.timedelta(days=1)
+        end = upto if end is None else min(end, upto)
     limit = max(1, min(int(limit), 500))
     params: dict[str, Any] = {
         "folders": list(folders),
@@ -107,4 +112,5 @@ def timeline_events(
         "now": ref.isoformat(),
         "events": events,
         "truncated": len(rows) > limit,
+        "as_of": as_of.isoformat() if as_of else None,
     }

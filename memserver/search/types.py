@@ -64,6 +64,8 @@ class SearchRequest:
     order: str | None = None  # force latest/first (kb_latest)
     focus: str | None = None  # return only this folder's pages; names resolve in all (kb_latest)
     arms: Collection[str] | None = None  # only these arms (evaluation: keyword-only ...)
+    # What was known then: results dated after this day are left out (kb_query as_of).
+    as_of: dt.date | None = None
 
 
 @dataclass(frozen=True)

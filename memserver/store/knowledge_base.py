@@ -75,6 +75,7 @@ from memserver.kb.layout import KBPaths, check_name, write_atomic
 from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES, Manifest, SourceEntry
 from memserver.kb.page import Page, check_page, page_slug, parse_page, render_page
 from memserver.kb.schema import Schema, load_schema
+from memserver.store import validity
 from memserver.store.records import (
     ConflictRecord,
     PageSummary,
@@ -364,6 +365,15 @@ class KnowledgeBase:
                         write.note,
                     ),
                 )
+                validity.record_write(
+                    conn,
+                    page_id,
+                    prepared.folder.name,
+                    version,
+                    prepared.page,
+                    prepared.folder.date_field,
+                    self.manifest,
+                )
                 if write.review is not None:
                     flag_for_review(
                         conn, prepared.id, prepared.folder.name, version, current, write
@@ -574,9 +584,22 @@ class KnowledgeBase:
             mentions=mention_reader(self.schema.tz),
             on_embedding=on_embedding,
         )
+        self.rebuild_history(everything=force)
         if EMBEDDING_PENDING in report.degraded:
             self._embedding_left()
         return report
+
+    def rebuild_history(self, *, everything: bool = False) -> int:
+        """Replay the stored page versions into the validity intervals
+        (:mod:`memserver.store.validity`): every page, or those whose history lags;
+        returns how many pages were replayed."""
+        fields = {f.name: f.date_field or "" for f in self.schema.folders}
+        with self.db.connection() as conn, conn.transaction():
+            ids = None
+            if everything:
+                rows = conn.execute("SELECT DISTINCT page_id FROM page_versions").fetchall()
+                ids = [str(r[0]) for r in rows]
+            return validity.rebuild(conn, self.manifest, ids, date_fields=fields)
 
     def index_sources(self, entries: Sequence[SourceEntry]) -> source_index.SourcesReport:
         """Bring the source index in line with a scan of ``source/`` (``entries``: every

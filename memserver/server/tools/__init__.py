@@ -17,6 +17,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "pages",  # kb_schema, kb_get_page, kb_list_pages, kb_history, kb_put_page
     "route",  # kb_route
     "search",  # kb_query, kb_timeline, kb_latest
+    "brief",  # kb_brief
     "graph",  # kb_neighbors, kb_resolve
 )
 

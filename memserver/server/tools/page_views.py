@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -42,6 +42,7 @@ class PageView(TypedDict):
     timeline: list[TimelineView]
     open_questions: list[str]
     markdown: str
+    as_of: NotRequired[dict[str, Any]]  # only with kb_get_page(as_of=...)
 
 
 class PageSummaryView(TypedDict):

@@ -13,6 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from memserver.errors import NotFoundError, PageValidationError, Problem, ScopeError, ToolErrorKind
+from memserver.server.tools.as_of import (
+    AsOfArg,
+    as_of_date,
+    as_of_view,
+    intervals,
+    values_then,
+)
 from memserver.server.tools.base import (
     MAX_OFFSET,
     MAX_VERSION,
@@ -93,17 +100,32 @@ def kb_schema() -> SchemaView:
 
 
 @tool(access=Access.READ, title="Get a page")
-def kb_get_page(id: IdArg = "", folder: FolderArg = None, slug: SlugArg = None) -> PageView:
+def kb_get_page(
+    id: IdArg = "", folder: FolderArg = None, slug: SlugArg = None, as_of: AsOfArg = None
+) -> PageView:
     """Read one page in full: fields, compiled-truth sections, dated timeline, open questions.
 
     Address it by id "folder/slug" (as returned by kb_list_pages, kb_query or
     kb_resolve). Sections are the current state; the timeline is dated evidence,
     newest first. `version` is what you pass as base_version to kb_put_page when
     you update this page. Cite it as [folder/slug].
+
+    With `as_of` (YYYY-MM-DD), `fields` are the values that held on that date as the
+    memory knew them then, and the timeline stops at it; `as_of.fields` marks each
+    value with valid_from/valid_to (when it held), recorded_at (when it was learned)
+    and its source note, and `as_of.changed_since` lists what changed after, with
+    dates ("known": false means nothing of this page was known yet).
     """
     call = current()
     target = page_id(id, folder, slug)
-    return page_view(_read(call, target), call.services.schema(), call)
+    day = as_of_date(as_of)
+    view = page_view(_read(call, target), call.services.schema(), call)
+    if day is not None:
+        then = as_of_view(intervals(call, [target]).get(target, []), day)
+        view["as_of"] = {**then, "current_fields": view["fields"]}
+        view["fields"] = values_then(then)
+        view["timeline"] = [e for e in view["timeline"] if e["date"] <= day.isoformat()]
+    return view
 
 
 @tool(access=Access.READ, title="List pages")

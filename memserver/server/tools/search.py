@@ -21,7 +21,7 @@ import datetime as dt
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -30,6 +30,7 @@ from memserver.errors import ToolErrorKind, UserError
 from memserver.index.embedding import EMBEDDING_PENDING
 from memserver.search.pipeline import MODES, Searcher, SearchRequest
 from memserver.server.ingest_progress import INGEST_IN_PROGRESS
+from memserver.server.tools.as_of import AsOfArg, as_of_date, as_of_view, end_of, intervals
 from memserver.server.tools.base import (
     Access,
     CallContext,
@@ -79,6 +80,7 @@ class ResultView(TypedDict):
     ranks: dict[str, int]
     labels: list[str]
     timeline: list[TimelineLineView]
+    as_of: NotRequired[dict[str, Any]]  # with as_of: the values then and what changed since
 
 
 class QueryView(TypedDict):
@@ -116,6 +118,7 @@ class TimelineView(TypedDict):
     now: str
     events: list[EventView]
     truncated: bool
+    as_of: NotRequired[str | None]
 
 
 def with_progress(data: dict[str, Any], call: CallContext) -> QueryView:
@@ -157,7 +160,7 @@ def folder_list(value: Sequence[str] | str | None) -> list[str] | None:
     return names or None
 
 
-def _given(value: str | None, missing: str) -> str:
+def given_text(value: str | None, missing: str) -> str:
     """``value`` stripped; an arguments error saying ``missing`` when nothing is left."""
     text = (value or "").strip()
     if not text:
@@ -170,6 +173,36 @@ def _now(value: str | None) -> dt.datetime | None:
         return parse_now(value)
     except UserError as exc:
         raise MemoryToolError(str(exc), ToolErrorKind.ARGUMENTS) from None
+
+
+def now_as_of(now: str | None, day: dt.date | None) -> dt.datetime | None:
+    """The reference time: ``now``, or the end of the ``as_of`` day when that is earlier
+    (a question asked then: "latest" is the latest on or before it)."""
+    moment = _now(now)
+    if day is None:
+        return moment
+    then = end_of(day, moment.tzinfo if moment is not None else None)
+    return then if moment is None or moment > then else moment
+
+
+def known_then(data: dict[str, Any], call: CallContext, day: dt.date | None) -> dict[str, Any]:
+    """With ``as_of``: pages the memory had not yet heard of by ``day`` left out, and each
+    page result marked with its values then and what changed since."""
+    if day is None:
+        return data
+    results = data.get("results") or []
+    ids = [r["id"] for r in results if not str(r["id"]).startswith("source/")]
+    found = intervals(call, ids)
+    kept = []
+    for result in results:
+        rows = found.get(result["id"])
+        if rows is not None:
+            view = as_of_view(rows, day)
+            if not view["known"]:
+                continue
+            result = {**result, "as_of": view}
+        kept.append(result)
+    return {**data, "results": kept}
 
 
 def _mode(value: str | None) -> str:
@@ -221,6 +254,7 @@ def kb_query(
         bool, Field(description="Also search raw source notes (not yet ingested text).")
     ] = False,
     now: NowArg = None,
+    as_of: AsOfArg = None,
 ) -> QueryView:
     """Search pages by meaning, words, names, dates and links; best first.
 
@@ -242,9 +276,13 @@ def kb_query(
     kb_get_page. `degraded` lists anything that fell back (e.g. reranker_unavailable);
     `ingest_in_progress` means notes are still being ingested (`ingest.summary`: "12/28
     notes ingested"): if nothing fits, say the knowledge base is still being built.
+    With `as_of` (YYYY-MM-DD) you get what was known then: pages and notes dated after
+    it are left out, and each page result's `as_of` holds its field values on that date
+    (with when each held and was learned) and what changed since.
     """
     call = current()
-    text = _given(question, "question is empty: say what you are looking for")
+    day = as_of_date(as_of)
+    text = given_text(question, "question is empty: say what you are looking for")
     request = SearchRequest(
         question=text,
         scope=call.folders,
@@ -253,10 +291,12 @@ def kb_query(
         limit=limit,
         include_sources=bool(include_sources),
         source_access=call.scope.source,
-        now=_now(now),
+        now=now_as_of(now, day),
         route=True,
+        as_of=day,
     )
-    return with_progress(searcher(call).search(request).to_dict(), call)
+    found = known_then(searcher(call).search(request).to_dict(), call, day)
+    return with_progress(found, call)
 
 
 @tool(
@@ -287,6 +327,7 @@ def kb_timeline(
     folders: FoldersArg = None,
     now: NowArg = None,
     limit: Annotated[int, Field(ge=1, le=500, description="At most this many events.")] = 100,
+    as_of: AsOfArg = None,
 ) -> TimelineView:
     """List what happened, newest first: in a period, or in one page's history.
 
@@ -294,9 +335,11 @@ def kb_timeline(
     across your folders (timeline entries, and pages such as meetings dated in it),
     or `page` for that page's dated history (with `window` too: only that period).
     Each event has its date, the page id and title, the text and its source.
-    `truncated` is true when there were more than `limit`.
+    `truncated` is true when there were more than `limit`. With `as_of` (YYYY-MM-DD),
+    only events on or before that date (alone: everything up to it, newest first).
     """
     call = current()
+    day = as_of_date(as_of)
     if page is not None and not call.scope.page_visible(page.strip().strip("[]")):
         raise page_not_found(page)
     data = searcher(call).timeline(
@@ -306,6 +349,7 @@ def kb_timeline(
         folders=folder_list(folders),
         now=_now(now),
         limit=limit,
+        as_of=day,
     )
     return TimelineView(**data)  # type: ignore[typeddict-item]
 
@@ -333,6 +377,7 @@ def kb_latest(
     ] = "newest",
     limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
     now: NowArg = None,
+    as_of: AsOfArg = None,
 ) -> QueryView:
     """The newest (or oldest, or next) pages of one folder, optionally about an entity or topic.
 
@@ -342,17 +387,21 @@ def kb_latest(
     never returns a page dated after `now` first; next starts after it.
     With a named entity, only pages linked to it count (a meeting it attended or
     was about). Results are ordered by the page's date and shaped like kb_query's.
+    With `as_of` (YYYY-MM-DD): the newest dated on or before it, as known then.
     """
     call = current()
-    name = _given(folder, "say which folder: folder='meetings' for example")
+    day = as_of_date(as_of)
+    name = given_text(folder, "say which folder: folder='meetings' for example")
     request = SearchRequest(
         question=(about or "").strip(),
         scope=call.folders,  # names resolve anywhere the token reaches
         mode="balanced",
         limit=limit,
         source_access=call.scope.source,
-        now=_now(now),
+        now=now_as_of(now, day),
         order=_order(order),
         focus=name,
+        as_of=day,
     )
-    return with_progress(searcher(call).search(request).to_dict(), call)
+    found = known_then(searcher(call).search(request).to_dict(), call, day)
+    return with_progress(found, call)

@@ -1,0 +1,608 @@
+"""A brief on a question: what a client model needs to answer it, within a token budget.
+
+``build_brief`` runs the question through the search (the caller's scope, raw notes only
+for a token that may read them), takes the pages it is about (the best page results,
+and the pages their supersession links reach) and gathers, for each:
+
+* the current values (or those of ``as_of``), and the earlier values with the date they
+  changed, the note that changed them and the reason (the page's timeline line of that
+  day), from the validity intervals (:mod:`memserver.store.validity`);
+* the deciders (``decided_by``), the status and the supersession chain
+  (``supersedes``/``superseded_by``, status reversed/superseded);
+* the open conflicts (unresolved rows of ``conflicts`` on those pages);
+
+and the evidence: sentences of the notes the pages were built from and of the notes the
+search found, each dated, cited by note path (and page id) and labelled ``direct`` (quoted
+from the note that says it, with the note's author when its frontmatter names one), and
+the pages' own timeline lines, labelled ``inferred`` (the memory's reading, not a quote).
+
+Items are added in that order until the budget (tokens = characters / 4, as the search
+counts them) is spent; ``truncated`` says some were left out. The result carries a
+readable text rendering beside the structured fields. Text from a note is data: it is
+quoted, never followed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memserver.errors import MemoryError_
+from memserver.graph.resolve import dated_folders
+from memserver.kb.frontmatter import read_frontmatter
+from memserver.kb.words import STOPWORDS, words
+from memserver.search.types import SearchRequest
+from memserver.store import validity
+
+if TYPE_CHECKING:
+    from memserver.search.pipeline import Searcher
+    from memserver.server.tools.base import CallContext
+    from memserver.store.validity import Interval
+
+DEFAULT_BUDGET = 1_500
+MAX_BUDGET = 6_000
+MIN_BUDGET = 200
+MAX_SUBJECTS = 3
+MAX_CHAIN = 4
+SENTENCES_PER_NOTE = 2  # the first subject's own notes; one from every other note
+MAX_SENTENCE_CHARS = 300
+SIBLING_LEADS = 4  # the search's notes whose same-day notes follow them
+MAX_EARLIER = 3  # earlier values shown per subject, newest first
+MAX_REASON_CHARS = 160
+CHAIN_FIELDS = ("supersedes", "superseded_by")
+DECIDER_FIELDS = ("decided_by",)
+_HEADER = re.compile(r"^\s*(from|to|cc|bcc|date|subject|sent)\s*:", re.IGNORECASE)
+# Metadata rather than testimony: e-mail headers, frontmatter keys, attendee lists.
+_LABELS = re.compile(
+    r"\b(from|to|cc|date|subject|slot_id|genre|author|attendees|note-taker)\s*:\**",
+    re.IGNORECASE,
+)
+_MARKUP = re.compile(r"^[\s#>*|-]+")
+
+
+def tokens_of(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def _terms(text: str) -> set[str]:
+    return {w for w in words(text) if len(w) > 2 and w not in STOPWORDS}
+
+
+@dataclass
+class Evidence:
+    text: str
+    label: str  # direct | inferred
+    date: str | None
+    source: str | None  # the note (path under source/)
+    page: str | None = None
+    author: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "label": self.label,
+            "date": self.date,
+            "source": self.source,
+            "page": self.page,
+            "author": self.author,
+        }
+
+    def render(self) -> str:
+        who = f", {self.author}" if self.author else ""
+        cite = ", ".join(x for x in (self.source, self.page) if x)
+        return f"- [{self.label}] {self.date or 'undated'}{who}: {self.text} ({cite})"
+
+
+@dataclass
+class Subject:
+    id: str
+    title: str
+    folder: str
+    date: str | None
+    status: Any
+    current: dict[str, Any]
+    earlier: list[dict[str, Any]]
+    deciders: list[str]
+    supersedes: list[str]
+    superseded_by: list[str]
+    sources: list[str]
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    changed_since: list[dict[str, Any]] = field(default_factory=list)  # with as_of
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "folder": self.folder,
+            "date": self.date,
+            "status": self.status,
+            "current": self.current,
+            "earlier": self.earlier,
+            "deciders": self.deciders,
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
+            "changed_since": self.changed_since,
+        }
+
+    def render(self) -> str:
+        lines = [f"## {self.title} [{self.id}]" + (f", {self.date}" if self.date else "")]
+        if self.status:
+            lines.append(f"status: {self.status}")
+        if self.deciders:
+            lines.append("decided by: " + ", ".join(self.deciders))
+        for name in ("supersedes", "superseded_by"):
+            if getattr(self, name):
+                lines.append(f"{name.replace('_', ' ')}: " + ", ".join(getattr(self, name)))
+        for name, value in self.current.items():
+            lines.append(f"{name}: {_text(value)}")
+        for old in self.earlier:
+            why = f" because: {old['reason']}" if old.get("reason") else ""
+            lines.append(
+                f"earlier {old['field']}: {_text(old['value'])} (from {old['valid_from']}, "
+                f"changed {old['valid_to']} to {_text(old['replaced_by'])}"
+                f"{', ' + old['source'] if old.get('source') else ''}){why}"
+            )
+        for later in self.changed_since:
+            lines.append(
+                f"changed later: {later['field']} to {_text(later['to'])} on {later['date']}"
+                + (f" ({later['source']})" if later.get("source") else "")
+            )
+        return "\n".join(lines)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if str(v).strip()]
+    return [str(value)]
+
+
+# ------------------------------------------------------------------------ building
+
+
+def build_brief(
+    call: CallContext,
+    searcher: Searcher,
+    question: str,
+    *,
+    as_of: dt.date | None,
+    budget: int,
+    now: dt.datetime | None,
+) -> dict[str, Any]:
+    request = SearchRequest(
+        question=question,
+        scope=call.folders,
+        include_sources=call.scope.source,
+        source_access=call.scope.source,
+        now=now,
+        route=True,
+        as_of=as_of,
+    )
+    found = searcher.search(request)
+    pages = [r for r in found.results if not r.id.startswith("source/")]
+    notes = [r for r in found.results if r.id.startswith("source/")]
+    ids = _candidates(call, [r.id for r in pages])
+    kb = call.services.kb()
+    with kb.db.reading() as conn:
+        history = validity.history_of(conn, ids)
+    subjects: list[Subject] = []
+    for page_id in ids:
+        subject = _subject(call, page_id, history.get(page_id, []), as_of)
+        if subject is not None:
+            subjects.append(subject)
+    subjects = _with_chain(call, _pick(call, question, subjects), history, as_of)
+    with kb.db.reading() as conn:
+        conflicts = _open_conflicts(conn, [s.id for s in subjects], call)
+    evidence = _evidence(call, question, subjects, [n.id for n in notes], as_of)
+    return _fit(question, as_of, budget, subjects, conflicts, evidence, list(found.degraded))
+
+
+def _candidates(call: CallContext, ranked: Sequence[str]) -> list[str]:
+    """The best page results the caller may read, a few more than the subjects kept."""
+    visible = list(dict.fromkeys(p for p in ranked if call.scope.page_visible(p)))
+    return visible[: 2 * MAX_SUBJECTS]
+
+
+def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Subject]:
+    """The pages the question is about: events (what happened: a meeting, a decision,
+    an incident) before entities, then those whose own title, values and date say most
+    of what the question says (the people it names, its topic, the day it names), then
+    the search's order."""
+    events = dated_folders(call.services.schema())
+    asked = _terms(question)
+
+    def said(s: Subject) -> int:
+        values = " ".join(_text(v) for v in (s.status, *s.current.values(), *s.deciders))
+        named_day = 2 if s.date and s.date in question else 0  # "what was said on DATE"
+        return len(asked & _terms(f"{s.title} {values}")) + named_day
+
+    order = sorted(enumerate(found), key=lambda x: (x[1].folder not in events, -said(x[1]), x[0]))
+    ranked = [s for _, s in order]
+    if ranked and ranked[0].folder in events:
+        # An event answers; of the entities it involves, the one the question names most.
+        entities = [s for s in ranked if s.folder not in events]
+        ranked = [s for s in ranked if s.folder in events] + entities[:1]
+    return ranked[:MAX_SUBJECTS]
+
+
+def _subject(
+    call: CallContext, page_id: str, rows: list[Interval], as_of: dt.date | None
+) -> Subject | None:
+    from memserver.server.tools.as_of import hidden_fields
+
+    kb = call.services.kb()
+    try:
+        stored = kb.get_page(page_id, call.folders)
+    except MemoryError_:
+        return None
+    hidden = hidden_fields(call, page_id)
+    rows = [r for r in rows if r.field not in hidden]
+    day = as_of or dt.date.max
+    held = validity.as_of(rows, day) if as_of else {r.field: r for r in rows if r.open}
+    if as_of and not any(r.recorded_at <= as_of for r in rows) and rows:
+        return None  # nothing of it was known then
+    fields = {k: v for k, v in stored.page.fields.items() if k not in hidden}
+    current = {name: r.value for name, r in sorted(held.items())} or validity.json_value(fields)
+    timeline = [
+        {"date": e.date.isoformat(), "text": e.text, "source": e.source}
+        for e in stored.page.timeline
+        if as_of is None or e.date <= as_of
+    ]
+    earlier = _earlier(rows, timeline, day)
+    folder = stored.folder
+    return Subject(
+        id=page_id,
+        title=stored.page.title,
+        folder=folder,
+        date=stored.effective_date.isoformat() if stored.effective_date else None,
+        status=current.get("status"),
+        current={k: v for k, v in current.items() if k not in ("status", *CHAIN_FIELDS)},
+        earlier=earlier,
+        deciders=[d for name in DECIDER_FIELDS for d in _as_list(current.get(name))],
+        supersedes=[x for x in _as_list(current.get("supersedes")) if "/" in x],
+        superseded_by=[x for x in _as_list(current.get("superseded_by")) if "/" in x],
+        sources=[validity.note_name(s) for s in stored.page.sources],
+        timeline=timeline,
+        changed_since=[
+            {"field": r.field, "to": r.value, "date": r.valid_from.isoformat(), "source": r.source}
+            for r in (validity.changed_since(rows, as_of) if as_of else [])
+        ][:MAX_EARLIER],
+    )
+
+
+def _earlier(
+    rows: Sequence[Interval], timeline: Sequence[Mapping[str, Any]], day: dt.date
+) -> list[dict[str, Any]]:
+    """Values replaced on or before ``day``: what, when, by what, from which note, why."""
+    out = []
+    for r in rows:
+        if r.valid_to is None or r.valid_to > day or r.ended_version is None:
+            continue
+        after = [x for x in rows if x.field == r.field and x.version == r.ended_version]
+        change = r.valid_to.isoformat()
+        reason = next(
+            (
+                e["text"]
+                for e in timeline
+                if e["date"] == change
+                and (r.ended_source is None or e.get("source") in (None, r.ended_source))
+            ),
+            None,
+        )
+        out.append(
+            {
+                "field": r.field,
+                "value": r.value,
+                "valid_from": r.valid_from.isoformat(),
+                "valid_to": change,
+                "replaced_by": after[0].value if after else None,
+                "source": r.ended_source,
+                "reason": _cut(reason, MAX_REASON_CHARS) if reason else None,
+            }
+        )
+    out.sort(key=lambda x: (x["valid_to"], x["field"]), reverse=True)
+    out.sort(key=lambda x: x["field"] != "status")  # a status change first
+    return out[:MAX_EARLIER]
+
+
+def _with_chain(
+    call: CallContext,
+    subjects: list[Subject],
+    history: Mapping[str, list[Interval]],
+    as_of: dt.date | None,
+) -> list[Subject]:
+    """The subjects with their supersession links (from the index's links, both
+    directions), and the pages those reach (readable ones), a few steps out."""
+    out = list(subjects)
+    seen = {s.id for s in subjects}
+    queue = list(out)
+    while queue:
+        subject = queue.pop(0)
+        older, newer = _chain_links(call, subject.id)
+        subject.supersedes = list(dict.fromkeys([*subject.supersedes, *older]))
+        subject.superseded_by = list(dict.fromkeys([*subject.superseded_by, *newer]))
+        for page_id in (*subject.superseded_by, *subject.supersedes):
+            if page_id in seen or len(out) >= MAX_SUBJECTS + MAX_CHAIN:
+                continue
+            seen.add(page_id)
+            rows = history.get(page_id)
+            if rows is None:
+                with call.services.kb().db.reading() as conn:
+                    rows = validity.history_of(conn, [page_id]).get(page_id, [])
+            linked = _subject(call, page_id, rows, as_of)
+            if linked is not None:
+                out.append(linked)
+                queue.append(linked)
+    for s in out:  # only ids the caller may read
+        s.supersedes = [x for x in s.supersedes if call.scope.page_visible(x)]
+        s.superseded_by = [x for x in s.superseded_by if call.scope.page_visible(x)]
+    return out
+
+
+def _chain_links(call: CallContext, page_id: str) -> tuple[list[str], list[str]]:
+    """(pages this one replaced, pages that replaced it), from the links the schema's
+    ``supersedes``/``superseded_by`` fields wrote."""
+    verbs = {name: name for name in CHAIN_FIELDS}
+    schema = call.services.schema()
+    folder = page_id.split("/", 1)[0]
+    if folder in schema.folder_names:
+        for f in schema.folder(folder).fields:
+            if f.name in CHAIN_FIELDS and f.verb:
+                verbs[f.name] = f.verb
+    with call.services.kb().db.reading() as conn:
+        rows = conn.execute(
+            "SELECT 'out', verb, to_id FROM links WHERE from_id = %(id)s AND to_id IS NOT NULL"
+            " AND verb = ANY(%(verbs)s)"
+            " UNION ALL SELECT 'in', verb, from_id FROM links WHERE to_id = %(id)s"
+            " AND verb = ANY(%(verbs)s)",
+            {"id": page_id, "verbs": list(verbs.values())},
+        ).fetchall()
+    older: list[str] = []
+    newer: list[str] = []
+    for way, verb, other in rows:
+        replaced = (verb == verbs["supersedes"]) == (way == "out")
+        (older if replaced else newer).append(str(other))
+    return older, newer
+
+
+def _open_conflicts(conn: Any, ids: Sequence[str], call: CallContext) -> list[dict[str, Any]]:
+    if not ids:
+        return []
+    rows = conn.execute(
+        "SELECT id, page_id, field, old_value, new_value, old_source, new_source, note,"
+        " created_at FROM conflicts WHERE status = 'unresolved' AND page_id = ANY(%s)"
+        " ORDER BY created_at DESC, id DESC LIMIT 20",
+        (list(ids),),
+    ).fetchall()
+    return [
+        {
+            "id": int(cid),
+            "page": page_id,
+            "field": name,
+            "sides": [
+                {"value": old, "source": old_source},
+                {"value": new, "source": new_source},
+            ],
+            "note": note,
+            "recorded": created.date().isoformat(),
+        }
+        for cid, page_id, name, old, new, old_source, new_source, note, created in rows
+        if call.scope.page_visible(str(page_id))
+    ]
+
+
+# ------------------------------------------------------------------------ evidence
+
+
+def _evidence(
+    call: CallContext,
+    question: str,
+    subjects: Sequence[Subject],
+    found_notes: Sequence[str],
+    as_of: dt.date | None,
+) -> list[Evidence]:
+    """Direct quotes from the notes behind the subjects and the notes the search found
+    (when the caller may read notes), then the subjects' timeline lines (inferred)."""
+    out: list[Evidence] = []
+    terms = _terms(question) | {t for s in subjects for t in _terms(s.title)}
+    if call.scope.source:
+        found = [n.removeprefix("source/") for n in found_notes]
+        events = dated_folders(call.services.schema())
+        streams: list[list[tuple[str, str | None]]] = []
+        for s in subjects:
+            if s.folder in events:
+                # An event's record: the notes it was written from, and the other notes
+                # of the same day on the same subject (a meeting's transcript, its thread,
+                # the e-mail that followed).
+                notes = [*s.sources, *_same_day(call, s.sources, terms)]
+            else:
+                # An entity gathers notes of every kind: only those the search found.
+                notes = [n for n in found if n in set(s.sources)]
+            streams.append([(n, s.id) for n in notes])
+        # The search's best notes, each followed by the same day's notes on its subject.
+        lead = [
+            n for note in found[:SIBLING_LEADS] for n in (note, *_same_day(call, [note], terms))
+        ]
+        streams.insert(1 if streams else 0, [(n, None) for n in [*lead, *found]])
+        order: list[tuple[str, str | None]] = []
+        seen: set[str] = set()
+        for group in _interleave(streams):
+            if group[0] not in seen:
+                seen.add(group[0])
+                order.append(group)
+        out.extend(_quotes(call, order, terms, as_of))
+    for s in subjects:
+        for e in s.timeline[:4]:
+            out.append(Evidence(e["text"], "inferred", e["date"], e.get("source"), page=s.id))
+    return out
+
+
+def _same_day(call: CallContext, notes: Sequence[str], terms: set[str]) -> list[str]:
+    """Other notes dated the same day as ``notes`` that share at least two of ``terms``,
+    most shared first."""
+    if not notes or not terms:
+        return []
+    with call.services.kb().db.reading() as conn:
+        rows = conn.execute(
+            "SELECT c.path, string_agg(c.text, ' ' ORDER BY c.ordinal) FROM source_chunks c"
+            " JOIN source_docs d ON d.path = c.path"
+            " WHERE d.doc_date IN (SELECT doc_date FROM source_docs WHERE path = ANY(%(notes)s))"
+            " AND NOT c.path = ANY(%(notes)s) GROUP BY c.path ORDER BY c.path LIMIT 200",
+            {"notes": list(notes)},
+        ).fetchall()
+    shared = [(len(_terms(str(text)) & terms), str(path)) for path, text in rows]
+    return [path for n, path in sorted(shared, key=lambda x: (-x[0], x[1])) if n >= 2]
+
+
+def _interleave(
+    streams: Sequence[Sequence[tuple[str, str | None]]],
+) -> Iterable[tuple[str, str | None]]:
+    if not streams:
+        return
+    first, rest = streams[0], streams[1:]
+    yield from first
+    longest = max((len(s) for s in rest), default=0)
+    for i in range(longest):
+        for stream in rest:
+            if i < len(stream):
+                yield stream[i]
+
+
+def _quotes(
+    call: CallContext,
+    notes: Sequence[tuple[str, str | None]],
+    terms: set[str],
+    as_of: dt.date | None,
+) -> list[Evidence]:
+    """The best sentences of each note (most question terms; e-mail headers skipped)."""
+    if not notes:
+        return []
+    paths = [n for n, _ in notes]
+    with call.services.kb().db.reading() as conn:
+        rows = conn.execute(
+            "SELECT c.path, c.ordinal, c.text, d.doc_date FROM source_chunks c"
+            " JOIN source_docs d ON d.path = c.path WHERE c.path = ANY(%s)"
+            " ORDER BY c.path, c.ordinal",
+            (paths,),
+        ).fetchall()
+    by_note: dict[str, list[tuple[int, str, dt.date | None]]] = {}
+    for path, ordinal, text, day in rows:
+        by_note.setdefault(str(path), []).append((int(ordinal), str(text), day))
+    out = []
+    lead = notes[0][1]
+    for path, page in notes:
+        sentences = by_note.get(path, [])
+        if not sentences:
+            continue
+        day = sentences[0][2]
+        if as_of is not None and day is not None and day > as_of:
+            continue
+        author = _author(call, path)
+        count = SENTENCES_PER_NOTE if page is not None and page == lead else 1
+        for text in _best(sentences, terms, count):
+            out.append(
+                Evidence(text, "direct", day.isoformat() if day else None, path, page, author)
+            )
+    return out
+
+
+def _best(sentences: Sequence[tuple[int, str, Any]], terms: set[str], count: int) -> list[str]:
+    """The ``count`` sentences that share most of ``terms`` (metadata lines left out),
+    in the note's order."""
+    scored = []
+    for ordinal, text, _ in sentences:
+        clean = _MARKUP.sub("", text).strip()
+        if not clean or _HEADER.match(clean) or len(_LABELS.findall(clean)) >= 2:
+            continue
+        hits = len(_terms(clean) & terms)
+        scored.append((-hits, ordinal, _cut(clean, MAX_SENTENCE_CHARS)))
+    scored.sort()
+    picked = sorted(scored[:count], key=lambda x: x[1])
+    return [text for _, _, text in picked]
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _author(call: CallContext, path: str) -> str | None:
+    try:
+        text, _ = call.services.manifest().read_text(path)
+    except (MemoryError_, OSError):
+        return None
+    author = read_frontmatter(text).get("author")
+    return str(author).strip() or None if author else None
+
+
+# ------------------------------------------------------------------------ fitting
+
+
+def _fit(
+    question: str,
+    as_of: dt.date | None,
+    budget: int,
+    subjects: Sequence[Subject],
+    conflicts: Sequence[Mapping[str, Any]],
+    evidence: Sequence[Evidence],
+    degraded: list[str],
+) -> dict[str, Any]:
+    """Subjects, conflicts and evidence in that order, while the text fits the budget."""
+    head = f"Brief: {question}" + (f" (as of {as_of.isoformat()})" if as_of else "")
+    parts = [head]
+    used = tokens_of(head)
+    truncated = False
+    kept_subjects: list[Subject] = []
+    for s in subjects:
+        text = s.render()
+        if used + tokens_of(text) > budget and kept_subjects:
+            truncated = True
+            continue
+        kept_subjects.append(s)
+        parts.append(text)
+        used += tokens_of(text)
+    kept_conflicts = []
+    for c in conflicts:
+        sides = " vs ".join(f"{_text(x['value'])} ({x['source'] or '?'})" for x in c["sides"])
+        text = f"open conflict on {c['page']} {c['field']}: {sides}"
+        if used + tokens_of(text) > budget:
+            truncated = True
+            continue
+        kept_conflicts.append(c)
+        parts.append(text)
+        used += tokens_of(text)
+    kept_evidence: list[Evidence] = []
+    if evidence:
+        parts.append("Evidence:")
+        used += 3
+    for e in evidence:
+        text = e.render()
+        if used + tokens_of(text) > budget:
+            truncated = True
+            continue
+        kept_evidence.append(e)
+        parts.append(text)
+        used += tokens_of(text)
+    if not kept_subjects and not kept_evidence:
+        parts.append("Nothing in your folders answers this.")
+    return {
+        "question": question,
+        "as_of": as_of.isoformat() if as_of else None,
+        "subjects": [s.to_dict() for s in kept_subjects],
+        "conflicts": list(kept_conflicts),
+        "evidence": [e.to_dict() for e in kept_evidence],
+        "text": "\n\n".join(parts),
+        "tokens": used,
+        "budget": budget,
+        "truncated": truncated,
+        "degraded": degraded,
+    }
