@@ -17,7 +17,8 @@ model server that is down leaves the note to the rules extractor (``degraded`` i
 ledger entry says why), and a failing merge or repair call falls back to the rules'
 merge or repair. A failure of one source (a page the server keeps refusing, a tool call
 the server did not answer within the MCP request timeout) marks it failed with the
-reason and the run goes on; a spent token budget or a refused token stops the run.
+reason and the run goes on; a spent token budget, a refused token or a server set up
+wrong (a ``setup`` tool error, e.g. the embedding model changed) stops the run.
 With the small profile (``memserver.clients.profile``) the rules extractor reads every
 note and the model only fills the fields it left empty; sections are merged and pages
 repaired by rules. Every write is a merge into the page as stored, so killing the agent at any point
@@ -39,7 +40,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
-from ingest_agent.errors import ServerUnavailable, SourceFailed
+from ingest_agent.errors import ServerSetupError, ServerUnavailable, SourceFailed
 from ingest_agent.extract.rules import RulesExtractor
 from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
 from ingest_agent.pages.drafts import (
@@ -72,6 +73,7 @@ from memserver.errors import (
     MemoryError_,
     ServerAuthError,
     ToolCallError,
+    ToolErrorKind,
     UserError,
 )
 from memserver.kb.page import Page, page_slug, validate_page
@@ -232,6 +234,8 @@ class IngestAgent:
         except ToolCallError as exc:
             if is_unavailable(exc):
                 raise ServerUnavailable(exc.server_message) from exc  # stays pending
+            if exc.kind is ToolErrorKind.SETUP:
+                raise ServerSetupError(exc.server_message) from exc  # stops the run
             self._failed(outcome, path, str(exc))
             if not self.dry_run:
                 await self._mark_failed(outcome.path, str(exc))

@@ -4,6 +4,7 @@
 
     MEMORY_TOKEN=... ingest-agent --url http://127.0.0.1:8787/mcp      # one pass
     ingest-agent --kb ./my_kb                      # local: spawns a trusted stdio server
+    ingest-agent --kb ./my_kb --config config.dev.yaml   # the server reads it too
     ingest-agent --watch 60s                       # keep polling; Ctrl-C stops cleanly
     ingest-agent --file meetings/2026-06-18.md     # one source (even if ingested)
     ingest-agent --dry-run                         # print the pages, write nothing
@@ -53,7 +54,7 @@ from memserver.errors import MemoryError_, ToolCallError
 from memserver.kb.page import Page, render_page
 from memserver.kb.schema import FolderSpec
 from memserver.terminal.output import print_json
-from memserver.terminal.program import parse_interval, run_translating_errors
+from memserver.terminal.program import add_config_option, parse_interval, run_translating_errors
 from memserver.terminal.progress import NoteDone, NoteProgress
 
 log = logging.getLogger("ingest_agent")
@@ -65,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ingest new and changed source notes into schema-shaped pages through "
         "the memory server (MCP). One pass by default.",
     )
-    parser.add_argument("--config", help="config.yaml (llm, mcp, tls, budget blocks)")
+    add_config_option(parser)
     parser.add_argument("--url", help="memory server MCP URL (default: MEMORY_URL or mcp.url)")
     parser.add_argument(
         "--kb", help="serve this knowledge base locally over stdio (trusted) instead of --url"
@@ -163,7 +164,11 @@ async def _client(args: argparse.Namespace, settings: Settings) -> AsyncIterator
     if args.kb:
         if not (Path(args.kb) / "schema.yaml").is_file():
             raise IngestUsageError(f"no schema.yaml in {args.kb}", "pass --kb a knowledge base dir")
-        async with open_stdio(args.kb, trusted=True, timeout=settings.mcp.timeout) as client:
+        # The server reads the same config.yaml (embedding model, database, limits).
+        env = {"MEMORY_CONFIG": str(Path(args.config).resolve())} if args.config else None
+        async with open_stdio(
+            args.kb, trusted=True, env=env, timeout=settings.mcp.timeout
+        ) as client:
             yield client
         return
     endpoint = settings.mcp

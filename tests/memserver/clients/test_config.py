@@ -55,8 +55,11 @@ def test_env_overrides_the_file(tmp_path: Path) -> None:
 
 
 def test_config_example_documents_a_loadable_config() -> None:
-    settings = load_settings(ROOT / "config.example.yaml", env={"LLM_API_KEY": "k"})
-    assert settings.llm is not None and settings.llm.model == "gpt-4o-mini"
+    # No paid model unless asked for: the llm block is off as shipped, on with the env.
+    assert load_settings(ROOT / "config.example.yaml", env={"LLM_API_KEY": "k"}).llm is None
+    env = {"LLM_API_KEY": "k", "LLM_BASE_URL": "https://api.openai.com/v1", "LLM_MODEL": "m"}
+    settings = load_settings(ROOT / "config.example.yaml", env=env)
+    assert settings.llm is not None and settings.llm.model == "m"
     assert settings.llm.api_key == "k"
     assert settings.llm.options["max_retries"] == 3
     assert settings.rerank is None and settings.laya is None
