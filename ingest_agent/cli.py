@@ -6,6 +6,7 @@
     ingest-agent --kb ./my_kb                      # local: spawns a trusted stdio server
     ingest-agent --kb ./my_kb --config config.dev.yaml   # the server reads it too
     ingest-agent --watch 60s                       # keep polling; Ctrl-C stops cleanly
+    ingest-agent --watch 30s --heartbeat /tmp/alive   # touched at every pass and note
     ingest-agent --file meetings/2026-06-18.md     # one source (even if ingested)
     ingest-agent --dry-run                         # print the pages, write nothing
     ingest-agent --json --budget 200000            # JSON summary; stop past 200k tokens
@@ -42,8 +43,9 @@ import anyio
 import httpx2
 from mcp.shared.exceptions import MCPError
 
-from ingest_agent.agent import IngestAgent, RunSummary
+from ingest_agent.agent import IngestAgent, RunObserver, RunSummary
 from ingest_agent.errors import IngestUsageError
+from ingest_agent.heartbeat import Heartbeat
 from ingest_agent.memory import Memory, is_unavailable
 from ingest_agent.records import SourceOutcome
 from memserver.clients.config import Settings, load_settings
@@ -73,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--watch", metavar="DURATION", help="keep polling, e.g. 60s; Ctrl-C stops cleanly"
+    )
+    parser.add_argument(
+        "--heartbeat",
+        metavar="FILE",
+        help="with --watch: touch FILE at every pass and note (for a container healthcheck)",
     )
     parser.add_argument(
         "--file", metavar="PATH", help="ingest this one source (path under source/)"
@@ -268,10 +275,14 @@ async def _watch_pass(
     Each pass opens its own MCP session, so an idle interval longer than the server's
     session lifetime, or a restarted server, costs nothing.
     """
+    observer: RunObserver | None = shown
+    if args.heartbeat:
+        observer = Heartbeat(Path(args.heartbeat), shown)
+        observer.beat()
     try:
         async with _client(args, settings) as client:
             agent = await _agent(client, args, budget, llm)
-            return await agent.run(observer=shown)
+            return await agent.run(observer=observer)
     except Exception as exc:
         if not _transient(exc):
             raise

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "graph",
     "route",
     "up",
+    "init",
 )
 
 

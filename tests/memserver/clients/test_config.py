@@ -228,3 +228,10 @@ def test_settings_are_frozen() -> None:
     assert isinstance(settings, Settings)
     with pytest.raises(AttributeError):
         settings.database_url = "x"  # type: ignore[misc]
+
+
+def test_laya_base_url_from_the_environment_turns_laya_on() -> None:
+    settings = load_settings(None, env={"LAYA_BASE_URL": "http://laya:8000/"})
+    assert settings.laya is not None and settings.laya.base_url == "http://laya:8000"
+    with pytest.raises(ConfigError, match="LAYA_BASE_URL: 'laya:8000' is not an http"):
+        load_settings(None, env={"LAYA_BASE_URL": "laya:8000"})
