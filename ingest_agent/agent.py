@@ -2,6 +2,7 @@
 
 For each source, oldest document first (``source_pending``)::
 
+    source_claim (a lease: another agent's note, or one done meanwhile, is skipped) ->
     source_read -> redact check -> kb_route (a hint; without a model, only when it could
     change the rules' folder) -> extract (LLM, or rules without one) -> stub pages for
     link targets -> kb_resolve every entity -> resolve events on their date -> link
@@ -10,7 +11,7 @@ For each source, oldest document first (``source_pending``)::
     few at once unless a model merges them or the run is dry (kb_get_page -> merge ->
     kb_put_page with base_version; a schema rejection gets one repair round, a version
     conflict a re-read and a new merge) -> source_mark (ingested with the pages and the
-    hash read, or failed with the reason).
+    hash read, or failed with the reason) -> source_release.
 
 A model never fails a note: an answer that stays unusable, a call past its deadline or a
 model server that is down leaves the note to the rules extractor (``degraded`` in its
@@ -30,7 +31,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import socket
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -88,6 +92,7 @@ T = TypeVar("T")
 
 WRITE_ATTEMPTS = 4  # a version conflict re-reads and merges again, this many times at most
 WRITES_AT_ONCE = 4  # page writes of one note in flight together
+LEASE_RELEASE_SECONDS = 10  # a source's lease is given back within this, or lapses
 
 # Called with each page as it would be written (``--dry-run`` prints them).
 PageHook = Callable[[str, Page, FolderSpec], None]
@@ -157,6 +162,8 @@ class IngestAgent:
         self.profile = llm.profile if llm is not None else STANDARD
         self._degraded: dict[str, None] = {}  # this note's: the model's work replaced by rules
         self.progress: RunSummary | None = None  # the current or last run's, as it goes
+        # Who this agent is in its leases on sources (source_claim): one per agent.
+        self.holder = f"ingest-agent@{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
     @property
     def extractor_name(self) -> str:
@@ -178,10 +185,15 @@ class IngestAgent:
             observer.started(len(paths))
         try:  # the totals so far, also when the run is interrupted
             for path in paths:
-                if observer is not None:
-                    observer.reading(path)
                 try:
-                    outcome = await self.ingest(path)
+                    if not await self._claim(path, pending_only=only is None):
+                        continue  # another agent works on it, or has done it
+                    if observer is not None:
+                        observer.reading(path)
+                    try:
+                        outcome = await self.ingest(path)
+                    finally:
+                        await self._release(path)
                 except BudgetExceeded as exc:
                     summary.stopped = str(exc)
                     break
@@ -197,6 +209,23 @@ class IngestAgent:
             summary.tool_calls = self.memory.calls - calls_before
             summary.seconds = time.perf_counter() - started
         return summary
+
+    async def _claim(self, path: str, *, pending_only: bool) -> bool:
+        """The lease on ``path`` (no other agent ingests it meanwhile); a server that
+        cannot give one stops or pauses the run as ``ingest`` would."""
+        try:
+            return await self.memory.claim(path, self.holder, pending_only=pending_only)
+        except ToolCallError as exc:
+            if is_unavailable(exc):
+                raise ServerUnavailable(exc.server_message) from exc
+            if exc.kind is ToolErrorKind.SETUP:
+                raise ServerSetupError(exc.server_message) from exc
+            log.warning("could not claim %s, ingesting it anyway: %s", path, exc)
+            return True
+
+    async def _release(self, path: str) -> None:
+        with anyio.move_on_after(LEASE_RELEASE_SECONDS, shield=True):  # also when cancelled
+            await self.memory.release(path, self.holder)
 
     async def ingest(self, path: str) -> SourceOutcome:
         """One source, start to finish; failures are recorded, never raised (but the budget)."""
