@@ -34,7 +34,6 @@ import logging
 import os
 import socket
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -162,8 +161,9 @@ class IngestAgent:
         self.profile = llm.profile if llm is not None else STANDARD
         self._degraded: dict[str, None] = {}  # this note's: the model's work replaced by rules
         self.progress: RunSummary | None = None  # the current or last run's, as it goes
-        # Who this agent is in its leases on sources (source_claim): one per agent.
-        self.holder = f"ingest-agent@{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        # Who this agent is in its leases on sources (source_claim): one per process. An
+        # agent restarted in its container (same host name, pid 1) takes its leases back.
+        self.holder = f"ingest-agent@{socket.gethostname()}:{os.getpid()}"
 
     @property
     def extractor_name(self) -> str:
@@ -224,8 +224,13 @@ class IngestAgent:
             return True
 
     async def _release(self, path: str) -> None:
-        with anyio.move_on_after(LEASE_RELEASE_SECONDS, shield=True):  # also when cancelled
-            await self.memory.release(path, self.holder)
+        """Give the lease back, also when the run is being cancelled (Ctrl-C); a session
+        that is gone by then only lets the lease lapse (its error is not the run's)."""
+        with anyio.move_on_after(LEASE_RELEASE_SECONDS, shield=True):
+            try:
+                await self.memory.release(path, self.holder)
+            except Exception as exc:
+                log.info("could not release %s (its lease lapses by itself): %s", path, exc)
 
     async def ingest(self, path: str) -> SourceOutcome:
         """One source, start to finish; failures are recorded, never raised (but the budget)."""
