@@ -2,6 +2,7 @@
 
 For each source, oldest document first (``source_pending``)::
 
+    source_claim (a lease: another agent's note, or one done meanwhile, is skipped) ->
     source_read -> redact check -> kb_route (a hint; without a model, only when it could
     change the rules' folder) -> extract (LLM, or rules without one) -> stub pages for
     link targets -> kb_resolve every entity -> resolve events on their date -> link
@@ -10,14 +11,15 @@ For each source, oldest document first (``source_pending``)::
     few at once unless a model merges them or the run is dry (kb_get_page -> merge ->
     kb_put_page with base_version; a schema rejection gets one repair round, a version
     conflict a re-read and a new merge) -> source_mark (ingested with the pages and the
-    hash read, or failed with the reason).
+    hash read, or failed with the reason) -> source_release.
 
 A model never fails a note: an answer that stays unusable, a call past its deadline or a
 model server that is down leaves the note to the rules extractor (``degraded`` in its
 ledger entry says why), and a failing merge or repair call falls back to the rules'
 merge or repair. A failure of one source (a page the server keeps refusing, a tool call
 the server did not answer within the MCP request timeout) marks it failed with the
-reason and the run goes on; a spent token budget or a refused token stops the run.
+reason and the run goes on; a spent token budget, a refused token or a server set up
+wrong (a ``setup`` tool error, e.g. the embedding model changed) stops the run.
 With the small profile (``memserver.clients.profile``) the rules extractor reads every
 note and the model only fills the fields it left empty; sections are merged and pages
 repaired by rules. Every write is a merge into the page as stored, so killing the agent at any point
@@ -29,6 +31,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,7 +43,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
-from ingest_agent.errors import ServerUnavailable, SourceFailed
+from ingest_agent.errors import ServerSetupError, ServerUnavailable, SourceFailed
 from ingest_agent.extract.rules import RulesExtractor
 from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
 from ingest_agent.names import norm
@@ -74,6 +78,7 @@ from memserver.errors import (
     MemoryError_,
     ServerAuthError,
     ToolCallError,
+    ToolErrorKind,
     UserError,
 )
 from memserver.kb.page import Page, page_slug, validate_page
@@ -88,6 +93,7 @@ T = TypeVar("T")
 
 WRITE_ATTEMPTS = 4  # a version conflict re-reads and merges again, this many times at most
 WRITES_AT_ONCE = 4  # page writes of one note in flight together
+LEASE_RELEASE_SECONDS = 10  # a source's lease is given back within this, or lapses
 
 # Called with each page as it would be written (``--dry-run`` prints them).
 PageHook = Callable[[str, Page, FolderSpec], None]
@@ -158,6 +164,9 @@ class IngestAgent:
         self.profile = llm.profile if llm is not None else STANDARD
         self._degraded: dict[str, None] = {}  # this note's: the model's work replaced by rules
         self.progress: RunSummary | None = None  # the current or last run's, as it goes
+        # Who this agent is in its leases on sources (source_claim): one per process. An
+        # agent restarted in its container (same host name, pid 1) takes its leases back.
+        self.holder = f"ingest-agent@{socket.gethostname()}:{os.getpid()}"
 
     @property
     def extractor_name(self) -> str:
@@ -180,10 +189,15 @@ class IngestAgent:
             observer.started(len(paths))
         try:  # the totals so far, also when the run is interrupted
             for path in paths:
-                if observer is not None:
-                    observer.reading(path)
                 try:
-                    outcome = await self.ingest(path)
+                    if not await self._claim(path, pending_only=only is None):
+                        continue  # another agent works on it, or has done it
+                    if observer is not None:
+                        observer.reading(path)
+                    try:
+                        outcome = await self.ingest(path)
+                    finally:
+                        await self._release(path)
                 except BudgetExceeded as exc:
                     summary.stopped = str(exc)
                     break
@@ -199,6 +213,28 @@ class IngestAgent:
             summary.tool_calls = self.memory.calls - calls_before
             summary.seconds = time.perf_counter() - started
         return summary
+
+    async def _claim(self, path: str, *, pending_only: bool) -> bool:
+        """The lease on ``path`` (no other agent ingests it meanwhile); a server that
+        cannot give one stops or pauses the run as ``ingest`` would."""
+        try:
+            return await self.memory.claim(path, self.holder, pending_only=pending_only)
+        except ToolCallError as exc:
+            if is_unavailable(exc):
+                raise ServerUnavailable(exc.server_message) from exc
+            if exc.kind is ToolErrorKind.SETUP:
+                raise ServerSetupError(exc.server_message) from exc
+            log.warning("could not claim %s, ingesting it anyway: %s", path, exc)
+            return True
+
+    async def _release(self, path: str) -> None:
+        """Give the lease back, also when the run is being cancelled (Ctrl-C); a session
+        that is gone by then only lets the lease lapse (its error is not the run's)."""
+        with anyio.move_on_after(LEASE_RELEASE_SECONDS, shield=True):
+            try:
+                await self.memory.release(path, self.holder)
+            except Exception as exc:
+                log.info("could not release %s (its lease lapses by itself): %s", path, exc)
 
     async def ingest(self, path: str) -> SourceOutcome:
         """One source, start to finish; failures are recorded, never raised (but the budget)."""
@@ -236,6 +272,8 @@ class IngestAgent:
         except ToolCallError as exc:
             if is_unavailable(exc):
                 raise ServerUnavailable(exc.server_message) from exc  # stays pending
+            if exc.kind is ToolErrorKind.SETUP:
+                raise ServerSetupError(exc.server_message) from exc  # stops the run
             self._failed(outcome, path, str(exc))
             if not self.dry_run:
                 await self._mark_failed(outcome.path, str(exc))

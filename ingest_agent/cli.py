@@ -4,7 +4,9 @@
 
     MEMORY_TOKEN=... ingest-agent --url http://127.0.0.1:8787/mcp      # one pass
     ingest-agent --kb ./my_kb                      # local: spawns a trusted stdio server
+    ingest-agent --kb ./my_kb --config config.dev.yaml   # the server reads it too
     ingest-agent --watch 60s                       # keep polling; Ctrl-C stops cleanly
+    ingest-agent --watch 30s --heartbeat /tmp/alive   # touched at every pass and note
     ingest-agent --file meetings/2026-06-18.md     # one source (even if ingested)
     ingest-agent --dry-run                         # print the pages, write nothing
     ingest-agent --json --budget 200000            # JSON summary; stop past 200k tokens
@@ -41,8 +43,9 @@ import anyio
 import httpx2
 from mcp.shared.exceptions import MCPError
 
-from ingest_agent.agent import IngestAgent, RunSummary
+from ingest_agent.agent import IngestAgent, RunObserver, RunSummary
 from ingest_agent.errors import IngestUsageError
+from ingest_agent.heartbeat import Heartbeat
 from ingest_agent.memory import Memory, is_unavailable
 from ingest_agent.records import SourceOutcome
 from memserver.clients.config import Settings, load_settings
@@ -53,7 +56,7 @@ from memserver.errors import MemoryError_, ToolCallError
 from memserver.kb.page import Page, render_page
 from memserver.kb.schema import FolderSpec
 from memserver.terminal.output import print_json
-from memserver.terminal.program import parse_interval, run_translating_errors
+from memserver.terminal.program import add_config_option, parse_interval, run_translating_errors
 from memserver.terminal.progress import NoteDone, NoteProgress
 
 log = logging.getLogger("ingest_agent")
@@ -65,13 +68,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ingest new and changed source notes into schema-shaped pages through "
         "the memory server (MCP). One pass by default.",
     )
-    parser.add_argument("--config", help="config.yaml (llm, mcp, tls, budget blocks)")
+    add_config_option(parser)
     parser.add_argument("--url", help="memory server MCP URL (default: MEMORY_URL or mcp.url)")
     parser.add_argument(
         "--kb", help="serve this knowledge base locally over stdio (trusted) instead of --url"
     )
     parser.add_argument(
         "--watch", metavar="DURATION", help="keep polling, e.g. 60s; Ctrl-C stops cleanly"
+    )
+    parser.add_argument(
+        "--heartbeat",
+        metavar="FILE",
+        help="with --watch: touch FILE at every pass and note (for a container healthcheck)",
     )
     parser.add_argument(
         "--file", metavar="PATH", help="ingest this one source (path under source/)"
@@ -163,7 +171,11 @@ async def _client(args: argparse.Namespace, settings: Settings) -> AsyncIterator
     if args.kb:
         if not (Path(args.kb) / "schema.yaml").is_file():
             raise IngestUsageError(f"no schema.yaml in {args.kb}", "pass --kb a knowledge base dir")
-        async with open_stdio(args.kb, trusted=True, timeout=settings.mcp.timeout) as client:
+        # The server reads the same config.yaml (embedding model, database, limits).
+        env = {"MEMORY_CONFIG": str(Path(args.config).resolve())} if args.config else None
+        async with open_stdio(
+            args.kb, trusted=True, env=env, timeout=settings.mcp.timeout
+        ) as client:
             yield client
         return
     endpoint = settings.mcp
@@ -263,10 +275,14 @@ async def _watch_pass(
     Each pass opens its own MCP session, so an idle interval longer than the server's
     session lifetime, or a restarted server, costs nothing.
     """
+    observer: RunObserver | None = shown
+    if args.heartbeat:
+        observer = Heartbeat(Path(args.heartbeat), shown)
+        observer.beat()
     try:
         async with _client(args, settings) as client:
             agent = await _agent(client, args, budget, llm)
-            return await agent.run(observer=shown)
+            return await agent.run(observer=observer)
     except Exception as exc:
         if not _transient(exc):
             raise

@@ -8,6 +8,8 @@
     ├── LLMError
     │   └── LLMUnusable
     │       └── ExtractionError  the model's answer is unusable after one retry
+    ├── UserError
+    │   └── ServerSetupError     the memory server is set up wrong (every note would fail)
     └── ServerUnavailable        the memory server cannot reach its database right now
     SourceFailed                 one source cannot be ingested; the run goes on
 
@@ -16,6 +18,7 @@ failed``); it is raised for anything that stops one source (an unusable model an
 page the server keeps rejecting, a tool error) but never for what stops the whole run
 (``BudgetExceeded``, a refused token, an unreachable server). ``ServerUnavailable``
 ends a pass early and leaves its sources queued: ``--watch`` tries again next interval.
+``ServerSetupError`` stops the run with the server's message and marks nothing failed.
 """
 
 from __future__ import annotations
@@ -57,3 +60,14 @@ class SourceFailed(MemoryError_):
 
 class ServerUnavailable(MemoryError_):
     """The memory server answered that its database is unavailable; nothing is marked."""
+
+
+class ServerSetupError(UserError):
+    """The memory server is set up wrong (a ``setup`` tool error, e.g. the embedding model
+    changed): every note would fail the same way, so the run stops and marks none."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            f"the memory server cannot ingest anything: {message}",
+            "no note was marked failed; fix the server, then run the agent again",
+        )

@@ -194,6 +194,27 @@ class Memory:
             args["degraded"] = list(degraded)
         await self.call("source_mark", args)
 
+    async def claim(self, path: str, holder: str, *, pending_only: bool = True) -> bool:
+        """Take the lease on ``path`` (``source_claim``): False when another agent has it
+        or it was ingested meanwhile. True without a lease on a dry run, or from a server
+        without leases (one agent at a time there)."""
+        if self.dry_run or "source_claim" not in self.tools:
+            return True
+        arguments = {"path": path, "holder": holder, "pending_only": pending_only}
+        result = await self.call("source_claim", arguments)
+        if not result.get("claimed"):
+            log.info("%s skipped: %s", path, result.get("reason"))
+        return bool(result.get("claimed"))
+
+    async def release(self, path: str, holder: str) -> None:
+        """Give the lease up (``source_release``); a failure only lets it lapse later."""
+        if self.dry_run or "source_release" not in self.tools:
+            return
+        try:
+            await self.call("source_release", {"path": path, "holder": holder})
+        except ToolCallError as exc:
+            log.warning("could not release %s (its lease lapses by itself): %s", path, exc)
+
     async def mark_failed(self, path: str, error: str) -> None:
         await self.call("source_mark", {"path": path, "status": "failed", "error": error[:2000]})
 

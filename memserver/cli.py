@@ -18,7 +18,19 @@ from memserver import __version__
 from memserver.terminal.program import add_config_option, configure_logging, run_translating_errors
 
 # Order is the order of `memserver --help`.
-COMMAND_MODULES = ("core", "store", "review", "tokens", "serve", "search", "graph", "route", "up")
+COMMAND_MODULES = (
+    "core",
+    "sources",
+    "store",
+    "review",
+    "tokens",
+    "serve",
+    "search",
+    "graph",
+    "route",
+    "up",
+    "init",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -216,6 +216,8 @@ class ToolErrorKind(StrEnum):
     INVALID = "invalid"  # any other mistake the caller can fix
     UNKNOWN_TOOL = "unknown_tool"  # no such tool for this token
     UNAVAILABLE = "unavailable"  # the server's database does not answer now: try again later
+    SETUP = "setup"  # the server is set up wrong (e.g. the embedding model changed): every
+    # call fails the same way until its operator fixes it; a client stops, it marks nothing
     BACKEND = "backend"  # a model, embedder or other backend failed: try again later
     SERVER = "server"  # the server failed handling the call
     INTERNAL = "internal"  # a bug in the server; its log says more

@@ -8,6 +8,7 @@
 - ``MEMORY_CA_FILE``, ``MEMORY_TLS_INSECURE=true``: override the default ``tls`` block.
 - ``DATABASE_URL``: overrides ``database_url``.
 - ``MEMORY_URL``, ``MEMORY_TOKEN``: the agents' MCP connection.
+- ``LAYA_BASE_URL``: overrides ``laya.base_url`` (turns the laya sidecar on).
 - ``MEMORY_BUDGET_TOKENS``: overrides ``budget.max_tokens``.
 - ``MEMORY_MAX_SOURCE_BYTES``: overrides ``sources.max_bytes``.
 
@@ -175,6 +176,10 @@ def _parse(
     embedding = _embedding(blocks["embedding"], llm, env, default_tls, base_dir, problems)
     rerank = _endpoint("rerank", blocks["rerank"], env, default_tls, base_dir, problems)
     laya = _endpoint("laya", blocks["laya"], env, default_tls, base_dir, problems)
+    if env.get("LAYA_BASE_URL"):  # e.g. the compose stack's laya profile
+        laya = _replace(laya, base_url=env["LAYA_BASE_URL"].rstrip("/"))
+        if not _is_http_url(laya.base_url or ""):
+            problems.add("LAYA_BASE_URL", f"{laya.base_url!r} is not an http(s) URL")
     mcp = _mcp(blocks["mcp"], env, default_tls, base_dir, problems)
 
     database_url = env.get("DATABASE_URL") or _opt_str(raw, "database_url", "", problems)

@@ -1,4 +1,4 @@
-"""`memserver schema-check`, `memserver scan` and `memserver page-check`."""
+"""`memserver schema-check` and `memserver page-check`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memserver.errors import PageValidationError, Problem, SchemaError, UserError
 from memserver.kb.layout import KBPaths
-from memserver.terminal.output import console, print_json
+from memserver.terminal.output import print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,15 +20,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     check.add_argument("--json", action="store_true", help="print JSON")
     check.set_defaults(func=run_schema_check)
-
-    scan = sub.add_parser(
-        "scan",
-        help="hash source/ and update manifest.json (counts by status)",
-        description="Scan source/ at any depth, hash every file and reconcile manifest.json: "
-        "pending, updated, ingested, failed, removed.",
-    )
-    scan.add_argument("--json", action="store_true", help="print counts and every source as JSON")
-    scan.set_defaults(func=run_scan)
 
     page = sub.add_parser(
         "page-check",
@@ -60,36 +51,6 @@ def run_schema_check(args: argparse.Namespace) -> int:
         print(
             f"{paths.schema}: OK, {len(schema.folders)} folders ({names}), timezone {schema.timezone}"
         )
-    return 0
-
-
-def run_scan(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from memserver.clients.config import load_settings
-    from memserver.kb.manifest import Manifest, Status
-
-    limit = load_settings(args.config).source_max_bytes
-    result = Manifest(KBPaths.of(args.kb), limit).scan()
-    if args.json:
-        print_json(
-            {"counts": dict(result.counts), "sources": [e.to_dict() for e in result.entries]}
-        )
-        return 0
-    table = Table(title=f"{len(result.entries)} sources")
-    table.add_column("status")
-    table.add_column("count", justify="right")
-    for status, count in result.counts.items():
-        table.add_row(status, str(count))
-    console.print(table)
-    for entry in result.entries:
-        if entry.status is Status.FAILED:
-            console.print(
-                f"failed: {entry.path}: {entry.error}",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
-            )
     return 0
 
 

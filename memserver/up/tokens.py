@@ -39,7 +39,7 @@ def tokens_dir(paths: KBPaths) -> Path:
 
 def ensure_tokens(paths: KBPaths, store: TokenStore) -> UpTokens:
     """The ingest and read tokens, reused while ``store`` accepts their saved secrets."""
-    directory = _private_dir(tokens_dir(paths))
+    directory = private_dir(tokens_dir(paths))
     return UpTokens(
         ingest=ensure_token(store, directory, INGEST_TOKEN, write=True),
         read=ensure_token(store, directory, READ_TOKEN, write=False),
@@ -70,7 +70,8 @@ def ensure_token(store: TokenStore, directory: Path, name: str, *, write: bool) 
     return created.secret
 
 
-def _private_dir(path: Path) -> Path:
+def private_dir(path: Path) -> Path:
+    """``path``, made if needed, readable by its owner only."""
     path.mkdir(parents=True, exist_ok=True)
     path.chmod(0o700)
     return path

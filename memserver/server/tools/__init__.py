@@ -13,7 +13,7 @@ from memserver.server.tools.base import ToolHost, register
 
 # Order is the order of tools/list.
 TOOL_MODULES: tuple[str, ...] = (
-    "pipeline",  # source_pending, source_read, source_mark
+    "pipeline",  # source_pending, source_read, source_mark, source_claim, source_release
     "pages",  # kb_schema, kb_get_page, kb_list_pages, kb_history, kb_put_page
     "route",  # kb_route
     "search",  # kb_query, kb_timeline, kb_latest

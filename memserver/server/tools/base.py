@@ -25,8 +25,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 from memserver.errors import (
+    ConfigError,
     DatabaseUnavailable,
     EmbeddingError,
+    EmbeddingModelChanged,
     LLMError,
     MemoryError_,
     NotFoundError,
@@ -237,6 +239,8 @@ def to_tool_error(exc: BaseException) -> MemoryToolError:
         return MemoryToolError(str(exc), ToolErrorKind.NOT_FOUND)
     if isinstance(exc, ScopeError):
         return MemoryToolError(str(exc), ToolErrorKind.SCOPE)
+    if isinstance(exc, EmbeddingModelChanged | ConfigError):
+        return MemoryToolError(str(exc), ToolErrorKind.SETUP)  # the server's, not the call's
     if isinstance(exc, UserError):
         return MemoryToolError(str(exc), ToolErrorKind.INVALID)
     if isinstance(exc, DatabaseUnavailable):

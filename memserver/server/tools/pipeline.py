@@ -1,6 +1,6 @@
 """Pipeline tools: the ingest agent's view of ``source/`` and the manifest.
 
-All three need a write token that includes ``source`` (or ``*``). Every scan
+All of them need a write token that includes ``source`` (or ``*``). Every scan
 (``source_pending``) also brings the source index up to date, so a new note is
 searchable with ``include_sources`` as soon as the agent looks for work, and a removed
 one leaves it. The calls feed ``Services.ingest`` (``memserver.server.ingest_progress``):
@@ -289,3 +289,82 @@ def source_mark(
         "error": entry.error,
         "dropped_count": entry.dropped_count,
     }
+
+
+class ClaimResult(TypedDict):
+    path: str
+    claimed: bool
+    holder: str
+    status: str
+    reason: str | None
+
+
+@tool(access=Access.PIPELINE, title="Claim a source before ingesting it")
+def source_claim(
+    path: Annotated[str, Field(description="Source path relative to source/.")],
+    holder: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=200,
+            description="Who you are: the same string for every claim of your run.",
+        ),
+    ],
+    pending_only: Annotated[
+        bool,
+        Field(description="Refuse a source that is no longer pending or updated (default)."),
+    ] = True,
+    lease_seconds: Annotated[
+        int, Field(ge=10, le=24 * 3600, description="How long the claim lasts unless renewed.")
+    ] = 1800,
+) -> ClaimResult:
+    """Take the lease on one source before source_read, so that two ingest agents (on this
+    memory server or another one over the same database) never work on the same note.
+
+    `claimed` false: another agent holds it (`holder`), or it was ingested since you
+    listed it; skip it. Call source_release when done (ingested or failed); a lease you
+    do not release lapses after `lease_seconds`. Claiming again renews it.
+    """
+    from memserver.kb.manifest import Status
+    from memserver.store.leases import SourceLeases
+
+    services = current().services
+    rel = services.paths.source_rel(path)
+    leases = SourceLeases(services.kb().db)
+    owner = leases.claim(rel, holder, lease_seconds)
+    with services.pipeline_lock:
+        entry = services.manifest().get(rel)  # after the lease: the last holder has marked it
+    if owner != holder:
+        reason = f"another agent ({owner}) is ingesting it"
+    elif pending_only and entry.status not in (Status.PENDING, Status.UPDATED):
+        leases.release(rel, holder)
+        reason = f"it is {entry.status} now"
+    else:
+        reason = None
+    return {
+        "path": rel,
+        "claimed": reason is None,
+        "holder": owner,
+        "status": str(entry.status),
+        "reason": reason,
+    }
+
+
+class ReleaseResult(TypedDict):
+    path: str
+    released: bool
+
+
+@tool(access=Access.PIPELINE, title="Release a claimed source", idempotent=True)
+def source_release(
+    path: Annotated[str, Field(description="Source path relative to source/.")],
+    holder: Annotated[
+        str, Field(min_length=1, max_length=200, description="The holder you claimed it as.")
+    ],
+) -> ReleaseResult:
+    """Give up your lease on a source (after source_mark), so another agent may take it."""
+    from memserver.store.leases import SourceLeases
+
+    services = current().services
+    rel = services.paths.source_rel(path)
+    return {"path": rel, "released": SourceLeases(services.kb().db).release(rel, holder)}

@@ -55,8 +55,11 @@ def test_env_overrides_the_file(tmp_path: Path) -> None:
 
 
 def test_config_example_documents_a_loadable_config() -> None:
-    settings = load_settings(ROOT / "config.example.yaml", env={"LLM_API_KEY": "k"})
-    assert settings.llm is not None and settings.llm.model == "gpt-4o-mini"
+    # No paid model unless asked for: the llm block is off as shipped, on with the env.
+    assert load_settings(ROOT / "config.example.yaml", env={"LLM_API_KEY": "k"}).llm is None
+    env = {"LLM_API_KEY": "k", "LLM_BASE_URL": "https://api.openai.com/v1", "LLM_MODEL": "m"}
+    settings = load_settings(ROOT / "config.example.yaml", env=env)
+    assert settings.llm is not None and settings.llm.model == "m"
     assert settings.llm.api_key == "k"
     assert settings.llm.options["max_retries"] == 3
     assert settings.rerank is None and settings.laya is None
@@ -225,3 +228,10 @@ def test_settings_are_frozen() -> None:
     assert isinstance(settings, Settings)
     with pytest.raises(AttributeError):
         settings.database_url = "x"  # type: ignore[misc]
+
+
+def test_laya_base_url_from_the_environment_turns_laya_on() -> None:
+    settings = load_settings(None, env={"LAYA_BASE_URL": "http://laya:8000/"})
+    assert settings.laya is not None and settings.laya.base_url == "http://laya:8000"
+    with pytest.raises(ConfigError, match="LAYA_BASE_URL: 'laya:8000' is not an http"):
+        load_settings(None, env={"LAYA_BASE_URL": "laya:8000"})

@@ -58,11 +58,16 @@ def test_scan_prints_counts_and_json_lists_sources(
     make_kb: MakeKB, capsys: pytest.CaptureFixture[str]
 ) -> None:
     kb = make_kb(sources={"a.md": "A", "b/c.md": "C", "bin.dat": b"\x00\x01"})
-    code, out, _ = run(capsys, "--kb", str(kb.root), "scan")
+    code, out, _ = run(capsys, "--kb", str(kb.root), "scan", "--no-index")
     assert code == 0 and "pending" in out and "failed: bin.dat: binary" in out
-    code, out, _ = run(capsys, "--kb", str(kb.root), "scan", "--json")
+    code, out, _ = run(capsys, "--kb", str(kb.root), "scan", "--no-index", "--json")
     data = json.loads(out)
-    assert code == 0 and data["counts"]["pending"] == 2 and data["counts"]["failed"] == 1
+    assert (
+        code == 0
+        and data["counts"]["pending"] == 2
+        and data["index"] is None
+        and data["counts"]["failed"] == 1
+    )
     assert [s["path"] for s in data["sources"]] == ["a.md", "b/c.md", "bin.dat"]
 
 
@@ -71,7 +76,7 @@ def test_scan_of_a_corrupt_manifest_is_one_clear_line(
 ) -> None:
     kb = make_kb(sources={"a.md": "A"})
     kb.manifest.write_text("{oops")
-    code, _, err = run(capsys, "--kb", str(kb.root), "scan")
+    code, _, err = run(capsys, "--kb", str(kb.root), "scan", "--no-index")
     assert code == 2 and "manifest.json is corrupt" in err and len(err.strip().splitlines()) == 1
     assert kb.manifest.read_text() == "{oops"
 

@@ -225,7 +225,7 @@ def test_an_index_from_before_012_gets_a_typed_indexed_context_column(
                 "INSERT INTO source_chunks (path, ordinal, text, text_hash, embedding, stale)"
                 " VALUES ('a.md', 0, 'One sentence here.', 'h', '[1,0,0]', false)"
             )
-        assert db.migrate()[0] == "012_source_context_vectors"  # then any later ones
+        assert db.migrate()[:1] == ["012_source_context_vectors"]  # and any later ones
         with db.connection() as conn:
             coltype = conn.execute(
                 "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid"
