@@ -31,7 +31,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from memserver.convert.formats import kind_of
 from memserver.errors import ManifestError, NotFoundError, UserError
+from memserver.kb.converted import MAX_ORIGINAL_BYTES, note_text
 from memserver.kb.frontmatter import as_date, date_in_name, read_frontmatter
 from memserver.kb.layout import KBPaths, write_atomic
 from memserver.kb.source_file import TooLarge, UnsafeSource, read_source_file
@@ -155,15 +157,19 @@ def _doc_date(rel: str, text: str | None, mtime: float) -> datetime.date:
     return datetime.datetime.fromtimestamp(mtime, datetime.UTC).date()
 
 
-def _observe(rel: str, full: Path, root: Path, max_bytes: int) -> _Observed:
+def _observe(rel: str, full: Path, root: Path, max_bytes: int, state: Path | None) -> _Observed:
     """Hash and decode one file; anything unreadable becomes an error, never an exception.
 
     The file is opened once and checked through the open descriptor (see
-    ``memserver.kb.source_file``), so a symlink swapped in meanwhile cannot be read.
+    ``memserver.kb.source_file``), so a symlink swapped in meanwhile cannot be read. A
+    file in a known format (a transcript, an email, a PDF ...) is hashed as it is and its
+    text is the note it converts to (``memserver.kb.converted``, cached under ``state``).
     """
     now = time.time()
+    kind = kind_of(rel) if state is not None else None
+    limit = max(max_bytes, MAX_ORIGINAL_BYTES) if kind else max_bytes
     try:
-        read = read_source_file(root, full, max_bytes)
+        read = read_source_file(root, full, limit)
     except UnsafeSource as exc:
         return _Observed(rel, "", 0, now, None, str(exc))
     except TooLarge as big:
@@ -176,6 +182,9 @@ def _observe(rel: str, full: Path, root: Path, max_bytes: int) -> _Observed:
         return _Observed(rel, digest, big.size, big.mtime_ns / 1e9, None, error)
     data, mtime = read.data, read.mtime
     digest, size = _sha256(data), len(data)
+    if kind is not None and state is not None:
+        note, why = note_text(state, rel, kind, data, digest, max_bytes)
+        return _Observed(rel, digest, size, mtime, note, why)
     if b"\x00" in data:
         error = "binary file (contains NUL bytes); only UTF-8 text can be ingested"
         return _Observed(rel, digest, size, mtime, None, error)
@@ -261,6 +270,9 @@ class Manifest:
                 f"{self.kb.source} does not exist",
                 "create it and put markdown notes in it, or point --kb at a knowledge base",
             )
+        for rel, full in self._walk():  # convert new originals before taking the lock
+            if kind_of(rel) is not None:
+                self._observe(rel, full)
         with self._locked():
             before = self._load()
             after: dict[str, SourceEntry] = {}
@@ -381,7 +393,7 @@ class Manifest:
         return self.kb.source.resolve()
 
     def _observe(self, rel: str, full: Path) -> _Observed:
-        return _observe(rel, full, self._root(), self.max_bytes)
+        return _observe(rel, full, self._root(), self.max_bytes, self.kb.state)
 
     def read_text(self, path: str) -> tuple[str, str]:
         """``(text, sha256)`` of a source as it is now, without touching the ledger;
