@@ -18,7 +18,18 @@ from memserver import __version__
 from memserver.terminal.program import add_config_option, configure_logging, run_translating_errors
 
 # Order is the order of `memserver --help`.
-COMMAND_MODULES = ("core", "store", "review", "tokens", "serve", "search", "graph", "route", "up")
+COMMAND_MODULES = (
+    "core",
+    "import_sources",
+    "store",
+    "review",
+    "tokens",
+    "serve",
+    "search",
+    "graph",
+    "route",
+    "up",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
