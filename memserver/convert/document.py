@@ -25,7 +25,8 @@ from memserver.convert.text import title_from_name
 
 OFFICE = ("docx", "pptx")
 _PDF_DATE = re.compile(r"D:(\d{4})(\d{2})(\d{2})")
-MAX_PDF_INFLATED = 256 * 1024 * 1024  # all of a PDF's compressed streams, unpacked
+MAX_PDF_INFLATED = 256 * 1024 * 1024  # all of a PDF's compressed streams but images, unpacked
+MAX_PDF_RATIO = 200
 
 
 def convert_document(name: str, data: bytes, kind: str) -> list[Note]:
@@ -161,11 +162,14 @@ def _html_meta(data: bytes) -> dict[str, str]:
 
 
 def _check_streams(document: Any, name: str) -> None:
-    """Refuse a PDF bomb: compressed streams that would unpack past ``MAX_PDF_INFLATED``
-    (counted 1 MiB at a time, nothing kept), before any page is read."""
+    """Refuse a PDF bomb before any page is read: a compressed stream that unpacks more
+    than ``MAX_PDF_RATIO`` times its size (past 16 MiB), or streams that unpack past
+    ``MAX_PDF_INFLATED`` in all (counted 1 MiB at a time, nothing kept). Images are
+    left out: the text is read without unpacking them."""
     import zlib
 
     from pdfminer.pdftypes import LITERALS_FLATE_DECODE, PDFObjectNotFound, PDFStream
+    from pdfminer.psparser import LIT
 
     total = 0
     for xref in document.xrefs:
@@ -174,21 +178,25 @@ def _check_streams(document: Any, name: str) -> None:
                 obj = document.getobj(objid)
             except (PDFObjectNotFound, ValueError, TypeError, KeyError):
                 continue
-            if not isinstance(obj, PDFStream) or not obj.get_filters():
+            if not isinstance(obj, PDFStream) or obj.get("Subtype") is LIT("Image"):
                 continue
-            if obj.get_filters()[0][0] not in LITERALS_FLATE_DECODE:
+            filters = obj.get_filters()
+            if not filters or filters[0][0] not in LITERALS_FLATE_DECODE:
                 continue
-            inflater = zlib.decompressobj()
             data = obj.rawdata or b""
+            limit = max(16 * 1024 * 1024, MAX_PDF_RATIO * len(data))
+            inflater = zlib.decompressobj()
+            unpacked = 0
             try:
-                while data and total <= MAX_PDF_INFLATED:
-                    total += len(inflater.decompress(data, 1024 * 1024))
+                while data and unpacked <= limit and total + unpacked <= MAX_PDF_INFLATED:
+                    unpacked += len(inflater.decompress(data, 1024 * 1024))
                     data = inflater.unconsumed_tail
             except zlib.error:
                 continue  # a broken stream: the converter says so if it matters
-            if total > MAX_PDF_INFLATED:
+            total += unpacked
+            if unpacked > limit or total > MAX_PDF_INFLATED:
                 raise ConversionError(
-                    f"{name} unpacks to more than {MAX_PDF_INFLATED:,} bytes of streams "
+                    f"{name} has compressed streams that unpack to over {unpacked:,} bytes "
                     "(a PDF bomb?)",
                     "export the document again, or split it",
                 )

@@ -17,9 +17,9 @@ import sys
 from memserver.convert.errors import ConversionError
 from memserver.convert.note import Note
 
-BASE_SECONDS = 30.0
+BASE_SECONDS = 120.0
 SECONDS_PER_MIB = 10.0
-MAX_SECONDS = 300.0
+MAX_SECONDS = 600.0
 MEMORY_BYTES = 1536 * 1024 * 1024
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
+
+from memserver.convert.errors import ConversionError
 from memserver.convert.isolated import convert_isolated
 from memserver.convert.note import Note, split_to_fit
 from memserver.kb.frontmatter import read_frontmatter
@@ -64,3 +67,9 @@ def test_a_long_note_is_split_by_headings_into_parts_that_fit() -> None:
     assert parts and all(p.body.split("\n\n", 2)[1].startswith("## Section") for p in parts)
     joined = "".join(p.body for p in parts)
     assert [i for i in range(12) if f"## Section {i}\n" not in joined] == []  # nothing lost
+
+
+def test_a_conversion_past_its_time_limit_is_stopped_with_the_reason(tmp_path: Path) -> None:
+    data = write_docx(tmp_path / "h.docx").read_bytes()
+    with pytest.raises(ConversionError, match=r"took longer than 0 s and was stopped"):
+        convert_isolated("docx", "handbook.docx", data, seconds=0.05)
