@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from memserver.convert.errors import ConversionError
 from memserver.convert.isolated import convert_isolated
@@ -34,12 +34,15 @@ def cache_path(state: Path, rel: str, kind: str, digest: str) -> Path:
     return state / "converted" / f"{key}.json"
 
 
-def converted(state: Path, rel: str, kind: str, data: bytes, digest: str) -> list[Note]:
+def converted(
+    state: Path, rel: str, kind: str, data: bytes, digest: str, fresh: bool = False
+) -> list[Note]:
     """The notes of the original ``rel`` (bytes ``data``, sha256 ``digest``), from the
-    cache or converted now; ConversionError (also cached) when it cannot be."""
+    cache (unless ``fresh``) or converted now; ConversionError (also cached) when it
+    cannot be: a failure is not tried again until the file changes or is reset."""
     path = cache_path(state, rel, kind, digest)
     try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
+        cached = None if fresh else json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         cached = None
     if isinstance(cached, dict) and "error" in cached:
@@ -56,11 +59,11 @@ def converted(state: Path, rel: str, kind: str, data: bytes, digest: str) -> lis
 
 
 def note_text(
-    state: Path, rel: str, kind: str, data: bytes, digest: str, max_bytes: int
+    state: Path, rel: str, kind: str, data: bytes, digest: str, max_bytes: int, fresh: bool
 ) -> tuple[str | None, str | None]:
     """``(text, None)`` of a dropped-in original that makes one note, else ``(None, why)``."""
     try:
-        notes = converted(state, rel, kind, data, digest)
+        notes = converted(state, rel, kind, data, digest, fresh)
     except ConversionError as exc:
         return None, f"{exc.message}; {exc.fix}"
     command = _IMPORT.get(kind, "folder")
@@ -79,6 +82,27 @@ def note_text(
             "DIR`, which splits it by headings or pages into notes that fit"
         )
     return text, None
+
+
+def slack_export_part(root: Path, rel: str) -> str | None:
+    """The folder under ``root`` (source/) of the Slack export that the JSON file ``rel``
+    belongs to (a folder holding ``users.json`` and ``channels.json``), else None."""
+    if not rel.endswith(".json"):
+        return None
+    parts = PurePosixPath(rel).parts[:-1]
+    for depth in range(len(parts), -1, -1):
+        folder = root.joinpath(*parts[:depth])
+        if (folder / "users.json").is_file() and (folder / "channels.json").is_file():
+            return "/".join(parts[:depth]) or "."
+    return None
+
+
+def slack_export_error(export: str) -> str:
+    return (
+        f"part of the Slack export {export}/ (it holds users.json and channels.json), which "
+        "is imported whole; move the export out of source/ and run `memserver import slack "
+        "DIR`, which writes a note per channel and day"
+    )
 
 
 def _store(path: Path, body: dict[str, object]) -> None:

@@ -33,7 +33,12 @@ from typing import Any
 
 from memserver.convert.formats import kind_of
 from memserver.errors import ManifestError, NotFoundError, UserError
-from memserver.kb.converted import MAX_ORIGINAL_BYTES, note_text
+from memserver.kb.converted import (
+    MAX_ORIGINAL_BYTES,
+    note_text,
+    slack_export_error,
+    slack_export_part,
+)
 from memserver.kb.frontmatter import as_date, date_in_name, read_frontmatter
 from memserver.kb.layout import KBPaths, write_atomic
 from memserver.kb.source_file import TooLarge, UnsafeSource, read_source_file
@@ -157,13 +162,16 @@ def _doc_date(rel: str, text: str | None, mtime: float) -> datetime.date:
     return datetime.datetime.fromtimestamp(mtime, datetime.UTC).date()
 
 
-def _observe(rel: str, full: Path, root: Path, max_bytes: int, state: Path | None) -> _Observed:
+def _observe(
+    rel: str, full: Path, root: Path, max_bytes: int, state: Path | None, fresh: bool = False
+) -> _Observed:
     """Hash and decode one file; anything unreadable becomes an error, never an exception.
 
     The file is opened once and checked through the open descriptor (see
     ``memserver.kb.source_file``), so a symlink swapped in meanwhile cannot be read. A
     file in a known format (a transcript, an email, a PDF ...) is hashed as it is and its
-    text is the note it converts to (``memserver.kb.converted``, cached under ``state``).
+    text is the note it converts to (``memserver.kb.converted``, cached under ``state``;
+    ``fresh``: converted again, whatever the cache holds).
     """
     now = time.time()
     kind = kind_of(rel) if state is not None else None
@@ -183,8 +191,10 @@ def _observe(rel: str, full: Path, root: Path, max_bytes: int, state: Path | Non
     data, mtime = read.data, read.mtime
     digest, size = _sha256(data), len(data)
     if kind is not None and state is not None:
-        note, why = note_text(state, rel, kind, data, digest, max_bytes)
+        note, why = note_text(state, rel, kind, data, digest, max_bytes, fresh)
         return _Observed(rel, digest, size, mtime, note, why)
+    if state is not None and (export := slack_export_part(root, rel)) is not None:
+        return _Observed(rel, digest, size, mtime, None, slack_export_error(export))
     if b"\x00" in data:
         error = "binary file (contains NUL bytes); only UTF-8 text can be ingested"
         return _Observed(rel, digest, size, mtime, None, error)
@@ -375,9 +385,12 @@ class Manifest:
     def reset(self, path: str) -> SourceEntry:
         """Queue a source again (failed or ingested); a file that is gone cannot be reset.
 
-        A file that still cannot be read as text stays failed, with the reason.
+        A file that still cannot be read as text stays failed, with the reason; a file in
+        a known format is converted again first.
         """
         rel, full = self._existing(path)
+        if kind_of(rel) is not None:  # convert again (a timeout may have been the load's)
+            self._observe(rel, full, fresh=True)
         with self._locked():
             entries = self._load()
             seen = self._observe(rel, full)
@@ -392,8 +405,8 @@ class Manifest:
     def _root(self) -> Path:
         return self.kb.source.resolve()
 
-    def _observe(self, rel: str, full: Path) -> _Observed:
-        return _observe(rel, full, self._root(), self.max_bytes, self.kb.state)
+    def _observe(self, rel: str, full: Path, fresh: bool = False) -> _Observed:
+        return _observe(rel, full, self._root(), self.max_bytes, self.kb.state, fresh)
 
     def read_text(self, path: str) -> tuple[str, str]:
         """``(text, sha256)`` of a source as it is now, without touching the ledger;

@@ -21,6 +21,7 @@ from memserver.kb.manifest import Manifest
 from read_agent.agent import Answer, ReadAgent
 from tests.fixtures.server import EXAMPLE_KB
 from tests.ingest_agent.conftest import IngestServer, serve_kb
+from tests.ingest_agent.test_agent_e2e import by_title, pages
 from tests.memserver.convert.originals import (
     SRT,
     VTT,
@@ -109,6 +110,19 @@ def test_every_original_is_ingested_by_the_rules_with_its_date(ingested: IngestS
         p.relative_to(ingested.paths.source).as_posix() for p in ingested.paths.source.rglob("*.*")
     }
     assert written == set(ORIGINALS)  # nothing converted was written beside an original
+
+
+def test_speakers_senders_and_posters_are_people_with_the_original_as_source(
+    ingested: IngestServer,
+) -> None:
+    people = by_title(pages(ingested), "people")
+    sources = {name: set(people[name].sources) for name in people}
+    assert "meetings/2026-09-22-globex-sync.vtt" in sources.get("Bob Martinez", set()), sources
+    assert "meetings/kestrel-kickoff.srt" in sources.get("Tom Becker", set()), sources
+    assert "mail/plover.eml" in sources.get("Maria Lopez", set()), sources
+    assert "slack/ops/2026-10-20.md" in sources.get("Priya Shah", set()), sources
+    meetings = by_title(pages(ingested), "meetings")
+    assert set(meetings["Globex sync"].fields["attendees"]) == {"Alice Chen", "Bob Martinez"}
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from tests.fixtures.kb import MakeKB
 from tests.memserver.convert.originals import (
     VTT,
     pdf_bomb,
+    slack_export,
     write_docx,
     write_mbox,
     write_pdf,
@@ -67,6 +68,8 @@ def test_a_transcript_is_read_as_its_note_and_converted_once_per_version(
     assert changed.hash != entry.hash and "fifteen" in manifest.read_text(entry.path)[0]
     manifest.scan()
     assert conversions == ["2026-09-22-globex-sync.vtt"] * 2  # the change: converted once
+    assert manifest.reset(entry.path).status is Status.PENDING
+    assert conversions == ["2026-09-22-globex-sync.vtt"] * 3  # a reset converts again
 
 
 def test_a_document_is_dated_by_its_own_metadata(make_kb: MakeKB, tmp_path: Path) -> None:
@@ -119,3 +122,24 @@ def test_a_note_longer_than_the_limit_is_refused_with_the_command_that_splits_it
     assert entry.status is Status.FAILED and entry.error is not None
     assert "larger than the limit of 20,000 bytes" in entry.error
     assert "memserver import folder DIR" in entry.error
+
+
+def test_a_slack_export_folder_dropped_in_is_refused_with_the_import_command(
+    make_kb: MakeKB,
+) -> None:
+    paths = make_kb(sources={"notes.json": '{"not": "slack"}'})
+    slack_export(paths.source / "exports" / "acme")
+    entries = {e.path: e for e in Manifest(paths).scan().entries}
+    assert entries.pop("notes.json").status is Status.PENDING  # other JSON is a note
+    assert sorted(entries) == [
+        "exports/acme/channels.json",
+        "exports/acme/ops/2026-10-20.json",
+        "exports/acme/ops/2026-10-21.json",
+        "exports/acme/users.json",
+    ]
+    assert {e.status for e in entries.values()} == {Status.FAILED}
+    assert {e.error for e in entries.values()} == {
+        "part of the Slack export exports/acme/ (it holds users.json and channels.json), "
+        "which is imported whole; move the export out of source/ and run `memserver import "
+        "slack DIR`, which writes a note per channel and day"
+    }
