@@ -4,7 +4,7 @@ reason, never a stalled scan or an exception from inside a parser.
 
 The time limit grows with the original's size (``BASE_SECONDS`` plus ``SECONDS_PER_MIB``
 a MiB, at most ``MAX_SECONDS``); the worker (``memserver.convert.worker``) limits its own
-memory and may write no file.
+memory and may write no file, and sees none of the caller's secrets (``PASSED_ENV``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ BASE_SECONDS = 120.0
 SECONDS_PER_MIB = 10.0
 MAX_SECONDS = 600.0
 MEMORY_BYTES = 1536 * 1024 * 1024
+# The only variables the converter sees: no token or API key reaches a process that
+# parses untrusted files.
+PASSED_ENV = frozenset({"PATH", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "HOME"})
 
 
 def time_limit(size: int) -> float:
@@ -32,7 +35,7 @@ def convert_isolated(kind: str, name: str, data: bytes, seconds: float | None = 
     """The notes of one original of ``kind``, converted in a limited child process."""
     limit = time_limit(len(data)) if seconds is None else seconds
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k in PASSED_ENV},
         "MEMSERVER_CONVERT_MEMORY": str(MEMORY_BYTES),
         "MEMSERVER_CONVERT_CPU": str(int(limit) + 1),
     }

@@ -4,7 +4,9 @@ transcript and per thread, quoted text and private messages handled."""
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +83,21 @@ def test_a_broken_file_names_the_problem_and_the_fix(kind: str, data: bytes, pro
     with pytest.raises(ConversionError) as caught:
         convert_isolated(kind, f"broken.{kind}", data)
     assert problem in caught.value.message and caught.value.fix
+
+
+def test_the_converter_process_sees_no_secret_of_its_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMORY_TOKEN", "ms_secret_token")
+    monkeypatch.setenv("LLM_API_KEY", "sk-secret")
+    seen: dict[str, str] = {}
+    real_run = subprocess.run
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        seen.update(kwargs["env"])
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    [note] = convert_isolated("srt", "kestrel.srt", SRT.encode())
+    assert note.attendees == ("Priya Shah", "Tom Becker")
+    assert "PATH" in seen and not {"MEMORY_TOKEN", "LLM_API_KEY"} & set(seen)
