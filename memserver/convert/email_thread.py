@@ -25,6 +25,8 @@ from memserver.convert.errors import ConversionError
 from memserver.convert.note import Note, slug
 
 _FROM_LINE = re.compile(rb"^From \S", re.MULTILINE)
+# A body line "From ..." is written ">From ..." in an mbox (">>From" for ">From"): undone.
+_ESCAPED_FROM = re.compile(rb"^>(>*From )", re.MULTILINE)
 _SUBJECT_PREFIX = re.compile(r"^\s*((re|fw|fwd|aw|sv|antw)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 _MESSAGE_ID = re.compile(r"<[^<>\s]+>")
 _WROTE = re.compile(r"^\s*(On|Le|Am) .{4,200} (wrote|a écrit|schrieb)\s*:\s*$")
@@ -58,7 +60,10 @@ def convert_mbox(name: str, data: bytes) -> list[Note]:
             "export the mailbox again as mbox, or save single messages as .eml",
         )
     chunks = [data[a:b] for a, b in zip(starts, [*starts[1:], len(data)], strict=True)]
-    mails = [_read(chunk.split(b"\n", 1)[-1], f"{name}#{i}") for i, chunk in enumerate(chunks, 1)]
+    mails = [
+        _read(_ESCAPED_FROM.sub(rb"\1", chunk.split(b"\n", 1)[-1]), f"{name}#{i}")
+        for i, chunk in enumerate(chunks, 1)
+    ]
     return _threads(mails, name)
 
 

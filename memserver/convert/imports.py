@@ -4,7 +4,8 @@ hand, each with the path it takes under ``source/``, named after its original.
 - ``slack EXPORT`` (a folder or ``.zip``): ``<channel>/<YYYY-MM-DD>.md``, as the export
   names its day files;
 - ``email FILE`` (an ``.mbox``, an ``.eml`` or a folder of them): ``<file>/<date>-<subject>.md``
-  a thread, or ``<file>.md`` for a file of one thread;
+  a thread, or ``<file>.md`` for a file of one thread; a folder's ``.eml`` messages are
+  threaded together (``<date>-<subject>-NNN.md``);
 - ``folder DIR``: every file at any depth, ``<path>.md`` (``handbook.pdf.md``); a note
   longer than the source size limit is split into ``<path>/part-NNN.md``; markdown and
   text files are copied as they are.
@@ -62,6 +63,18 @@ def plan_import(what: str, path: Path, max_bytes: int) -> Plan:
     out: list[tuple[str, Note]] = []
     copied: list[Planned] = []
     refused: list[Refused] = []
+    if what == "email" and path.is_dir():
+        messages = [f for f in files if kind_of(f.name) == "eml"]
+        files = [f for f in files if f not in messages]
+        if messages:  # the messages of a folder, threaded together
+            try:
+                notes = convert_isolated("mbox", path.name, _as_mbox(messages))
+            except ConversionError as exc:
+                refused.append(Refused(".", f"{exc.message}; {exc.fix}"))
+            else:
+                out.extend(
+                    (f"{n.name or 'thread'}.md", _with_original(n, path.name)) for n in notes
+                )
     for file in files:
         rel = file.relative_to(base).as_posix()
         if any(part.startswith(".") for part in Path(rel).parts):
@@ -117,6 +130,20 @@ def _read(file: Path) -> bytes:
             "split it into smaller files",
         )
     return file.read_bytes()
+
+
+def _as_mbox(messages: list[Path]) -> bytes:
+    """``.eml`` files as one mbox, written by the standard library's ``mailbox``."""
+    import mailbox
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        box = mailbox.mbox(str(Path(tmp) / "messages.mbox"))
+        for message in messages:
+            box.add(mailbox.mboxMessage(_read(message)))
+        box.flush()
+        box.close()
+        return (Path(tmp) / "messages.mbox").read_bytes()
 
 
 def _zip_folder(folder: Path) -> bytes:

@@ -3,7 +3,9 @@ source/, a long document split to fit, nothing written twice, nothing dropped si
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,15 @@ from memserver.cli import main
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.manifest import Manifest, Status
 from tests.fixtures.kb import MakeKB
-from tests.memserver.convert.originals import slack_export, write_mbox, write_pdf, zip_folder
+from tests.memserver.convert.originals import (
+    budget_thread,
+    message,
+    slack_export,
+    write_eml,
+    write_mbox,
+    write_pdf,
+    zip_folder,
+)
 
 
 def run(capsys: pytest.CaptureFixture[str], kb: Path, *argv: str) -> tuple[int, dict]:
@@ -88,3 +98,35 @@ def test_an_import_cannot_write_outside_source(
     paths = make_kb()
     code = main(["--kb", str(paths.root), "import", "email", str(tmp_path), "--into", "../out"])
     assert code == 2 and "outside source/" in capsys.readouterr().err
+
+
+def test_a_folder_of_eml_messages_is_threaded_together(
+    make_kb: MakeKB, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = make_kb()
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    first, reply = budget_thread()
+    write_eml(inbox / "a.eml", first)
+    write_eml(inbox / "b.eml", reply)
+    write_eml(inbox / "c.eml", message_alone())
+    code, out = run(capsys, paths.root, "email", str(inbox))
+    assert code == 0 and out["created"] == [
+        "email/2026-10-14-plover-budget-001.md",
+        "email/2026-11-05-kite-launch-002.md",
+    ]
+    text = (paths.source / out["created"][0]).read_text(encoding="utf-8")
+    assert text.index("needs a budget") < text.index("Approved")
+    kite = (paths.source / out["created"][1]).read_text(encoding="utf-8")
+    assert "From now on we ship weekly." in kite  # mbox's escaped "From " line read back
+
+
+def message_alone() -> EmailMessage:
+    return message(
+        "Kite launch",
+        "Priya Shah <priya@acme.example>",
+        "Team <team@acme.example>",
+        dt.datetime(2026, 11, 5, 9, 0, tzinfo=dt.UTC),
+        "Kite launches on December 1.\nFrom now on we ship weekly.\n",
+        "<kite-1@acme.example>",
+    )
