@@ -36,6 +36,7 @@ def convert_isolated(kind: str, name: str, data: bytes, seconds: float | None = 
     limit = time_limit(len(data)) if seconds is None else seconds
     env = {
         **{k: v for k, v in os.environ.items() if k in PASSED_ENV},
+        "PYTHONDONTWRITEBYTECODE": "1",  # it may write no file
         "MEMSERVER_CONVERT_MEMORY": str(MEMORY_BYTES),
         "MEMSERVER_CONVERT_CPU": str(int(limit) + 1),
     }

@@ -130,3 +130,15 @@ def message_alone() -> EmailMessage:
         "Kite launches on December 1.\nFrom now on we ship weekly.\n",
         "<kite-1@acme.example>",
     )
+
+
+def test_a_slack_export_folder_imports_like_its_zip(
+    make_kb: MakeKB, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = make_kb()
+    code, out = run(
+        capsys, paths.root, "slack", str(slack_export(tmp_path / "acme")), "--into", "chat"
+    )
+    assert code == 0 and out["created"] == ["chat/ops/2026-10-20.md", "chat/ops/2026-10-21.md"]
+    front = read_frontmatter((paths.source / "chat/ops/2026-10-21.md").read_text("utf-8"))
+    assert (front["original"], front["attendees"]) == ("acme", ["Priya Shah"])
