@@ -67,6 +67,8 @@ def note_text(
     except ConversionError as exc:
         return None, f"{exc.message}; {exc.fix}"
     command = _IMPORT.get(kind, "folder")
+    if not notes:
+        return None, "it converts to no note; check the file holds text"
     if len(notes) > 1:
         return None, (
             f"it holds {len(notes)} notes ({', '.join(n.title for n in notes[:3])}, ...), and a "

@@ -26,6 +26,7 @@ import os
 import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
@@ -48,6 +49,7 @@ DEFAULT_MAX_SOURCE_BYTES = 2 * 1024 * 1024
 LOCK_TIMEOUT_SECONDS = 30.0
 MAX_ERROR_CHARS = 2000
 MAX_DROPPED = 20  # dropped items listed per source (all are counted)
+CONVERT_WORKERS = 2  # originals converted at once by a scan (each in its own process)
 MAX_DROPPED_CHARS = 200
 # Frontmatter keys that give a raw document's date, in order of preference.
 DOC_DATE_KEYS = ("date", "event_date", "published")
@@ -280,9 +282,10 @@ class Manifest:
                 f"{self.kb.source} does not exist",
                 "create it and put markdown notes in it, or point --kb at a knowledge base",
             )
-        for rel, full in self._walk():  # convert new originals before taking the lock
-            if kind_of(rel) is not None:
-                self._observe(rel, full)
+        originals = [(rel, full) for rel, full in self._walk() if kind_of(rel) is not None]
+        if originals:  # converted (or read from the cache) before the lock is taken
+            with ThreadPoolExecutor(CONVERT_WORKERS, thread_name_prefix="convert") as pool:
+                list(pool.map(lambda found: self._observe(*found), originals))
         with self._locked():
             before = self._load()
             after: dict[str, SourceEntry] = {}
