@@ -21,6 +21,7 @@ from memserver.terminal.program import add_config_option, configure_logging, run
 COMMAND_MODULES = (
     "core",
     "sources",
+    "import_sources",
     "store",
     "review",
     "tokens",

@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 # modules (``memserver.errors``, ``memserver.__version__``) are below everything; ``cli``
 # is the ``memserver`` program itself.
 FLOORS: tuple[tuple[str, ...], ...] = (
+    ("convert",),
     ("kb",),
     ("timeparse", "web", "terminal"),
     ("clients",),

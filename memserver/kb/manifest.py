@@ -26,12 +26,20 @@ import os
 import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from memserver.convert.formats import kind_of
 from memserver.errors import ManifestError, NotFoundError, UserError
+from memserver.kb.converted import (
+    MAX_ORIGINAL_BYTES,
+    note_text,
+    slack_export_error,
+    slack_export_part,
+)
 from memserver.kb.frontmatter import as_date, date_in_name, read_frontmatter
 from memserver.kb.layout import KBPaths, write_atomic
 from memserver.kb.source_file import TooLarge, UnsafeSource, read_source_file
@@ -41,6 +49,7 @@ DEFAULT_MAX_SOURCE_BYTES = 2 * 1024 * 1024
 LOCK_TIMEOUT_SECONDS = 30.0
 MAX_ERROR_CHARS = 2000
 MAX_DROPPED = 20  # dropped items listed per source (all are counted)
+CONVERT_WORKERS = 2  # originals converted at once by a scan (each in its own process)
 MAX_DROPPED_CHARS = 200
 # Frontmatter keys that give a raw document's date, in order of preference.
 DOC_DATE_KEYS = ("date", "event_date", "published")
@@ -155,15 +164,22 @@ def _doc_date(rel: str, text: str | None, mtime: float) -> datetime.date:
     return datetime.datetime.fromtimestamp(mtime, datetime.UTC).date()
 
 
-def _observe(rel: str, full: Path, root: Path, max_bytes: int) -> _Observed:
+def _observe(
+    rel: str, full: Path, root: Path, max_bytes: int, state: Path | None, fresh: bool = False
+) -> _Observed:
     """Hash and decode one file; anything unreadable becomes an error, never an exception.
 
     The file is opened once and checked through the open descriptor (see
-    ``memserver.kb.source_file``), so a symlink swapped in meanwhile cannot be read.
+    ``memserver.kb.source_file``), so a symlink swapped in meanwhile cannot be read. A
+    file in a known format (a transcript, an email, a PDF ...) is hashed as it is and its
+    text is the note it converts to (``memserver.kb.converted``, cached under ``state``;
+    ``fresh``: converted again, whatever the cache holds).
     """
     now = time.time()
+    kind = kind_of(rel) if state is not None else None
+    limit = max(max_bytes, MAX_ORIGINAL_BYTES) if kind else max_bytes
     try:
-        read = read_source_file(root, full, max_bytes)
+        read = read_source_file(root, full, limit)
     except UnsafeSource as exc:
         return _Observed(rel, "", 0, now, None, str(exc))
     except TooLarge as big:
@@ -176,6 +192,11 @@ def _observe(rel: str, full: Path, root: Path, max_bytes: int) -> _Observed:
         return _Observed(rel, digest, big.size, big.mtime_ns / 1e9, None, error)
     data, mtime = read.data, read.mtime
     digest, size = _sha256(data), len(data)
+    if kind is not None and state is not None:
+        note, why = note_text(state, rel, kind, data, digest, max_bytes, fresh)
+        return _Observed(rel, digest, size, mtime, note, why)
+    if state is not None and (export := slack_export_part(root, rel)) is not None:
+        return _Observed(rel, digest, size, mtime, None, slack_export_error(export))
     if b"\x00" in data:
         error = "binary file (contains NUL bytes); only UTF-8 text can be ingested"
         return _Observed(rel, digest, size, mtime, None, error)
@@ -261,6 +282,10 @@ class Manifest:
                 f"{self.kb.source} does not exist",
                 "create it and put markdown notes in it, or point --kb at a knowledge base",
             )
+        originals = [(rel, full) for rel, full in self._walk() if kind_of(rel) is not None]
+        if originals:  # converted (or read from the cache) before the lock is taken
+            with ThreadPoolExecutor(CONVERT_WORKERS, thread_name_prefix="convert") as pool:
+                list(pool.map(lambda found: self._observe(*found), originals))
         with self._locked():
             before = self._load()
             after: dict[str, SourceEntry] = {}
@@ -363,9 +388,12 @@ class Manifest:
     def reset(self, path: str) -> SourceEntry:
         """Queue a source again (failed or ingested); a file that is gone cannot be reset.
 
-        A file that still cannot be read as text stays failed, with the reason.
+        A file that still cannot be read as text stays failed, with the reason; a file in
+        a known format is converted again first.
         """
         rel, full = self._existing(path)
+        if kind_of(rel) is not None:  # convert again (a timeout may have been the load's)
+            self._observe(rel, full, fresh=True)
         with self._locked():
             entries = self._load()
             seen = self._observe(rel, full)
@@ -380,8 +408,8 @@ class Manifest:
     def _root(self) -> Path:
         return self.kb.source.resolve()
 
-    def _observe(self, rel: str, full: Path) -> _Observed:
-        return _observe(rel, full, self._root(), self.max_bytes)
+    def _observe(self, rel: str, full: Path, fresh: bool = False) -> _Observed:
+        return _observe(rel, full, self._root(), self.max_bytes, self.kb.state, fresh)
 
     def read_text(self, path: str) -> tuple[str, str]:
         """``(text, sha256)`` of a source as it is now, without touching the ledger;

@@ -259,13 +259,13 @@ def test_sources_are_redacted_and_only_changed_ones_reindexed(kb: KnowledgeBase)
 
 
 def test_binary_sources_are_reported_not_indexed(kb: KnowledgeBase) -> None:
-    (kb.paths.source / "scan.pdf").write_bytes(b"%PDF-1.4\x00\x01binary")
+    (kb.paths.source / "scan.bin").write_bytes(b"%PDF-1.4\x00\x01binary")
     report = kb.reindex()
     [(path, why)] = report.sources_unreadable
-    assert path == "scan.pdf" and "binary file (contains NUL bytes)" in why
+    assert path == "scan.bin" and "binary file (contains NUL bytes)" in why
     with kb.db.connection() as conn:
         assert conn.execute(
-            "SELECT count(*) FROM source_docs WHERE path = 'scan.pdf'"
+            "SELECT count(*) FROM source_docs WHERE path = 'scan.bin'"
         ).fetchone() == (0,)
 
 

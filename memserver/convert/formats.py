@@ -1,0 +1,55 @@
+"""The formats converted, by file extension, and the converter of each."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
+from memserver.convert.archive import zip_files
+from memserver.convert.document import convert_document
+from memserver.convert.email_thread import convert_eml, convert_mbox
+from memserver.convert.note import Note
+from memserver.convert.slack import convert_slack
+from memserver.convert.transcript import convert_transcript
+
+# extension -> (kind, what one such file becomes), as the README lists them
+FORMATS: dict[str, tuple[str, str]] = {
+    ".vtt": ("vtt", "one note per transcript: speakers, date from the name or first cue"),
+    ".srt": ("srt", "one note per transcript: speakers, date from the name or first cue"),
+    ".eml": ("eml", "one note: the message, its date, sender and recipients"),
+    ".mbox": ("mbox", "one note per thread (Message-ID, In-Reply-To, References)"),
+    ".zip": ("slack", "a Slack export: one note per channel and day, replies under parents"),
+    ".docx": ("docx", "one note: the document, dated and attributed by its properties"),
+    ".pptx": ("pptx", "one note: the deck's slides and notes, by its properties"),
+    ".pdf": ("pdf", "one note (a long one split by headings or pages), by its info"),
+    ".html": ("html", "one note: the page's text, by its <meta> author and date"),
+    ".htm": ("html", "one note: the page's text, by its <meta> author and date"),
+}
+
+
+def kind_of(name: str) -> str | None:
+    """The converter kind of a file name ("vtt", "pdf", ...), None for other files."""
+    found = FORMATS.get(PurePosixPath(name).suffix.lower())
+    return found[0] if found else None
+
+
+def _slack(name: str, data: bytes) -> list[Note]:
+    return convert_slack(zip_files(data, name), name)
+
+
+def _document(kind: str) -> Callable[[str, bytes], list[Note]]:
+    return lambda name, data: convert_document(name, data, kind)
+
+
+def _transcript(kind: str) -> Callable[[str, bytes], list[Note]]:
+    return lambda name, data: convert_transcript(name, data, kind)
+
+
+CONVERTERS: dict[str, Callable[[str, bytes], list[Note]]] = {
+    "vtt": _transcript("vtt"),
+    "srt": _transcript("srt"),
+    "eml": convert_eml,
+    "mbox": convert_mbox,
+    "slack": _slack,
+    **{kind: _document(kind) for kind in ("docx", "pptx", "pdf", "html")},
+}

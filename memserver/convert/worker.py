@@ -1,0 +1,56 @@
+"""The converter process: ``python -m memserver.convert.worker KIND NAME`` reads the
+original's bytes on stdin and prints ``{"notes": [...]}`` or ``{"error", "fix"}`` as JSON.
+
+It limits itself before reading anything (``memserver.convert.isolated`` starts it and
+kills it at its time limit): address space ``MEMSERVER_CONVERT_MEMORY`` bytes, CPU
+seconds ``MEMSERVER_CONVERT_CPU``, and no file may be written (``RLIMIT_FSIZE`` 0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+
+from memserver.convert.errors import ConversionError
+
+
+def _limit() -> None:
+    memory = int(os.environ.get("MEMSERVER_CONVERT_MEMORY", str(1536 * 1024 * 1024)))
+    cpu = int(os.environ.get("MEMSERVER_CONVERT_CPU", "60"))
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def main(argv: list[str]) -> int:
+    _limit()
+    kind, name = argv
+    data = sys.stdin.buffer.read()
+    from memserver.convert.formats import CONVERTERS
+
+    try:
+        notes = CONVERTERS[kind](name, data)
+        out: dict[str, object] = {"notes": [n.to_dict() for n in notes]}
+    except ConversionError as exc:
+        out = {"error": exc.message, "fix": exc.fix}
+    except MemoryError:
+        out = {
+            "error": f"{name} needs more memory to convert than the limit allows (a bomb?)",
+            "fix": "split the document, or export it again without embedded objects",
+        }
+    except RecursionError:
+        out = {"error": f"{name} is nested too deeply to convert", "fix": "export it again"}
+    except Exception as exc:  # a parser's own error: the file is not what it says
+        out = {
+            "error": f"{name} cannot be converted ({type(exc).__name__}: {exc})"[:500],
+            "fix": "the file may be corrupt or not what its extension says; export it again",
+        }
+    sys.stdout.write(json.dumps(out, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

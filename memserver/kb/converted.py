@@ -1,0 +1,112 @@
+"""A source in a known format (``memserver.convert.formats``) as the note the rest of the
+system reads: converted once per version of the original, the result (its notes, or
+why it cannot be converted) cached under ``.memserver/converted/`` (git-ignored), never
+written beside the original. The ledger keeps the original's path and hash, so an
+unchanged original is never converted again and a changed one is converted once.
+
+A dropped-in original must make one note that fits the source size limit; one that
+makes several (an mbox of many threads, a Slack export) or a longer one (a 300-page PDF)
+is refused with the command that splits it (``memserver import``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path, PurePosixPath
+
+from memserver.convert.errors import ConversionError
+from memserver.convert.isolated import convert_isolated
+from memserver.convert.note import Note
+from memserver.kb.layout import write_atomic
+
+CACHE_FORMAT = "1"
+# An original in a known format may be larger than a note (a deck with pictures);
+# its converted text must still fit sources.max_bytes.
+MAX_ORIGINAL_BYTES = 64 * 1024 * 1024
+_IMPORT = {"mbox": "email", "eml": "email", "slack": "slack"}
+
+
+def cache_path(state: Path, rel: str, kind: str, digest: str) -> Path:
+    """Where the conversion of this version of ``rel`` is kept (its name is in the key:
+    a transcript's title and date come from it)."""
+    key = hashlib.sha256(f"{CACHE_FORMAT}\0{kind}\0{rel}\0{digest}".encode()).hexdigest()
+    return state / "converted" / f"{key}.json"
+
+
+def converted(
+    state: Path, rel: str, kind: str, data: bytes, digest: str, fresh: bool = False
+) -> list[Note]:
+    """The notes of the original ``rel`` (bytes ``data``, sha256 ``digest``), from the
+    cache (unless ``fresh``) or converted now; ConversionError (also cached) when it
+    cannot be: a failure is not tried again until the file changes or is reset."""
+    path = cache_path(state, rel, kind, digest)
+    try:
+        cached = None if fresh else json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        cached = None
+    if isinstance(cached, dict) and "error" in cached:
+        raise ConversionError(str(cached["error"]), str(cached.get("fix") or ""))
+    if isinstance(cached, dict) and isinstance(cached.get("notes"), list):
+        return [Note.from_dict(n) for n in cached["notes"]]
+    try:
+        notes = convert_isolated(kind, rel.rsplit("/", 1)[-1], data)
+    except ConversionError as exc:
+        _store(path, {"error": exc.message, "fix": exc.fix})
+        raise
+    _store(path, {"notes": [n.to_dict() for n in notes]})
+    return notes
+
+
+def note_text(
+    state: Path, rel: str, kind: str, data: bytes, digest: str, max_bytes: int, fresh: bool
+) -> tuple[str | None, str | None]:
+    """``(text, None)`` of a dropped-in original that makes one note, else ``(None, why)``."""
+    try:
+        notes = converted(state, rel, kind, data, digest, fresh)
+    except ConversionError as exc:
+        return None, f"{exc.message}; {exc.fix}"
+    command = _IMPORT.get(kind, "folder")
+    if not notes:
+        return None, "it converts to no note; check the file holds text"
+    if len(notes) > 1:
+        return None, (
+            f"it holds {len(notes)} notes ({', '.join(n.title for n in notes[:3])}, ...), and a "
+            f"file in source/ makes one; move it out of source/ and run `memserver import "
+            f"{command} FILE`, which writes one note each into source/"
+        )
+    text = notes[0].render()
+    size = len(text.encode("utf-8"))
+    if size > max_bytes:
+        return None, (
+            f"its text is {size:,} bytes, larger than the limit of {max_bytes:,} bytes "
+            "(sources.max_bytes); move it out of source/ and run `memserver import folder "
+            "DIR`, which splits it by headings or pages into notes that fit"
+        )
+    return text, None
+
+
+def slack_export_part(root: Path, rel: str) -> str | None:
+    """The folder under ``root`` (source/) of the Slack export that the JSON file ``rel``
+    belongs to (a folder holding ``users.json`` and ``channels.json``), else None."""
+    if not rel.endswith(".json"):
+        return None
+    parts = PurePosixPath(rel).parts[:-1]
+    for depth in range(len(parts), -1, -1):
+        folder = root.joinpath(*parts[:depth])
+        if (folder / "users.json").is_file() and (folder / "channels.json").is_file():
+            return "/".join(parts[:depth]) or "."
+    return None
+
+
+def slack_export_error(export: str) -> str:
+    return (
+        f"part of the Slack export {export}/ (it holds users.json and channels.json), which "
+        "is imported whole; move the export out of source/ and run `memserver import slack "
+        "DIR`, which writes a note per channel and day"
+    )
+
+
+def _store(path: Path, body: dict[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, (json.dumps(body, ensure_ascii=False) + "\n").encode("utf-8"))

@@ -1,0 +1,145 @@
+"""Originals dropped into source/: converted once per version (the text cached under
+.memserver/, never beside the original), the ledger keeping the original's path and
+hash, and every hostile or unusable file one failed entry with its reason and fix."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memserver.convert.note import Note
+from memserver.kb import converted
+from memserver.kb.manifest import Manifest, Status
+from tests.fixtures.kb import MakeKB
+from tests.memserver.convert.originals import (
+    VTT,
+    pdf_bomb,
+    slack_export,
+    write_docx,
+    write_mbox,
+    write_pdf,
+    zip_bomb_docx,
+)
+
+
+@pytest.fixture
+def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the originals converted (the real converter runs)."""
+    seen: list[str] = []
+    real: Callable[..., list[Note]] = converted.convert_isolated
+
+    def counted(kind: str, name: str, data: bytes, seconds: float | None = None) -> list[Note]:
+        seen.append(name)
+        return real(kind, name, data, seconds)
+
+    monkeypatch.setattr(converted, "convert_isolated", counted)
+    return seen
+
+
+def test_a_transcript_is_read_as_its_note_and_converted_once_per_version(
+    make_kb: MakeKB, conversions: list[str]
+) -> None:
+    paths = make_kb(sources={"meetings/2026-09-22-globex-sync.vtt": VTT})
+    manifest = Manifest(paths)
+    [entry] = manifest.scan().entries
+    original = (paths.source / entry.path).read_bytes()
+    assert (entry.path, entry.status, entry.doc_date) == (
+        "meetings/2026-09-22-globex-sync.vtt",
+        Status.PENDING,
+        dt.date(2026, 9, 22),
+    )
+    assert entry.hash == hashlib.sha256(original).hexdigest()  # the original's hash
+    text, digest, _ = manifest.read_source(entry.path)
+    assert digest == entry.hash and text.startswith('---\ntitle: "Globex sync"')
+    assert "Bob Martinez: The Pueblo warehouse goes live" in text
+    assert sorted(p.name for p in (paths.source / "meetings").iterdir()) == [
+        "2026-09-22-globex-sync.vtt"  # nothing written beside the original
+    ]
+    assert len(list((paths.state / "converted").iterdir())) == 1
+    manifest.scan()
+    manifest.read_text(entry.path)
+    assert conversions == ["2026-09-22-globex-sync.vtt"]  # unchanged: never again
+    (paths.source / entry.path).write_text(VTT.replace("twelve", "fifteen"), encoding="utf-8")
+    [changed] = manifest.scan().entries
+    assert changed.hash != entry.hash and "fifteen" in manifest.read_text(entry.path)[0]
+    manifest.scan()
+    assert conversions == ["2026-09-22-globex-sync.vtt"] * 2  # the change: converted once
+    assert manifest.reset(entry.path).status is Status.PENDING
+    assert conversions == ["2026-09-22-globex-sync.vtt"] * 3  # a reset converts again
+
+
+def test_a_document_is_dated_by_its_own_metadata(make_kb: MakeKB, tmp_path: Path) -> None:
+    docx = write_docx(tmp_path / "h.docx").read_bytes()
+    paths = make_kb(sources={"handbook.docx": docx})
+    [entry] = Manifest(paths).scan().entries
+    assert (entry.status, entry.doc_date, entry.size) == (
+        Status.PENDING,
+        dt.date(2026, 8, 3),
+        len(docx),
+    )
+
+
+def test_hostile_and_unusable_originals_each_fail_once_with_the_reason_and_the_fix(
+    make_kb: MakeKB, tmp_path: Path, conversions: list[str]
+) -> None:
+    paths = make_kb(
+        sources={
+            "bomb.docx": zip_bomb_docx(tmp_path / "b.docx").read_bytes(),
+            "bomb.pdf": pdf_bomb(tmp_path / "b.pdf").read_bytes(),
+            "locked.pdf": write_pdf(tmp_path / "l.pdf", password="pw").read_bytes(),
+            "broken.pdf": b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog",
+            "broken.docx": b"PK\x03\x04 truncated",
+            "team.mbox": write_mbox(tmp_path / "team.mbox").read_bytes(),
+            "notes.md": "# Fine\n\nA plain note.\n",
+        }
+    )
+    manifest = Manifest(paths)
+    entries = {e.path: e for e in manifest.scan().entries}
+    assert entries.pop("notes.md").status is Status.PENDING
+    assert {e.status for e in entries.values()} == {Status.FAILED}
+    reasons = {path: e.error or "" for path, e in entries.items()}
+    assert "a zip bomb?" in reasons["bomb.docx"]
+    assert "a PDF bomb?" in reasons["bomb.pdf"]
+    assert "encrypted PDF" in reasons["locked.pdf"] and "qpdf --decrypt" in reasons["locked.pdf"]
+    assert "not a readable PDF" in reasons["broken.pdf"]
+    assert "not a valid zip archive" in reasons["broken.docx"]
+    assert "holds 3 notes" in reasons["team.mbox"]
+    assert "memserver import email FILE" in reasons["team.mbox"]
+    manifest.scan()
+    assert sorted(conversions) == sorted(entries)  # failures are remembered too
+
+
+def test_a_note_longer_than_the_limit_is_refused_with_the_command_that_splits_it(
+    make_kb: MakeKB, tmp_path: Path
+) -> None:
+    pdf = write_pdf(tmp_path / "long.pdf", pages=30).read_bytes()
+    paths = make_kb(sources={"report.pdf": pdf})
+    [entry] = Manifest(paths, max_bytes=20_000).scan().entries
+    assert entry.status is Status.FAILED and entry.error is not None
+    assert "larger than the limit of 20,000 bytes" in entry.error
+    assert "memserver import folder DIR" in entry.error
+
+
+def test_a_slack_export_folder_dropped_in_is_refused_with_the_import_command(
+    make_kb: MakeKB,
+) -> None:
+    paths = make_kb(sources={"notes.json": '{"not": "slack"}'})
+    slack_export(paths.source / "exports" / "acme")
+    entries = {e.path: e for e in Manifest(paths).scan().entries}
+    assert entries.pop("notes.json").status is Status.PENDING  # other JSON is a note
+    assert sorted(entries) == [
+        "exports/acme/channels.json",
+        "exports/acme/ops/2026-10-20.json",
+        "exports/acme/ops/2026-10-21.json",
+        "exports/acme/users.json",
+    ]
+    assert {e.status for e in entries.values()} == {Status.FAILED}
+    assert {e.error for e in entries.values()} == {
+        "part of the Slack export exports/acme/ (it holds users.json and channels.json), "
+        "which is imported whole; move the export out of source/ and run `memserver import "
+        "slack DIR`, which writes a note per channel and day"
+    }
