@@ -1,5 +1,7 @@
-"""Reading views: search, a page (with links, backlinks, history, diff, restore), its
-graph neighbourhood, and the timeline. Each runs the MCP tools an agent would call."""
+"""Reading views: search, a page (with links, backlinks, history, diff, restore), a raw
+note, its graph neighbourhood, and the timeline. Each runs the MCP tools an agent would
+call; the note view reads the note as ``source_read`` does (private spans redacted)
+without counting as the ingest agent's reading."""
 
 from __future__ import annotations
 
@@ -10,7 +12,17 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memserver.console.web import ConsoleError, form_of, redirect, render, signed_in, tool, url
+from memserver.console.web import (
+    ConsoleError,
+    blocking,
+    console_of,
+    form_of,
+    redirect,
+    render,
+    signed_in,
+    tool,
+    url,
+)
 from memserver.search.pipeline import MODES
 
 MAX_DIFF_LINES = 2000
@@ -80,6 +92,25 @@ async def page(request: Request) -> Response:
         versions=history["versions"],
         restored=request.query_params.get("restored", ""),
     )
+
+
+async def note(request: Request) -> Response:
+    """A raw note under ``source/`` (cited by answers as ``source/<path>``), redacted."""
+    caller = await signed_in(request, source=True)
+    path = request.path_params["path"]
+    services = console_of(request).services
+
+    def read() -> tuple[str, str]:
+        from memserver.kb.redact import redact_private
+
+        # A citation drops the ".md" (source/meetings/2026-11-12-standup).
+        rel = path if path.endswith(".md") else f"{path}.md"
+        with services.pipeline_lock:
+            text, _, entry = services.manifest().read_source(rel)
+        return redact_private(text), entry.doc_date.isoformat()
+
+    text, doc_date = await blocking(read)
+    return render(request, caller, "note.html", note_path=path, text=text, doc_date=doc_date)
 
 
 async def diff(request: Request) -> Response:

@@ -23,6 +23,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from memserver.console.agent_link import ReadAgentLink
+from memserver.console.conversations import Conversations
 from memserver.console.guard import CSRF_FIELD, check_csrf
 from memserver.console.sessions import COOKIE, Caller, Sessions, SignedOut
 from memserver.errors import (
@@ -93,8 +95,16 @@ class SignInRequired(Exception):
 class Console:
     """One console, mounted at ``/ui`` of one memory server's HTTP app."""
 
-    def __init__(self, server: MemoryServer, *, login_key: str | None = None) -> None:
+    def __init__(
+        self,
+        server: MemoryServer,
+        *,
+        login_key: str | None = None,
+        read_agent: ReadAgentLink | None = None,
+    ) -> None:
         self.server = server
+        self.read_agent = read_agent  # None: the Ask view says how to connect one
+        self.conversations = Conversations()
         self.sessions = Sessions(server.tokens, login_key)
         self.templates = Environment(
             loader=PackageLoader("memserver.console", "templates"),

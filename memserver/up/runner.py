@@ -56,6 +56,7 @@ from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import IO, TYPE_CHECKING
 
+from memserver.console.agent_link import ReadAgentLink
 from memserver.errors import ServiceError, StoreError, UserError
 from memserver.kb.layout import KBPaths
 from memserver.terminal.progress import NoteProgress
@@ -201,8 +202,16 @@ class Up:
             report = self.kb.reindex()
             self.reindex_failed = len(report.failed)
             tokens = self.tokens = ensure_tokens(self.paths, TokenStore(self.kb.db))
+            # The console's Ask view reaches the read agent started below, with its key.
+            link = ReadAgentLink(url_of(opts.agent_addr), tokens.agent_key)
             self.memory = MemoryServerThread(
-                self.kb, settings, sock, opts.addr, self._wake.set, login_key=self.login_key
+                self.kb,
+                settings,
+                sock,
+                opts.addr,
+                self._wake.set,
+                login_key=self.login_key,
+                read_agent=link,
             )
         except BaseException:
             sock.close()
