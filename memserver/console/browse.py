@@ -12,6 +12,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memserver.console.period import DEFAULT_DAYS, dated_period
+from memserver.console.timeline_days import by_day
 from memserver.console.web import (
     ConsoleError,
     blocking,
@@ -204,13 +206,20 @@ def _graph_data(page_id: str, found: dict[str, Any]) -> dict[str, Any]:
 
 
 async def timeline(request: Request) -> Response:
+    """What happened in a period or to a page; with neither, the last 30 days up to the
+    newest dated entry (the notes may end long before today)."""
     caller = await signed_in(request)
     query = request.query_params
     window = query.get("window", "").strip()
     page_id = query.get("page", "").strip()
     now = query.get("now", "").strip()
+    opened_on = None
+    if not window and not page_id:
+        console = console_of(request)
+        folders = caller.scope.filter_folders(console.services.schema().folder_names)
+        opened_on = await blocking(dated_period, console.services.kb().db, folders)
+        window = opened_on.last_days() if opened_on is not None else ""
     data = None
-    days: list[tuple[str, list[dict[str, Any]]]] = []
     if window or page_id:
         data = await tool(
             caller,
@@ -221,8 +230,6 @@ async def timeline(request: Request) -> Response:
             now=now or None,
             limit=300,
         )
-        for day, events in itertools.groupby(data["events"], key=lambda e: e["date"]):
-            days.append((day, list(events)))
     return render(
         request,
         caller,
@@ -231,5 +238,7 @@ async def timeline(request: Request) -> Response:
         page_id=page_id,
         now=now,
         data=data,
-        days=days,
+        days=by_day(data["events"]) if data is not None else [],
+        opened_on=opened_on,
+        default_days=DEFAULT_DAYS,
     )

@@ -27,6 +27,7 @@ from memserver.console.agent_link import ReadAgentLink
 from memserver.console.conversations import Conversations
 from memserver.console.guard import CSRF_FIELD, check_csrf
 from memserver.console.sessions import COOKIE, Caller, Sessions, SignedOut
+from memserver.console.snippets import matched_sentence
 from memserver.errors import (
     MemoryError_,
     NotFoundError,
@@ -114,6 +115,8 @@ class Console:
             lstrip_blocks=True,
         )
         self.templates.filters["when"] = _when
+        self.templates.filters["when_zone"] = _when_zone
+        self.templates.globals["matched_sentence"] = matched_sentence
         self.templates.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, default=str)
         self.templates.globals["url"] = url
         self.vectors = EmbeddingMeter()  # the ingest view's embedding rate
@@ -267,3 +270,14 @@ def _when(value: Any) -> str:
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M")
     return str(value)
+
+
+def _when_zone(value: Any) -> str:
+    """ISO text as ``2026-11-20 00:00 +08:00``: a reference time says its time zone."""
+    try:
+        moment = dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    zone = moment.strftime("%z")
+    zone = f"{zone[:3]}:{zone[3:]}" if zone else "(no time zone)"
+    return f"{moment.strftime('%Y-%m-%d %H:%M')} {'UTC' if zone == '+00:00' else zone}"

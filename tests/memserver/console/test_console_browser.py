@@ -33,6 +33,11 @@ def test_a_scoped_token_sees_only_its_folders(
     assert ids and all(i.split("/")[0] in ("people", "meetings") for i in ids)
     assert "order newest" in browser.text("#time-read")
     assert ids[0].startswith("meetings/")
+    marked = [m.text for m in browser.all("#results .snippet mark")]
+    assert marked and all(m.casefold().startswith(("meeting", "bob", "martinez")) for m in marked)
+    assert not any(label.is_displayed() for label in browser.all("#results .label"))
+    browser.click("#results li.result details.why summary")  # "why this result"
+    assert browser.all("#results li.result .label")[0].is_displayed()
     browser.screenshot("search")
     assert browser.errors() == []
 
@@ -90,6 +95,21 @@ def test_the_timeline_groups_a_window_by_day(
     assert days and days == sorted(days, reverse=True)
     assert days and all(d.startswith("2026-09-") for d in days)
     browser.screenshot("timeline")
+    assert browser.errors() == []
+
+
+def test_the_timeline_opens_on_the_last_30_days_with_a_meeting_on_one_line(
+    browser: Browser, console_server: ConsoleServer
+) -> None:
+    _, secret = console_server.token("*")
+    browser.sign_in(secret)
+    browser.go("timeline")
+    assert "last 30 days up to the newest dated entry" in browser.text("#timeline-hint")
+    days = [h.text for h in browser.all("#days section.day h2")]
+    assert days and days == sorted(days, reverse=True) and days[0] >= "2026-11-15"
+    meetings = [m.text for m in browser.all("#days a.meeting")]
+    assert meetings and len(meetings) == len(set(meetings))  # each meeting once
+    browser.screenshot("timeline-default")
     assert browser.errors() == []
 
 

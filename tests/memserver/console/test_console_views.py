@@ -1,0 +1,72 @@
+"""The reading views for people, over HTTP: search shows the sentence that matched
+(marked, escaped) with its internals behind a toggle; the timeline opens on the last 30
+days; the history diff is side by side; review speaks of updates and conflicts."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from memserver.kb.page import Page
+from tests.memserver.console.conftest import ConsoleServer
+
+
+def test_search_shows_the_matched_sentence_marked_and_escaped(
+    console_server: ConsoleServer,
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    name = f"Zebulon{tag}"
+    console_server.kb().put_page(
+        "people",
+        Page(
+            title=f"Quentin Vale {tag}",
+            type="person",
+            fields={"role": "Rollout lead"},
+            sections={
+                "Summary": "Quentin joined in May. "
+                f"He runs the <script>alert(1)</script> {name} rollout for Acme. "
+                "He likes tea."
+            },
+        ),
+        None,
+    )
+    _, secret = console_server.token("*")
+    with console_server.signed_in(secret) as client:
+        html = client.get("/ui/", params={"q": f"{name} rollout", "now": "2026-11-20"}).text
+    item = next(li for li in html.split('<li class="result">') if f"Quentin Vale {tag}" in li)
+    snippet = re.search(r'<p class="snippet">(.*?)</p>', item, re.S)
+    assert snippet is not None
+    assert snippet.group(1) == (
+        f"He runs the &lt;script&gt;alert(1)&lt;/script&gt; <mark>{name}</mark> "
+        "<mark>rollout</mark> for Acme."
+    )
+    assert "<script>alert" not in html
+    labels = item.index('class="label"')
+    assert item.rindex("<summary>why this result</summary>", 0, labels) > 0
+    assert re.search(r'id="search-now">2026-11-20 00:00 [+-]\d\d:\d\d</span>', html)
+    assert "Routed to:" not in html
+
+
+def test_the_timeline_opens_on_the_last_30_days_and_a_meeting_is_one_line(
+    console_server: ConsoleServer,
+) -> None:
+    _, secret = console_server.token("*")
+    with console_server.signed_in(secret) as client:
+        html = client.get("/ui/timeline").text
+    hint = re.search(r"last 30 days up to the newest dated entry,\s+(\S+) ", html)
+    assert hint is not None
+    newest = hint.group(1)
+    window = re.search(r'name="window" value="from (\S+) to (\S+)"', html)
+    assert window is not None and window.group(2) == newest
+    days = re.findall(r'<section class="day"><h2>(\S+)</h2>', html)
+    assert days and days[0] == newest and min(days) >= window.group(1)
+    review = [
+        line
+        for line in html.split('<li class="happening">')
+        if "Meeting “Globex integration review”" in line
+    ]
+    assert len(review) == 1  # not once per attendee
+    assert "attended by" in review[0]
+    assert "· for" in review[0] and ">Globex</a>" in review[0]  # the company's line, too
+    for name in ("Bob Martinez", "Priya Shah", "Sofia Rossi"):
+        assert f">{name}</a>" in review[0]
