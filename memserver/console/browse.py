@@ -5,13 +5,12 @@ without counting as the ingest agent's reading."""
 
 from __future__ import annotations
 
-import difflib
-import itertools
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memserver.console.page_diff import compare, version_sources
 from memserver.console.period import DEFAULT_DAYS, dated_period
 from memserver.console.timeline_days import by_day
 from memserver.console.web import (
@@ -26,8 +25,6 @@ from memserver.console.web import (
     url,
 )
 from memserver.search.pipeline import MODES
-
-MAX_DIFF_LINES = 2000
 
 
 def _page_id(request: Request) -> str:
@@ -83,6 +80,7 @@ async def page(request: Request) -> Response:
     stored = await tool(caller, request, "kb_get_page", id=page_id)
     graph = await tool(caller, request, "kb_neighbors", id=page_id, depth=1)
     history = await tool(caller, request, "kb_history", id=page_id)
+    made_by = await blocking(version_sources, console_of(request).services.kb().db, page_id)
     edges = graph["edges"]
     return render(
         request,
@@ -92,6 +90,7 @@ async def page(request: Request) -> Response:
         links=[e for e in edges if e["from_id"] == page_id],
         backlinks=[e for e in edges if e["to_id"] == page_id],
         versions=history["versions"],
+        made_by=made_by,
         restored=request.query_params.get("restored", ""),
     )
 
@@ -116,20 +115,16 @@ async def note(request: Request) -> Response:
 
 
 async def diff(request: Request) -> Response:
+    """Two versions side by side (fields, then sections), with who and which note made
+    each."""
     caller = await signed_in(request)
     page_id = _page_id(request)
     old = _int(request.query_params.get("a", "1"), "a")
     new = _int(request.query_params.get("b", "1"), "b")
     before = await tool(caller, request, "kb_history", id=page_id, version=old)
     after = await tool(caller, request, "kb_history", id=page_id, version=new)
-    lines = difflib.unified_diff(
-        (before["markdown"] or "").splitlines(),
-        (after["markdown"] or "").splitlines(),
-        fromfile=f"version {old}",
-        tofile=f"version {new}",
-        lineterm="",
-    )
-    rows = [(_kind(line), line) for line in itertools.islice(lines, MAX_DIFF_LINES)]
+    made_by = await blocking(version_sources, console_of(request).services.kb().db, page_id)
+    written = {v["version"]: v for v in after["versions"]}
     return render(
         request,
         caller,
@@ -137,17 +132,12 @@ async def diff(request: Request) -> Response:
         page_id=page_id,
         a=old,
         b=new,
-        rows=rows,
-        versions=after["versions"],
+        parts=compare(before["markdown"] or "", after["markdown"] or ""),
+        sides=[
+            (old, written.get(old), made_by.get(old)),
+            (new, written.get(new), made_by.get(new)),
+        ],
     )
-
-
-def _kind(line: str) -> str:
-    if line.startswith(("+++", "---")):
-        return "file"
-    if line.startswith("@@"):
-        return "hunk"
-    return {"+": "add", "-": "del"}.get(line[:1], "same")
 
 
 async def restore(request: Request) -> Response:

@@ -63,6 +63,9 @@ def test_search_open_a_page_and_follow_a_link_and_a_backlink(
     browser.go("page/people/bob-martinez")
     browser.follow("#diff-button")
     browser.find("#diff")
+    assert browser.all("#diff table.sides tr.changed, #diff table.sides tr.added")
+    wider = "return document.documentElement.scrollWidth > window.innerWidth"
+    assert browser.driver.execute_script(wider) is False  # long lines wrap
     browser.screenshot("diff")
     assert browser.errors() == []
 

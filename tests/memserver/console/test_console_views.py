@@ -70,3 +70,30 @@ def test_the_timeline_opens_on_the_last_30_days_and_a_meeting_is_one_line(
     assert "· for" in review[0] and ">Globex</a>" in review[0]  # the company's line, too
     for name in ("Bob Martinez", "Priya Shah", "Sofia Rossi"):
         assert f">{name}</a>" in review[0]
+
+
+def test_the_history_diff_is_side_by_side_with_who_and_which_note(
+    console_server: ConsoleServer,
+) -> None:
+    page_id = "people/bob-martinez"
+    versions = console_server.kb().history(page_id)
+    first, last = versions[-1], versions[0]
+    assert last.version > first.version
+    _, secret = console_server.token("*")
+    with console_server.signed_in(secret) as client:
+        page = client.get(f"/ui/page/{page_id}").text
+        html = client.get(
+            f"/ui/page/{page_id}/diff", params={"a": first.version, "b": last.version}
+        ).text
+    sides = re.findall(
+        r'<th class="side">version (\d+).*?by <span class="who">([^<]+)</span>', html, re.S
+    )
+    assert sides == [(str(first.version), first.written_by), (str(last.version), last.written_by)]
+    assert re.search(r'class="made-by">from <code>[^<]+\.md</code>', html)  # the note
+    assert '<section class="diff-part"><h2>Fields</h2>' in html
+    changed = re.findall(
+        r'<tr class="changed"><td class="before">([^<]*)</td><td class="after">([^<]*)</td>', html
+    )
+    assert changed and all(before != after for before, after in changed)
+    assert "@@" not in html and "+++" not in html  # not a unified diff
+    assert page.count('class="made-by">from ') >= 2  # each ingested version names its note
