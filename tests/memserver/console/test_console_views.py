@@ -97,3 +97,38 @@ def test_the_history_diff_is_side_by_side_with_who_and_which_note(
     assert changed and all(before != after for before, after in changed)
     assert "@@" not in html and "+++" not in html  # not a unified diff
     assert page.count('class="made-by">from ') >= 2  # each ingested version names its note
+
+
+def test_review_lists_updates_as_history_and_only_disagreements_as_open_conflicts(
+    console_server: ConsoleServer,
+) -> None:
+    kb = console_server.kb()
+    page_id = "companies/initech"
+    stored = kb.get_page(page_id)
+    tag = uuid.uuid4().hex[:6]
+    kb.put_page(
+        "companies",
+        stored.page,
+        stored.version,
+        slug="initech",
+        written_by="ingest",
+        conflicts=[
+            {"field": f"seats_{tag}", "old_value": 40, "new_value": 45, "status": "superseded"},
+            {
+                "field": f"plan_{tag}",
+                "old_value": "pro",
+                "new_value": "team",
+                "status": "unresolved",
+            },
+        ],
+    )
+    _, secret = console_server.token("*", write=True)
+    with console_server.signed_in(secret) as client:
+        html = client.get("/ui/review").text
+    conflicts = html[html.index('<section id="conflicts">') : html.index('<section id="updates">')]
+    updates = html[html.index('<section id="updates">') : html.index('<section id="questions">')]
+    assert f"plan_{tag}" in conflicts and f"seats_{tag}" not in conflicts
+    assert f"seats_{tag}" in updates and f"plan_{tag}" not in updates
+    assert "resolved</button>" in conflicts and "<button" not in updates
+    opened = len(console_server.kb_reviews().conflicts(None, ("unresolved",)))
+    assert f"<h2>{opened} open conflicts</h2>" in conflicts  # as `memserver review` counts
