@@ -10,6 +10,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memserver.console.graph_view import graph_data
 from memserver.console.page_diff import compare, version_sources
 from memserver.console.period import DEFAULT_DAYS, dated_period
 from memserver.console.timeline_days import by_day
@@ -165,34 +166,10 @@ async def graph(request: Request) -> Response:
         found = await tool(
             caller, request, "kb_neighbors", id=page_id, depth=depth, verbs=chosen or None
         )
-        data = _graph_data(page_id, found)
+        data = graph_data(console_of(request).services.schema(), page_id, found)
     return render(
         request, caller, "graph.html", page_id=page_id, depth=depth, chosen=chosen, data=data
     )
-
-
-def _graph_data(page_id: str, found: dict[str, Any]) -> dict[str, Any]:
-    nodes: dict[str, dict[str, Any]] = {page_id: {"id": page_id, "title": page_id, "depth": 0}}
-    for edge in found["edges"]:
-        for end, title in (
-            (edge["from_id"], edge["from_title"]),
-            (edge["to_id"], edge["to_title"]),
-        ):
-            node = nodes.setdefault(end, {"id": end, "title": title, "depth": edge["depth"]})
-            node["title"] = title
-    for node in nodes.values():
-        node["folder"] = node["id"].partition("/")[0]
-        node["href"] = url(f"page/{node['id']}")
-    return {
-        "center": page_id,
-        "nodes": list(nodes.values()),
-        "edges": [
-            {"source": e["from_id"], "target": e["to_id"], "verb": e["verb"], "depth": e["depth"]}
-            for e in found["edges"]
-        ],
-        "verbs": sorted({e["verb"] for e in found["edges"]}),
-        "truncated": found["truncated"],
-    }
 
 
 async def timeline(request: Request) -> Response:

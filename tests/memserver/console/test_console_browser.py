@@ -70,17 +70,43 @@ def test_search_open_a_page_and_follow_a_link_and_a_backlink(
     assert browser.errors() == []
 
 
+_LABEL_OVERLAPS = """
+const boxes = [...document.querySelectorAll('svg#graph g.node text:not(.hidden-label)')]
+  .map((t) => t.getBoundingClientRect());
+let overlapping = 0;
+for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+  const a = boxes[i], b = boxes[j];
+  if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1) overlapping++;
+}
+return [boxes.length, overlapping];
+"""
+
+
+def _stroke_of(browser: Browser, verb: str) -> str:
+    return str(browser.find(f"svg#graph line[data-verb='{verb}']").get_attribute("stroke"))
+
+
 def test_the_graph_draws_the_neighbourhood_and_filters_verbs(
     browser: Browser, console_server: ConsoleServer
 ) -> None:
     _, secret = console_server.token("*")
     browser.sign_in(secret)
+    browser.go("graph?id=people/bob-martinez&depth=1")
+    browser.wait(lambda d: browser.find("svg#graph").get_attribute("data-nodes"))
+    attended = _stroke_of(browser, "attended")
     browser.go("graph?id=people/bob-martinez&depth=2")
     nodes = browser.wait(lambda d: browser.find("svg#graph").get_attribute("data-nodes"))
     drawn = len(browser.all("svg#graph g.node"))
     assert drawn == int(nodes) and drawn >= 5
     assert browser.all("svg#graph g.node.center[data-id='people/bob-martinez']")
     browser.wait(lambda d: browser.all("svg#graph g.node")[0].get_attribute("transform"))
+    assert _stroke_of(browser, "attended") == attended  # a verb keeps its colour
+    legend = {e.get_attribute("data-folder"): e for e in browser.all("#folders .folder")}
+    assert {"people", "meetings"} <= set(legend)
+    centre = browser.find("svg#graph g.node.center circle").get_attribute("fill")
+    assert legend["people"].find_element("css selector", "circle").get_attribute("fill") == centre
+    labelled, overlapping = browser.driver.execute_script(_LABEL_OVERLAPS)
+    assert labelled >= drawn // 2 and overlapping == 0
     browser.screenshot("graph")
     browser.click(".verb-filter[value='attended']")
     browser.wait(lambda d: len(browser.all("svg#graph g.node")) < drawn)
