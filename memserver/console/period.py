@@ -1,4 +1,6 @@
-"""Which dates the caller's pages cover: the first and the newest dated entry.
+"""Which dates a knowledge base covers: its pages' first and newest dated entry (in the
+caller's folders), or its raw notes' first and last date (``memserver up``'s banner,
+before any page is written).
 
 The views use it to open on a period that has something in it (the timeline's last 30
 days before the newest entry) and to say which period a knowledge base covers, so that
@@ -46,6 +48,20 @@ class Period:
 
     def describe(self) -> str:
         return f"{self.first.isoformat()} to {self.newest.isoformat()}"
+
+    @property
+    def month(self) -> str:
+        """The newest date's month in words, for a question that names it."""
+        return self.newest.strftime("%B %Y")
+
+
+def notes_period(db: Database) -> Period | None:
+    """The dates of the notes in ``source/`` (their document dates), or None."""
+    with db.checked("read the dates of the notes") as conn:
+        row = conn.execute("SELECT min(doc_date), max(doc_date) FROM source_docs").fetchone()
+    if row is None or row[0] is None or row[1] is None:
+        return None
+    return Period(row[0], row[1])
 
 
 def dated_period(db: Database, folders: Collection[str]) -> Period | None:
