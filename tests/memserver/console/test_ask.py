@@ -146,9 +146,14 @@ def test_a_cited_note_opens_redacted_and_only_for_tokens_with_sources(
     with console_server.signed_in(everything) as client:
         note = client.get(f"/ui/note/{NOTE}")
         outside = client.get("/ui/note/..%2F..%2F..%2Fetc%2Fpasswd")
+        page = client.get("/ui/page/people/bob-martinez")
+        linked = re.search(r'href="(/ui/note/[^"]+)" class="note"', page.text)
+        assert linked is not None  # a page's sources open as notes
+        opened = client.get(linked.group(1))
     assert note.status_code == 200
     assert f"source/{NOTE}" in note.text and "2026-07-15" in note.text
     assert outside.status_code in (400, 404) and "root:" not in outside.text
+    assert opened.status_code == 200 and 'id="note-path"' in opened.text
     _, pages_only = console_server.token("people,decisions")
     with console_server.signed_in(pages_only) as client:
         refused = client.get(f"/ui/note/{NOTE}")
