@@ -16,11 +16,11 @@ from starlette.responses import Response
 
 from memserver.console.agent_link import AgentUnavailable, Reply
 from memserver.console.answer_text import Line, answer_lines, cited_href
-from memserver.console.period import Period, dated_period
 from memserver.console.sessions import Caller
 from memserver.console.web import (
     ConsoleError,
     blocking,
+    caller_period,
     console_of,
     form_of,
     redirect,
@@ -111,8 +111,7 @@ async def _show(
 ) -> Response:
     console = console_of(request)
     conversation = console.conversations.of(caller.session.id)
-    folders = caller.scope.filter_folders(console.services.schema().folder_names)
-    period: Period | None = await blocking(dated_period, console.services.kb().db, folders)
+    period = await caller_period(request, caller)
     exchanges = [(reply, _lines(reply)) for reply in conversation.exchanges]
     return render(
         request,

@@ -12,11 +12,12 @@ from starlette.responses import Response
 
 from memserver.console.graph_view import graph_data
 from memserver.console.page_diff import compare, version_sources
-from memserver.console.period import DEFAULT_DAYS, dated_period
+from memserver.console.period import DEFAULT_DAYS
 from memserver.console.timeline_days import by_day
 from memserver.console.web import (
     ConsoleError,
     blocking,
+    caller_period,
     console_of,
     form_of,
     redirect,
@@ -182,9 +183,7 @@ async def timeline(request: Request) -> Response:
     now = query.get("now", "").strip()
     opened_on = None
     if not window and not page_id:
-        console = console_of(request)
-        folders = caller.scope.filter_folders(console.services.schema().folder_names)
-        opened_on = await blocking(dated_period, console.services.kb().db, folders)
+        opened_on = await caller_period(request, caller)
         window = opened_on.last_days() if opened_on is not None else ""
     data = None
     if window or page_id:

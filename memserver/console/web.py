@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from memserver.console.agent_link import ReadAgentLink
 from memserver.console.conversations import Conversations
 from memserver.console.guard import CSRF_FIELD, check_csrf
+from memserver.console.period import Period, dated_period
 from memserver.console.sessions import COOKIE, Caller, Sessions, SignedOut
 from memserver.console.snippets import matched_sentence
 from memserver.errors import (
@@ -208,6 +209,13 @@ async def current_caller(request: Request) -> Caller | None:
         )
     except SignedOut:
         return None
+
+
+async def caller_period(request: Request, caller: Caller) -> Period | None:
+    """The dates the caller's pages cover, in the caller's folders (``console.period``)."""
+    console = console_of(request)
+    folders = caller.scope.filter_folders(console.services.schema().folder_names)
+    return await blocking(dated_period, console.services.kb().db, folders)
 
 
 async def form_of(request: Request, caller: Caller) -> Mapping[str, Any]:
