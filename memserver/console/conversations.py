@@ -51,5 +51,8 @@ class Conversations:
             conversation.now = reply.now
 
     def clear(self, session_id: str) -> None:
+        """A new conversation: the questions go, the reference time stays."""
         with self._lock:
-            self._by_session.pop(session_id, None)
+            found = self._by_session.get(session_id)
+            if found is not None:
+                found.exchanges.clear()

@@ -65,7 +65,9 @@ def test_ask_answers_with_links_and_a_follow_up_reads_the_conversation(
         assert "people/bob-martinez" in both[1]
         csrf = csrf_of(client.get("/ui/ask").text)
         assert client.post("/ui/ask/clear", data={"csrf": csrf}).status_code == 303
-        assert _exchanges(client.get("/ui/ask").text) == []
+        cleared = client.get("/ui/ask").text
+        assert _exchanges(cleared) == []
+        assert 'id="now" value="2026-11-20"' in cleared  # the reference time stays
 
 
 def test_the_ask_view_says_which_period_the_pages_cover_and_keeps_the_reference_time(
