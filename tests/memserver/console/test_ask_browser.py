@@ -1,5 +1,5 @@
 """The Ask view in a real headless Chromium, with a real ``read-agent serve --no-llm``:
-a question, a follow-up, and a citation that opens the cited page."""
+a question, a follow-up, a citation that opens the cited page, and its notes."""
 
 from __future__ import annotations
 
@@ -35,4 +35,7 @@ def test_ask_and_follow_up_then_open_a_cited_page(
     browser.screenshot("ask")
     browser.follow("#latest a.citation[href='/ui/page/people/bob-martinez']")
     assert browser.text("#page-title") == "Bob Martinez"
+    browser.follow("#sources a.note")  # and the notes it was made from
+    assert browser.text("#note-path").startswith("source/")
+    browser.screenshot("note")
     assert browser.errors() == []
