@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     import anyio
 
+    from memserver.console.agent_link import ReadAgentLink
     from memserver.console.app import create_app
     from memserver.db.database import Database
     from memserver.server.audit import AuditLog
@@ -90,7 +91,11 @@ def run_serve(args: argparse.Namespace) -> int:
             services, tokens=tokens, audit=audit, public_url=f"http://{args.addr}"
         )
         logger.warning("serving %s on http://%s:%d/mcp (console: /ui)", paths.root, host, port)
-        serve_http(create_app(server, host=host, port=port), host, port)
+        serve_http(
+            create_app(server, host=host, port=port, read_agent=ReadAgentLink.from_env()),
+            host,
+            port,
+        )
     return 0
 
 

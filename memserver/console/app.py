@@ -16,7 +16,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from memserver.console import admin, auth, browse, ingest, review
+from memserver.console import admin, ask, auth, browse, ingest, review
+from memserver.console.agent_link import ReadAgentLink
 from memserver.console.guard import ConsoleGuard
 from memserver.console.web import (
     PREFIX,
@@ -43,6 +44,10 @@ def console_routes() -> list[BaseRoute]:
         Route(_PAGE, browse.page, methods=["GET"]),
         Route(_PAGE + "/diff", browse.diff, methods=["GET"]),
         Route(_PAGE + "/restore", browse.restore, methods=["POST"]),
+        Route("/note/{path:path}", browse.note, methods=["GET"]),
+        Route("/ask", ask.view, methods=["GET"]),
+        Route("/ask", ask.ask, methods=["POST"]),
+        Route("/ask/clear", ask.clear, methods=["POST"]),
         Route("/graph", browse.graph, methods=["GET"]),
         Route("/timeline", browse.timeline, methods=["GET"]),
         Route("/ingest", ingest.view, methods=["GET"]),
@@ -91,11 +96,16 @@ def console_app(console: Console) -> Starlette:
 
 
 def create_app(
-    server: MemoryServer, *, host: str = "127.0.0.1", port: int = 8787, login_key: str | None = None
+    server: MemoryServer,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8787,
+    login_key: str | None = None,
+    read_agent: ReadAgentLink | None = None,
 ) -> Starlette:
     """The memory server's HTTP app with the console; ``login_key`` enables ``up``'s
-    trusted login link (``/ui/login?key=...``)."""
-    console = Console(server, login_key=login_key)
+    trusted login link (``/ui/login?key=...``), ``read_agent`` the Ask view."""
+    console = Console(server, login_key=login_key, read_agent=read_agent)
     guarded = ConsoleGuard(console_app(console), transport_security(host, port))
 
     async def home(request: Request) -> Response:
@@ -105,5 +115,10 @@ def create_app(
         server,
         host=host,
         port=port,
-        routes=[Route("/", home, methods=["GET"]), Mount(PREFIX, app=guarded)],
+        routes=[
+            Route("/", home, methods=["GET"]),
+            # The README writes the address without a slash: open the console all the same.
+            Route(PREFIX, home, methods=["GET"]),
+            Mount(PREFIX, app=guarded),
+        ],
     )

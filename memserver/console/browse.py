@@ -1,19 +1,32 @@
-"""Reading views: search, a page (with links, backlinks, history, diff, restore), its
-graph neighbourhood, and the timeline. Each runs the MCP tools an agent would call."""
+"""Reading views: search, a page (with links, backlinks, history, diff, restore), a raw
+note, its graph neighbourhood, and the timeline. Each runs the MCP tools an agent would
+call; the note view reads the note as ``source_read`` does (private spans redacted)
+without counting as the ingest agent's reading."""
 
 from __future__ import annotations
 
-import difflib
-import itertools
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memserver.console.web import ConsoleError, form_of, redirect, render, signed_in, tool, url
+from memserver.console.graph_view import graph_data
+from memserver.console.page_diff import compare, version_sources
+from memserver.console.period import DEFAULT_DAYS
+from memserver.console.timeline_days import by_day
+from memserver.console.web import (
+    ConsoleError,
+    blocking,
+    caller_period,
+    console_of,
+    form_of,
+    redirect,
+    render,
+    signed_in,
+    tool,
+    url,
+)
 from memserver.search.pipeline import MODES
-
-MAX_DIFF_LINES = 2000
 
 
 def _page_id(request: Request) -> str:
@@ -69,6 +82,7 @@ async def page(request: Request) -> Response:
     stored = await tool(caller, request, "kb_get_page", id=page_id)
     graph = await tool(caller, request, "kb_neighbors", id=page_id, depth=1)
     history = await tool(caller, request, "kb_history", id=page_id)
+    made_by = await blocking(version_sources, console_of(request).services.kb().db, page_id)
     edges = graph["edges"]
     return render(
         request,
@@ -78,25 +92,41 @@ async def page(request: Request) -> Response:
         links=[e for e in edges if e["from_id"] == page_id],
         backlinks=[e for e in edges if e["to_id"] == page_id],
         versions=history["versions"],
+        made_by=made_by,
         restored=request.query_params.get("restored", ""),
     )
 
 
+async def note(request: Request) -> Response:
+    """A raw note under ``source/`` (cited by answers as ``source/<path>``), redacted."""
+    caller = await signed_in(request, source=True)
+    path = request.path_params["path"]
+    services = console_of(request).services
+
+    def read() -> tuple[str, str]:
+        from memserver.kb.redact import redact_private
+
+        # A citation drops the ".md" (source/meetings/2026-11-12-standup).
+        rel = path if path.endswith(".md") else f"{path}.md"
+        with services.pipeline_lock:
+            text, _, entry = services.manifest().read_source(rel)
+        return redact_private(text), entry.doc_date.isoformat()
+
+    text, doc_date = await blocking(read)
+    return render(request, caller, "note.html", note_path=path, text=text, doc_date=doc_date)
+
+
 async def diff(request: Request) -> Response:
+    """Two versions side by side (fields, then sections), with who and which note made
+    each."""
     caller = await signed_in(request)
     page_id = _page_id(request)
     old = _int(request.query_params.get("a", "1"), "a")
     new = _int(request.query_params.get("b", "1"), "b")
     before = await tool(caller, request, "kb_history", id=page_id, version=old)
     after = await tool(caller, request, "kb_history", id=page_id, version=new)
-    lines = difflib.unified_diff(
-        (before["markdown"] or "").splitlines(),
-        (after["markdown"] or "").splitlines(),
-        fromfile=f"version {old}",
-        tofile=f"version {new}",
-        lineterm="",
-    )
-    rows = [(_kind(line), line) for line in itertools.islice(lines, MAX_DIFF_LINES)]
+    made_by = await blocking(version_sources, console_of(request).services.kb().db, page_id)
+    written = {v["version"]: v for v in after["versions"]}
     return render(
         request,
         caller,
@@ -104,17 +134,12 @@ async def diff(request: Request) -> Response:
         page_id=page_id,
         a=old,
         b=new,
-        rows=rows,
-        versions=after["versions"],
+        parts=compare(before["markdown"] or "", after["markdown"] or ""),
+        sides=[
+            (old, written.get(old), made_by.get(old)),
+            (new, written.get(new), made_by.get(new)),
+        ],
     )
-
-
-def _kind(line: str) -> str:
-    if line.startswith(("+++", "---")):
-        return "file"
-    if line.startswith("@@"):
-        return "hunk"
-    return {"+": "add", "-": "del"}.get(line[:1], "same")
 
 
 async def restore(request: Request) -> Response:
@@ -142,44 +167,25 @@ async def graph(request: Request) -> Response:
         found = await tool(
             caller, request, "kb_neighbors", id=page_id, depth=depth, verbs=chosen or None
         )
-        data = _graph_data(page_id, found)
+        data = graph_data(console_of(request).services.schema(), page_id, found)
     return render(
         request, caller, "graph.html", page_id=page_id, depth=depth, chosen=chosen, data=data
     )
 
 
-def _graph_data(page_id: str, found: dict[str, Any]) -> dict[str, Any]:
-    nodes: dict[str, dict[str, Any]] = {page_id: {"id": page_id, "title": page_id, "depth": 0}}
-    for edge in found["edges"]:
-        for end, title in (
-            (edge["from_id"], edge["from_title"]),
-            (edge["to_id"], edge["to_title"]),
-        ):
-            node = nodes.setdefault(end, {"id": end, "title": title, "depth": edge["depth"]})
-            node["title"] = title
-    for node in nodes.values():
-        node["folder"] = node["id"].partition("/")[0]
-        node["href"] = url(f"page/{node['id']}")
-    return {
-        "center": page_id,
-        "nodes": list(nodes.values()),
-        "edges": [
-            {"source": e["from_id"], "target": e["to_id"], "verb": e["verb"], "depth": e["depth"]}
-            for e in found["edges"]
-        ],
-        "verbs": sorted({e["verb"] for e in found["edges"]}),
-        "truncated": found["truncated"],
-    }
-
-
 async def timeline(request: Request) -> Response:
+    """What happened in a period or to a page; with neither, the last 30 days up to the
+    newest dated entry (the notes may end long before today)."""
     caller = await signed_in(request)
     query = request.query_params
     window = query.get("window", "").strip()
     page_id = query.get("page", "").strip()
     now = query.get("now", "").strip()
+    opened_on = None
+    if not window and not page_id:
+        opened_on = await caller_period(request, caller)
+        window = opened_on.last_days() if opened_on is not None else ""
     data = None
-    days: list[tuple[str, list[dict[str, Any]]]] = []
     if window or page_id:
         data = await tool(
             caller,
@@ -190,8 +196,6 @@ async def timeline(request: Request) -> Response:
             now=now or None,
             limit=300,
         )
-        for day, events in itertools.groupby(data["events"], key=lambda e: e["date"]):
-            days.append((day, list(events)))
     return render(
         request,
         caller,
@@ -200,5 +204,7 @@ async def timeline(request: Request) -> Response:
         page_id=page_id,
         now=now,
         data=data,
-        days=days,
+        days=by_day(data["events"]) if data is not None else [],
+        opened_on=opened_on,
+        default_days=DEFAULT_DAYS,
     )

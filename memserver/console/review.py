@@ -1,4 +1,10 @@
-"""The review view: flagged changes (accept, reject, edit), conflicts, open questions.
+"""The review view: flagged changes (accept, reject, edit), open conflicts, recent updates
+and open questions, in the words ``memserver review`` uses.
+
+An *open conflict* (``unresolved``) waits for a person: two sources disagree, or the
+ingest agent held a change back. An *update* (``superseded``) is history: a newer note
+replaced an older value and the page already says the new one; it is listed to read,
+not to decide.
 
 Every action that writes a page goes through ``kb_put_page`` with the version the
 reviewer saw as ``base_version`` (a change written meanwhile is refused, not lost), and
@@ -28,6 +34,7 @@ from memserver.console.web import (
 from memserver.store.reviews import Review
 
 LIMIT = 100
+UPDATES = 30  # the most recent updates shown
 
 
 def _id(request: Request, name: str = "id") -> int:
@@ -69,7 +76,8 @@ async def view(request: Request) -> Response:
     reviews = console_of(request).reviews()
     folders = caller.scope.folders
     pending = await blocking(reviews.pending, folders, LIMIT)
-    conflicts = await blocking(reviews.conflicts, folders, ("unresolved", "superseded"), LIMIT)
+    conflicts = await blocking(reviews.conflicts, folders, ("unresolved",), LIMIT)
+    updates = await blocking(reviews.conflicts, folders, ("superseded",), UPDATES)
     questions = await blocking(reviews.open_questions, folders, LIMIT)
     return render(
         request,
@@ -77,6 +85,7 @@ async def view(request: Request) -> Response:
         "review.html",
         pending=pending,
         conflicts=conflicts,
+        updates=updates,
         questions=questions,
         done=request.query_params.get("done", ""),
     )

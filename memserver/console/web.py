@@ -23,8 +23,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from memserver.console.agent_link import ReadAgentLink
+from memserver.console.conversations import Conversations
 from memserver.console.guard import CSRF_FIELD, check_csrf
+from memserver.console.period import Period, dated_period
 from memserver.console.sessions import COOKIE, Caller, Sessions, SignedOut
+from memserver.console.snippets import matched_sentence
 from memserver.errors import (
     MemoryError_,
     NotFoundError,
@@ -93,8 +97,16 @@ class SignInRequired(Exception):
 class Console:
     """One console, mounted at ``/ui`` of one memory server's HTTP app."""
 
-    def __init__(self, server: MemoryServer, *, login_key: str | None = None) -> None:
+    def __init__(
+        self,
+        server: MemoryServer,
+        *,
+        login_key: str | None = None,
+        read_agent: ReadAgentLink | None = None,
+    ) -> None:
         self.server = server
+        self.read_agent = read_agent  # None: the Ask view says how to connect one
+        self.conversations = Conversations()
         self.sessions = Sessions(server.tokens, login_key)
         self.templates = Environment(
             loader=PackageLoader("memserver.console", "templates"),
@@ -104,6 +116,8 @@ class Console:
             lstrip_blocks=True,
         )
         self.templates.filters["when"] = _when
+        self.templates.filters["when_zone"] = _when_zone
+        self.templates.globals["matched_sentence"] = matched_sentence
         self.templates.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False, default=str)
         self.templates.globals["url"] = url
         self.vectors = EmbeddingMeter()  # the ingest view's embedding rate
@@ -197,6 +211,13 @@ async def current_caller(request: Request) -> Caller | None:
         return None
 
 
+async def caller_period(request: Request, caller: Caller) -> Period | None:
+    """The dates the caller's pages cover, in the caller's folders (``console.period``)."""
+    console = console_of(request)
+    folders = caller.scope.filter_folders(console.services.schema().folder_names)
+    return await blocking(dated_period, console.services.kb().db, folders)
+
+
 async def form_of(request: Request, caller: Caller) -> Mapping[str, Any]:
     """The posted form, after its CSRF token is checked."""
     form = await request.form()
@@ -257,3 +278,14 @@ def _when(value: Any) -> str:
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M")
     return str(value)
+
+
+def _when_zone(value: Any) -> str:
+    """ISO text as ``2026-11-20 00:00 +08:00``: a reference time says its time zone."""
+    try:
+        moment = dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    zone = moment.strftime("%z")
+    zone = f"{zone[:3]}:{zone[3:]}" if zone else "(no time zone)"
+    return f"{moment.strftime('%Y-%m-%d %H:%M')} {'UTC' if zone == '+00:00' else zone}"

@@ -56,6 +56,8 @@ from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import IO, TYPE_CHECKING
 
+from memserver.console.agent_link import ReadAgentLink
+from memserver.console.period import Period, notes_period
 from memserver.errors import ServiceError, StoreError, UserError
 from memserver.kb.layout import KBPaths
 from memserver.terminal.progress import NoteProgress
@@ -201,8 +203,16 @@ class Up:
             report = self.kb.reindex()
             self.reindex_failed = len(report.failed)
             tokens = self.tokens = ensure_tokens(self.paths, TokenStore(self.kb.db))
+            # The console's Ask view reaches the read agent started below, with its key.
+            link = ReadAgentLink(url_of(opts.agent_addr), tokens.agent_key)
             self.memory = MemoryServerThread(
-                self.kb, settings, sock, opts.addr, self._wake.set, login_key=self.login_key
+                self.kb,
+                settings,
+                sock,
+                opts.addr,
+                self._wake.set,
+                login_key=self.login_key,
+                read_agent=link,
             )
         except BaseException:
             sock.close()
@@ -385,6 +395,7 @@ class Up:
         question = json.dumps({"question": EXAMPLE_QUESTION}, ensure_ascii=False)
         reader_env = f"MEMORY_URL={self.mcp_url} MEMORY_TOKEN=$(cat {shlex.quote(str(read_file))})"
         key = tokens.agent_key
+        period = notes_period(kb.db)
         warn = (
             f"\n  warning: {self.reindex_failed} page(s) in knowledge/ do not fit the schema and "
             "were not indexed; run `memserver reindex` to see why\n"
@@ -404,7 +415,7 @@ Memory System is up: {self.paths.root}
   model           {model}
   tokens          {tokens.directory}/ ({INGEST_TOKEN}: write, {READ_TOKEN}: read-only)
   logs            {logs_dir(self.paths)}/ ({", ".join(self.log_names())})
-{warn}
+{warn}{notes_banner(period)}
 Ask a question:
   curl -s {agent}/ask -H 'Authorization: Bearer {key}' \\
        -H 'Content-Type: application/json' -d {shlex.quote(question)}
@@ -423,8 +434,10 @@ Press Ctrl-C to stop everything.
     def banner_fields(self) -> dict[str, object]:
         """What the banner says, for ``--json`` (secrets stay in the token files)."""
         assert self.tokens is not None and self.kb is not None
+        period = notes_period(self.kb.db)
         return {
             "event": "up",
+            "notes": {"first": period.first.isoformat(), "last": period.as_of} if period else None,
             "kb": str(self.paths.root),
             "mcp_url": self.mcp_url,
             "read_agent_url": url_of(self.options.agent_addr),
@@ -460,6 +473,20 @@ Press Ctrl-C to stop everything.
         desktop = {"command": script("memserver"), "args": [*args, "serve", "--stdio"], "env": env}
         text += "  Claude Desktop (claude_desktop_config.json; it starts a stdio server itself):\n"
         return text + _indent(json.dumps({"mcpServers": {"memory": desktop}}, indent=2), 4)
+
+
+def notes_banner(period: Period | None) -> str:
+    """Which period the notes cover, and how to ask as of it: "last week" is counted from
+    the reference time, which is today unless set (the example's notes end in 2026-11)."""
+    if period is None:
+        return ""
+    end = period.as_of
+    return f"""
+The notes in source/ run from {period.first.isoformat()} to {end}. "Last week" counts back from today,
+so to ask as of the notes, set the reference time to {end}: "Reference time" in the
+console's Ask view, "now": "{end}" in /ask and /v1/chat/completions, or --now {end}
+for read-agent ask. Or name the period: "What happened in {period.month}?"
+"""
 
 
 def script(name: str) -> str:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import uvicorn
 
     from memserver.clients.config import Settings
+    from memserver.console.agent_link import ReadAgentLink
     from memserver.store.knowledge_base import KnowledgeBase
 
 logger = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class MemoryServerThread:
         addr: str,
         on_exit: Callable[[], None],
         login_key: str | None = None,
+        read_agent: ReadAgentLink | None = None,
     ) -> None:
         import uvicorn
 
@@ -51,7 +53,7 @@ class MemoryServerThread:
             public_url=url_of(addr),
         )
         config = server_config(
-            create_app(server, host=host, port=port, login_key=login_key),
+            create_app(server, host=host, port=port, login_key=login_key, read_agent=read_agent),
             log_config=None,  # our handlers: <kb>/.memserver/logs/memserver.log
         )
         self.server: uvicorn.Server = uvicorn.Server(config)

@@ -1,6 +1,8 @@
 // The graph view: the embedded neighbourhood (#graph-data) laid out by d3-force into SVG.
-// Verb checkboxes hide and show edge types (each verb its colour, each folder its node
-// colour); drag a node to move it; click to open it.
+// Verb checkboxes hide and show edge types; each verb and each folder has the fixed
+// colour the server gave it (the legend above the drawing); drag a node to move it;
+// click to open it. Labels are placed so that they do not cover each other: each tries
+// a few spots around its node and is hidden (its title stays) when none is free.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -15,20 +17,19 @@ function draw(svg, data, verbs) {
   svg.replaceChildren();
   const width = svg.clientWidth || 960;
   const height = svg.clientHeight || 600;
-  const folders = [...new Set(data.nodes.map((n) => n.folder))];
   const edges = data.edges.filter((e) => verbs.has(e.verb)).map((e) => ({ ...e }));
   const keep = new Set([data.center]);
   for (const e of edges) { keep.add(e.source); keep.add(e.target); }
   const nodes = data.nodes.filter((n) => keep.has(n.id)).map((n) => ({ ...n }));
   const lines = edges.map((e) => {
-    const line = svg.appendChild(element("line", { class: `verb-${data.verbs.indexOf(e.verb) % 8}` }));
+    const line = svg.appendChild(element("line", { stroke: e.colour, "data-verb": e.verb }));
     const title = line.appendChild(element("title"));
     title.textContent = `${e.source} —${e.verb}→ ${e.target}`;
     return line;
   });
   const groups = nodes.map((n) => {
     const group = svg.appendChild(element("g", { class: "node" + (n.id === data.center ? " center" : ""), "data-id": n.id }));
-    group.appendChild(element("circle", { r: n.id === data.center ? 11 : 8, class: `folder-${folders.indexOf(n.folder) % 8}` }));
+    group.appendChild(element("circle", { r: n.id === data.center ? 11 : 8, fill: n.colour }));
     const title = group.appendChild(element("title"));
     title.textContent = `${n.title} [${n.id}]`;
     const text = group.appendChild(element("text", { x: 12, y: 4 }));
@@ -55,12 +56,43 @@ function draw(svg, data, verbs) {
       lines[i].setAttribute("x2", e.target.x); lines[i].setAttribute("y2", e.target.y);
     });
     nodes.forEach((n, i) => groups[i].setAttribute("transform", `translate(${n.x},${n.y})`));
+    placeLabels(nodes, groups.map((g) => g.querySelector("text")));
   };
   place();
   simulation.on("tick", place);
   groups.forEach((group, i) => draggable(svg, group, nodes[i], simulation));
   svg.dataset.nodes = String(nodes.length);
   return simulation;
+}
+
+// Spots for a label around its node (x of its left end, y of its baseline), in order.
+function spots(width) {
+  const out = [[12, 4], [-12 - width, 4], [-width / 2, -14], [-width / 2, 24]];
+  for (let k = 1; k <= 4; k++) {
+    for (const dy of [16 * k, -16 * k]) out.push([12, 4 + dy], [-12 - width, 4 + dy]);
+  }
+  return out;
+}
+
+function overlaps(a, b) {
+  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+function placeLabels(nodes, texts) {
+  const taken = [];
+  const order = nodes.map((n, i) => i).sort((i, j) => nodes[i].depth - nodes[j].depth);
+  for (const i of order) {
+    const n = nodes[i], text = texts[i];
+    const width = text.getComputedTextLength();
+    const free = spots(width)
+      .map(([dx, dy]) => ({ dx, dy, box: { x: n.x + dx - 1, y: n.y + dy - 12, w: width + 2, h: 16 } }))
+      .find((spot) => !taken.some((box) => overlaps(spot.box, box)));
+    text.classList.toggle("hidden-label", !free);
+    if (!free) continue;
+    text.setAttribute("x", free.dx);
+    text.setAttribute("y", free.dy);
+    taken.push(free.box);
+  }
 }
 
 function draggable(svg, group, node, simulation) {

@@ -4,6 +4,9 @@
   embedder), every note but one ingested by the ingest agent (rules extractor, over
   real HTTP), served with the console on a free loopback port. The held-back note
   (``HELD``) is the one a test drops into ``source/`` to watch ingest progress.
+- ``read_agent`` (session): a real ``read-agent serve --no-llm`` process with its own
+  read token (all folders) and API key, on the address the console was given for its
+  Ask view (``ConsoleServer.agent_url``); started by the tests that ask.
 - ``browser`` (session): one headless Chromium (Debian's ``chromium`` and
   ``chromium-driver``, driven by selenium; nothing is downloaded).
 """
@@ -24,6 +27,7 @@ import pytest
 
 from memserver.clients.config import load_settings
 from memserver.clients.embed import HashEmbedder
+from memserver.console.agent_link import ReadAgentLink
 from memserver.console.app import create_app
 from memserver.db.database import create_database, drop_database, with_database
 from memserver.kb.layout import KBPaths
@@ -33,11 +37,12 @@ from memserver.server.tokens import TokenStore
 from memserver.server.tools.base import Services
 from memserver.store.knowledge_base import KnowledgeBase
 from memserver.store.reviews import Reviews
-from tests.fixtures.server import copy_example_kb, serve_memory
+from tests.fixtures.server import copy_example_kb, free_socket, serve_memory, wait_ready
 from tests.memserver.console.browser import Browser, open_browser
 
 HELD = "one-on-ones/2026-09-29-maria-alex-1on1.md"
 LOGIN_KEY = "trusted-login-key-for-tests"
+AGENT_KEY = "ra_console-tests-read-agent-key"
 # The agent's environment: no model, whatever the machine running the tests has set.
 _AGENT_ENV = ("LLM_BASE_URL", "LLM_MODEL", "LLM_API_KEY", "MEMORY_URL", "MEMORY_BUDGET_TOKENS")
 
@@ -49,6 +54,7 @@ class ConsoleServer:
     server: MemoryServer
     held: Path  # the held-back note, outside source/
     ingest_secret: str
+    agent_url: str  # where the console's Ask view finds the read agent
 
     @property
     def ui(self) -> str:
@@ -166,17 +172,52 @@ def console_server(
         paths=KBPaths.of(kb_dir), kb_opener=lambda: kb, settings=load_settings(env={})
     )
 
+    spare = free_socket()
+    agent_url = f"http://127.0.0.1:{spare.getsockname()[1]}"
+    spare.close()  # the read agent binds it itself (``read_agent``)
+    link = ReadAgentLink(agent_url, AGENT_KEY)
+
     def make_app(server: MemoryServer, host: str, port: int) -> Any:
-        return create_app(server, host=host, port=port, login_key=LOGIN_KEY)
+        return create_app(server, host=host, port=port, login_key=LOGIN_KEY, read_agent=link)
 
     try:
         with serve_memory(services, tokens, AuditLog(kb.db), make_app) as (base_url, server):
-            running = ConsoleServer(base_url, kb_dir, server, held, ingest_secret)
+            running = ConsoleServer(base_url, kb_dir, server, held, ingest_secret, agent_url)
             running.ingest()
             yield running
     finally:
         kb.close()
         drop_database(pg_url, db_name)
+
+
+@pytest.fixture(scope="session")
+def read_agent(
+    console_server: ConsoleServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """``read-agent serve --no-llm`` on the console's read agent address; its URL."""
+    import signal
+    import subprocess
+    import sys
+
+    _, secret = console_server.token("*", name="read-agent")
+    env = {k: v for k, v in os.environ.items() if k not in (*_AGENT_ENV, "MEMORY_CONFIG")}
+    env |= {
+        "MEMORY_URL": f"{console_server.base_url}/mcp",
+        "MEMORY_TOKEN": secret,
+        "READ_AGENT_API_KEY": AGENT_KEY,
+    }
+    addr = console_server.agent_url.removeprefix("http://")
+    command = [sys.executable, "-m", "read_agent.cli", "--no-llm", "serve", "--addr", addr]
+    log = tmp_path_factory.mktemp("read-agent") / "stderr.log"
+    with log.open("w", encoding="utf-8") as err:
+        process = subprocess.Popen(command, env=env, stderr=err, text=True)
+        try:
+            wait_ready(console_server.agent_url, timeout=60)
+            yield console_server.agent_url
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+    assert process.returncode == 0, log.read_text(encoding="utf-8")[-3000:]
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,11 @@ def test_a_scoped_token_sees_only_its_folders(
     assert ids and all(i.split("/")[0] in ("people", "meetings") for i in ids)
     assert "order newest" in browser.text("#time-read")
     assert ids[0].startswith("meetings/")
+    marked = [m.text for m in browser.all("#results .snippet mark")]
+    assert marked and all(m.casefold().startswith(("meeting", "bob", "martinez")) for m in marked)
+    assert not any(label.is_displayed() for label in browser.all("#results .label"))
+    browser.click("#results li.result details.why summary")  # "why this result"
+    assert browser.all("#results li.result .label")[0].is_displayed()
     browser.screenshot("search")
     assert browser.errors() == []
 
@@ -58,8 +63,27 @@ def test_search_open_a_page_and_follow_a_link_and_a_backlink(
     browser.go("page/people/bob-martinez")
     browser.follow("#diff-button")
     browser.find("#diff")
+    assert browser.all("#diff table.sides tr.changed, #diff table.sides tr.added")
+    wider = "return document.documentElement.scrollWidth > window.innerWidth"
+    assert browser.driver.execute_script(wider) is False  # long lines wrap
     browser.screenshot("diff")
     assert browser.errors() == []
+
+
+_LABEL_OVERLAPS = """
+const boxes = [...document.querySelectorAll('svg#graph g.node text:not(.hidden-label)')]
+  .map((t) => t.getBoundingClientRect());
+let overlapping = 0;
+for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+  const a = boxes[i], b = boxes[j];
+  if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1) overlapping++;
+}
+return [boxes.length, overlapping];
+"""
+
+
+def _stroke_of(browser: Browser, verb: str) -> str:
+    return str(browser.find(f"svg#graph line[data-verb='{verb}']").get_attribute("stroke"))
 
 
 def test_the_graph_draws_the_neighbourhood_and_filters_verbs(
@@ -67,12 +91,22 @@ def test_the_graph_draws_the_neighbourhood_and_filters_verbs(
 ) -> None:
     _, secret = console_server.token("*")
     browser.sign_in(secret)
+    browser.go("graph?id=people/bob-martinez&depth=1")
+    browser.wait(lambda d: browser.find("svg#graph").get_attribute("data-nodes"))
+    attended = _stroke_of(browser, "attended")
     browser.go("graph?id=people/bob-martinez&depth=2")
     nodes = browser.wait(lambda d: browser.find("svg#graph").get_attribute("data-nodes"))
     drawn = len(browser.all("svg#graph g.node"))
     assert drawn == int(nodes) and drawn >= 5
     assert browser.all("svg#graph g.node.center[data-id='people/bob-martinez']")
     browser.wait(lambda d: browser.all("svg#graph g.node")[0].get_attribute("transform"))
+    assert _stroke_of(browser, "attended") == attended  # a verb keeps its colour
+    legend = {e.get_attribute("data-folder"): e for e in browser.all("#folders .folder")}
+    assert {"people", "meetings"} <= set(legend)
+    centre = browser.find("svg#graph g.node.center circle").get_attribute("fill")
+    assert legend["people"].find_element("css selector", "circle").get_attribute("fill") == centre
+    labelled, overlapping = browser.driver.execute_script(_LABEL_OVERLAPS)
+    assert labelled >= drawn // 2 and overlapping == 0
     browser.screenshot("graph")
     browser.click(".verb-filter[value='attended']")
     browser.wait(lambda d: len(browser.all("svg#graph g.node")) < drawn)
@@ -90,6 +124,21 @@ def test_the_timeline_groups_a_window_by_day(
     assert days and days == sorted(days, reverse=True)
     assert days and all(d.startswith("2026-09-") for d in days)
     browser.screenshot("timeline")
+    assert browser.errors() == []
+
+
+def test_the_timeline_opens_on_the_last_30_days_with_a_meeting_on_one_line(
+    browser: Browser, console_server: ConsoleServer
+) -> None:
+    _, secret = console_server.token("*")
+    browser.sign_in(secret)
+    browser.go("timeline")
+    assert "last 30 days up to the newest dated entry" in browser.text("#timeline-hint")
+    days = [h.text for h in browser.all("#days section.day h2")]
+    assert days and days == sorted(days, reverse=True) and days[0] >= "2026-11-15"
+    meetings = [m.text for m in browser.all("#days a.meeting")]
+    assert meetings and len(meetings) == len(set(meetings))  # each meeting once
+    browser.screenshot("timeline-default")
     assert browser.errors() == []
 
 

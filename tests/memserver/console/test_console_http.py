@@ -251,7 +251,7 @@ def test_restore_writes_an_old_version_again_and_the_diff_shows_what_changed(
         }
         restored = client.post(f"/ui/page/{page_id}/restore", data=form)
         stale = client.post(f"/ui/page/{page_id}/restore", data=form)
-    assert '<span class="add">+aliases: [L10n]</span>' in diff.text
+    assert '<td class="after">aliases: L10n</td></tr>' in diff.text  # side by side
     assert restored.status_code == 303
     assert f"restored={stored.version}%3A{changed.version + 1}" in restored.headers["location"]
     assert kb.get_page(page_id).markdown == old

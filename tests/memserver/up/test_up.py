@@ -181,6 +181,10 @@ def test_up_ingests_answers_and_stops_cleanly(
     with httpx2.Client(timeout=10) as browser:
         assert browser.get(link.group(0)).status_code == 303
         assert browser.get(f"{memory_url}/ui/tokens").status_code == 200
+    # It says which period the example's notes cover, and how to ask as of it.
+    notes = re.search(r"The notes in source/ run from (\S+) to (\S+)\. ", banner)
+    assert notes is not None and notes.group(1).startswith("2026-06")
+    assert notes.group(2).startswith("2026-11") and f"--now {notes.group(2)}" in banner
 
     # The secrets are private files, and the read token is the one in the MCP snippet.
     state = KBPaths.of(up_kb).state
@@ -228,6 +232,17 @@ def test_up_ingests_answers_and_stops_cleanly(
     assert set(cited_ids(asked["answer"])) & ids
     assert any(c.startswith("meetings/") and "globex" in c for c in cited)
     assert cited and all((up_kb / "knowledge" / f"{c}.md").is_file() for c in cited)
+    # The console's Ask view asks the read agent `up` started, with its key.
+    with httpx2.Client(base_url=memory_url, timeout=60) as browser:
+        browser.get(link.group(0))
+        form = browser.get("/ui/ask").text
+        assert "No read agent is connected" not in form
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form)
+        assert csrf is not None
+        sent = {"csrf": csrf.group(1), "question": question, "now": NOW}
+        assert browser.post("/ui/ask", data=sent).status_code == 303
+        answered = browser.get("/ui/ask").text
+    assert re.search(r'class="citation" href="/ui/page/meetings/[^"]*globex', answered)
     chat = httpx2.post(
         f"http://127.0.0.1:{agent_port}/v1/chat/completions",
         json={"model": "anything", "messages": [{"role": "user", "content": question}]},

@@ -1,0 +1,168 @@
+"""The console's way to the read agent: its address and key, and one question asked.
+
+The Ask view does not answer by itself: it sends the conversation to the read agent's
+OpenAI-compatible ``/v1/chat/completions`` (with the ``openai`` client) and shows what
+comes back, so a person sees exactly the answer an API client or chat UI gets. The
+answer's ``memory`` extension carries the citations (id, title, date), the mode and
+the degraded reasons; the reply's text ends with a "Sources:" list for chat UIs, which
+the console shows as links instead.
+
+``memserver up`` knows the address and key of the read agent it starts; ``memserver
+serve`` takes them from ``READ_AGENT_URL`` and ``READ_AGENT_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memserver.clients import tls
+from memserver.clients.config import EndpointSettings
+
+URL_ENV = "READ_AGENT_URL"
+KEY_ENV = "READ_AGENT_API_KEY"
+ANSWER_SECONDS = 180.0  # a model answering with several tool calls on a slow machine
+SOURCES = "\n\nSources:\n"
+
+
+class AgentUnavailable(Exception):
+    """The read agent did not answer; ``message`` says why and ``hint`` what to do."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Citation:
+    id: str
+    title: str
+    date: str | None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The read agent's answer to one question, as the Ask view shows it."""
+
+    question: str
+    text: str
+    citations: tuple[Citation, ...]
+    mode: str
+    degraded: tuple[str, ...]
+    now: str  # the reference time it was asked with ("" = the agent's clock)
+    took_ms: float
+    asked_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+
+
+@dataclass(frozen=True)
+class ReadAgentLink:
+    """Where the read agent listens (``http://127.0.0.1:8788``) and the key it wants."""
+
+    url: str
+    api_key: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ReadAgentLink | None:
+        """``READ_AGENT_URL`` (and ``READ_AGENT_API_KEY``), or None when unset."""
+        values = os.environ if env is None else env
+        url = values.get(URL_ENV, "").strip().rstrip("/")
+        if not url:
+            return None
+        return cls(url, values.get(KEY_ENV, "").strip() or None)
+
+    async def ask(self, question: str, history: Sequence[tuple[str, str]], now: str = "") -> Reply:
+        """Ask ``question`` after the ``(question, answer)`` pairs of ``history``."""
+        import openai  # here: it takes about a second to import, and only Ask needs it
+
+        messages: list[dict[str, str]] = []
+        for asked, answered in history:
+            messages += [
+                {"role": "user", "content": asked},
+                {"role": "assistant", "content": answered},
+            ]
+        messages.append({"role": "user", "content": question})
+        endpoint = EndpointSettings(name="read_agent", base_url=self.url, timeout=ANSWER_SECONDS)
+        started = dt.datetime.now(dt.UTC)
+        async with tls.async_http_client(endpoint) as http:
+            client = openai.AsyncOpenAI(
+                base_url=f"{self.url}/v1",
+                api_key=self.api_key or "no-key",
+                http_client=http,
+                max_retries=0,
+                timeout=ANSWER_SECONDS,
+            )
+            try:
+                done = await client.chat.completions.create(
+                    model="memory",
+                    messages=messages,  # type: ignore[arg-type]
+                    extra_body={"now": now} if now else None,
+                )
+            except openai.APIStatusError as exc:
+                raise self._refused(exc) from None
+            except openai.APIConnectionError as exc:
+                raise AgentUnavailable(
+                    f"the read agent at {self.url} does not answer ({exc.__cause__ or exc})",
+                    "start it (`memserver up` starts one), or check READ_AGENT_URL",
+                ) from None
+        took = (dt.datetime.now(dt.UTC) - started).total_seconds() * 1000
+        return _reply(question, done.to_dict(), now, took)
+
+    def _refused(self, exc: Any) -> AgentUnavailable:
+        message = _error_message(exc.body) or str(exc)
+        if exc.status_code == 401:
+            return AgentUnavailable(
+                f"the read agent at {self.url} refused the console's key: {message}",
+                "give the console the key the read agent was started with "
+                "(READ_AGENT_API_KEY), or restart `memserver up`",
+            )
+        if exc.status_code == 400:
+            return AgentUnavailable(
+                f"the read agent could not take this question: {message}",
+                "change the question or the reference time and ask again",
+            )
+        return AgentUnavailable(
+            f"the read agent at {self.url} failed ({exc.status_code}): {message}",
+            "see the read agent's log (read-agent.log under `memserver up`) and ask again",
+        )
+
+
+def _error_message(body: Any) -> str:
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            return str(inner.get("message") or "")
+    return ""
+
+
+def _reply(question: str, body: Mapping[str, Any], now: str, took_ms: float) -> Reply:
+    """A chat completion (with its ``memory`` extension) as a Reply."""
+    memory = body.get("memory") or {}
+    citations = tuple(
+        Citation(str(c.get("id")), str(c.get("title") or c.get("id")), c.get("date") or None)
+        for c in memory.get("citations") or ()
+        if isinstance(c, Mapping) and c.get("id")
+    )
+    choices = body.get("choices") or [{}]
+    text = str((choices[0].get("message") or {}).get("content") or "")
+    return Reply(
+        question=question,
+        text=_without_sources(text, citations),
+        citations=citations,
+        mode=str(memory.get("mode") or ""),
+        degraded=tuple(str(d) for d in memory.get("degraded") or ()),
+        now=now,
+        took_ms=round(took_ms),
+    )
+
+
+def _without_sources(text: str, citations: Sequence[Citation]) -> str:
+    """The answer without the "Sources:" list the agent appends for chat UIs (the view
+    lists the citations itself, as links); any other text is kept whole."""
+    body, marker, tail = text.rpartition(SOURCES)
+    if marker and all(line.startswith("- [") for line in tail.splitlines()) and citations:
+        return body
+    return text
