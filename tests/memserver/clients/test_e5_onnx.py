@@ -9,6 +9,7 @@ import pytest
 
 from memserver.clients import config
 from memserver.clients.e5_onnx import OnnxE5, length_batches
+from memserver.clients.e5_smooth import channel_maxima, smoothing
 from memserver.clients.e5_tokenizer import META
 from memserver.clients.embed import (
     DEFAULT_ENGINE,
@@ -150,3 +151,18 @@ def test_a_passage_call_spreads_over_its_workers_at_the_callers_priority(
     assert out and out[0].shape == (8, 384)
     assert len({tid for tid, _ in seen}) == 2  # both workers had texts
     assert {nice for _, nice in seen} == {7}
+
+
+def test_smoothing_keeps_the_product_and_flattens_the_input() -> None:
+    """The int8 graph divides an input channel by s and multiplies the weights' row by
+    it: the same product, with the outlier channel brought near the others."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((20, 16)).astype(np.float32)
+    x[:, 3] *= 40.0  # an outlier channel
+    weights = [rng.standard_normal((16, 8)).astype(np.float32) * 0.1 for _ in range(2)]
+    factors = smoothing(channel_maxima([x]), weights, alpha=0.65)
+    for w in weights:
+        assert np.allclose((x / factors) @ (w * factors[:, None]), x @ w, atol=1e-4)
+    spread = np.abs(x).max(axis=0)
+    smoothed = np.abs(x / factors).max(axis=0)
+    assert smoothed.max() / np.median(smoothed) < spread.max() / np.median(spread) / 4
