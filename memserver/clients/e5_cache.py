@@ -31,9 +31,9 @@ _DIGEST = 32
 
 
 def cache_dir() -> Path:
-    """``MEMSERVER_CACHE_DIR``, else ``$XDG_CACHE_HOME/memserver``, else
+    """``MEMORY_CACHE_DIR``, else ``$XDG_CACHE_HOME/memserver``, else
     ``~/.cache/memserver``."""
-    explicit = os.environ.get("MEMSERVER_CACHE_DIR")
+    explicit = os.environ.get("MEMORY_CACHE_DIR")
     if explicit:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

@@ -84,9 +84,9 @@ def test_an_unwritable_cache_leaves_the_graph_in_memory(tmp_path: Path) -> None:
 
 
 def test_the_cache_directory_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MEMSERVER_CACHE_DIR", "/somewhere/cache")
+    monkeypatch.setenv("MEMORY_CACHE_DIR", "/somewhere/cache")
     assert cache_dir() == Path("/somewhere/cache")
-    monkeypatch.delenv("MEMSERVER_CACHE_DIR")
+    monkeypatch.delenv("MEMORY_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", "/xdg")
     assert cache_dir() == Path("/xdg/memserver")
 
