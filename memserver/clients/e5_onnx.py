@@ -33,7 +33,12 @@ from typing import Any
 import numpy as np
 
 from memserver.clients.e5_cache import cache_dir, graph_path, load_graph
-from memserver.clients.e5_smooth import CALIBRATION, channel_maxima, smoothing
+from memserver.clients.e5_smooth import (
+    CALIBRATION,
+    calibration_key,
+    channel_maxima,
+    smoothing,
+)
 from memserver.clients.e5_tokenizer import Tokenizer
 
 QK = 32
@@ -390,7 +395,8 @@ class OnnxE5:
 
         # the graph is built once and kept on disk (e5_cache): building it is most of
         # the engine's start
-        where = graph_path(cache or cache_dir(), kind, self.file.digest, ort.__version__)
+        label = f"int8s{calibration_key()}" if kind == "int8" else kind
+        where = graph_path(cache or cache_dir(), label, self.file.digest, ort.__version__)
         self.graph_file = where
         self.session = load_graph(where, build, session)
 

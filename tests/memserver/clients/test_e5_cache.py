@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memserver.clients import e5_onnx
+from memserver.clients import e5_onnx, e5_smooth
 from memserver.clients.e5_cache import (
     GRAPH_VERSION,
     cache_dir,
@@ -83,6 +83,17 @@ def test_an_unwritable_cache_leaves_the_graph_in_memory(tmp_path: Path) -> None:
     assert calls == [1] and not write_cached(path, b"x")
 
 
+def test_the_smoothings_key_changes_with_its_alpha_and_texts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = e5_smooth.calibration_key()
+    monkeypatch.setattr(e5_smooth, "ALPHA", 0.5)
+    assert e5_smooth.calibration_key() != key
+    monkeypatch.undo()
+    monkeypatch.setattr(e5_smooth, "CALIBRATION", (*e5_smooth.CALIBRATION, "one more"))
+    assert e5_smooth.calibration_key() != key
+
+
 def test_the_cache_directory_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_CACHE_DIR", "/somewhere/cache")
     assert cache_dir() == Path("/somewhere/cache")
@@ -97,6 +108,7 @@ def test_the_engine_starts_from_its_cached_graph_with_the_same_vectors(
     texts = ["Globex signed the renewal on 2026-03-01.", "Melanie: That's great!"]
     first = e5_onnx.OnnxE5("int8", cache=tmp_path)
     assert first.graph_file.parent == tmp_path / "onnx" and first.graph_file.exists()
+    assert f"int8s{e5_smooth.calibration_key()}-" in first.graph_file.name
     vectors = first.encode(texts)
 
     def no_build(*args: object, **kwargs: object) -> None:
