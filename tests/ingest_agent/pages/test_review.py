@@ -72,3 +72,25 @@ def test_frontmatter_allows_the_folder_and_the_reversal() -> None:
     result = merged(stored, decision("Old plan", status="reversed"))
     assert result.page.fields["status"] == "reversed"
     assert policy.hold(stored, result, DECISIONS, "decisions/old") is result  # nothing held
+
+
+def test_an_accepted_decision_changes_only_from_its_own_source() -> None:
+    policy = ReviewPolicy(SCHEMA, source(), ["decisions"])
+    draft = dataclasses.replace(
+        decision("Big call", status="accepted"), sections={"Decision": "New text."}
+    )
+    stored = dataclasses.replace(
+        decision("Big call", status="accepted"), sections={"Decision": "Old text."}
+    )
+    held = policy.hold(stored, merged(stored, draft), DECISIONS, "decisions/x")
+    assert held.page.sections == {"Decision": "Old text."}
+    [row] = held.conflicts
+    assert row.field == "## Decision" and "New text." in row.new_value
+    # its decision record, edited and read again, changes it at once
+    own = dataclasses.replace(stored, sources=("calls/2026-11-01.md",))
+    result = merged(own, draft)
+    assert policy.hold(own, result, DECISIONS, "decisions/x") is result
+    # and a proposed decision is no accepted content yet
+    proposed = dataclasses.replace(stored, fields={**stored.fields, "status": "proposed"})
+    result = merged(proposed, dataclasses.replace(draft, fields=proposed.fields))
+    assert policy.hold(proposed, result, DECISIONS, "decisions/x") is result
