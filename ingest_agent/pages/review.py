@@ -53,9 +53,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ingest_agent.llm.grounding import Grounds
+from ingest_agent.names import norm
 from ingest_agent.pages.merge import Conflict, MergeResult, show
 from ingest_agent.records import (
     REVERSAL_VALUES,
+    DecisionRef,
     Source,
     lifecycle_field,
     link_fields,
@@ -93,8 +95,17 @@ def draft_value(spec: FieldSpec | None) -> str | None:
 class ReviewPolicy:
     """The checks for one source (see the module docstring)."""
 
-    def __init__(self, schema: Schema, source: Source, routed: Sequence[str]) -> None:
+    def __init__(
+        self,
+        schema: Schema,
+        source: Source,
+        routed: Sequence[str],
+        stated: Sequence[DecisionRef] = (),
+    ) -> None:
+        """``stated``: the reversals the rules read in the note's own words (their
+        decisions may say so in their prose)."""
         self.schema = schema
+        self.stated = frozenset((ref.folder, norm(ref.title)) for ref in stated)
         self.source = source
         self.front: Mapping[str, Any] = read_frontmatter(source.content)
         self.allowed = self._allowed(routed)
@@ -164,7 +175,7 @@ class ReviewPolicy:
             sections = self._accepted(existing, merged.page, fields, folder, held)
             if folder.name not in self.picked:
                 sections = self._linked_only(existing, sections, folder, held)
-        elif life is not None and not self._says(life.name) and _claims_reversal(merged.page):
+        elif life is not None and self._claims_reversal(merged.page, folder):
             held.append(
                 ("_prose", None, None, "a decision that reverses, supersedes or replaces another")
             )
@@ -229,6 +240,15 @@ class ReviewPolicy:
                 held.append((f"## {name}", old, new, f"{what}(its {name} section)"))
         return existing.sections
 
+    def _claims_reversal(self, page: Page, folder: FolderSpec) -> bool:
+        """Whether a new page's prose or text fields say it reverses, supersedes or
+        replaces, beyond what the note's own words (or frontmatter) state."""
+        life = lifecycle_field(folder)
+        if (folder.name, norm(page.title)) in self.stated or (life and self._says(life.name)):
+            return False
+        texts = [*page.sections.values(), *(v for v in page.fields.values() if isinstance(v, str))]
+        return any(_REVERSAL_WORDS.search(text) for text in texts)
+
     def _linked_only(
         self, existing: Page, sections: Mapping[str, str], folder: FolderSpec, held: list[_Held]
     ) -> Mapping[str, str]:
@@ -285,12 +305,6 @@ class ReviewPolicy:
         page = dataclasses.replace(page, open_questions=tuple(questions))
         conflicts = (*merged.conflicts, *rows)
         return MergeResult(page, conflicts, existing is None or page != existing, merged.order)
-
-
-def _claims_reversal(page: Page) -> bool:
-    """Whether a page's prose or text fields say it reverses, supersedes or replaces."""
-    texts = [*page.sections.values(), *(v for v in page.fields.values() if isinstance(v, str))]
-    return any(_REVERSAL_WORDS.search(text) for text in texts)
 
 
 def review_reason(conflicts: Sequence[Conflict]) -> str | None:
