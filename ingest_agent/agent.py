@@ -253,7 +253,9 @@ class IngestAgent:
             outcome.extractor = extraction.extractor
             # A model can be steered by the note it reads: its riskier writes wait for a person.
             review = (
-                ReviewPolicy(self.schema, source, hint) if extraction.extractor == "llm" else None
+                ReviewPolicy(self.schema, source, hint, extraction.reversals)
+                if extraction.extractor == "llm"
+                else None
             )
             outcome.dropped = list(extraction.dropped)
             self._degraded.update(dict.fromkeys(extraction.degraded))

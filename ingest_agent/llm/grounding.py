@@ -282,6 +282,16 @@ class Grounds:
                         return None
         return f"is not stated as {about.names[0]!r}'s {spec.name}"
 
+    def stated_next_to(self, spec: FieldSpec, value: Any, names: Sequence[str]) -> bool:
+        """Whether value ``value`` of ``spec`` stands, whole, in a paragraph with one of
+        ``names`` (a day however the note writes it; a number of many spellings passes)."""
+        shown: str | dt.date | None = str(value)
+        if spec.type == "number":
+            shown = _number_text(value)
+        elif spec.type == "date":
+            shown = as_date(value)  # "Darkhan meeting on 2026-11-03" is not Nomin's renewal
+        return shown is None or self.near(shown, names)
+
     # -- a field's value
 
     def check(self, spec: FieldSpec, value: Any, at: str, about: About | None = None) -> Verdict:
@@ -315,14 +325,9 @@ class Grounds:
             why = "is a number the note does not state"
         else:
             ok, why = self.states_text(text), "is not what the note says"
-        if ok and about is not None and about.entity and spec.type in ("string", "number", "date"):
-            shown: str | dt.date | None = text
-            if spec.type == "number":
-                shown = _number_text(value)
-            elif spec.type == "date":
-                shown = as_date(value)  # "Darkhan meeting on 2026-11-03" is not Nomin's renewal
-            if shown is not None and not self.near(shown, about.names):
-                ok, why = False, f"is not stated next to {about.names[0]!r}"
+        entity = about is not None and about.entity and spec.type in ("string", "number", "date")
+        if ok and entity and about and not self.stated_next_to(spec, value, about.names):
+            ok, why = False, f"is not stated next to {about.names[0]!r}"
         if ok:
             return Verdict(value)
         return Verdict(None, (f"{at}: {text[:80]!r} {why}",))

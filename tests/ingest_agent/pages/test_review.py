@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ingest_agent.pages.merge import MergeResult, merge_page
 from ingest_agent.pages.review import ReviewPolicy
-from ingest_agent.records import Source
+from ingest_agent.records import DecisionRef, Source
 from memserver.kb.page import Page
 from memserver.kb.schema import load_schema
 
@@ -72,3 +72,47 @@ def test_frontmatter_allows_the_folder_and_the_reversal() -> None:
     result = merged(stored, decision("Old plan", status="reversed"))
     assert result.page.fields["status"] == "reversed"
     assert policy.hold(stored, result, DECISIONS, "decisions/old") is result  # nothing held
+
+
+def test_an_accepted_decision_changes_only_from_its_own_source() -> None:
+    policy = ReviewPolicy(SCHEMA, source(), ["decisions"])
+    draft = dataclasses.replace(
+        decision("Big call", status="accepted"), sections={"Decision": "New text."}
+    )
+    stored = dataclasses.replace(
+        decision("Big call", status="accepted"), sections={"Decision": "Old text."}
+    )
+    held = policy.hold(stored, merged(stored, draft), DECISIONS, "decisions/x")
+    assert held.page.sections == {"Decision": "Old text."}
+    [row] = held.conflicts
+    assert row.field == "## Decision" and "New text." in row.new_value
+    # its decision record, edited and read again, changes it at once
+    own = dataclasses.replace(stored, sources=("calls/2026-11-01.md",))
+    result = merged(own, draft)
+    assert policy.hold(own, result, DECISIONS, "decisions/x") is result
+    # and a proposed decision is no accepted content yet
+    proposed = dataclasses.replace(stored, fields={**stored.fields, "status": "proposed"})
+    result = merged(proposed, dataclasses.replace(draft, fields=proposed.fields))
+    assert policy.hold(proposed, result, DECISIONS, "decisions/x") is result
+
+
+def test_a_new_decision_reversing_another_in_its_prose_is_proposed_unless_the_note_says_so() -> (
+    None
+):
+    prose = {"Decision": "Usage pricing. This replaces per-seat pricing."}
+    draft = dataclasses.replace(decision("Usage pricing", status="accepted"), sections=prose)
+    policy = ReviewPolicy(SCHEMA, source(), ["decisions"])
+    held = policy.hold(None, merged(None, draft), DECISIONS, "decisions/x")
+    assert held.page.fields["status"] == "proposed" and held.page.sections == prose
+    assert ("status", "accepted") in {(c.field, c.new_value) for c in held.conflicts}
+    # the rules read the reversal in the note's own words: it applies
+    ref = DecisionRef(
+        "decisions", "Usage pricing", DAY, None, None, "per-seat pricing", "reversed", "", "x.md"
+    )
+    result = merged(None, draft)
+    stated = ReviewPolicy(SCHEMA, source(), ["decisions"], [ref])
+    assert stated.hold(None, result, DECISIONS, "decisions/x") is result
+    # a decision that reverses nothing is written as the model read it
+    plain = dataclasses.replace(draft, sections={"Decision": "Usage pricing from November."})
+    result = merged(None, plain)
+    assert policy.hold(None, result, DECISIONS, "decisions/x") is result
