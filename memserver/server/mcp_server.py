@@ -350,19 +350,29 @@ class MemoryServer(MCPServer[Any]):
         visible = {n for f in folders if scope.allows_folder(f.name) for n in (f.name, f.type)}
         hidden = {n for f in folders for n in (f.name, f.type)} - visible
         said = json.dumps(arguments, ensure_ascii=False, default=str)
-        message = scope_safe_message(str(error), hidden, said)
+        folder_names = [f.name for f in folders if not scope.allows_folder(f.name)]
+
+        def safe(text: str) -> str:
+            return scope_safe_message(self._redacted(text, folder_names), hidden, said)
+
+        message = safe(str(error))
         problems = [
             dataclasses.replace(
-                p,
-                location=scope_safe_message(p.location, hidden, said),
-                message=scope_safe_message(p.message, hidden, said),
-                fix=scope_safe_message(p.fix, hidden, said),
+                p, location=safe(p.location), message=safe(p.message), fix=safe(p.fix)
             )
             for p in error.problems
         ]
         if message == str(error) and problems == list(error.problems):
             return error
         return error.reworded(message, problems)
+
+    def _redacted(self, text: str, hidden_folders: list[str]) -> str:
+        """An error's text without references to hidden pages (as results are)."""
+        try:
+            redacted: str = redact_references(text, hidden_folders, self.services.kb())
+        except MemoryError_:
+            return text
+        return redacted
 
     def _explain(self, name: str, exc: ToolError) -> MemoryToolError:
         """A ToolError from the SDK or a tool, rewritten for the model (and classified)."""
@@ -438,7 +448,7 @@ def _in_scope(result: Any, spec: ToolSpec) -> Any:
     if scope.folders is None or spec.access is not Access.READ:
         return result
     hidden = [f for f in call.services.schema().folder_names if not scope.allows_folder(f)]
-    return redact_references(result, hidden, call.services.kb().titles)
+    return redact_references(result, hidden, call.services.kb())
 
 
 def _decode_json(value: Any, schema: Mapping[str, Any]) -> Any:
