@@ -10,6 +10,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memserver.console.restore import restore_version
 from memserver.console.web import ConsoleError, form_of, redirect, render, signed_in, tool, url
 from memserver.search.pipeline import MODES
 
@@ -124,11 +125,8 @@ async def restore(request: Request) -> Response:
     page_id = _page_id(request)
     version = _int(form.get("version"), "version")
     base = _int(form.get("base_version"), "base_version")
-    old = await tool(caller, request, "kb_history", id=page_id, version=version)
-    put = await tool(
-        caller, request, "kb_put_page", id=page_id, markdown=old["markdown"], base_version=base
-    )
-    return redirect(url(f"page/{page_id}", restored=f"{version}:{put['version']}"))
+    written = await restore_version(caller, request, page_id, version, base)
+    return redirect(url(f"page/{page_id}", restored=f"{version}:{written}"))
 
 
 async def graph(request: Request) -> Response:

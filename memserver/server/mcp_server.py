@@ -50,7 +50,7 @@ from memserver.errors import (
 )
 from memserver.server.audit import AuditLog, make_entry
 from memserver.server.audit_writer import AuditWriter
-from memserver.server.prose_scope import redact_references, scope_safe_message
+from memserver.server.prose_scope import redact_for, redact_references, scope_safe_message
 from memserver.server.scope import Scope
 from memserver.server.tokens import TokenStore
 from memserver.server.tools import base as toolbase
@@ -353,7 +353,7 @@ class MemoryServer(MCPServer[Any]):
         folder_names = [f.name for f in folders if not scope.allows_folder(f.name)]
 
         def safe(text: str) -> str:
-            return scope_safe_message(self._redacted(text, folder_names), hidden, said)
+            return scope_safe_message(self._redacted(text, folder_names, said), hidden, said)
 
         message = safe(str(error))
         problems = [
@@ -366,10 +366,10 @@ class MemoryServer(MCPServer[Any]):
             return error
         return error.reworded(message, problems)
 
-    def _redacted(self, text: str, hidden_folders: list[str]) -> str:
-        """An error's text without references to hidden pages (as results are)."""
+    def _redacted(self, text: str, hidden_folders: list[str], said: str) -> str:
+        """An error's text without references to hidden pages the caller did not name."""
         try:
-            redacted: str = redact_references(text, hidden_folders, self.services.kb())
+            redacted: str = redact_references(text, hidden_folders, self.services.kb(), said)
         except MemoryError_:
             return text
         return redacted
@@ -444,11 +444,9 @@ def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
 def _in_scope(result: Any, spec: ToolSpec) -> Any:
     """A read tool's result without references to pages the caller cannot see."""
     call = toolbase.current()
-    scope = call.scope
-    if scope.folders is None or spec.access is not Access.READ:
+    if spec.access is not Access.READ:
         return result
-    hidden = [f for f in call.services.schema().folder_names if not scope.allows_folder(f)]
-    return redact_references(result, hidden, call.services.kb())
+    return redact_for(result, call.scope, call.services)
 
 
 def _decode_json(value: Any, schema: Mapping[str, Any]) -> Any:

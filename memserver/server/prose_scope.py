@@ -29,10 +29,15 @@ type) outside the caller's scope that the caller did not name itself is replaced
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from memserver.server.scope import Scope
+    from memserver.server.tools.base import Services
 
 REDACTED = "[redacted]"
 OTHER_FOLDER = "[a folder outside your scope]"
@@ -73,9 +78,12 @@ def _ref(folders: Iterable[str], tag: str) -> str:
 
 
 def strings(value: Any) -> Iterable[str]:
-    """Every string inside ``value`` (dicts, lists, tuples, strings)."""
+    """Every string inside ``value`` (dicts, lists, tuples, dataclasses, strings)."""
     if isinstance(value, str):
         yield value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for item in dataclasses.fields(value):
+            yield from strings(getattr(value, item.name))
     elif isinstance(value, Mapping):
         for item in value.values():
             yield from strings(item)
@@ -87,6 +95,11 @@ def strings(value: Any) -> Iterable[str]:
 def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return change(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changed = {
+            f.name: map_strings(getattr(value, f.name), change) for f in dataclasses.fields(value)
+        }
+        return dataclasses.replace(value, **changed)
     if isinstance(value, Mapping):
         return {key: map_strings(item, change) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -123,8 +136,11 @@ class Hidden:
         )
 
     @classmethod
-    def of(cls, value: Any, folders: Collection[str], lookup: PageLookup) -> Hidden | None:
-        """What ``value`` refers to in ``folders``; None when it refers to nothing there."""
+    def of(
+        cls, value: Any, folders: Collection[str], lookup: PageLookup, said: str = ""
+    ) -> Hidden | None:
+        """What ``value`` refers to in ``folders``; None when it refers to nothing there.
+        Pages whose id the caller wrote itself (in ``said``) are not hidden from it."""
         if not folders:
             return None
         ref = re.compile(_ref(folders, "r"), re.IGNORECASE)
@@ -138,6 +154,9 @@ class Hidden:
         names -= {n for n in names if ref.fullmatch(n)}
         if names:
             pages.update(lookup.pages_titled(names, folders))
+        if said:  # echoing them back tells nothing, and hiding them would tell they exist
+            words = said.lower()
+            pages = {i: t for i, t in pages.items() if i not in words and t.lower() not in words}
         return cls(folders, pages) if pages else None
 
     # -- one text ---------------------------------------------------------------------
@@ -217,11 +236,23 @@ def apply(text: str, pieces: Iterable[Piece]) -> str:
     return "".join(out)
 
 
-def redact_references(value: Any, hidden_folders: Collection[str], lookup: PageLookup) -> Any:
+def redact_references(
+    value: Any, hidden_folders: Collection[str], lookup: PageLookup, said: str = ""
+) -> Any:
     """``value`` (a tool result, a console view's data, an error message) without
-    references to pages of ``hidden_folders`` (see the module docstring)."""
-    hidden = Hidden.of(value, hidden_folders, lookup)
+    references to pages of ``hidden_folders`` (see the module docstring), except those
+    the caller named itself (``said``: its arguments, for an error message)."""
+    hidden = Hidden.of(value, hidden_folders, lookup, said)
     return value if hidden is None else hidden.value(value)
+
+
+def redact_for(value: Any, scope: Scope, services: Services) -> Any:
+    """``value`` as ``scope`` may read it: the one redaction every way out uses (tool
+    results, error messages, the console's views)."""
+    if scope.folders is None:
+        return value
+    hidden = [f for f in services.schema().folder_names if not scope.allows_folder(f)]
+    return redact_references(value, hidden, services.kb())
 
 
 def scope_safe_message(message: str, hidden_names: Collection[str], said: str) -> str:
