@@ -106,4 +106,5 @@ def create_app(
         host=host,
         port=port,
         routes=[Route("/", home, methods=["GET"]), Mount(PREFIX, app=guarded)],
+        refusal_labels=(console.refusal_label,),
     )

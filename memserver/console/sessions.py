@@ -95,6 +95,12 @@ class Sessions:
         with self._lock:
             self._by_id.pop(session_id, None)
 
+    def name_of(self, session_id: str | None) -> str | None:
+        """The token name a session was signed in with (no check; for audit rows)."""
+        with self._lock:
+            session = self._by_id.get(session_id or "")
+        return session.token_name if session is not None else None
+
     def caller(self, session_id: str | None) -> Caller:
         """The session's caller, re-checked now (SignedOut when it no longer works)."""
         with self._lock:

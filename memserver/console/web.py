@@ -22,6 +22,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import Scope as ASGIScope
 
 from memserver.console.guard import CSRF_FIELD, check_csrf
 from memserver.console.sessions import COOKIE, Caller, Sessions, SignedOut
@@ -127,6 +128,12 @@ class Console:
         from memserver.store.reviews import Reviews
 
         return Reviews(self.services.kb().db)
+
+    async def refusal_label(self, scope: ASGIScope) -> str | None:
+        """Who a refused console request is: the token of its session cookie."""
+        if not str(scope.get("path", "")).startswith(PREFIX):
+            return None
+        return self.sessions.name_of(Request(scope).cookies.get(COOKIE))
 
     def record(
         self, caller: Caller, action: str, arguments: Mapping[str, Any], outcome: str

@@ -48,7 +48,7 @@ from memserver.errors import (
     ToolErrorKind,
     UserError,
 )
-from memserver.server.audit import AuditLog, make_entry
+from memserver.server.audit import AuditEntry, AuditLog, make_entry
 from memserver.server.audit_writer import AuditWriter
 from memserver.server.prose_scope import redact_for, redact_references, scope_safe_message
 from memserver.server.scope import Scope
@@ -179,6 +179,11 @@ class MemoryServer(MCPServer[Any]):
         """Write the audit rows still waiting (the server is stopping)."""
         if self._audit_writer is not None:
             self._audit_writer.close()
+
+    async def record_audit(self, entry: AuditEntry) -> None:
+        """Append an audit row that is not a tool call's (a refused HTTP request)."""
+        if self._audit_writer is not None:
+            await self._audit_writer.record(entry)
 
     def spec(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
