@@ -137,7 +137,7 @@ def run_trust_attacks(url: str, kb: Path, writer: str, timeout: float, timed: Ti
         secret_kept = wrong in out
         return f"HTTP {codes}; {len(rows)} refusal rows; secret in log: {secret_kept}"
 
-    timed(7, "401 x2 and 421: audit rows", refusals)
+    timed(7, "no token, wrong token, foreign Host: rows", refusals)
 
     # 5: the console's sign-in limit and per-token session cap
     async def console() -> str:
