@@ -28,6 +28,7 @@ from typing import Any
 from memserver.kb.page import Page, TimelineEntry
 from memserver.server.prose_scope import REDACTED, Hidden, Piece
 
+DIFF_TOKENS = 2_000  # the most of a changed middle compared token by token
 _TOKEN = re.compile(r"[^\W_]+|.", re.DOTALL)  # words, and every other character alone
 
 
@@ -47,12 +48,16 @@ def merge_text(original: str, pieces: Sequence[Piece], new: str) -> tuple[str, b
         return new, True
     shown_tokens, owners, anchors = _shown_tokens(original, pieces)
     new_tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(new)]
-    matcher = difflib.SequenceMatcher(
-        None, [t for t, _ in shown_tokens], [t for t, _ in new_tokens], autojunk=False
-    )
+    opcodes = _opcodes([t for t, _ in shown_tokens], [t for t, _ in new_tokens])
     out: list[str] = []
     kept: set[int] = set()
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for n, owner in enumerate(owners):
+        if owner is not None:
+            first.setdefault(owner, n)
+            last[owner] = n
+    for op, i1, i2, j1, j2 in opcodes:
         if op != "equal":
             if j2 > j1:
                 out.append(
@@ -69,12 +74,10 @@ def merge_text(original: str, pieces: Sequence[Piece], new: str) -> tuple[str, b
                 out.append(shown_tokens[k][0])
                 k += 1
                 continue
-            last = max(n for n, o in enumerate(owners) if o == owner)
-            first = min(n for n, o in enumerate(owners) if o == owner)
-            if first == k and last < i2:
+            if first[owner] == k and last[owner] < i2:
                 out.append(original[pieces[owner].start : pieces[owner].end])
                 kept.add(owner)
-                k = last + 1
+                k = last[owner] + 1
             else:
                 out.append(shown_tokens[k][0])
                 k += 1
@@ -83,6 +86,36 @@ def merge_text(original: str, pieces: Sequence[Piece], new: str) -> tuple[str, b
                 out.append(original[pieces[index].start : pieces[index].end])
                 kept.add(index)
     return "".join(out), len(kept) == len(pieces)
+
+
+def _opcodes(a: Sequence[str], b: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
+    """How ``b`` differs from ``a`` (``SequenceMatcher`` opcodes): the common start and
+    end are found in linear time and only the middle is compared, unless it is longer
+    than ``DIFF_TOKENS`` on a side (then it counts as replaced whole: bounded work for
+    any text a writer sends)."""
+    n = min(len(a), len(b))
+    head = 0
+    while head < n and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    a_end, b_end = len(a) - tail, len(b) - tail
+    ops: list[tuple[str, int, int, int, int]] = []
+    if head:
+        ops.append(("equal", 0, head, 0, head))
+    if a_end > head or b_end > head:
+        if max(a_end, b_end) - head <= DIFF_TOKENS:
+            middle = difflib.SequenceMatcher(None, a[head:a_end], b[head:b_end], autojunk=False)
+            ops.extend(
+                (op, i1 + head, i2 + head, j1 + head, j2 + head)
+                for op, i1, i2, j1, j2 in middle.get_opcodes()
+            )
+        else:
+            ops.append(("replace", head, a_end, head, b_end))
+    if tail:
+        ops.append(("equal", a_end, len(a), b_end, len(b)))
+    return ops
 
 
 def _shown_tokens(

@@ -29,6 +29,7 @@ type) outside the caller's scope that the caller did not name itself is replaced
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -162,17 +163,17 @@ class Hidden:
     # -- one text ---------------------------------------------------------------------
 
     def pieces(self, text: str) -> list[Piece]:
-        """The hidden spans of ``text``, in order, none overlapping."""
-        taken: list[Piece] = []
+        """The hidden spans of ``text``, in order, none overlapping (an earlier form wins)."""
+        taken = _Spans()
         for pattern, shown in self._forms:
             for match in pattern.finditer(text):
                 said = shown(match)
                 if said is not None:
-                    _add(taken, Piece(match.start(), match.end(), said))
+                    taken.add(Piece(match.start(), match.end(), said))
         if self._title_re is not None:
             for match in self._title_re.finditer(text):
-                _add(taken, Piece(match.start(), match.end(), REDACTED))
-        return sorted(taken, key=lambda p: p.start)
+                taken.add(Piece(match.start(), match.end(), REDACTED))
+        return taken.pieces
 
     def text(self, text: str) -> str:
         """``text`` as the caller may read it."""
@@ -220,9 +221,21 @@ def _id(match: re.Match[str]) -> str:
     return f"{match.group('rf').lower()}/{match.group('rs').lower()}"
 
 
-def _add(taken: list[Piece], piece: Piece) -> None:
-    if all(piece.end <= p.start or piece.start >= p.end for p in taken):
-        taken.append(piece)
+class _Spans:
+    """Pieces kept in order of their start; one overlapping a kept piece is dropped."""
+
+    def __init__(self) -> None:
+        self.pieces: list[Piece] = []
+        self._starts: list[int] = []
+
+    def add(self, piece: Piece) -> None:
+        at = bisect.bisect_right(self._starts, piece.start)
+        if at and self.pieces[at - 1].end > piece.start:
+            return
+        if at < len(self.pieces) and self.pieces[at].start < piece.end:
+            return
+        self.pieces.insert(at, piece)
+        self._starts.insert(at, piece.start)
 
 
 def apply(text: str, pieces: Iterable[Piece]) -> str:

@@ -226,3 +226,28 @@ def test_rewriting_what_was_redacted_is_refused_and_writes_nothing(
         assert linked[folder] not in message
     after = mcp_server.kb().get_page(project)
     assert after.version == before.version and after.page == before.page
+
+
+def test_a_huge_rewrite_around_hidden_references_is_refused_within_the_call_bound(
+    mcp_server: RunningServer, linked: dict[str, str]
+) -> None:
+    """Hostile input: 40,000 repetitive words instead of a section that holds hidden
+    references. Only the changed middle is compared token by token, and not past
+    ``DIFF_TOKENS``: the refusal comes within the session's bound (run_session: 60 s)."""
+    _, secret = mcp_server.token("companies", write=True, name="flooder")
+    company = linked["companies"]
+    before = mcp_server.kb().get_page(company)
+
+    async def body(memory: MemoryClient) -> str:
+        view = await memory.call("kb_get_page", {"id": company})
+        sections = {h: "a b " * 20_000 for h in view["sections"]}
+        page = {**{k: view[k] for k in ("title", "fields", "sources")}, "sections": sections}
+        with pytest.raises(ToolCallError) as refused:
+            await memory.call(
+                "kb_put_page", {"id": company, "page": page, "base_version": view["version"]}
+            )
+        return refused.value.server_message
+
+    message = run(mcp_server, secret, body)
+    assert "would lose what you cannot see: section 'Summary'" in message
+    assert mcp_server.kb().get_page(company).version == before.version
