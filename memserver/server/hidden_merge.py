@@ -29,6 +29,7 @@ from memserver.kb.page import Page, TimelineEntry
 from memserver.server.prose_scope import REDACTED, Hidden, Piece
 
 DIFF_TOKENS = 2_000  # the most of a changed middle compared token by token
+MAX_CANDIDATES = 100  # new list items tried as the edit of one hidden item
 _TOKEN = re.compile(r"[^\W_]+|.", re.DOTALL)  # words, and every other character alone
 
 
@@ -186,8 +187,10 @@ def _items(
 def _best(hidden: Hidden, original: str, candidates: Sequence[str]) -> tuple[str, str] | None:
     """The candidate that is an edit of ``original`` as shown, merged; None if none is."""
     view = hidden.text(original)
-    ranked = sorted(
-        candidates, key=lambda c: difflib.SequenceMatcher(None, view, c).ratio(), reverse=True
+    ranked = sorted(  # the likeliest edits first (bounded: a writer may send thousands)
+        candidates[:MAX_CANDIDATES],
+        key=lambda c: difflib.SequenceMatcher(None, view, c).quick_ratio(),
+        reverse=True,
     )
     for candidate in ranked[:3]:
         text, whole = _text(hidden, original, candidate)
