@@ -3,7 +3,8 @@
 Starts ``memserver serve`` and ``read-agent serve`` (subprocesses, 127.0.0.1) on a copy
 of example_kb with the local embedder (the stalls this guards against came from
 embedding), ingests it with the rules extractor, then runs each attack of the hardening
-issue (items 6-12) in turn, every one bounded by ``--attack-timeout``. Meanwhile an
+issue (items 6-12) and of the trust issue (30: items 2 and 5-8, ``bench.hostile_trust``)
+in turn, every one bounded by ``--attack-timeout``. Meanwhile an
 honest client asks ``kb_query`` over its own MCP session, paced, in a thread. Printed:
 per attack its outcome (HTTP status or the first words of the error) and how long the
 answer took; the server's RSS before, at its peak and after; the honest query's p50 and
@@ -40,6 +41,7 @@ import httpx2
 import psutil
 
 from bench.common import create_token, free_port, percentile, stop_process, wait_ready
+from bench.hostile_trust import run_trust_attacks
 from memserver.clients.mcp import open_http
 from memserver.errors import MemoryError_
 from tests.fixtures.hostile import ALIAS_BOMB, MCP_HEADERS, MCP_INITIALIZE
@@ -372,6 +374,15 @@ def run_attacks(target: Target) -> None:
         r,
         "kb_history",
         {"id": "people/bob-martinez", "version": 10**20},
+    )
+
+    # issue 30 (trust): items 2, 6, 7, 5 and 8
+    run_trust_attacks(
+        target.url,
+        target.kb,
+        w,
+        target.timeout,
+        lambda item, name, run: timed(target, item, name, run),
     )
 
 

@@ -29,6 +29,7 @@ from memserver.console.web import (
     render,
     url,
 )
+from memserver.errors import DatabaseUnavailable
 from memserver.server.http_app import create_http_app, transport_security
 from memserver.server.mcp_server import MemoryServer
 
@@ -68,7 +69,15 @@ def console_routes() -> list[BaseRoute]:
 
 async def _refused(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ConsoleError)
-    return render(request, await current_caller(request), "error.html", exc.status, error=exc)
+    page = render(request, await current_caller(request), "error.html", exc.status, error=exc)
+    page.headers.update(exc.headers)
+    return page
+
+
+async def _outage(request: Request, exc: Exception) -> Response:
+    """PostgreSQL met outside ``blocking``: the same outage page."""
+    assert isinstance(exc, DatabaseUnavailable)
+    return await _refused(request, ConsoleError.of(exc))
 
 
 async def _sign_in(request: Request, exc: Exception) -> Response:
@@ -89,7 +98,12 @@ def console_app(console: Console) -> Starlette:
     """The console alone (mounted at ``/ui``)."""
     app = Starlette(
         routes=console_routes(),
-        exception_handlers={ConsoleError: _refused, SignInRequired: _sign_in, HTTPException: _http},
+        exception_handlers={
+            ConsoleError: _refused,
+            SignInRequired: _sign_in,
+            HTTPException: _http,
+            DatabaseUnavailable: _outage,
+        },
     )
     app.state.console = console
     return app
@@ -102,10 +116,12 @@ def create_app(
     port: int = 8787,
     login_key: str | None = None,
     read_agent: ReadAgentLink | None = None,
+    console: Console | None = None,
 ) -> Starlette:
     """The memory server's HTTP app with the console; ``login_key`` enables ``up``'s
-    trusted login link (``/ui/login?key=...``), ``read_agent`` the Ask view."""
-    console = Console(server, login_key=login_key, read_agent=read_agent)
+    trusted login link (``/ui/login?key=...``), ``read_agent`` the Ask view; ``console``
+    one built with other limits."""
+    console = console or Console(server, login_key=login_key, read_agent=read_agent)
     guarded = ConsoleGuard(console_app(console), transport_security(host, port))
 
     async def home(request: Request) -> Response:
@@ -121,4 +137,5 @@ def create_app(
             Route(PREFIX, home, methods=["GET"]),
             Mount(PREFIX, app=guarded),
         ],
+        refusal_labels=(console.refusal_label,),
     )

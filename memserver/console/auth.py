@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import secrets
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
 from memserver.console.guard import CSRF_FIELD, check_csrf
-from memserver.console.sessions import COOKIE, IDLE_SECONDS, Session
+from memserver.console.sessions import COOKIE, IDLE_SECONDS, ConsoleFull, Session
 from memserver.console.web import (
     PREFIX,
+    ConsoleError,
     SignInRequired,
     blocking,
     console_of,
@@ -24,7 +26,7 @@ from memserver.console.web import (
     signed_in,
     url,
 )
-from memserver.errors import ScopeError
+from memserver.errors import MemoryError_, ScopeError
 
 LOGIN_COOKIE = "ms_console_login"
 
@@ -66,13 +68,35 @@ def _start(request: Request, session: Session) -> Response:
     return response
 
 
+def _address(request: Request) -> str:
+    return request.client.host if request.client is not None else "?"
+
+
+def _throttled(request: Request, secret: str) -> Response | None:
+    """The 429 page while this address or this secret's prefix has failed too often."""
+    wait = console_of(request).throttle.retry_after(_address(request), secret)
+    if wait is None:
+        return None
+    page = _login_page(
+        request,
+        error=f"too many failed sign-ins from here or with that token; try again in {wait} s",
+        status=429,
+    )
+    page.headers["Retry-After"] = str(wait)
+    return page
+
+
 async def login(request: Request) -> Response:
     console = console_of(request)
     if request.method == "GET":
         key = request.query_params.get("key")
         if key:
+            refused = _throttled(request, key)
+            if refused is not None:
+                return refused
             session = console.sessions.sign_in_trusted(key)
             if session is None:
+                console.throttle.failed(_address(request), key)
                 return _login_page(request, error="this login link is not valid", status=401)
             return _start(request, session)
         return _login_page(request)
@@ -82,9 +106,20 @@ async def login(request: Request) -> Response:
     except ScopeError as exc:
         return _login_page(request, error=exc.message, status=403)
     secret = str(form.get("token") or "")
-    session = await blocking(console.sessions.sign_in, secret)
+    refused = _throttled(request, secret)
+    if refused is not None:
+        return refused
+    try:
+        session = await run_in_threadpool(console.sessions.sign_in, secret)
+    except MemoryError_ as exc:
+        if not isinstance(exc, ConsoleFull):
+            raise ConsoleError.of(exc) from exc
+        page = _login_page(request, error=f"{exc.message}: {exc.hint}", status=503)
+        page.headers["Retry-After"] = "60"
+        return page
     audit = console.audit
     if session is None:
+        console.throttle.failed(_address(request), secret)
         if audit is not None:
             await blocking(audit.record, "-", "console.login", {}, "error:auth", 0.0)
         return _login_page(

@@ -13,6 +13,7 @@ from starlette.responses import Response
 from memserver.console.graph_view import graph_data
 from memserver.console.page_diff import compare, version_sources
 from memserver.console.period import DEFAULT_DAYS
+from memserver.console.restore import restore_version
 from memserver.console.timeline_days import by_day
 from memserver.console.web import (
     ConsoleError,
@@ -149,11 +150,8 @@ async def restore(request: Request) -> Response:
     page_id = _page_id(request)
     version = _int(form.get("version"), "version")
     base = _int(form.get("base_version"), "base_version")
-    old = await tool(caller, request, "kb_history", id=page_id, version=version)
-    put = await tool(
-        caller, request, "kb_put_page", id=page_id, markdown=old["markdown"], base_version=base
-    )
-    return redirect(url(f"page/{page_id}", restored=f"{version}:{put['version']}"))
+    written = await restore_version(caller, request, page_id, version, base)
+    return redirect(url(f"page/{page_id}", restored=f"{version}:{written}"))
 
 
 async def graph(request: Request) -> Response:

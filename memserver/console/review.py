@@ -19,6 +19,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memserver.console.restore import restore_version
 from memserver.console.sessions import Caller
 from memserver.console.web import (
     ConsoleError,
@@ -31,6 +32,7 @@ from memserver.console.web import (
     tool,
     url,
 )
+from memserver.server.prose_scope import redact_for
 from memserver.store.reviews import Review
 
 LIMIT = 100
@@ -51,6 +53,19 @@ def _version(value: Any) -> int:
         raise ConsoleError(
             400, "the form has no base_version", "reload the review list and try again"
         ) from None
+
+
+async def _pending(request: Request, caller: Caller, review_id: int) -> Review:
+    """The flagged change, refused (409, nothing written) once someone decided it."""
+    review = await blocking(console_of(request).reviews().get, review_id, caller.scope.folders)
+    if review.status != "pending":
+        raise ConsoleError(
+            409,
+            f"the change to {review.page_id} (version {review.version}) was already "
+            f"{review.status} by {review.decided_by or 'someone'}; nothing was written",
+            "reload the review list",
+        )
+    return review
 
 
 async def _decide(
@@ -79,14 +94,20 @@ async def view(request: Request) -> Response:
     conflicts = await blocking(reviews.conflicts, folders, ("unresolved",), LIMIT)
     updates = await blocking(reviews.conflicts, folders, ("superseded",), UPDATES)
     questions = await blocking(reviews.open_questions, folders, LIMIT)
+    shown = await blocking(
+        redact_for,
+        (pending, conflicts, questions, updates),
+        caller.scope,
+        console_of(request).services,
+    )
     return render(
         request,
         caller,
         "review.html",
-        pending=pending,
-        conflicts=conflicts,
-        updates=updates,
-        questions=questions,
+        pending=shown[0],
+        conflicts=shown[1],
+        updates=shown[3],
+        questions=shown[2],
         done=request.query_params.get("done", ""),
     )
 
@@ -102,35 +123,27 @@ async def reject(request: Request) -> Response:
     """Write the version before the flagged one again (guarded by the flagged version)."""
     caller = await signed_in(request, write=True)
     form = await form_of(request, caller)
-    console = console_of(request)
     review_id = _id(request)
     base = _version(form.get("base_version"))
-    review = await blocking(console.reviews().get, review_id, caller.scope.folders)
+    review = await _pending(request, caller, review_id)
     if review.base_version is None:
         raise ConsoleError(
             400,
             f"the change created {review.page_id}: there is no earlier version to go back to",
             "edit the page instead, or accept it",
         )
-    old = await tool(caller, request, "kb_history", id=review.page_id, version=review.base_version)
-    put = await tool(
-        caller,
-        request,
-        "kb_put_page",
-        id=review.page_id,
-        markdown=old["markdown"],
-        base_version=base,
+    written = await restore_version(caller, request, review.page_id, review.base_version, base)
+    await _decide(request, caller, review_id, "rejected", written)
+    done = (
+        f"rejected {review.page_id} v{review.version}: v{review.base_version} is back as v{written}"
     )
-    await _decide(request, caller, review_id, "rejected", put["version"])
-    done = f"rejected {review.page_id} v{review.version}: v{review.base_version} is back as v{put['version']}"
     return redirect(url("review", done=done))
 
 
 async def edit(request: Request) -> Response:
     caller = await signed_in(request, write=True)
-    console = console_of(request)
     review_id = _id(request)
-    review = await blocking(console.reviews().get, review_id, caller.scope.folders)
+    review = await _pending(request, caller, review_id)
     if request.method == "GET":
         current = await tool(caller, request, "kb_get_page", id=review.page_id)
         return render(request, caller, "edit.html", review=review, page=current, error="")
@@ -147,8 +160,8 @@ async def edit(request: Request) -> Response:
 async def resolve_conflict(request: Request) -> Response:
     caller = await signed_in(request, write=True)
     form = await form_of(request, caller)
-    console = console_of(request)
     conflict_id = _id(request)
+    console = console_of(request)
     note = str(form.get("note") or "").strip()[:500] or f"resolved by {caller.scope.token_name}"
     await blocking(
         console.reviews().resolve_conflict, conflict_id, note=note, folders=caller.scope.folders

@@ -8,7 +8,10 @@ a new token given the revoked one's name does not inherit them. A *trusted* sess
 (``memserver up``'s login link, a key that lives as long as the process) has every
 right, like ``serve --stdio --trusted``.
 
-Sessions live in this process's memory: restarting the server signs everyone out.
+Sessions live in this process's memory: restarting the server signs everyone out. A
+token holds at most ``MAX_SESSIONS_PER_TOKEN`` (signing in once more signs out its own
+longest idle one); the console holds at most ``MAX_SESSIONS`` and refuses one more
+sign-in rather than sign out another token's session.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from memserver.errors import NotFoundError
+from memserver.errors import NotFoundError, UserError
 from memserver.server.scope import Scope
 from memserver.server.tokens import TokenStore
 
 COOKIE = "ms_console"
 IDLE_SECONDS = 12 * 3600
 MAX_SESSIONS = 1000
+MAX_SESSIONS_PER_TOKEN = 20  # one more signs out that token's longest idle session
 TRUSTED_NAME = "console-trusted"
 
 
@@ -69,12 +73,25 @@ class SignedOut(Exception):
         self.reason = reason
 
 
+class ConsoleFull(UserError):
+    """No room for one more session (other tokens' sessions are never signed out)."""
+
+
 class Sessions:
     """Sessions of one console (thread-safe; views run in worker threads too)."""
 
-    def __init__(self, tokens: TokenStore | None, login_key: str | None = None) -> None:
+    def __init__(
+        self,
+        tokens: TokenStore | None,
+        login_key: str | None = None,
+        *,
+        max_sessions: int = MAX_SESSIONS,
+        per_token: int = MAX_SESSIONS_PER_TOKEN,
+    ) -> None:
         self.tokens = tokens
         self.login_key = login_key
+        self.max_sessions = max_sessions
+        self.per_token = per_token
         self._lock = threading.Lock()
         self._by_id: dict[str, Session] = {}
 
@@ -94,6 +111,12 @@ class Sessions:
     def sign_out(self, session_id: str) -> None:
         with self._lock:
             self._by_id.pop(session_id, None)
+
+    def name_of(self, session_id: str | None) -> str | None:
+        """The token name a session was signed in with (no check; for audit rows)."""
+        with self._lock:
+            session = self._by_id.get(session_id or "")
+        return session.token_name if session is not None else None
 
     def caller(self, session_id: str | None) -> Caller:
         """The session's caller, re-checked now (SignedOut when it no longer works)."""
@@ -130,8 +153,16 @@ class Sessions:
             token_sha256=sha256,
         )
         with self._lock:
-            if len(self._by_id) >= MAX_SESSIONS:  # drop the longest idle one
-                oldest = min(self._by_id.values(), key=lambda s: s.last_seen)
-                del self._by_id[oldest.id]
+            now = time.monotonic()
+            for stale in [s for s in self._by_id.values() if now - s.last_seen > IDLE_SECONDS]:
+                del self._by_id[stale.id]
+            own = [s for s in self._by_id.values() if s.token_name == name]
+            if len(own) >= self.per_token:  # this token's longest idle one, never another's
+                del self._by_id[min(own, key=lambda s: s.last_seen).id]
+            elif len(self._by_id) >= self.max_sessions:
+                raise ConsoleFull(
+                    f"the console holds {self.max_sessions} sessions, the most it keeps",
+                    "sign out elsewhere, or wait until idle sessions expire",
+                )
             self._by_id[session.id] = session
         return session

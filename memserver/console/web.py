@@ -22,6 +22,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import Scope as ASGIScope
 
 from memserver.console.agent_link import ReadAgentLink
 from memserver.console.conversations import Conversations
@@ -29,7 +30,9 @@ from memserver.console.guard import CSRF_FIELD, check_csrf
 from memserver.console.period import Period, dated_period
 from memserver.console.sessions import COOKIE, Caller, Sessions, SignedOut
 from memserver.console.snippets import matched_sentence
+from memserver.console.throttle import SignInThrottle
 from memserver.errors import (
+    DatabaseUnavailable,
     MemoryError_,
     NotFoundError,
     ScopeError,
@@ -64,15 +67,29 @@ _STATUS = {
 class ConsoleError(Exception):
     """A request the console refuses or cannot serve; shown as a page with the fix."""
 
-    def __init__(self, status: int, message: str, hint: str = "") -> None:
+    def __init__(
+        self, status: int, message: str, hint: str = "", retry_after: int | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.hint = hint
+        self.retry_after = retry_after  # seconds, sent as Retry-After (429, 503)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)} if self.retry_after else {}
 
     @classmethod
     def of(cls, exc: MemoryError_ | MemoryToolError) -> ConsoleError:
         """A memory system error (or a tool's) as the page that explains it."""
+        if isinstance(exc, DatabaseUnavailable) or (
+            isinstance(exc, MemoryToolError) and exc.kind == ToolErrorKind.UNAVAILABLE
+        ):  # the outage page: what MCP clients read, with when to try again
+            hint = exc.hint if isinstance(exc, DatabaseUnavailable) else ""
+            return cls(
+                503, exc.message if isinstance(exc, MemoryError_) else str(exc), hint or "", 5
+            )
         if isinstance(exc, MemoryToolError):
             return cls(_STATUS.get(exc.kind, 400), str(exc))
         if isinstance(exc, UserError):
@@ -103,11 +120,14 @@ class Console:
         *,
         login_key: str | None = None,
         read_agent: ReadAgentLink | None = None,
+        sessions: Sessions | None = None,
+        throttle: SignInThrottle | None = None,
     ) -> None:
         self.server = server
         self.read_agent = read_agent  # None: the Ask view says how to connect one
         self.conversations = Conversations()
-        self.sessions = Sessions(server.tokens, login_key)
+        self.sessions = sessions or Sessions(server.tokens, login_key)
+        self.throttle = throttle or SignInThrottle()
         self.templates = Environment(
             loader=PackageLoader("memserver.console", "templates"),
             autoescape=select_autoescape(default=True),
@@ -141,6 +161,12 @@ class Console:
         from memserver.store.reviews import Reviews
 
         return Reviews(self.services.kb().db)
+
+    async def refusal_label(self, scope: ASGIScope) -> str | None:
+        """Who a refused console request is: the token of its session cookie."""
+        if not str(scope.get("path", "")).startswith(PREFIX):
+            return None
+        return self.sessions.name_of(Request(scope).cookies.get(COOKIE))
 
     def record(
         self, caller: Caller, action: str, arguments: Mapping[str, Any], outcome: str
@@ -179,6 +205,8 @@ async def signed_in(
         caller = await run_in_threadpool(console.sessions.caller, request.cookies.get(COOKIE))
     except SignedOut as exc:
         raise SignInRequired(exc.reason) from None
+    except MemoryError_ as exc:  # the token store is unreachable: the outage page
+        raise ConsoleError.of(exc) from exc
     if admin and not caller.admin:
         raise ConsoleError(
             403,
@@ -207,7 +235,7 @@ async def current_caller(request: Request) -> Caller | None:
         return await run_in_threadpool(
             console_of(request).sessions.caller, request.cookies.get(COOKIE)
         )
-    except SignedOut:
+    except (SignedOut, MemoryError_):
         return None
 
 

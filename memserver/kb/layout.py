@@ -180,14 +180,26 @@ class KBPaths:
         """
         rel = self.source_rel(path)
         full = self.source / rel
-        root = self.source.resolve()
-        resolved = full.resolve()
+        root = resolved_path(self.source, "source/")
+        resolved = resolved_path(full, f"source path {rel!r}")
         if resolved != root and not resolved.is_relative_to(root):
             raise UserError(
                 f"refused source path {rel!r}: it resolves outside source/",
                 "sources must live inside the knowledge base's source/ folder",
             )
         return rel, full
+
+
+def resolved_path(path: Path, what: str) -> Path:
+    """``path.resolve()``, or UserError when it cannot be resolved (a symlink loop, a
+    link changed or removed while it is followed): never a bare OSError/RuntimeError."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise UserError(
+            f"cannot follow {what}: {exc}",
+            "if a file or link there is being replaced, try again; a symlink loop must be removed",
+        ) from exc
 
 
 def write_atomic(path: Path, data: bytes) -> None:

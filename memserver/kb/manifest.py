@@ -41,7 +41,7 @@ from memserver.kb.converted import (
     slack_export_part,
 )
 from memserver.kb.frontmatter import as_date, date_in_name, read_frontmatter
-from memserver.kb.layout import KBPaths, write_atomic
+from memserver.kb.layout import KBPaths, resolved_path, write_atomic
 from memserver.kb.source_file import TooLarge, UnsafeSource, read_source_file
 
 MANIFEST_VERSION = 1
@@ -406,7 +406,7 @@ class Manifest:
     # --- internals ------------------------------------------------------------------------
 
     def _root(self) -> Path:
-        return self.kb.source.resolve()
+        return resolved_path(self.kb.source, "source/")
 
     def _observe(self, rel: str, full: Path, fresh: bool = False) -> _Observed:
         return _observe(rel, full, self._root(), self.max_bytes, self.kb.state, fresh)

@@ -28,6 +28,7 @@ from starlette.types import Scope as ASGIScope
 from memserver import __version__
 from memserver.errors import DatabaseUnavailable
 from memserver.server.mcp_server import MemoryServer
+from memserver.server.refusals import AuditRefusals, Label
 from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
 from memserver.server.verifier import StoreTokenVerifier
 from memserver.web.guard import GuardRules, HostRules, HttpGuard
@@ -144,6 +145,7 @@ def create_http_app(
     host: str = "127.0.0.1",
     port: int = 8787,
     routes: Sequence[BaseRoute] = (),
+    refusal_labels: Sequence[Label] = (),
 ) -> Starlette:
     """``/healthz`` plus the Streamable HTTP MCP endpoint at ``/mcp`` (bearer auth).
 
@@ -151,7 +153,9 @@ def create_http_app(
     ``MAX_MCP_BODY``, read within a deadline) and ``SessionLimit``. ``routes`` are served
     before it, on the same port, with their own guard (the web console passes its
     ``/ui`` mount here, behind a guard fed by the same Host rules; the server does not
-    import it)."""
+    import it). Every refused request is an audit row (``memserver.server.refusals``;
+    ``refusal_labels`` say who a request is when its bearer token does not, e.g. the
+    console's session cookie)."""
     mcp_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         # Answers as one JSON body instead of an SSE stream: no tool of ours sends
@@ -189,13 +193,15 @@ def create_http_app(
     guarded = _TokenFirst(HttpGuard(sessions, rules, error_body=jsonrpc_error), server.verifier)
     # /healthz answers only the Host names the MCP endpoint answers (no key: probes).
     health = HttpGuard(request_response(healthz), GuardRules(hosts=rules.hosts))
+    labels = tuple(refusal_labels)
     return _McpFirst(
-        guarded,
+        AuditRefusals(guarded, server.record_audit, labels),
         routes=[
             Route("/healthz", health, methods=["GET"]),
             *routes,
             Mount("/", app=guarded),
         ],
+        middleware=[Middleware(AuditRefusals, record=server.record_audit, labels=labels)],
         lifespan=lifespan,
     )
 

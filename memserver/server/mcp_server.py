@@ -48,9 +48,9 @@ from memserver.errors import (
     ToolErrorKind,
     UserError,
 )
-from memserver.server.audit import AuditLog, make_entry
+from memserver.server.audit import AuditEntry, AuditLog, make_entry
 from memserver.server.audit_writer import AuditWriter
-from memserver.server.prose_scope import redact_references, scope_safe_message
+from memserver.server.prose_scope import redact_for, redact_references, scope_safe_message
 from memserver.server.scope import Scope
 from memserver.server.tokens import TokenStore
 from memserver.server.tools import base as toolbase
@@ -179,6 +179,11 @@ class MemoryServer(MCPServer[Any]):
         """Write the audit rows still waiting (the server is stopping)."""
         if self._audit_writer is not None:
             self._audit_writer.close()
+
+    async def record_audit(self, entry: AuditEntry) -> None:
+        """Append an audit row that is not a tool call's (a refused HTTP request)."""
+        if self._audit_writer is not None:
+            await self._audit_writer.record(entry)
 
     def spec(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)
@@ -350,19 +355,29 @@ class MemoryServer(MCPServer[Any]):
         visible = {n for f in folders if scope.allows_folder(f.name) for n in (f.name, f.type)}
         hidden = {n for f in folders for n in (f.name, f.type)} - visible
         said = json.dumps(arguments, ensure_ascii=False, default=str)
-        message = scope_safe_message(str(error), hidden, said)
+        folder_names = [f.name for f in folders if not scope.allows_folder(f.name)]
+
+        def safe(text: str) -> str:
+            return scope_safe_message(self._redacted(text, folder_names, said), hidden, said)
+
+        message = safe(str(error))
         problems = [
             dataclasses.replace(
-                p,
-                location=scope_safe_message(p.location, hidden, said),
-                message=scope_safe_message(p.message, hidden, said),
-                fix=scope_safe_message(p.fix, hidden, said),
+                p, location=safe(p.location), message=safe(p.message), fix=safe(p.fix)
             )
             for p in error.problems
         ]
         if message == str(error) and problems == list(error.problems):
             return error
         return error.reworded(message, problems)
+
+    def _redacted(self, text: str, hidden_folders: list[str], said: str) -> str:
+        """An error's text without references to hidden pages the caller did not name."""
+        try:
+            redacted: str = redact_references(text, hidden_folders, self.services.kb(), said)
+        except MemoryError_:
+            return text
+        return redacted
 
     def _explain(self, name: str, exc: ToolError) -> MemoryToolError:
         """A ToolError from the SDK or a tool, rewritten for the model (and classified)."""
@@ -434,11 +449,9 @@ def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
 def _in_scope(result: Any, spec: ToolSpec) -> Any:
     """A read tool's result without references to pages the caller cannot see."""
     call = toolbase.current()
-    scope = call.scope
-    if scope.folders is None or spec.access is not Access.READ:
+    if spec.access is not Access.READ:
         return result
-    hidden = [f for f in call.services.schema().folder_names if not scope.allows_folder(f)]
-    return redact_references(result, hidden, call.services.kb().titles)
+    return redact_for(result, call.scope, call.services)
 
 
 def _decode_json(value: Any, schema: Mapping[str, Any]) -> Any:

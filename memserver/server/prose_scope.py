@@ -3,23 +3,25 @@
 Pages in a token's folders can mention pages outside them: the ingest agent writes
 ``Decision “Per-seat pricing for Acme Track” (decisions/2026-07-15-...)`` into a person's
 timeline, authors write ``[[decisions/...]]`` and ``[the pricing call](meetings/...)``.
-Returned as is, a ``people,meetings`` token would read a decision's title and id. So,
-for a read-only token with limited folders, every string a tool returns goes through
-:func:`redact_references` (the tool's result, before it is serialised):
+Returned as is, a ``people,meetings`` token would read a decision's title and id. So
+everything that leaves the server for a token with limited folders (tool results, the
+console's pages and review lists, the read agent's answers built from them, error
+messages) goes through the one function :func:`redact_references`:
 
 - ``“Title” (folder/slug)``                 -> ``[redacted]``
 - ``[words](folder/slug)`` (a markdown link) -> ``words`` (``[redacted]`` if they are the title)
 - ``[[folder/slug|words]]``, ``[[folder/slug]]`` -> ``words``, or nothing
-- ``[folder/slug]``, ``(folder/slug)``, a bare ``folder/slug`` -> nothing
-- the title of a page referenced that way, anywhere else in the same text -> ``[redacted]``
+- ``[[Title]]``, ``[[Title|words]]`` of a hidden page -> ``[redacted]``, or ``words``
+- ``[folder/slug]``, ``(folder/slug)``, a bare ``folder/slug`` -> nothing, also written in
+  backticks, bold or italics, with an anchor (``#x``) or a query (``?v=1``), as a
+  relative, ``knowledge/...`` or ``/ui/page/...`` path, with ``.md``, in any letter case
+- the title of a page referenced that way, anywhere in the same result (another section,
+  another field) -> ``[redacted]``
 
 Only ids of pages that exist are touched (``sources/..md`` paths and other slashes stay).
-
-A writer with limited folders reads redacted text too, and writes whole pages back: its
-version of a page is passed through :func:`restore_redacted` first, which puts back every
-text it kept as it was shown (a timeline line, an open question, a field, a section or
-the start of one), so the references are not lost; an update that would still drop one
-is refused (:func:`referenced_pages` counted before and after).
+:meth:`Hidden.pieces` says which spans of a text are hidden and what stands in their
+place, so a writer's edit of the shown text can be merged back onto the stored text
+(``memserver.server.hidden_merge``).
 
 :func:`scope_safe_message` does the same for error messages: a folder (or its page
 type) outside the caller's scope that the caller did not name itself is replaced.
@@ -27,111 +29,243 @@ type) outside the caller's scope that the caller did not name itself is replaced
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
-from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
-from memserver.kb.page import Page
+if TYPE_CHECKING:
+    from memserver.server.scope import Scope
+    from memserver.server.tools.base import Services
 
 REDACTED = "[redacted]"
 OTHER_FOLDER = "[a folder outside your scope]"
-# A slug: anything up to whitespace, brackets, quotes or separators (checked against
-# the index afterwards, so a generous pattern is safe).
-_SLUG = r"[^\s\[\]()<>{}\"'“”‘’,;|]+"
-_TRAILING = ".:!?"
 
-# folder/slug -> title, for the ids that are pages (looked up once per result)
-TitleLookup = Callable[[Collection[str]], Mapping[str, str]]
+# A slug is letters, digits and marks of any script joined by '-' (``slugify``): it stops
+# at whitespace, ASCII punctuation other than '-', dashes and quotes.
+_SLUG_CHAR = r"[^\s!-,./:-@\[-`{-~\u2013\u2014\u2018\u2019\u201c\u201d\u00ab\u00bb\u2026]"
+_SLUG = rf"{_SLUG_CHAR}+(?:-{_SLUG_CHAR}+)*"
+# How an id is written as a path or URL around it.
+_PREFIX = r"(?:(?:https?://[^\s/]+)?/ui/page/|(?:\.{1,2}/)+|/?knowledge/)?"
+_SUFFIX = r"(?:\.md)?(?:[#?][^\s()\[\]<>\"'`*|]+)?"
+_WRAP = r"`|\*{1,3}|_{1,3}"
+_NAME = r"[^\[\]|\n]{1,300}"
 
 
-def _id_pattern(folders: Iterable[str]) -> re.Pattern[str]:
+class PageLookup(Protocol):
+    """What redaction asks the index (``KnowledgeBase`` answers)."""
+
+    def titles(self, page_ids: Collection[str]) -> Mapping[str, str]: ...
+
+    def pages_titled(
+        self, names: Collection[str], folders: Collection[str]
+    ) -> Mapping[str, str]: ...
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A hidden span ``[start, end)`` of a text and what is shown in its place."""
+
+    start: int
+    end: int
+    shown: str
+
+
+def _ref(folders: Iterable[str], tag: str) -> str:
     names = "|".join(re.escape(f) for f in sorted(folders, key=len, reverse=True))
-    return re.compile(rf"(?<![\w/])(?:{names})/{_SLUG}")
+    return rf"(?<![^\W_]){_PREFIX}(?P<{tag}f>{names})/(?P<{tag}s>{_SLUG}){_SUFFIX}"
 
 
-def _strings(value: Any) -> Iterable[str]:
+def strings(value: Any) -> Iterable[str]:
+    """Every string inside ``value`` (dicts, lists, tuples, dataclasses, strings)."""
     if isinstance(value, str):
         yield value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for item in dataclasses.fields(value):
+            yield from strings(getattr(value, item.name))
     elif isinstance(value, Mapping):
         for item in value.values():
-            yield from _strings(item)
+            yield from strings(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _strings(item)
+            yield from strings(item)
 
 
-def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return change(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changed = {
+            f.name: map_strings(getattr(value, f.name), change) for f in dataclasses.fields(value)
+        }
+        return dataclasses.replace(value, **changed)
     if isinstance(value, Mapping):
-        return {key: _map_strings(item, change) for key, item in value.items()}
+        return {key: map_strings(item, change) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(_map_strings(item, change) for item in value)
+        return type(value)(map_strings(item, change) for item in value)
     return value
 
 
-def referenced_pages(
-    value: Any, hidden_folders: Collection[str], titles: TitleLookup
-) -> Counter[str]:
-    """How often the strings of ``value`` refer to each page of ``hidden_folders``."""
-    if not hidden_folders:
-        return Counter()
-    pattern = _id_pattern(hidden_folders)
-    found = [
-        m.group(0).rstrip(_TRAILING).removesuffix(".md")
-        for s in _strings(value)
-        for m in pattern.finditer(s)
-    ]
-    pages = titles(set(found)) if found else {}
-    return Counter(f for f in found if f in pages)
+class Hidden:
+    """The pages of hidden folders one value refers to, and how its texts hide them."""
+
+    def __init__(self, folders: Collection[str], pages: Mapping[str, str]) -> None:
+        self.folders = frozenset(folders)
+        self.pages = dict(pages)  # id -> title
+        self._titles = {t.casefold(): t for t in self.pages.values() if t.strip()}
+        ref = _ref(self.folders, "r")
+        flags = re.IGNORECASE
+        self._forms: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | None]]] = [
+            (re.compile(rf"[“\"][^”\"\n]{{1,300}}[”\"]\s*\({ref}\)", flags), self._whole),
+            (re.compile(rf"\[(?P<w>[^\[\]\n]*)\]\({ref}\)", flags), self._words),
+            (re.compile(rf"\[\[{ref}(?:\|(?P<w>[^\[\]\n]*))?\]\]", flags), self._words_or_none),
+            (re.compile(rf"\[\[(?P<n>{_NAME})(?:\|(?P<w>[^\[\]\n]*))?\]\]"), self._named),
+            (re.compile(rf"[ \t]?[\[(]{ref}[\])]", flags), self._none),
+            (re.compile(rf"(?P<wrap>{_WRAP})?{ref}(?(wrap)(?P=wrap))", flags), self._none),
+        ]
+        self._title_re = (
+            re.compile(
+                r"(?<![^\W_])(?:"
+                + "|".join(re.escape(t) for t in sorted(self._titles.values(), key=len)[::-1])
+                + r")(?![^\W_])",
+                flags,
+            )
+            if self._titles
+            else None
+        )
+
+    @classmethod
+    def of(
+        cls, value: Any, folders: Collection[str], lookup: PageLookup, said: str = ""
+    ) -> Hidden | None:
+        """What ``value`` refers to in ``folders``; None when it refers to nothing there.
+        Pages whose id the caller wrote itself (in ``said``) are not hidden from it."""
+        if not folders:
+            return None
+        ref = re.compile(_ref(folders, "r"), re.IGNORECASE)
+        named = re.compile(rf"\[\[(?P<n>{_NAME})(?:\|[^\[\]\n]*)?\]\]")
+        ids: set[str] = set()
+        names: set[str] = set()
+        for text in strings(value):
+            ids.update(_id(m) for m in ref.finditer(text))
+            names.update(m.group("n").strip() for m in named.finditer(text))
+        pages = dict(lookup.titles(ids)) if ids else {}
+        names -= {n for n in names if ref.fullmatch(n)}
+        if names:
+            pages.update(lookup.pages_titled(names, folders))
+        if said:  # echoing them back tells nothing, and hiding them would tell they exist
+            words = said.lower()
+            pages = {i: t for i, t in pages.items() if i not in words and t.lower() not in words}
+        return cls(folders, pages) if pages else None
+
+    # -- one text ---------------------------------------------------------------------
+
+    def pieces(self, text: str) -> list[Piece]:
+        """The hidden spans of ``text``, in order, none overlapping (an earlier form wins)."""
+        taken = _Spans()
+        for pattern, shown in self._forms:
+            for match in pattern.finditer(text):
+                said = shown(match)
+                if said is not None:
+                    taken.add(Piece(match.start(), match.end(), said))
+        if self._title_re is not None:
+            for match in self._title_re.finditer(text):
+                taken.add(Piece(match.start(), match.end(), REDACTED))
+        return taken.pieces
+
+    def text(self, text: str) -> str:
+        """``text`` as the caller may read it."""
+        return apply(text, self.pieces(text))
+
+    def value(self, value: Any) -> Any:
+        return map_strings(value, self.text)
+
+    # -- what stands in a reference's place ------------------------------------------
+
+    def _known(self, match: re.Match[str]) -> bool:
+        return _id(match) in self.pages
+
+    def _whole(self, match: re.Match[str]) -> str | None:
+        return REDACTED if self._known(match) else None
+
+    def _none(self, match: re.Match[str]) -> str | None:
+        return "" if self._known(match) else None
+
+    def _words(self, match: re.Match[str]) -> str | None:
+        if not self._known(match):
+            return None
+        return self._said(match.group("w") or "")
+
+    def _words_or_none(self, match: re.Match[str]) -> str | None:
+        if not self._known(match):
+            return None
+        words = match.group("w")
+        return self._said(words) if words else ""
+
+    def _named(self, match: re.Match[str]) -> str | None:
+        if " ".join(match.group("n").split()).casefold() not in self._titles:
+            return None
+        words = match.group("w")
+        return self._said(words) if words else REDACTED
+
+    def _said(self, words: str) -> str:
+        """Link words as shown: the title of a hidden page in them is redacted."""
+        if " ".join(words.split()).casefold() in self._titles:
+            return REDACTED
+        return self._title_re.sub(REDACTED, words) if self._title_re is not None else words
 
 
-def redact_references(value: Any, hidden_folders: Collection[str], titles: TitleLookup) -> Any:
-    """``value`` (a tool result: dicts, lists, strings) without references to pages of
-    ``hidden_folders`` (see the module docstring)."""
-    if not hidden_folders:
+def _id(match: re.Match[str]) -> str:
+    return f"{match.group('rf').lower()}/{match.group('rs').lower()}"
+
+
+class _Spans:
+    """Pieces kept in order of their start; one overlapping a kept piece is dropped."""
+
+    def __init__(self) -> None:
+        self.pieces: list[Piece] = []
+        self._starts: list[int] = []
+
+    def add(self, piece: Piece) -> None:
+        at = bisect.bisect_right(self._starts, piece.start)
+        if at and self.pieces[at - 1].end > piece.start:
+            return
+        if at < len(self.pieces) and self.pieces[at].start < piece.end:
+            return
+        self.pieces.insert(at, piece)
+        self._starts.insert(at, piece.start)
+
+
+def apply(text: str, pieces: Iterable[Piece]) -> str:
+    """``text`` with each piece replaced by what it shows."""
+    out, at = [], 0
+    for piece in pieces:
+        out.append(text[at : piece.start])
+        out.append(piece.shown)
+        at = piece.end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def redact_references(
+    value: Any, hidden_folders: Collection[str], lookup: PageLookup, said: str = ""
+) -> Any:
+    """``value`` (a tool result, a console view's data, an error message) without
+    references to pages of ``hidden_folders`` (see the module docstring), except those
+    the caller named itself (``said``: its arguments, for an error message)."""
+    hidden = Hidden.of(value, hidden_folders, lookup, said)
+    return value if hidden is None else hidden.value(value)
+
+
+def redact_for(value: Any, scope: Scope, services: Services) -> Any:
+    """``value`` as ``scope`` may read it: the one redaction every way out uses (tool
+    results, error messages, the console's views)."""
+    if scope.folders is None:
         return value
-    pattern = _id_pattern(hidden_folders)
-    candidates = {
-        m.group(0).rstrip(_TRAILING) for s in _strings(value) for m in pattern.finditer(s)
-    }
-    if not candidates:
-        return value
-    candidates |= {c.removesuffix(".md") for c in candidates}
-    pages = dict(titles(candidates))
-    if not pages:
-        return value
-    return _map_strings(value, lambda text: _redact_text(text, pattern, pages))
-
-
-def _redact_text(text: str, pattern: re.Pattern[str], pages: Mapping[str, str]) -> str:
-    found = {m.group(0).rstrip(_TRAILING) for m in pattern.finditer(text)}
-    ids = {i for i in found | {f.removesuffix(".md") for f in found} if i in pages}
-    if not ids:
-        return text
-    for page_id in sorted(ids, key=len, reverse=True):
-        title = pages[page_id]
-
-        def words(match: re.Match[str], title: str = title) -> str:
-            said = match.group(1) or ""
-            return REDACTED if _same(said, title) else said
-
-        ref = re.escape(page_id) + r"(?:\.md)?"
-        quoted = rf"[“\"]{re.escape(title)}[”\"]" if title else r"(?!)"
-        text = re.sub(rf"{quoted}\s*\({ref}\)", REDACTED, text)
-        text = re.sub(rf"\[([^\[\]]*)\]\({ref}\)", words, text)
-        text = re.sub(rf"\[\[{ref}(?:\|([^\[\]]*))?\]\]", words, text)
-        text = re.sub(rf"\s?[\[(]{ref}[\])]", "", text)
-        text = re.sub(rf"(?<![\w/]){ref}(?![\w/-])", "", text)
-        if title:
-            text = re.sub(re.escape(title), REDACTED, text, flags=re.IGNORECASE)
-    return re.sub(r"[ \t]{2,}", " ", text)
-
-
-def _same(words: str, title: str) -> bool:
-    return bool(title) and " ".join(words.split()).casefold() == " ".join(title.split()).casefold()
+    hidden = [f for f in services.schema().folder_names if not scope.allows_folder(f)]
+    return redact_references(value, hidden, services.kb())
 
 
 def scope_safe_message(message: str, hidden_names: Collection[str], said: str) -> str:
@@ -142,44 +276,3 @@ def scope_safe_message(message: str, hidden_names: Collection[str], said: str) -
             continue
         message = re.sub(rf"(?<![\w/]){re.escape(name)}(?!\w)", OTHER_FOLDER, message)
     return message
-
-
-def restore_redacted(new: Page, stored: Page, shown: Mapping[str, Any]) -> Page:
-    """``new``, written from ``shown`` (``stored.to_dict()`` as redacted for the writer),
-    with every text it kept as shown put back as stored."""
-
-    def key(date: Any, text: str, source: str | None) -> tuple[str, str, str | None]:
-        return str(date), " ".join(text.split()), source
-
-    entries = {
-        key(e["date"], e["text"], e["source"]): original
-        for e, original in zip(shown["timeline"], stored.timeline, strict=True)
-    }
-    questions = {
-        " ".join(q.split()): original
-        for q, original in zip(shown["open_questions"], stored.open_questions, strict=True)
-    }
-    sections = {}
-    for heading, body in new.sections.items():
-        was, original = shown["sections"].get(heading), stored.sections.get(heading)
-        if was is not None and original is not None and body.startswith(was):
-            body = original + body[len(was) :]
-        sections[heading] = body
-    shown_fields = shown["fields"]
-    fields = {
-        name: stored.fields[name]
-        if name in stored.fields and _plain(value) == _plain(shown_fields.get(name))
-        else value
-        for name, value in new.fields.items()
-    }
-    return dataclasses.replace(
-        new,
-        fields=fields,
-        sections=sections,
-        timeline=tuple(entries.get(key(e.date, e.text, e.source), e) for e in new.timeline),
-        open_questions=tuple(questions.get(q, q) for q in new.open_questions),
-    )
-
-
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value

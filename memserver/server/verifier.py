@@ -34,6 +34,11 @@ _checked: contextvars.ContextVar[tuple[str, AccessToken | None] | None] = contex
 )
 
 
+def checked_token() -> tuple[str, AccessToken | None] | None:
+    """(hash of the secret, its verdict) of the request being handled, once checked."""
+    return _checked.get()
+
+
 class VerifiedToken(AccessToken):
     """The SDK's access token, with the token record this request was verified against
     (so the call's scope needs no second lookup)."""

@@ -497,6 +497,18 @@ class KnowledgeBase:
             ).fetchall()
         return {str(page_id): str(title) for page_id, title in rows}
 
+    def pages_titled(self, names: Collection[str], folders: Collection[str]) -> dict[str, str]:
+        """``{id: title}`` of the pages of ``folders`` titled one of ``names`` (any case;
+        for redacting ``[[Title]]`` links)."""
+        if not names or not folders:
+            return {}
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, title FROM pages WHERE folder = ANY(%s) AND lower(title) = ANY(%s)",
+                (list(folders), sorted({n.lower() for n in names})),
+            ).fetchall()
+        return {str(page_id): str(title) for page_id, title in rows}
+
     def history(self, page_id: str, folders: Collection[str] | None = None) -> list[VersionInfo]:
         """Every stored version of a page, newest first (also for a deleted page)."""
         visible_id(page_id, folders)

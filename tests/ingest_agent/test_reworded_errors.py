@@ -27,10 +27,10 @@ from memserver.server.audit import AuditLog
 from memserver.server.tokens import TokenStore
 from memserver.server.tools.base import Services
 from memserver.store.knowledge_base import KnowledgeBase
+from tests.fixtures.own_database import stop_postgres
 from tests.fixtures.server import serve_memory
 from tests.ingest_agent.conftest import IngestServer, small_kb
 from tests.ingest_agent.test_agent_loop import RacingClient
-from tests.memserver.server.test_database_outage import stop_postgres
 
 TIMEOUT = 120
 

@@ -42,6 +42,7 @@ from memserver.errors import (
 from memserver.kb.layout import KBPaths
 from memserver.server.ingest_progress import IngestProgress
 from memserver.server.scope import Scope
+from memserver.server.source_indexing import SourceIndexer
 
 if TYPE_CHECKING:
     from memserver.clients.config import Settings
@@ -265,7 +266,8 @@ class Services:
     which then embeds new texts in the background (``start_background_embedding``);
     ``settings`` are the server's (tools that call an LLM, reranker or laya use them);
     ``pipeline_lock`` serialises manifest writes from concurrent pipeline calls;
-    ``ingest`` follows the ingest agent's run through the pipeline tools.
+    ``ingest`` follows the ingest agent's run through the pipeline tools; ``sources``
+    keeps the source index in line with each scan (large notes in the background).
     """
 
     paths: KBPaths
@@ -273,6 +275,7 @@ class Services:
     settings: Settings | None = None  # what the server runs with (LLM, rerank, laya ...)
     pipeline_lock: threading.Lock = field(default_factory=threading.Lock)
     ingest: IngestProgress = field(default_factory=IngestProgress)
+    sources: SourceIndexer = field(default_factory=SourceIndexer)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _kb: KnowledgeBase | None = field(default=None, repr=False)
     _manifest: Manifest | None = field(default=None, repr=False)

@@ -3,7 +3,6 @@ scoped to the caller (link fields into hidden folders left out)."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any, NotRequired
@@ -17,6 +16,7 @@ from memserver.server.tools.base import (
 if TYPE_CHECKING:
     from memserver.kb.page import Page
     from memserver.kb.schema import FolderSpec, Schema
+    from memserver.server.prose_scope import Hidden
     from memserver.store.records import PageSummary, StoredPage
 
 
@@ -93,13 +93,34 @@ def _date(value: dt.date | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+def hidden_folders(call: CallContext) -> list[str]:
+    """The schema folders the caller may not see."""
+    return [f for f in call.services.schema().folder_names if not call.scope.allows_folder(f)]
+
+
+def scope_of_page(
+    page: Page, folder: FolderSpec, call: CallContext
+) -> tuple[Hidden | None, frozenset[str]]:
+    """What of ``page`` the caller may not see: the hidden pages its texts refer to, and
+    its link fields into hidden folders."""
+    from memserver.server.prose_scope import Hidden
+
+    if call.scope.folders is None:
+        return None, frozenset()
+    fields = folder.hidden_link_fields(call.scope.allows_folder)
+    return Hidden.of(page.to_dict(), hidden_folders(call), call.services.kb()), fields
+
+
 def scoped_page(page: Page, folder: FolderSpec, call: CallContext) -> tuple[Page, bool]:
-    """The page without link fields that point into folders outside the caller's scope."""
-    hidden = folder.hidden_link_fields(call.scope.allows_folder)
-    if not any(name in page.fields for name in hidden):
+    """The page as the caller may read it: without link fields into folders outside its
+    scope, references to hidden pages redacted (``memserver.server.hidden_merge``)."""
+    from memserver.server.hidden_merge import shown_page
+
+    hidden, fields = scope_of_page(page, folder, call)
+    if hidden is None and not any(name in page.fields for name in fields):
         return page, False
-    fields = {k: v for k, v in page.fields.items() if k not in hidden}
-    return dataclasses.replace(page, fields=fields), True
+    shown = shown_page(page, hidden, sorted(fields))
+    return shown, shown != page
 
 
 def scoped_markdown(markdown: str, page: str, call: CallContext) -> str:

@@ -40,6 +40,7 @@ from memserver.server.tools.page_views import (
     PutView,
     SchemaView,
     page_view,
+    scope_of_page,
     scoped_markdown,
     summary_view,
 )
@@ -340,34 +341,27 @@ def kb_put_page(
 def _unredacted(
     call: CallContext, schema: Schema, spec: FolderSpec, slug: str | None, page: Page
 ) -> Page:
-    """A scoped writer's page with the references it was shown as ``[redacted]`` put back
-    (``memserver.server.prose_scope``); ScopeError if the update would still drop one."""
+    """A scoped writer's page with every value it could not see put back from the stored
+    page (``memserver.server.hidden_merge``); ScopeError naming what it would lose."""
     from memserver.kb.page import page_slug
-    from memserver.server.prose_scope import redact_references, referenced_pages, restore_redacted
+    from memserver.server.hidden_merge import restore_hidden
 
-    hidden = [f for f in schema.folder_names if not call.scope.allows_folder(f)]
     kb = call.services.kb()
     try:
         target = f"{spec.name}/{slug or page_slug(page, spec)}"
         stored = kb.get_page(target)
     except (NotFoundError, PageValidationError):
         return page  # nothing stored to lose (validation reports a bad page)
-    original = stored.page.to_dict()
-    shown = redact_references(original, hidden, kb.titles)
-    if shown == original:
-        return page
-    restored = restore_redacted(page, stored.page, shown)
-    lost = referenced_pages(original, hidden, kb.titles) - referenced_pages(
-        restored.to_dict(), hidden, kb.titles
-    )
-    if lost:
+    hidden, fields = scope_of_page(stored.page, spec, call)
+    merged = restore_hidden(page, stored.page, hidden, sorted(fields))
+    if merged.lost:
         raise ScopeError(
-            f"this update of {target} drops {lost.total()} reference(s) to pages outside your "
-            "scope",
-            "keep the texts marked [redacted] as kb_get_page returned them (add to them, do "
-            "not rewrite them), or write with a token that may read those folders",
+            f"this update of {target} would lose what you cannot see: " + "; ".join(merged.lost),
+            "keep every text marked [redacted] and the text around it as kb_get_page "
+            "returned them (add to them, do not rewrite them), leave out the fields you "
+            "were not shown, or write with a token that may read those folders",
         )
-    return restored
+    return merged.page
 
 
 def _folder_of_type(call: CallContext, schema: Schema, page_type: str) -> str:

@@ -3,14 +3,15 @@
 All of them need a write token that includes ``source`` (or ``*``). Every scan
 (``source_pending``) also brings the source index up to date, so a new note is
 searchable with ``include_sources`` as soon as the agent looks for work, and a removed
-one leaves it. The calls feed ``Services.ingest`` (``memserver.server.ingest_progress``):
+one leaves it (a note of more than 256 KB is indexed in the background, and the call
+says so: ``memserver.server.source_indexing``). The calls feed ``Services.ingest`` (``memserver.server.ingest_progress``):
 whether a run is going on, and the notes it reads and finishes.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -44,6 +45,7 @@ class PendingResult(TypedDict):
     sources: list[SourceInfo]
     total: int
     counts: dict[str, int]
+    indexing: bool
 
 
 class SourceContent(TypedDict):
@@ -90,7 +92,7 @@ def status_counts(entries: Iterable[SourceEntry]) -> dict[str, int]:
     return counts
 
 
-def index_scanned(services: Services, entries: list[SourceEntry]) -> None:
+def index_scanned(services: Services, entries: Sequence[SourceEntry]) -> None:
     """The source index follows the scan (keyword at once, vectors may follow). A failure
     is logged, not raised: the listing still serves, and the next scan or a reindex
     catches up."""
@@ -111,12 +113,13 @@ def source_pending(
     ordered by document date, oldest first: ingest them in this order so timelines
     and current state are built chronologically. For each source, call source_read,
     write the pages, then source_mark. `total` counts all waiting sources;
-    `counts` gives every status in the manifest.
+    `counts` gives every status in the manifest. `indexing` is true while a large
+    note is being indexed for search in the background (reading it works at once).
     """
     services = current().services
     with services.pipeline_lock:
         entries = list(services.manifest().scan().entries)
-    index_scanned(services, entries)
+    indexing = services.sources.follow(entries, lambda scan: index_scanned(services, scan))
     pending = Manifest.waiting(entries)
     counts = status_counts(entries)
     services.ingest.listed(counts)
@@ -124,6 +127,7 @@ def source_pending(
         "sources": [source_info(e) for e in pending[:limit]],
         "total": len(pending),
         "counts": counts,
+        "indexing": indexing,
     }
 
 

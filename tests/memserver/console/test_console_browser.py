@@ -216,7 +216,7 @@ def test_accept_and_reject_a_flagged_change(
     assert after.version == flagged + 1 and after.markdown == before  # rejected: restored
     tools = [(e.token, e.tool) for e in console_server.audit.query(token=writer)]
     assert (writer, "console.review.accept") in tools and (writer, "console.review.reject") in tools
-    assert (writer, "kb_put_page") in tools
+    assert (writer, "console.restore") in tools  # the earlier version, written whole
     assert browser.errors() == []
 
 

@@ -8,25 +8,17 @@ says so, /healthz says so; the first call after it is back succeeds.
 from __future__ import annotations
 
 import logging
-import os
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import httpx2
-import psutil
 import pytest
 
 from memserver.clients.mcp import MemoryClient, open_http
-from memserver.db import pgserver
 from memserver.db.database import Database
 from memserver.errors import ToolCallError
-from memserver.kb.layout import KBPaths
-from memserver.server.audit import AuditLog
-from memserver.server.tokens import TokenStore
-from memserver.server.tools.base import Services
-from tests.fixtures.server import copy_example_kb, serve_memory
+from tests.fixtures.own_database import serve_on_own_database, stop_postgres
 
 TIMEOUT = 60
 
@@ -34,31 +26,9 @@ TIMEOUT = 60
 @pytest.fixture
 def own_database(pg_scratch: Path) -> Iterator[tuple[str, str, Database]]:
     """(base URL, read token, the token store's Database) of a server on its own PostgreSQL."""
-    from memserver.clients.embed import HashEmbedder
-    from memserver.store.knowledge_base import KnowledgeBase
-
-    kb_dir = copy_example_kb(pg_scratch / "kb")
-    paths = KBPaths.of(kb_dir)
-    db = Database.open(paths, None, max_size=4, env={})  # the embedded server, always
-    kb = KnowledgeBase.open(kb_dir, embedder=HashEmbedder(), database_url=db.url)
-    services = Services(paths=paths, kb_opener=lambda: kb)
-    tokens = TokenStore(db)
-    secret = tokens.create("outage-reader", "*").secret
-    try:
-        with serve_memory(services, tokens, AuditLog(db)) as (base_url, _):
-            yield base_url, secret, db
-    finally:
-        kb.close()
-        db.close()
-
-
-def stop_postgres(db: Database) -> None:
-    assert db.server is not None
-    pid = pgserver.running_pid(db.server.pgdata)
-    assert pid is not None
-    postmaster = psutil.Process(pid)
-    os.kill(pid, signal.SIGINT)  # PostgreSQL's fast shutdown
-    postmaster.wait(30)
+    with serve_on_own_database(pg_scratch) as own:
+        secret = own.tokens.create("outage-reader", "*").secret
+        yield own.base_url, secret, own.db
 
 
 def test_calls_fail_fast_while_the_database_is_down_and_work_when_it_is_back(

@@ -129,7 +129,7 @@ def test_a_scoped_writer_keeps_references_it_cannot_see_and_cannot_drop_them(
     assert "Promoted." in texts
     assert stored.sections["Summary"].startswith(f"Worked on [{mentioned['title']}]")
     assert stored.sections["Summary"].endswith("Now leads pricing.")
-    assert "drops 1 reference(s) to pages outside your scope" in message
+    assert "would lose what you cannot see: timeline entry of 2026-07-15" in message
     assert mentioned["decision"] not in message and "decisions" not in message
 
 
