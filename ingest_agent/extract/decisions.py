@@ -38,7 +38,7 @@ from ingest_agent.extract.prose_patterns import NotePeople
 from ingest_agent.extract.text import full_name, marked_blocks, name_candidates, plain
 from ingest_agent.names import norm
 from ingest_agent.records import DecisionRef, Source, is_dated, lifecycle_field, supersede_fields
-from memserver.kb.page import TimelineEntry, as_date
+from memserver.kb.page import as_date
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
 TITLE_WORDS = 12
@@ -56,6 +56,7 @@ _DECIDED_ON = re.compile(
     re.IGNORECASE,
 )
 _WHERE = re.compile(r"^\s+(?:at|in|during|on)\s+(?:the\s+|our\s+|yesterday)", re.IGNORECASE)
+_WE = re.compile(r"\b(?:we|i|we['’]ve|i['’]ve|we['’]re|i['’]m)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
 _WHY_HEADING = re.compile(r"^(?:why|rationale|reasons?|яагаад|шалтгаан)\b", re.IGNORECASE)
 
 
@@ -109,11 +110,14 @@ def read_decisions(
     if primary is not None and primary.folder.date_field:
         default = as_date(primary.fields.get(primary.folder.date_field)) or default
     found = section if section else _prose(text, default, schema.tz)
+    author = body.front.get("author")
+    writer = author.strip() if isinstance(author, str) and author.strip() else None
     refs: list[DecisionRef] = []
     names = entity_names(schema, builds, known)
     tz = schema.tz
     for decision in found:
         build = _build(folder, source, decision, attribution, primary, names, local, known, tz)
+        _writer_decided(folder, build, decision, writer, local, known)
         key = (folder.name, norm(build.title))
         if key in builds:
             continue
@@ -283,12 +287,9 @@ def _build(
     section = "Decision" if "Decision" in folder.sections else (folder.sections or [None])[0]
     if section is not None:
         build.sections[section] = text
-    if primary is not None and "Context" in folder.sections and section != "Context":
+    if primary is not None and about and "Context" in folder.sections and section != "Context":
         where = f"{primary.folder.type.capitalize()} “{primary.title}”"
-        build.sections["Context"] = f"{where}{f' with {about}' if about else ''}, {day}."
-    if folder.timeline:
-        entry = f"Decided: {build.title} ({source.path})"
-        build.timeline.append(TimelineEntry(day, entry, source.path))
+        build.sections["Context"] = f"{where} with {about}, {day}."
     return build
 
 
@@ -297,6 +298,26 @@ def _named(names: Mapping[str, tuple[str, str]], run: str) -> tuple[str, str] | 
     ("Initech-ийн") or a possessive ("Initech's")."""
     run = re.sub(r"['’]s$", "", run)
     return names.get(norm(run)) or names.get(norm(re.sub(r"-[а-яёөү]+$", "", run)))
+
+
+def _writer_decided(
+    folder: FolderSpec,
+    build: PageBuild,
+    decision: _Decision,
+    writer: str | None,
+    local: NotePeople | None,
+    known: Known,
+) -> None:
+    """ "We decided ..." / "I decided ..." in a note its frontmatter says who wrote: the
+    writer is one of the deciders (when the words name none)."""
+    deciders = named_field(folder, DECIDERS, ("links", "link"))
+    if writer is None or deciders is None or deciders.name in build.fields:
+        return
+    match = words.deciding(decision.text)
+    if match is None or not _WE.search(decision.text[: match.start()]):
+        return
+    people = _resolved([writer], local, known) or [writer]
+    build.fields[deciders.name] = people if deciders.type == "links" else people[0]
 
 
 def _about(primary: PageBuild | None, folder: FolderSpec) -> str | None:

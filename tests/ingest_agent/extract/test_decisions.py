@@ -200,3 +200,15 @@ def test_who_now_owns_a_page_is_its_owner_field_as_a_change() -> None:
         assert (folder, title.lower(), field) not in found.plain_facts  # a change, not a claim
     nobody = extract("slack/o.md", dt.date(2026, 10, 1), "Alex Kim owns a bicycle.\n")
     assert not any("account_owner" in d.page.fields for d in nobody.drafts)
+
+
+def test_the_writer_of_we_decided_is_a_decider_and_nobody_else_is_guessed() -> None:
+    text = "Quick note: after the review we've decided to move Globex to weekly invoices.\n"
+    signed = extract("slack/w.md", dt.date(2026, 10, 2), f"---\nauthor: Priya Shah\n---\n\n{text}")
+    [page] = decisions(signed).values()
+    assert page.fields["decided_by"] == ("Priya Shah",)
+    [unsigned] = decisions(extract("slack/w.md", dt.date(2026, 10, 2), text)).values()
+    assert "decided_by" not in unsigned.fields
+    told = "---\nauthor: Priya Shah\n---\n\nThe board decided to move Globex to weekly invoices.\n"
+    [page] = decisions(extract("slack/w.md", dt.date(2026, 10, 2), told)).values()
+    assert "decided_by" not in page.fields  # the writer reports it; "the board" decided
