@@ -372,10 +372,12 @@ def show_misses(rows: Sequence[Mapping[str, Any]]) -> str:
         if ev["hit@10"] and ev["cover@10"] == 1 and not agent["missed"]:
             continue
         head = "\n    | ".join(r["answer"][:600].splitlines())
+        brief = r["evidence"].get("kb_brief")
+        briefed = f"kb_brief top {brief['top']} (cover {brief['cover@10']:.2f}); " if brief else ""
         out.append(
             f"\nMISS {r['id']} {r['category']} {r['q']!r}\n"
             f"  gold notes {r['gold_notes']}\n"
-            f"  kb_query top {ev['top']} (cover {ev['cover@10']:.2f}); "
+            f"  kb_query top {ev['top']} (cover {ev['cover@10']:.2f}); {briefed}"
             f"bm25 top {r['evidence']['bm25']['top'][:5]}\n"
             f"  agent missed {agent['missed']} (bm25 dump missed "
             f"{r['answers']['bm25 top 3']['missed']})\n    | {head}"

@@ -1,8 +1,10 @@
 """A brief on a question: what a client model needs to answer it, within a token budget.
 
 ``build_brief`` runs the question through the search (the caller's scope, raw notes only
-for a token that may read them), takes the pages it is about (the best page results,
-and the pages their supersession links reach) and gathers, for each:
+for a token that may read them), takes the pages it is about (among the best page
+results, events before entities, then those whose title, values and date say most of
+what the question says; and the pages their supersession links reach) and gathers, for
+each:
 
 * the current values (or those of ``as_of``), and the earlier values with the date they
   changed, the note that changed them and the reason (the page's timeline line of that
@@ -11,10 +13,11 @@ and the pages their supersession links reach) and gathers, for each:
   (``supersedes``/``superseded_by``, status reversed/superseded);
 * the open conflicts (unresolved rows of ``conflicts`` on those pages);
 
-and the evidence: sentences of the notes the pages were built from and of the notes the
-search found, each dated, cited by note path (and page id) and labelled ``direct`` (quoted
-from the note that says it, with the note's author when its frontmatter names one), and
-the pages' own timeline lines, labelled ``inferred`` (the memory's reading, not a quote).
+and the evidence (:mod:`memserver.server.brief_evidence`): sentences of the notes behind
+the pages and of the notes the search found, each dated, cited by note path (and page
+id) and labelled ``direct`` (quoted from the note that says it, with the note's author
+when its frontmatter names one), and the pages' own timeline lines, labelled
+``inferred`` (the memory's reading, not a quote).
 
 Items are added in that order until the budget (tokens = characters / 4, as the search
 counts them) is spent; ``truncated`` says some were left out. The result carries a
@@ -25,16 +28,15 @@ quoted, never followed.
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memserver.errors import MemoryError_
 from memserver.graph.resolve import dated_folders
-from memserver.kb.frontmatter import read_frontmatter
-from memserver.kb.words import STOPWORDS, words
 from memserver.search.types import SearchRequest
+from memserver.server.brief_evidence import Evidence, cut, gather_evidence, key_words
+from memserver.server.tools.as_of import hidden_fields
 from memserver.store import validity
 
 if TYPE_CHECKING:
@@ -47,53 +49,14 @@ MAX_BUDGET = 6_000
 MIN_BUDGET = 200
 MAX_SUBJECTS = 3
 MAX_CHAIN = 4
-SENTENCES_PER_NOTE = 2  # the first subject's own notes; one from every other note
-MAX_SENTENCE_CHARS = 300
-SIBLING_LEADS = 4  # the search's notes whose same-day notes follow them
 MAX_EARLIER = 3  # earlier values shown per subject, newest first
 MAX_REASON_CHARS = 160
 CHAIN_FIELDS = ("supersedes", "superseded_by")
 DECIDER_FIELDS = ("decided_by",)
-_HEADER = re.compile(r"^\s*(from|to|cc|bcc|date|subject|sent)\s*:", re.IGNORECASE)
-# Metadata rather than testimony: e-mail headers, frontmatter keys, attendee lists.
-_LABELS = re.compile(
-    r"\b(from|to|cc|date|subject|slot_id|genre|author|attendees|note-taker)\s*:\**",
-    re.IGNORECASE,
-)
-_MARKUP = re.compile(r"^[\s#>*|-]+")
 
 
 def tokens_of(text: str) -> int:
     return (len(text) + 3) // 4
-
-
-def _terms(text: str) -> set[str]:
-    return {w for w in words(text) if len(w) > 2 and w not in STOPWORDS}
-
-
-@dataclass
-class Evidence:
-    text: str
-    label: str  # direct | inferred
-    date: str | None
-    source: str | None  # the note (path under source/)
-    page: str | None = None
-    author: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "label": self.label,
-            "date": self.date,
-            "source": self.source,
-            "page": self.page,
-            "author": self.author,
-        }
-
-    def render(self) -> str:
-        who = f", {self.author}" if self.author else ""
-        cite = ", ".join(x for x in (self.source, self.page) if x)
-        return f"- [{self.label}] {self.date or 'undated'}{who}: {self.text} ({cite})"
 
 
 @dataclass
@@ -203,7 +166,7 @@ def build_brief(
     subjects = _with_chain(call, _pick(call, question, subjects), history, as_of)
     with kb.db.reading() as conn:
         conflicts = _open_conflicts(conn, [s.id for s in subjects], call)
-    evidence = _evidence(call, question, subjects, [n.id for n in notes], as_of)
+    evidence = gather_evidence(call, question, subjects, [n.id for n in notes], as_of)
     return _fit(question, as_of, budget, subjects, conflicts, evidence, list(found.degraded))
 
 
@@ -219,12 +182,12 @@ def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Su
     of what the question says (the people it names, its topic, the day it names), then
     the search's order."""
     events = dated_folders(call.services.schema())
-    asked = _terms(question)
+    asked = key_words(question)
 
     def said(s: Subject) -> int:
         values = " ".join(_text(v) for v in (s.status, *s.current.values(), *s.deciders))
         named_day = 2 if s.date and s.date in question else 0  # "what was said on DATE"
-        return len(asked & _terms(f"{s.title} {values}")) + named_day
+        return len(asked & key_words(f"{s.title} {values}")) + named_day
 
     order = sorted(enumerate(found), key=lambda x: (x[1].folder not in events, -said(x[1]), x[0]))
     ranked = [s for _, s in order]
@@ -238,8 +201,6 @@ def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Su
 def _subject(
     call: CallContext, page_id: str, rows: list[Interval], as_of: dt.date | None
 ) -> Subject | None:
-    from memserver.server.tools.as_of import hidden_fields
-
     kb = call.services.kb()
     try:
         stored = kb.get_page(page_id, call.folders)
@@ -307,7 +268,7 @@ def _earlier(
                 "valid_to": change,
                 "replaced_by": after[0].value if after else None,
                 "source": r.ended_source,
-                "reason": _cut(reason, MAX_REASON_CHARS) if reason else None,
+                "reason": cut(reason, MAX_REASON_CHARS) if reason else None,
             }
         )
     out.sort(key=lambda x: (x["valid_to"], x["field"]), reverse=True)
@@ -402,149 +363,6 @@ def _open_conflicts(conn: Any, ids: Sequence[str], call: CallContext) -> list[di
 
 
 # ------------------------------------------------------------------------ evidence
-
-
-def _evidence(
-    call: CallContext,
-    question: str,
-    subjects: Sequence[Subject],
-    found_notes: Sequence[str],
-    as_of: dt.date | None,
-) -> list[Evidence]:
-    """Direct quotes from the notes behind the subjects and the notes the search found
-    (when the caller may read notes), then the subjects' timeline lines (inferred)."""
-    out: list[Evidence] = []
-    terms = _terms(question) | {t for s in subjects for t in _terms(s.title)}
-    if call.scope.source:
-        found = [n.removeprefix("source/") for n in found_notes]
-        events = dated_folders(call.services.schema())
-        streams: list[list[tuple[str, str | None]]] = []
-        for s in subjects:
-            if s.folder in events:
-                # An event's record: the notes it was written from, and the other notes
-                # of the same day on the same subject (a meeting's transcript, its thread,
-                # the e-mail that followed).
-                notes = [*s.sources, *_same_day(call, s.sources, terms)]
-            else:
-                # An entity gathers notes of every kind: only those the search found.
-                notes = [n for n in found if n in set(s.sources)]
-            streams.append([(n, s.id) for n in notes])
-        # The search's best notes, each followed by the same day's notes on its subject.
-        lead = [
-            n for note in found[:SIBLING_LEADS] for n in (note, *_same_day(call, [note], terms))
-        ]
-        streams.insert(1 if streams else 0, [(n, None) for n in [*lead, *found]])
-        order: list[tuple[str, str | None]] = []
-        seen: set[str] = set()
-        for group in _interleave(streams):
-            if group[0] not in seen:
-                seen.add(group[0])
-                order.append(group)
-        out.extend(_quotes(call, order, terms, as_of))
-    for s in subjects:
-        for e in s.timeline[:4]:
-            out.append(Evidence(e["text"], "inferred", e["date"], e.get("source"), page=s.id))
-    return out
-
-
-def _same_day(call: CallContext, notes: Sequence[str], terms: set[str]) -> list[str]:
-    """Other notes dated the same day as ``notes`` that share at least two of ``terms``,
-    most shared first."""
-    if not notes or not terms:
-        return []
-    with call.services.kb().db.reading() as conn:
-        rows = conn.execute(
-            "SELECT c.path, string_agg(c.text, ' ' ORDER BY c.ordinal) FROM source_chunks c"
-            " JOIN source_docs d ON d.path = c.path"
-            " WHERE d.doc_date IN (SELECT doc_date FROM source_docs WHERE path = ANY(%(notes)s))"
-            " AND NOT c.path = ANY(%(notes)s) GROUP BY c.path ORDER BY c.path LIMIT 200",
-            {"notes": list(notes)},
-        ).fetchall()
-    shared = [(len(_terms(str(text)) & terms), str(path)) for path, text in rows]
-    return [path for n, path in sorted(shared, key=lambda x: (-x[0], x[1])) if n >= 2]
-
-
-def _interleave(
-    streams: Sequence[Sequence[tuple[str, str | None]]],
-) -> Iterable[tuple[str, str | None]]:
-    if not streams:
-        return
-    first, rest = streams[0], streams[1:]
-    yield from first
-    longest = max((len(s) for s in rest), default=0)
-    for i in range(longest):
-        for stream in rest:
-            if i < len(stream):
-                yield stream[i]
-
-
-def _quotes(
-    call: CallContext,
-    notes: Sequence[tuple[str, str | None]],
-    terms: set[str],
-    as_of: dt.date | None,
-) -> list[Evidence]:
-    """The best sentences of each note (most question terms; e-mail headers skipped)."""
-    if not notes:
-        return []
-    paths = [n for n, _ in notes]
-    with call.services.kb().db.reading() as conn:
-        rows = conn.execute(
-            "SELECT c.path, c.ordinal, c.text, d.doc_date FROM source_chunks c"
-            " JOIN source_docs d ON d.path = c.path WHERE c.path = ANY(%s)"
-            " ORDER BY c.path, c.ordinal",
-            (paths,),
-        ).fetchall()
-    by_note: dict[str, list[tuple[int, str, dt.date | None]]] = {}
-    for path, ordinal, text, day in rows:
-        by_note.setdefault(str(path), []).append((int(ordinal), str(text), day))
-    out = []
-    lead = notes[0][1]
-    for path, page in notes:
-        sentences = by_note.get(path, [])
-        if not sentences:
-            continue
-        day = sentences[0][2]
-        if as_of is not None and day is not None and day > as_of:
-            continue
-        author = _author(call, path)
-        count = SENTENCES_PER_NOTE if page is not None and page == lead else 1
-        for text in _best(sentences, terms, count):
-            out.append(
-                Evidence(text, "direct", day.isoformat() if day else None, path, page, author)
-            )
-    return out
-
-
-def _best(sentences: Sequence[tuple[int, str, Any]], terms: set[str], count: int) -> list[str]:
-    """The ``count`` sentences that share most of ``terms`` (metadata lines left out),
-    in the note's order."""
-    scored = []
-    for ordinal, text, _ in sentences:
-        clean = _MARKUP.sub("", text).strip()
-        if not clean or _HEADER.match(clean) or len(_LABELS.findall(clean)) >= 2:
-            continue
-        hits = len(_terms(clean) & terms)
-        scored.append((-hits, ordinal, _cut(clean, MAX_SENTENCE_CHARS)))
-    scored.sort()
-    picked = sorted(scored[:count], key=lambda x: x[1])
-    return [text for _, _, text in picked]
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _author(call: CallContext, path: str) -> str | None:
-    try:
-        text, _ = call.services.manifest().read_text(path)
-    except (MemoryError_, OSError):
-        return None
-    author = read_frontmatter(text).get("author")
-    return str(author).strip() or None if author else None
-
-
-# ------------------------------------------------------------------------ fitting
 
 
 def _fit(

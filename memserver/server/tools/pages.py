@@ -121,11 +121,25 @@ def kb_get_page(
     target = page_id(id, folder, slug)
     day = as_of_date(as_of)
     view = page_view(_read(call, target), call.services.schema(), call)
-    if day is not None:
-        then = as_of_view(intervals(call, [target]).get(target, []), day)
-        view["as_of"] = {**then, "current_fields": view["fields"]}
-        view["fields"] = values_then(then)
-        view["timeline"] = [e for e in view["timeline"] if e["date"] <= day.isoformat()]
+    if day is None:
+        return view
+    rows = intervals(call, [target]).get(target)
+    if not rows:
+        # Written before the index kept history: say so rather than blank its fields.
+        view["as_of"] = {
+            "date": day.isoformat(),
+            "known": None,
+            "fields": {},
+            "changed_since": [],
+            "current_fields": view["fields"],
+            "note": "no value history for this page yet; `memserver reindex` builds it "
+            "from the stored versions. `fields` are today's.",
+        }
+        return view
+    then = as_of_view(rows, day)
+    view["as_of"] = {**then, "current_fields": view["fields"]}
+    view["fields"] = values_then(then)
+    view["timeline"] = [e for e in view["timeline"] if e["date"] <= day.isoformat()]
     return view
 
 

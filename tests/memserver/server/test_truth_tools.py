@@ -298,5 +298,23 @@ def test_kb_brief_never_shows_a_folder_the_token_was_not_granted(
     assert brief["subjects"] and all(
         s["id"].split("/")[0] in {"people", "meetings"} for s in brief["subjects"]
     )
-    assert "decisions/" not in text and "per shipment" not in text and "96000" not in text
+    # (a note's path such as "decisions/pricing.md" may show: it is a source, not a page)
+    assert story["old"] not in text and story["new"] not in text
+    assert f"Zephyr{story['tag']}" not in text.replace(question, "")
+    assert "per shipment" not in text and "96000" not in text
     assert not [e for e in brief["evidence"] if e["label"] == "direct"]  # no notes, no quotes
+
+
+def test_a_page_without_history_keeps_its_fields_and_says_why(
+    mcp_server: RunningServer, story: dict[str, str]
+) -> None:
+    kb = mcp_server.kb()
+    page = Page(title=f"Old page {story['tag']}", type="person", fields={"role": "Driver"})
+    page_id = kb.put_page("people", page, None).id
+    with kb.db.connection() as conn, conn.transaction():  # as if written before migration 013
+        conn.execute("DELETE FROM field_values WHERE page_id = %s", (page_id,))
+        conn.execute("DELETE FROM field_history_pages WHERE page_id = %s", (page_id,))
+    _, secret = mcp_server.token("*")
+    got = call(mcp_server, secret, "kb_get_page", {"id": page_id, "as_of": "2026-01-01"})
+    assert got["fields"] == {"role": "Driver"} and got["as_of"]["known"] is None
+    assert "memserver reindex" in got["as_of"]["note"]
