@@ -63,6 +63,7 @@ _RANGE_AFTER = re.compile(
     r"^(?:-?(?:оос|аас|ээс|өөс|нээс|наас))?\s*(?:to|until|through|–|—|-)?\s*$", re.IGNORECASE
 )
 _RANGE_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -141,12 +142,18 @@ def day_mentions(sentence: str, note_date: dt.date, tz: ZoneInfo) -> list[DayMen
     sentence = plain_hyphens(sentence)
     spans = _explicit(sentence, note_date)
     if not spans:
+        # Each sentence read in its own tense: "Let's keep that for Wednesday's review.
+        # Alex, check whether Initech paid" looks ahead in the first, back in the second.
         noon = dt.datetime.combine(note_date, dt.time(12), tzinfo=tz)
-        window = parse_time(sentence, now=noon, tz=tz).window
-        if window is None or window.open_start or window.open_end:
-            return []
-        first, last = window.start.date(), window.end.date()
-        return [DayMention(first, 0, 0)] if (last - first).days == 1 else []
+        days = set()
+        for part in _SENTENCES.split(sentence):
+            window = parse_time(part, now=noon, tz=tz).window
+            if window is None or window.open_start or window.open_end:
+                continue
+            first, last = window.start.date(), window.end.date()
+            if (last - first).days == 1:
+                days.add(first)
+        return [DayMention(days.pop(), 0, 0)] if len(days) == 1 else []
     out = []
     for i, (day, start, end) in enumerate(spans):
         before, after = sentence[max(0, start - 40) : start], sentence[end : end + 16]

@@ -49,7 +49,7 @@ from read_agent.extractive.evidence import (
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.listing import listing
 from read_agent.extractive.page_reader import PageReader
-from read_agent.extractive.question import Reading, matched, read, same_word
+from read_agent.extractive.question import Reading, attendance, matched, read, same_word
 from read_agent.extractive.reply import (
     NO_ANSWER,
     NO_SENTENCE,
@@ -70,6 +70,11 @@ SECTION_LINES = 8  # a section the question names, read out whole up to this
 LATER_READ = 6  # pages dated after a first page read for what they say about it
 _AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
+# Words that say an order, not a subject ("the most recent Globex pilot review").
+_ORDER_TERMS = frozenset(
+    {"first", "latest", "last", "recent", "most", "newest", "oldest", "earliest", "next",
+     "upcoming", "previous", "анхны", "эхний", "сүүлийн", "сүүлд", "дараагийн", "хамгийн"}
+)  # fmt: skip
 
 
 class Extractive(PageReader):
@@ -90,13 +95,16 @@ class Extractive(PageReader):
     # -- the answer
 
     async def answer(self, question: str, query_argument: str) -> tuple[str, list[CitedPage]]:
-        arguments: dict[str, Any] = {query_argument: question}
-        if self.tools.accepts("kb_query", "limit"):
-            arguments["limit"] = self.limit
-        result = await self.call("kb_query", arguments)
+        result = await self._query(question, query_argument)
         if result is None:
             return f"{NO_ANSWER.split(' (')[0]} (the search failed).", []
         results = [r for r in result.get("results") or () if isinstance(r, Mapping)]
+        reworded = self._attendance(question, result, results)
+        if reworded is not None:  # "who was at ...": asked again as "who attended ..."
+            again = await self._query(reworded, query_argument)
+            if again is not None:
+                question, result = reworded, again
+                results = [r for r in result.get("results") or () if isinstance(r, Mapping)]
         named = [r for r in results if _named(r)]
         for item in [*named, *results][: PAGES_READ + len(named)]:
             pid = normalize_id(str(item.get("id") or ""))
@@ -111,6 +119,37 @@ class Extractive(PageReader):
             return (NO_ANSWER if progress is None else not_yet(progress)), []
         text = reply.text(self._notes(result))
         return text, self._cited(text, results)
+
+    async def _query(self, question: str, query_argument: str) -> Mapping[str, Any] | None:
+        arguments: dict[str, Any] = {query_argument: question}
+        if self.tools.accepts("kb_query", "limit"):
+            arguments["limit"] = self.limit
+        return await self.call("kb_query", arguments)
+
+    def _attendance(
+        self, question: str, result: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
+    ) -> str | None:
+        """The question with attendance in other words ("was at", "took part in",
+        "оролцсон") written as the schema's verb for an event's attendees, when it has
+        one and the search did not read that relation already."""
+        found = next(
+            (
+                (spec.name, f.verb)
+                for spec in (self.schema.folders if self.schema is not None else ())
+                for f in spec.fields
+                if f.is_link and f.verb and f.verb.startswith("attend")
+            ),
+            None,
+        )
+        intent = result.get("intent") if isinstance(result.get("intent"), Mapping) else {}
+        assert isinstance(intent, Mapping)
+        if found is None or intent.get("relation") == found[1]:
+            return None
+        folder, verb = found
+        about_event = folder in (intent.get("folders") or ()) or any(
+            _named(r) and r.get("folder") == folder for r in results
+        )
+        return attendance(question, verb, about_event)
 
     async def _reply(
         self,
@@ -156,6 +195,9 @@ class Extractive(PageReader):
     ) -> Reply | None:
         if reading.relation is None or reading.order is not None or not names:
             return None  # "the latest meeting with Initech" is an order over the meetings
+        own = self._own_relation(reading, results)
+        if own is not None:  # "who owns the Globex account": Globex's own account owner
+            return own
         wanted = {normalize_name(n) for n in names}
         for item in results:
             page = self.pages.get(str(item.get("id")))
@@ -175,12 +217,37 @@ class Extractive(PageReader):
                 return self._field_answer(reading, page, question)
         return None
 
+    def _own_relation(self, reading: Reading, results: Sequence[Mapping[str, Any]]) -> Reply | None:
+        """The subject decides the folder: when the page the question names has a field
+        that says the relation with the question's other words ("owns" + "account" ->
+        account_owner), that field answers, even empty, not another folder's ("owner" of
+        a project about the company)."""
+        assert reading.relation is not None
+        relation = words(reading.relation.replace("_", " "))
+        for item in results:
+            page = self.pages.get(str(item.get("id")))
+            spec = self.folder(str(item.get("folder")))
+            if not _named(item) or page is None or spec is None:
+                continue
+            for f in spec.fields:
+                name = words(f.name.replace("_", " "))
+                rest = [w for w in name if not matched(relation, [w])]
+                if not f.is_link or len(rest) == len(name) or not matched(reading.terms, rest):
+                    continue
+                value = (page.get("fields") or {}).get(f.name)
+                lead = f"{page.get('title')} — {label(f.name)}: "
+                lead += show(value) if value not in (None, "", []) else "not recorded"
+                change = changes(page).get(f.name)
+                lines = [p.line() for p in self._best(reading, exclude_field=f.name)]
+                return Reply(f"{lead}{since(change)} [{page.get('id')}]", lines)
+        return None
+
     # -- 1. a window: list what is in it
 
     # -- 2. latest / first / next
 
     async def _ordered(self, reading: Reading, results: list[Mapping[str, Any]]) -> Reply | None:
-        lead = next((r for r in results if "date_ordered" in (r.get("labels") or ())), None)
+        lead = _by_subject(reading, results)
         if lead is None:
             if reading.order == "next":
                 return Reply(f"Nothing is dated after {self.today()} for this question.")
@@ -582,6 +649,24 @@ def _named(result: Mapping[str, Any]) -> bool:
     ranks = result.get("ranks") or {}
     exact = "exact_title_match" in labels or "alias_hit" in labels
     return exact or ("title" in ranks and "fuzzy_title_match" not in labels)
+
+
+def _by_subject(reading: Reading, results: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The result an order word picks: of the pages ``kb_query`` ordered (first, latest,
+    next, in that order), the first whose title says the most of the question's subject.
+    "The first pricing review" is the first meeting titled so, not the first meeting
+    that mentions pricing; "the latest product roadmap review" is the newer of the two
+    roadmap reviews. A question naming no subject ("the latest meeting") takes the first."""
+    ordered = [r for r in results if "date_ordered" in (r.get("labels") or ())]
+    asked = [w for w in words(reading.question) if w not in STOPWORDS and w not in _ORDER_TERMS]
+    best: tuple[int, int] = (0, 0)
+    chosen = ordered[0] if ordered else None
+    for item in ordered:
+        title = words(str(item.get("title") or ""))
+        score = (len(matched(reading.terms, title)), len(matched(asked, title)))
+        if score > best:
+            best, chosen = score, item
+    return chosen
 
 
 def _links(page: Mapping[str, Any], spec: FolderSpec | None) -> str:

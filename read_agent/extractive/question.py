@@ -65,6 +65,33 @@ BASE_FORM = {
 }
 
 
+# Attendance in other words: "who was at", "took part in", "participated", "joined" (the
+# last only about an event: "who joined Globex" is a hire), Mongolian "оролцсон",
+# "хуралд суусан". :func:`attendance` writes them as the schema's own verb.
+_ATTENDANCE = re.compile(
+    r"(?<=\bwho )(?:was|were|is|are) (?:at|in)\b|\b(?:was|were) present at\b"
+    r"|\b(?:took|take|takes|taking) part in\b|\bparticipated(?: in)?\b"
+    r"|\bparticipants (?:of|in)\b|\bjoined\b"
+    r"|(?<!\w)(?:оролцсон|оролцов|оролцож|оролцох)(?!\w)"
+    r"|(?<!\w)(?P<at>(?:хуралд|уулзалтад)(?:\s+хэн){0,2}\s+)суусан(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def attendance(question: str, verb: str, events_only: bool) -> str | None:
+    """``question`` with an attendance phrase written as ``verb`` (the schema's verb for
+    an event's attendees, "attended"), or None when it has none; "joined" only when
+    ``events_only`` says the question is about an event."""
+
+    def put(found: re.Match[str]) -> str:
+        if found[0].lower() == "joined" and not events_only:
+            return found[0]
+        return (found["at"] or "") + verb  # "хуралд хэн суусан": the meeting word stays
+
+    text = _ATTENDANCE.sub(put, question)
+    return text if text != question else None
+
+
 @dataclass(frozen=True)
 class Reading:
     """What a question asks, as the extractive answer needs it."""
