@@ -218,3 +218,12 @@ def test_dates_written_with_other_dashes_are_days() -> None:
     # a deadline in a note of June: the coming July, not the one before
     need = "We need a price list by the end of July at the latest."
     assert entry_date(need, dt.date(2026, 6, 26), tz) is None
+
+
+def test_as_of_a_day_in_a_note_names_that_day() -> None:
+    tz = ZoneInfo("UTC")
+    said = "Webhook for SAP TM is in Globex's test environment as of today. Nice work Sofia."
+    assert entry_date(said, dt.date(2026, 11, 19), tz) == dt.date(2026, 11, 19)
+    assert entry_date("Live as of 2026-11-02, ahead of plan.", dt.date(2026, 11, 5), tz) == (
+        dt.date(2026, 11, 2)
+    )

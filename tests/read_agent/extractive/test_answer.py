@@ -369,3 +369,16 @@ def test_a_question_as_of_a_date_answers_what_held_then(example: IngestServer) -
     for call in answer.tool_calls:
         if call.name in ("kb_get_page", "kb_timeline") and "as_of" in call.arguments:
             assert call.arguments["as_of"] == "2026-08-31"
+
+
+def test_evidence_lines_stay_on_the_question_s_subject(example: IngestServer) -> None:
+    """Under a question about Nomin Trade or Initech, no line of a Globex page or of a
+    meeting with Globex."""
+    for question in (
+        "what price did we agree with Nomin Trade?",
+        "who attended the Initech meeting in October?",
+        "Номин Трейдтэй ямар үнээр тохиролцсон бэ?",
+    ):
+        answer = ask(example, question, now=DEC_2)
+        cited = extract_citations(answer.text)
+        assert cited and not [c for c in cited if "globex" in c], (question, cited)
