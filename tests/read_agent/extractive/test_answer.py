@@ -326,11 +326,10 @@ def test_evidence_lines_say_direct_or_inferred_in_text_and_json(example: IngestS
     direct = [r for r in records if r["label"] == "direct"]
     assert direct and all(str(r["source"]).startswith("source/") for r in direct)
     assert {r["label"] for r in records} <= {"direct", "inferred"}
-    # a field of a page merged from many notes is the memory's inference
-    owner = ask(example, "Who does Bob Martinez report to?", now=DEC_2)
-    assert any(r["label"] == "inferred" for r in owner.as_dict()["evidence"]) or (
-        "(inferred)" in owner.text
-    )
+    # a page's field is the memory's inference
+    fields = [r for r in records if r["label"] == "inferred"]
+    assert any("decided by" in str(r["text"]) for r in fields), records
+    assert all(r["source"] is None for r in fields)
 
 
 def test_what_supports_a_claim_lists_its_evidence_direct_first(example: IngestServer) -> None:
@@ -361,14 +360,13 @@ def test_a_question_as_of_a_date_answers_what_held_then(example: IngestServer) -
         assert "usage-based" not in first.lower(), (question, first)
         assert "- Changed later: 2026-10-07 · " in answer.text
         quoted = [x for x in lines(answer) if x.startswith("- 20")]
-        assert all(x[2:12] <= "2026-10-06" for x in quoted), quoted
+        assert quoted and all(x[2:12] <= "2026-10-06" for x in quoted), quoted
     later = lines(ask(example, "What was our pricing on 2026-10-20?", now=DEC_2))[0]
     assert later.startswith("As of 2026-10-20: 2026-10-07 · ") and "$0.45" in later
-    # the tools that take an as_of date are given it
+    # the tools that take an as_of date are given it (when the server's schema has it)
     answer = ask(example, "What was our pricing in August 2026?", now=DEC_2)
-    for call in answer.tool_calls:
-        if call.name in ("kb_get_page", "kb_timeline") and "as_of" in call.arguments:
-            assert call.arguments["as_of"] == "2026-08-31"
+    given = {str(c.arguments["as_of"]) for c in answer.tool_calls if "as_of" in c.arguments}
+    assert given <= {"2026-08-31"}
 
 
 def test_evidence_lines_stay_on_the_question_s_subject(example: IngestServer) -> None:
