@@ -329,7 +329,7 @@ def test_evidence_lines_say_direct_or_inferred_in_text_and_json(example: IngestS
     # a page's field is the memory's inference
     fields = [r for r in records if r["label"] == "inferred"]
     assert any("decided by" in str(r["text"]) for r in fields), records
-    assert all(r["source"] is None for r in fields)
+    assert fields and all(r["source"] is None for r in fields)
 
 
 def test_what_supports_a_claim_lists_its_evidence_direct_first(example: IngestServer) -> None:
