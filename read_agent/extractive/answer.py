@@ -596,7 +596,8 @@ def _by_subject(reading: Reading, results: Sequence[Mapping[str, Any]]) -> Mappi
     next, in that order), the first whose title says the most of the question's subject.
     "The first pricing review" is the first meeting titled so, not the first meeting
     that mentions pricing; "the latest product roadmap review" is the newer of the two
-    roadmap reviews. A question naming no subject ("the latest meeting") takes the first."""
+    roadmap reviews. A title must say at least half the question's topical words; a
+    question naming no subject ("the latest meeting") takes the first."""
     ordered = [r for r in results if "date_ordered" in (r.get("labels") or ())]
     asked = [w for w in words(reading.question) if w not in STOPWORDS and w not in _ORDER_TERMS]
     best: tuple[int, int] = (0, 0)
@@ -604,6 +605,8 @@ def _by_subject(reading: Reading, results: Sequence[Mapping[str, Any]]) -> Mappi
     for item in ordered:
         title = words(str(item.get("title") or ""))
         score = (len(matched(reading.terms, title)), len(matched(asked, title)))
+        if 2 * score[0] < len(reading.terms):
+            continue  # a long question's one word in a title is no subject
         if score > best:
             best, chosen = score, item
     return chosen
