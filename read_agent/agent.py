@@ -43,8 +43,10 @@ from memserver.clients.threads import run_abandonable
 from memserver.errors import BudgetExceeded, LLMError, LLMTimeout, SchemaError
 from memserver.kb.schema import Schema, schema_from_view
 from read_agent.extractive import followup
-from read_agent.extractive.answer import DEFAULT_RESULTS, Extractive
+from read_agent.extractive.answer import Extractive
+from read_agent.extractive.evidence import labelled
 from read_agent.extractive.followup import Turn
+from read_agent.extractive.ranking import DEFAULT_RESULTS
 from read_agent.model import written_answer
 from read_agent.model.tool_loop import STEP_LIMIT_NOTE, CannotDriveTools, ToolLoop
 from read_agent.tools.citations import CitedPage, verify
@@ -150,6 +152,7 @@ class Answer:
             "question": self.question,
             "answer": self.text,
             "citations": [c.as_dict() for c in self.citations],
+            "evidence": labelled(self.text),
             "tool_calls": [c.as_dict() for c in self.tool_calls],
             "mode": self.mode,
             "degraded": list(self.degraded),
@@ -362,7 +365,9 @@ class ReadAgent:
             return f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)", []
         schema = await self._schema(tools)
         answerer = Extractive(tools, log, schema, q.now, self.extractive_results)
-        asked = await self._follow_up(q.question, q.history, answerer) if q.history else None
+        asked = followup.then_as_of(q.question, q.history)
+        if asked is None and q.history:
+            asked = await self._follow_up(q.question, q.history, answerer)
         text, cited = await answerer.answer(asked or q.question, query_argument(tools))
         if asked is not None:
             text += f"\nNote: read as “{asked}” (from the previous answer)."

@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo
 from memserver.kb.page import as_date
 from memserver.timeparse import en as en
 from memserver.timeparse import mn as mn
+from memserver.timeparse.mentions import AS_OF
 from memserver.timeparse.parse import parse_time, plain_hyphens
 
 _MN = mn.LETTERS
@@ -57,12 +58,13 @@ _DEADLINE_AFTER = re.compile(
     rf"^(?:-?[{_MN}]+)?\s*(?:дотор|хүртэл|гэхэд|болтол)(?![{_MN}])", re.IGNORECASE
 )
 # "the 2026-10-07 review", "the decision of 2026-07-15": a day that names another event.
-_REFERENCE_BEFORE = re.compile(r"(?:\bthe|\bof)\s+$", re.IGNORECASE)
+_REFERENCE_BEFORE = re.compile(r"(?:\bthe|(?<!\bas )\bof)\s+$", re.IGNORECASE)  # not "as of"
 # The first end of a range: "2026-09-14 to 2026-10-14", "2026-10-12-оос 2026-11-13".
 _RANGE_AFTER = re.compile(
     r"^(?:-?(?:оос|аас|ээс|өөс|нээс|наас))?\s*(?:to|until|through|–|—|-)?\s*$", re.IGNORECASE
 )
 _RANGE_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -141,12 +143,23 @@ def day_mentions(sentence: str, note_date: dt.date, tz: ZoneInfo) -> list[DayMen
     sentence = plain_hyphens(sentence)
     spans = _explicit(sentence, note_date)
     if not spans:
+        # Each sentence read in its own tense: "Let's keep that for Wednesday's review.
+        # Alex, check whether Initech paid" looks ahead in the first, back in the second.
         noon = dt.datetime.combine(note_date, dt.time(12), tzinfo=tz)
-        window = parse_time(sentence, now=noon, tz=tz).window
-        if window is None or window.open_start or window.open_end:
-            return []
-        first, last = window.start.date(), window.end.date()
-        return [DayMention(first, 0, 0)] if (last - first).days == 1 else []
+        days = set()
+        for part in _SENTENCES.split(sentence):
+            read = parse_time(part, now=noon, tz=tz)
+            window = read.window
+            if window is None or window.open_end:
+                continue
+            first, last = window.start.date(), window.end.date()
+            if window.open_start:  # "as of today": up to its end, the day itself
+                if not AS_OF.match(read.phrase or ""):
+                    continue
+                first = last - dt.timedelta(days=1)
+            if (last - first).days == 1:
+                days.add(first)
+        return [DayMention(days.pop(), 0, 0)] if len(days) == 1 else []
     out = []
     for i, (day, start, end) in enumerate(spans):
         before, after = sentence[max(0, start - 40) : start], sentence[end : end + 16]

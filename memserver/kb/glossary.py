@@ -42,6 +42,9 @@ invoice | нэхэмжлэх
 discount | хөнгөлөлт
 trucks truck vehicle | машин ачааны
 translation localization localisation | орчуулга
+product | бүтээгдэхүүн
+attend participa | оролц
+review | хяналт хэлэлцүүл
 """
 
 

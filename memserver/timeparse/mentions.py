@@ -33,6 +33,10 @@ _HINT = re.compile(
 )
 
 
+# "as of X" reads as everything up to X's end (what held at X); in a note it names X.
+AS_OF = re.compile(r"as\s+(?:of|at)\b", re.IGNORECASE)
+
+
 def mention_reader(tz: str | ZoneInfo) -> MentionReader:
     """Reads the dates a sentence mentions, against its note's date, in ``tz``."""
     zone_info = zone(tz)
@@ -42,12 +46,15 @@ def mention_reader(tz: str | ZoneInfo) -> MentionReader:
             return []
         noon = dt.datetime.combine(day, dt.time(12), tzinfo=zone_info)
         out = []
-        for window, _ in find_windows(sentence, now=noon, tz=zone_info):
-            if window.open_start or window.open_end:
+        for window, phrase in find_windows(sentence, now=noon, tz=zone_info):
+            as_of = window.open_start and AS_OF.match(phrase) is not None
+            if (window.open_start and not as_of) or window.open_end:
                 continue
             start, end = window.start.date(), window.end.date()
             if window.end.time() != dt.time():
                 end += dt.timedelta(days=1)
+            if as_of:  # "as of today" in a note: the day it names, not all before it
+                start = end - dt.timedelta(days=1)
             if start < end and (end - start).days <= MENTION_MAX_DAYS:
                 out.append((start, end))
         return out

@@ -208,6 +208,8 @@ _POINTS: tuple[_Point, ...] = (
         _en_weekday,
     ),
     _Point(rf"\b{en.WEEKDAY}", PREP, _en_weekday),
+    # "Wednesday's pricing review" names its day without a preposition.
+    _Point(rf"\b{en.WEEKDAY}(?=['’]s\b)", BARE, _en_weekday),
     _Point(
         r"(?<![\w.-])(?P<y>(?:19|20)\d{2})(?![\w-])",
         PREP,
@@ -327,7 +329,10 @@ _WINDOWS: tuple[_Rule, ...] = (
         _between,
     ),
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+(?P<b>{_ANY}){_SFX}\s+{mn.UNTIL}", _between),
-    _Rule(rf"\b(?:since|from|starting(?:\s+from)?|as\s+of)\s+(?P<a>{_ANY}){_POSS}", _since),
+    # "as of X" asks what held at X: everything up to X's end, not since it.
+    _Rule(rf"\b(?:as\s+(?:of|at))\s+(?P<a>{_ANY}){_POSS}", _until),
+    _Rule(rf"(?P<a>{_ANY}){_SFX}\s+байдлаар", _until),
+    _Rule(rf"\b(?:since|from|starting(?:\s+from)?)\s+(?P<a>{_ANY}){_POSS}", _since),
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+{mn.SINCE}", _since),
     _Rule(rf"\b(?:until|till|up\s+to|through)\s+(?P<a>{_ANY}){_POSS}", _until),
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+{mn.UNTIL}", _until),
@@ -400,12 +405,12 @@ def _context(text: str, now: datetime | None, zone_info: ZoneInfo) -> Ctx:
 
 # Exported text writes dates with typographic hyphens ("2023\u201110\u201112": U+2011,
 # the non-breaking one, is common). One character for one, so match positions hold.
-_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-"})
+_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-"})
 
 
 def plain_hyphens(text: str) -> str:
-    """``text`` with the Unicode hyphens a date may be written with (U+2010 to U+2012)
-    as ASCII ``-``; the same length, so positions in it are positions in ``text``."""
+    """``text`` with the Unicode hyphens and dashes a date may be written with (U+2010
+    to U+2013) as ASCII ``-``; the same length, so positions in it are positions in ``text``."""
     return text.translate(_HYPHENS)
 
 

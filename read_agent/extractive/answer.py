@@ -30,26 +30,30 @@ reported (``ingest_in_progress``, ``embedding_pending`` ...) end the answer in w
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memserver.kb.schema import FolderSpec, Schema
+from memserver.kb.schema import FolderSpec
 from memserver.kb.words import STOPWORDS, normalize_name, words
-from memserver.timeparse.mentions import mention_reader
 from read_agent.extractive.evidence import (
     Evidence,
     changes,
     from_page,
-    from_result,
     label,
     show,
 )
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.listing import listing
-from read_agent.extractive.page_reader import PageReader
-from read_agent.extractive.question import Reading, matched, read, same_word
+from read_agent.extractive.question import (
+    Reading,
+    attendance,
+    claim_of,
+    matched,
+    read,
+    same_word,
+)
+from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, newest_first
 from read_agent.extractive.reply import (
     NO_ANSWER,
     NO_SENTENCE,
@@ -59,44 +63,49 @@ from read_agent.extractive.reply import (
     notes_for,
     since,
 )
-from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
+from read_agent.extractive.state_at import StateAt
 from read_agent.tools.citations import CitedPage, normalize_id
-from read_agent.tools.toolset import CallLog, Toolset
 
-DEFAULT_RESULTS = 10
 PAGES_READ = 8  # the best results read in full
-EVIDENCE_LINES = 6
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LATER_READ = 6  # pages dated after a first page read for what they say about it
-_AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
+# Words that say an order, not a subject ("the most recent Globex pilot review").
+_ORDER_TERMS = frozenset(
+    {"first", "latest", "last", "recent", "most", "newest", "oldest", "earliest", "next",
+     "upcoming", "previous", "анхны", "эхний", "сүүлийн", "сүүлд", "дараагийн", "хамгийн"}
+)  # fmt: skip
 
 
-class Extractive(PageReader):
+class Extractive(StateAt):
     """One extractive answer over the read tools (see the module docstring)."""
-
-    def __init__(
-        self,
-        tools: Toolset,
-        log: CallLog,
-        schema: Schema | None,
-        now: dt.datetime | None,
-        limit: int = DEFAULT_RESULTS,
-    ) -> None:
-        super().__init__(tools, log, schema, now)
-        self.limit = limit
-        self.mentions = mention_reader(schema.tz if schema is not None else "UTC")
 
     # -- the answer
 
     async def answer(self, question: str, query_argument: str) -> tuple[str, list[CitedPage]]:
-        arguments: dict[str, Any] = {query_argument: question}
-        if self.tools.accepts("kb_query", "limit"):
-            arguments["limit"] = self.limit
-        result = await self.call("kb_query", arguments)
+        claim = claim_of(question)  # "what supports X?": the evidence for X
+        if claim is not None:
+            question = claim
+        result = await self._query(question, query_argument)
         if result is None:
             return f"{NO_ANSWER.split(' (')[0]} (the search failed).", []
         results = [r for r in result.get("results") or () if isinstance(r, Mapping)]
+        reworded = self._attendance(question, result, results)
+        if reworded is not None:  # "who was at ...": asked again as "who attended ..."
+            again = await self._query(reworded, query_argument)
+            if again is not None:
+                first = [r for r in results if _named(r)]
+                question, result = reworded, again
+                results = [r for r in result.get("results") or () if isinstance(r, Mapping)]
+                results += [r for r in first if r.get("id") not in {x.get("id") for x in results}]
+        verb = self._holder_missing(result, results)
+        if verb:  # the attendees found, not the meeting: the meeting asked for by its name
+            subject = re.sub(rf"(?i)\b{re.escape(verb)}\b", " ", question)
+            wider = await self._query(" ".join(subject.split()), query_argument)
+            more = [r for r in (wider or {}).get("results") or () if isinstance(r, Mapping)]
+            results += [
+                r for r in more if _named(r) and r.get("id") not in {x.get("id") for x in results}
+            ]
         named = [r for r in results if _named(r)]
         for item in [*named, *results][: PAGES_READ + len(named)]:
             pid = normalize_id(str(item.get("id") or ""))
@@ -104,13 +113,85 @@ class Extractive(PageReader):
                 await self.page(pid)
         names = [n for r in named for n in self.names(str(r.get("id")))]
         reading = read(question, result, names)
-        reply = self._relation_of_named(reading, results, names, question)
-        reply = reply or await self._reply(reading, results, named, question)
+        if claim is not None:
+            reply: Reply | None = self._support(reading, results, named)
+        else:
+            reply = self._relation_of_named(reading, results, names, question)
+            reply = reply or await self._reply(reading, results, named, question)
         if reply is None:
             progress = ingesting(result)
             return (NO_ANSWER if progress is None else not_yet(progress)), []
         text = reply.text(self._notes(result))
         return text, self._cited(text, results)
+
+    def _support(
+        self,
+        reading: Reading,
+        results: list[Mapping[str, Any]],
+        named: list[Mapping[str, Any]],
+    ) -> Reply | None:
+        """ "What supports X?": the sentences that hold most of X's words, those a note
+        states (direct) before those the memory inferred, each labelled."""
+        best = self._best(reading, results=results, named=named)
+        best.sort(key=lambda p: not p.direct)
+        if not best:
+            return None
+        direct = sum(p.direct for p in best)
+        lead = (
+            f"Evidence for “{reading.question}”: {direct} stated by notes (direct), "
+            f"{len(best) - direct} inferred by the memory."
+        )
+        return Reply(lead, [p.line() for p in best])
+
+    async def _query(
+        self, question: str, query_argument: str, limit: int | None = None
+    ) -> Mapping[str, Any] | None:
+        arguments: dict[str, Any] = {query_argument: question}
+        if self.tools.accepts("kb_query", "limit"):
+            arguments["limit"] = limit or self.limit
+        return await self.call("kb_query", arguments)
+
+    def _holder_missing(
+        self, result: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
+    ) -> str | None:
+        """The relation's verb, when a relation asked ("who attended the pricing
+        review?") led to its pages (the attendees) but not to the page the question names
+        that holds it (the server returns only the relation's ends)."""
+        intent = result.get("intent") if isinstance(result.get("intent"), Mapping) else {}
+        assert isinstance(intent, Mapping)
+        verb = intent.get("relation")
+        if not verb or self.schema is None:
+            return None
+        holders = {spec.name for spec in self.schema.folders for f in spec.fields if f.verb == verb}
+        followed = any(f"graph:{verb}" in (r.get("labels") or ()) for r in results)
+        if not followed or any(_named(r) and r.get("folder") in holders for r in results):
+            return None
+        return str(verb)
+
+    def _attendance(
+        self, question: str, result: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
+    ) -> str | None:
+        """The question with attendance in other words ("was at", "took part in",
+        "оролцсон") written as the schema's verb for an event's attendees, when it has
+        one and the search did not read that relation already."""
+        found = next(
+            (
+                (spec.name, f.verb)
+                for spec in (self.schema.folders if self.schema is not None else ())
+                for f in spec.fields
+                if f.is_link and f.verb and f.verb.startswith("attend")
+            ),
+            None,
+        )
+        intent = result.get("intent") if isinstance(result.get("intent"), Mapping) else {}
+        assert isinstance(intent, Mapping)
+        if found is None or intent.get("relation") == found[1]:
+            return None
+        folder, verb = found
+        about_event = folder in (intent.get("folders") or ()) or any(
+            _named(r) and r.get("folder") == folder for r in results
+        )
+        return attendance(question, verb, about_event)
 
     async def _reply(
         self,
@@ -125,6 +206,9 @@ class Extractive(PageReader):
                 return listed
         if not results:
             return None
+        as_of = await self._as_of(reading)
+        if as_of is not None:
+            return as_of
         if reading.order is not None:
             ordered = await self._ordered(reading, results)
             if ordered is not None:
@@ -156,6 +240,9 @@ class Extractive(PageReader):
     ) -> Reply | None:
         if reading.relation is None or reading.order is not None or not names:
             return None  # "the latest meeting with Initech" is an order over the meetings
+        own = self._own_relation(reading, results)
+        if own is not None:  # "who owns the Globex account": Globex's own account owner
+            return own
         wanted = {normalize_name(n) for n in names}
         for item in results:
             page = self.pages.get(str(item.get("id")))
@@ -175,12 +262,37 @@ class Extractive(PageReader):
                 return self._field_answer(reading, page, question)
         return None
 
+    def _own_relation(self, reading: Reading, results: Sequence[Mapping[str, Any]]) -> Reply | None:
+        """The subject decides the folder: when the page the question names has a field
+        that says the relation with the question's other words ("owns" + "account" ->
+        account_owner), that field answers, even empty, not another folder's ("owner" of
+        a project about the company)."""
+        assert reading.relation is not None
+        relation = words(reading.relation.replace("_", " "))
+        for item in results:
+            page = self.pages.get(str(item.get("id")))
+            spec = self.folder(str(item.get("folder")))
+            if not _named(item) or page is None or spec is None:
+                continue
+            for f in spec.fields:
+                name = words(f.name.replace("_", " "))
+                rest = [w for w in name if not matched(relation, [w])]
+                if not f.is_link or len(rest) == len(name) or not matched(reading.terms, rest):
+                    continue
+                value = (page.get("fields") or {}).get(f.name)
+                lead = f"{page.get('title')} — {label(f.name)}: "
+                lead += show(value) if value not in (None, "", []) else "not recorded"
+                change = changes(page).get(f.name)
+                lines = [p.line() for p in self._best(reading, exclude_field=f.name)]
+                return Reply(f"{lead}{since(change)} [{page.get('id')}]", lines)
+        return None
+
     # -- 1. a window: list what is in it
 
     # -- 2. latest / first / next
 
     async def _ordered(self, reading: Reading, results: list[Mapping[str, Any]]) -> Reply | None:
-        lead = next((r for r in results if "date_ordered" in (r.get("labels") or ())), None)
+        lead = _by_subject(reading, results)
         if lead is None:
             if reading.order == "next":
                 return Reply(f"Nothing is dated after {self.today()} for this question.")
@@ -243,38 +355,6 @@ class Extractive(PageReader):
                 if later and (title in text or f"the {day}" in piece.text):
                     out.append(f"- Later: {piece.date} · {piece.text} [{piece.page}]")
         return out[:2]
-
-    async def _current(self, reading: Reading) -> Reply | None:
-        """ "What is our current pricing?": the newest event on or before now titled by the
-        question's words (the pricing review) decides; its best sentence leads."""
-        if not reading.soft or reading.order or not reading.terms or self.schema is None:
-            return None
-        about = " ".join(reading.terms)
-        events: list[Mapping[str, Any]] = []
-        for spec in self.schema.folders:
-            if not spec.date_field:
-                continue
-            found = await self.call("kb_latest", {"folder": spec.name, "about": about, "limit": 10})
-            for item in (found or {}).get("results") or ():
-                titled = isinstance(item, Mapping) and "date_ordered" in (item.get("labels") or ())
-                if titled and matched(reading.terms, words(str(item.get("title")))) == set(
-                    reading.terms
-                ):
-                    events.append(item)
-        if not events:
-            return None
-        newest = max(events, key=lambda e: str(e.get("date") or ""))
-        page = await self.page(str(newest.get("id")))
-        if page is None:
-            return None
-        own = [p for p in from_page(page, 0, True) if p.kind == "section"]
-        full = [p for p in own if score_piece(p, reading)[1] >= 0.999]
-        if not full:
-            return None
-        rest = [p.line() for p in own if p in full[1:]] + [
-            p.line() for p in self._best(reading) if p not in full
-        ]
-        return Reply(full[0].line().removeprefix("- "), rest[:EVIDENCE_LINES])
 
     # -- 3. a field of a named page
 
@@ -410,52 +490,6 @@ class Extractive(PageReader):
 
     # -- 4. the sentences that best match
 
-    def _candidates(self, results: Sequence[Mapping[str, Any]]) -> list[Evidence]:
-        out: list[Evidence] = []
-        for rank, item in enumerate(results):
-            pid = str(item.get("id"))
-            page = self.pages.get(pid)
-            if page is not None:
-                out += from_page(page, rank, self.dated(page))
-            elif is_source(item):
-                out += from_source(item, rank, self.mentions)
-            else:
-                spec = self.folder(str(item.get("folder")))
-                names = spec.field_names if spec is not None else ()
-                out += from_result(item, rank, bool(spec and spec.date_field), names)
-        return unaddressed(out)
-
-    def _best(
-        self,
-        reading: Reading,
-        exclude_field: str | None = None,
-        results: Sequence[Any] = (),
-        named: Sequence[Mapping[str, Any]] = (),
-    ) -> list[Evidence]:
-        pool = self._candidates(results) if results else self._candidates(self._read_results())
-        scored = []
-        seen: set[str] = set()
-        for piece in pool:
-            if piece.field is not None and piece.field == exclude_field:
-                continue
-            value, coverage = score_piece(piece, reading)
-            key = " ".join(words(piece.text))
-            if coverage <= 0 or key in seen:
-                continue
-            seen.add(key)
-            scored.append((round(coverage, 3), value, piece))
-        if reading.soft:  # "current", "recently": of the fullest matches, the newest first
-            scored.sort(key=lambda x: (-x[0], _newer(x[2].date or "", reading), -x[1]))
-        else:
-            scored.sort(key=lambda x: -x[1])
-        if reading.wants == "amount":  # "what price ...": the sentences that give a figure first
-            scored.sort(key=lambda x: _AMOUNT.search(x[2].text) is None)
-        ranked = self._on_topic([p for _, _, p in scored], named)
-        return ranked[:EVIDENCE_LINES]
-
-    def _read_results(self) -> list[Mapping[str, Any]]:
-        return [{"id": pid, "folder": page.get("folder")} for pid, page in self.pages.items()]
-
     async def _evidence_answer(
         self,
         reading: Reading,
@@ -464,7 +498,7 @@ class Extractive(PageReader):
     ) -> Reply:
         best = self._best(reading, results=results, named=named)
         # A question for a figure is answered only by a sentence that gives one.
-        answers = [p for p in best if reading.wants != "amount" or _AMOUNT.search(p.text)]
+        answers = [p for p in best if reading.wants != "amount" or AMOUNT.search(p.text)]
         answered = max((score_piece(p, reading)[1] for p in answers), default=0.0) >= 0.999
         # Not answered by the results: the pages linked to the one the question names
         # (the meetings about a company) are where its facts are written.
@@ -484,9 +518,9 @@ class Extractive(PageReader):
         if reading.wants == "amount":
             # A figure answers "what price ...": the best piece that gives one leads, if it
             # holds at least half the question's words ("Үнэ: нэг хүргэлтэд 900 төгрөг").
-            priced = [(c, p) for (_, c), p in scored if c >= 0.5 and _AMOUNT.search(p.text)]
+            priced = [(c, p) for (_, c), p in scored if c >= 0.5 and AMOUNT.search(p.text)]
             # the fullest first, then the newest: the figure agreed last holds
-            priced.sort(key=lambda cp: (-cp[0], _newest_first(cp[1].date or "")))
+            priced.sort(key=lambda cp: (-cp[0], newest_first(cp[1].date or "")))
             ranked = [p for _, p in priced]
             full = [p for p in ranked if p in full] or ranked[:1] or full
         if full:
@@ -497,33 +531,6 @@ class Extractive(PageReader):
             closest = [p.line() for p in best[:3]]
             return Reply(NO_SENTENCE + (" The closest:" if closest else ""), closest)
         return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
-
-    def _on_topic(
-        self, pieces: list[Evidence], named: Sequence[Mapping[str, Any]]
-    ) -> list[Evidence]:
-        """``pieces`` with those about another page of a named page's folder last: under
-        "what price did we agree with Nomin Trade?", a Globex page's sentence, or one of a
-        meeting with Globex, is about Globex."""
-        folders = {str(item.get("folder")) for item in named}
-        ours = {normalize_name(n) for item in named for n in self.names(str(item.get("id")))}
-        if not ours:
-            return pieces
-
-        def elsewhere(piece: Evidence) -> bool:
-            page = self.pages.get(piece.page)
-            if page is None:
-                return False
-            if str(page.get("folder")) in folders:
-                return normalize_name(str(page.get("title"))) not in ours
-            links = {normalize_name(n) for n in self.link_names(page)}
-            others = {
-                normalize_name(str(p.get("title")))
-                for p in self.pages.values()
-                if str(p.get("folder")) in folders
-            } - ours
-            return bool(links & others) and not links & ours
-
-        return sorted(pieces, key=elsewhere)
 
     def _dates_of(self, reading: Reading, named: list[Mapping[str, Any]]) -> list[str]:
         """For "when" about a named page: its date fields, with what they replaced."""
@@ -584,6 +591,27 @@ def _named(result: Mapping[str, Any]) -> bool:
     return exact or ("title" in ranks and "fuzzy_title_match" not in labels)
 
 
+def _by_subject(reading: Reading, results: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The result an order word picks: of the pages ``kb_query`` ordered (first, latest,
+    next, in that order), the first whose title says the most of the question's subject.
+    "The first pricing review" is the first meeting titled so, not the first meeting
+    that mentions pricing; "the latest product roadmap review" is the newer of the two
+    roadmap reviews. A title must say at least half the question's topical words; a
+    question naming no subject ("the latest meeting") takes the first."""
+    ordered = [r for r in results if "date_ordered" in (r.get("labels") or ())]
+    asked = [w for w in words(reading.question) if w not in STOPWORDS and w not in _ORDER_TERMS]
+    best: tuple[int, int] = (0, 0)
+    chosen = ordered[0] if ordered else None
+    for item in ordered:
+        title = words(str(item.get("title") or ""))
+        score = (len(matched(reading.terms, title)), len(matched(asked, title)))
+        if 2 * score[0] < len(reading.terms):
+            continue  # a long question's one word in a title is no subject
+        if score > best:
+            best, chosen = score, item
+    return chosen
+
+
 def _links(page: Mapping[str, Any], spec: FolderSpec | None) -> str:
     if spec is None:
         return ""
@@ -601,29 +629,17 @@ def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evid
     return [p for p in body if id(p) in wanted]
 
 
-def _newest_first(day: str) -> str:
-    """A sort key putting newer ISO dates first and undated pieces last."""
-    if not day:
-        return chr(0x10FFFF) * 10
-    return "".join(chr(0x10FFFF - ord(c)) for c in day)
-
-
-def _newer(day: str, reading: Reading) -> str:
-    """A sort key: with "current"/"recently" newer first (inverted characters), undated last."""
-    return _newest_first(day) if reading.soft else ""
-
-
 def _disagreement(pieces_: Sequence[Evidence]) -> str | None:
     """Two sources giving different figures for the same thing, as one line."""
     seen: dict[str, Evidence] = {}
     for piece in pieces_:
-        amounts = _AMOUNT.findall(piece.text)
+        amounts = AMOUNT.findall(piece.text)
         if amounts:  # the figure a sentence gives first is the one it is about
             seen.setdefault(re.sub(r"[^\d.]", "", amounts[0]).rstrip("."), piece)
     if len(seen) < 2 or len({p.page for p in seen.values()} | {p.date for p in seen.values()}) < 2:
         return None
     shown = [
-        f"{_AMOUNT.findall(p.text)[0]} ({p.date + ', ' if p.date else ''}[{p.page}])"
+        f"{AMOUNT.findall(p.text)[0]} ({p.date + ', ' if p.date else ''}[{p.page}])"
         for p in list(seen.values())[:2]
     ]
     return "The sources disagree: " + " vs ".join(shown) + "."

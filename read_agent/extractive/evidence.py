@@ -25,6 +25,7 @@ from memserver.kb.field_change import read_change, show
 from memserver.kb.words import words
 from read_agent.extractive.question import Reading, matched
 
+SOURCE_FOLDER = "source/"  # a note's id is its path under source/
 ITEM_CHARS = 300  # a list item up to this long stays whole, else its sentences
 MAX_TEXT = 400
 # A page's rank adds 0.3 / (1 + rank) to its pieces' scores (a tie-breaker); a raw note's
@@ -43,6 +44,36 @@ _DATED_LINE = re.compile(r"^(\d{4}-\d{2}-\d{2}): (.+)$")
 # The entries the ingest agent writes to link an event to its entities ("Attended
 # meeting “X” (meetings/...)"): bookkeeping, the event itself is the evidence.
 _LINK_ENTRY = re.compile(r"^(?:Attended \w+|\w+) “[^”]*”(?: \([^)]*\))?$")
+_MAIL_HEADER = re.compile(r"^\s*(?:from|to|cc|bcc|date|sent|subject|reply-to)\s*:\s", re.IGNORECASE)
+DIRECT = "direct"  # a note states it: quoted from the note
+INFERRED = "inferred"  # the memory inferred it: a page's field, summary or merged facts
+_LABELLED = re.compile(
+    r"^(?:- )?(?:(?:Changed later|Later): )?(?:(?P<date>\d{4}-\d{2}(?:-\d{2})?)[^·]*· )?"
+    r"(?P<text>.*?) \((?P<label>direct|inferred)(?:: (?P<origin>[^,)]+))?"
+    r"(?:, by (?P<author>[^)]+))?\) \[(?P<page>[^\]]+)\]$"
+)
+
+
+def labelled(text: str) -> list[dict[str, str | None]]:
+    """The evidence lines of an extractive answer as records (``date``, ``text``,
+    ``label``: direct or inferred, ``source``: the note that states it, ``author``,
+    ``page``: the citation), for the JSON and API output."""
+    out: list[dict[str, str | None]] = []
+    for line in text.splitlines():
+        found = _LABELLED.match(line.strip())
+        if found is not None:
+            source = found["origin"] or (found["page"] if found["label"] == DIRECT else None)
+            out.append(
+                {
+                    "date": found["date"],
+                    "text": found["text"],
+                    "label": found["label"],
+                    "source": source,
+                    "author": found["author"],
+                    "page": found["page"],
+                }
+            )
+    return out
 
 
 @dataclass(frozen=True)
@@ -60,11 +91,26 @@ class Evidence:
     matches: str = ""  # what is compared with the question, when not the whole text
     said: str | None = None  # the note's date, when ``date`` is the day it speaks of
     speaker: str = ""  # who says it, in a conversation note
+    origin: str = ""  # the note that states it (direct evidence), if known
+    author: str = ""  # who wrote or said it, when the note says
+
+    @property
+    def direct(self) -> bool:
+        """Stated by a note (quoted from it), not inferred by the memory."""
+        return bool(self.origin) or self.kind == "source"
 
     def line(self) -> str:
         said = f" (said on {self.said})" if self.said else ""
         head = f"{self.date}{said} · " if self.date else ""
-        return f"- {head}{self.text} [{self.page}]"
+        return f"- {head}{self.text} {self.label()} [{self.page}]"
+
+    def label(self) -> str:
+        """``(direct: note, by author)`` or ``(inferred)``: see :func:`labelled`."""
+        if not self.direct:
+            return f"({INFERRED})"
+        origin = f": {self.origin}" if self.origin and self.origin != self.page else ""
+        by = f", by {self.author}" if self.author else ""
+        return f"({DIRECT}{origin}{by})"
 
 
 @dataclass(frozen=True)
@@ -110,17 +156,34 @@ def from_page(
                 f"{title} — {own}", pid, title, when, "field", rank=rank, field=name, matches=own
             )
         )
+    # A page written from one note quotes it; a page merged from several infers.
+    sources = [str(s) for s in page.get("sources") or () if s]
+    only = f"{SOURCE_FOLDER}{sources[0]}" if len(sources) == 1 else ""
     for section, body in (page.get("sections") or {}).items():
         for heading, piece in pieces(str(body)):
             # On a page that is not an event, a sentence naming one day is about that day.
             when = day if dated else _only_day(piece)
             out.append(
-                Evidence(piece, pid, title, when, "section", f"{section} {heading}".strip(), rank)
+                Evidence(
+                    piece,
+                    pid,
+                    title,
+                    when,
+                    "section",
+                    f"{section} {heading}".strip(),
+                    rank,
+                    origin=only,
+                )
             )
     for entry in _timeline(page):
         text = clean(str(entry.get("text") or ""))
         if text and not _LINK_ENTRY.match(text):
-            out.append(Evidence(text, pid, title, _day(entry.get("date")), "timeline", rank=rank))
+            origin = f"{SOURCE_FOLDER}{entry['source']}" if entry.get("source") else ""
+            out.append(
+                Evidence(
+                    text, pid, title, _day(entry.get("date")), "timeline", rank=rank, origin=origin
+                )
+            )
     for question in page.get("open_questions") or ():
         out.append(Evidence(clean(str(question)), pid, title, None, "open_question", rank=rank))
     return out
@@ -174,6 +237,8 @@ def pieces(body: str) -> Iterator[tuple[str, str]]:
                 yield heading, sentence[:MAX_TEXT]
 
     for line in body.splitlines():
+        if _MAIL_HEADER.match(line):
+            continue  # "From: ... To: ... Subject: ...": who wrote to whom, not evidence
         found = _HEADING.match(line)
         if found:
             yield from flush()

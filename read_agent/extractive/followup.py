@@ -22,6 +22,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memserver.kb.words import STOPWORDS, words
+from read_agent.extractive.question import AS_OF_WORDS
 from read_agent.tools.citations import extract_citations
 
 PERSON_PRONOUNS = ("his", "hers", "her", "him", "he", "she", "түүний", "түүнийг", "түүнд",
@@ -79,6 +81,37 @@ class Turn:
 
     role: str
     content: str
+
+
+# "what did we think then?", "тэр үед": the day the previous answer led with.
+_THEN = re.compile(
+    r"(?<!\w)(?:back\s+)?then(?=\s*[?.!]*\s*$)|(?<!\w)тэр\s+үед(?:ээ)?(?!\w)", re.IGNORECASE
+)
+_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_FRAME = (
+    STOPWORDS | AS_OF_WORDS | {"what", "did", "do", "we", "was", "were", "юу", "гэж", "бэ", "вэ"}
+)
+
+
+def then_as_of(question: str, history: Sequence[Turn]) -> str | None:
+    """``question`` with "then" ("what did we think then?", "тэр үед юу гэж бодож
+    байсан бэ?") written as "as of" the first day the previous answer's first line names,
+    or None when it says no "then" or the previous answer names no day."""
+    if not _THEN.search(question):
+        return None
+    for turn in reversed(history):
+        if turn.role == "assistant":
+            first = next((line for line in turn.content.splitlines() if line.strip()), "")
+            day = _DAY.search(first)
+            if day is None:
+                return None
+            asked = _THEN.sub(f"as of {day.group(0)}", question, count=1)
+            previous = prior_question(history[: history.index(turn)])
+            topical = [w for w in words(_THEN.sub(" ", question)) if w not in _FRAME]
+            if not topical and previous:  # "what did we think then?": of the same topic
+                return f"{previous.rstrip(' ?.!')} as of {day.group(0)}?"
+            return asked
+    return None
 
 
 def prior_ids(history: Sequence[Turn]) -> list[str]:

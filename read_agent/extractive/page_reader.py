@@ -25,11 +25,14 @@ class PageReader:
         self.schema = schema
         self.now = now
         self.pages: dict[str, Mapping[str, Any]] = {}
+        self.as_of: str | None = None  # an ISO date the question is asked as of
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any] | None:
         if name not in self.tools.tools:
             return None
         args = self.tools.with_now(name, arguments, self.now)
+        if self.as_of is not None and self.tools.accepts(name, "as_of"):
+            args.setdefault("as_of", self.as_of)  # the server's view of that day
         if name == QUERY_TOOL:  # no page answers: the raw notes too (read_agent.tools.raw_notes)
             ok, _, result = await query_with_sources(self.tools, args, self.log)
         else:

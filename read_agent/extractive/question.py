@@ -17,6 +17,7 @@ adds what an extractive answer needs on top:
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ CHANGE_WORDS = frozenset(
         "become", "became", "becomes", "current", "currently", "now", "still", "ever",
         "start", "started", "starts", "begin", "began", "болох", "болсон", "болно",
         "одоо", "одоогийн",
+        # Mongolian words of the question's frame, not its topic ("our", "what kind")
+        "манай", "бидний", "ямар",
     }
 )  # fmt: skip
 _SUFFIXES = ("er", "ers", "s", "es", "ed", "ing", "ership", "ment", "al")
@@ -65,6 +68,33 @@ BASE_FORM = {
 }
 
 
+# Attendance in other words: "who was at", "took part in", "participated", "joined" (the
+# last only about an event: "who joined Globex" is a hire), Mongolian "оролцсон",
+# "хуралд суусан". :func:`attendance` writes them as the schema's own verb.
+_ATTENDANCE = re.compile(
+    r"(?<=\bwho )(?:was|were|is|are) (?:at|in)\b|\b(?:was|were) present at\b"
+    r"|\b(?:took|take|takes|taking) part in\b|\bparticipated(?: in)?\b"
+    r"|\bparticipants (?:of|in)\b|\bjoined\b"
+    r"|(?<!\w)(?:оролцсон|оролцов|оролцож|оролцох)(?!\w)"
+    r"|(?<!\w)(?P<at>(?:хуралд|уулзалтад)(?:\s+хэн){0,2}\s+)суусан(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def attendance(question: str, verb: str, events_only: bool) -> str | None:
+    """``question`` with an attendance phrase written as ``verb`` (the schema's verb for
+    an event's attendees, "attended"), or None when it has none; "joined" only when
+    ``events_only`` says the question is about an event."""
+
+    def put(found: re.Match[str]) -> str:
+        if found[0].lower() == "joined" and not events_only:
+            return found[0]
+        return (found["at"] or "") + verb  # "хуралд хэн суусан": the meeting word stays
+
+    text = _ATTENDANCE.sub(put, question)
+    return text if text != question else None
+
+
 @dataclass(frozen=True)
 class Reading:
     """What a question asks, as the extractive answer needs it."""
@@ -79,6 +109,7 @@ class Reading:
     window: Mapping[str, str] | None
     soft: bool  # "current", "recently": newer facts first
     tense: str | None = None  # "future" ("when will ...", "хэзээ бэлэн болох вэ"), "past"
+    as_of: str | None = None  # an ISO date the question asks about the state at, or BEFORE_CHANGE
 
     @property
     def listing(self) -> bool:
@@ -107,6 +138,9 @@ def read(question: str, result: Mapping[str, Any], names: Iterable[str] = ()) ->
         and not any(same_word(t, n) for n in named)
     ]
     window = time.get("window") if isinstance(time.get("window"), Mapping) else None
+    as_of = reference_date(question, time, window)
+    if as_of is not None:
+        terms = [t for t in terms if t not in AS_OF_WORDS]
     return Reading(
         question=question,
         wants=_wants(all_words),
@@ -118,7 +152,74 @@ def read(question: str, result: Mapping[str, Any], names: Iterable[str] = ()) ->
         window=window,
         soft=bool(time.get("soft_recency")),
         tense=_tense(question),
+        as_of=as_of,
     )
+
+
+_SUPPORTS = re.compile(
+    r"^\s*(?:what|which\s+\w+)\s+(?:supports?|backs?(?:\s+up)?|justif(?:y|ies)|shows?)\s+(?:that\s+)?(?P<a>.+?)\s*[?.!]*\s*$"
+    r"|^\s*(?:what\s+is|what's|where\s+is|show\s+(?:me\s+)?)?\s*(?:the\s+)?(?:evidence|sources?|proof)"
+    r"\s+(?:for|of|that|behind)\s+(?:the\s+claim\s+(?:that\s+)?)?(?P<b>.+?)\s*[?.!]*\s*$"
+    r"|^\s*(?P<c>.+?)\s+(?:гэдгийг|гэсэн\s+дүгнэлтийг|гэдэг)\s+(?:юу|ямар\s+\S+)\s+"
+    r"(?:нотол|батал|дэмж)\S*(?:\s+\S+)?\s*[?.!]*\s*$"
+    r"|^\s*(?P<d>.+?)\s+(?:гэдгийн|гэсэн)\s+нотол\S*\s*(?:юу|ямар)?\s*\S*\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def claim_of(question: str) -> str | None:
+    """The claim a question asks the evidence for ("what supports the switch to
+    usage-based pricing?", "what is the evidence for X?", "X гэдгийг юу нотолж байна?"),
+    or None when it asks something else."""
+    found = _SUPPORTS.match(question)
+    if found is None:
+        return None
+    claim = next(g for g in found.groups() if g)
+    return claim if len(words(claim)) >= 1 else None
+
+
+BEFORE_CHANGE = "before-change"
+# A question about what held at a date, not what happened in it: "as of", "байдлаар";
+# "what was our pricing in August?", "what did we think in June?"; "before the change",
+# "өмнө нь" (the day before the newest change on the topic).
+_AS_OF = re.compile(r"\bas\s+(?:of|at)\b|байдлаар", re.IGNORECASE)
+_STATE = re.compile(
+    r"\bwhat\s+(?:was|were)\s+(?:our|the|its|their|his|her)\b"
+    r"|\b(?:think|thought|believe|believed|know|knew)\b"
+    r"|(?:бодож|үзэж|мэдэж)\s+байсан|\bямар\s+байсан",
+    re.IGNORECASE,
+)
+_BEFORE_CHANGE = re.compile(
+    r"\bbefore\s+(?:the|that|this|it|we)\s+(?:change|changed|switch|switched|reversal|revers\w*)\b"
+    r"|(?<!\w)өмнө\s+нь(?!\w)|(?<!\w)өөрчл\w*\s+өмнө(?!\w)",
+    re.IGNORECASE,
+)
+AS_OF_WORDS = frozenset(
+    {"байдлаар", "think", "thought", "believe", "believed", "know", "knew", "change",
+     "changed", "switch", "switched", "reversal", "before", "өмнө", "бодож", "байсан",
+     "мэдэж", "өөрчлөлт", "өөрчлөгдөхөөс"}
+)  # fmt: skip
+
+
+def reference_date(
+    question: str, time: Mapping[str, Any], window: Mapping[str, Any] | None
+) -> str | None:
+    """The day a question asks the state at (the last day of its window: "as of March
+    2023" is 2023-03-31, "on 2026-08-01" that day), BEFORE_CHANGE for "before the
+    change", or None for a question about what happened in a window."""
+    if _BEFORE_CHANGE.search(question):
+        return BEFORE_CHANGE
+    phrase = str(time.get("phrase") or "")
+    if window is None or not (
+        _AS_OF.search(phrase) or _AS_OF.search(question) or _STATE.search(question)
+    ):
+        return None
+    end = str(window.get("end") or "")[:10]
+    try:
+        last = dt.date.fromisoformat(end) - dt.timedelta(days=1)
+    except ValueError:
+        return None
+    return last.isoformat()
 
 
 def _wants(tokens: Sequence[str]) -> str:

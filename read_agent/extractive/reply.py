@@ -10,7 +10,10 @@ from typing import Any
 
 from read_agent.extractive.evidence import Change
 
-HEADER = "Extractive answer (no language model): the sentences below are quoted from the pages."
+HEADER = (
+    "Extractive answer (no language model): the sentences below are quoted from the pages "
+    "(direct: a note states it; inferred: the memory's pages)."
+)
 NO_ANSWER = "The knowledge base has no answer to this question (the search found no pages)."
 NO_SENTENCE = "The knowledge base has no sentence that answers this directly."
 NOTES = {
@@ -49,6 +52,7 @@ class Reply:
 def _said(line: str) -> str:
     """A line without its bullet, date and citation: what it says."""
     text = re.sub(r"\s*\[[^\]]+\]$", "", line.removeprefix("- "))
+    text = re.sub(r"\s*\((?:direct|inferred)[^)]*\)$", "", text)
     return " ".join(re.sub(r"^(?:Later: )?\d{4}-\d{2}-\d{2} · ", "", text).split()).lower()
 
 

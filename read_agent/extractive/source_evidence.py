@@ -45,6 +45,9 @@ _HEADER = re.compile(
     re.IGNORECASE,
 )
 _ADDRESS = re.compile(r"\s*<[^>]*>\s*")
+_AUTHOR = re.compile(
+    r"^(?:author|by|from|written_by):\s*(?P<name>.+?)\s*$", re.MULTILINE | re.IGNORECASE
+)
 
 
 def email_turns(snippet: str) -> list[str]:
@@ -85,7 +88,11 @@ def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -
     """The sentences of a source result's snippet, each dated (see the module docstring)."""
     pid, title = str(result.get("id") or ""), str(result.get("title") or "")
     day = _date(result.get("date"))
-    snippet = _FRONTMATTER.sub("", str(result.get("snippet") or "").strip())
+    raw = str(result.get("snippet") or "").strip()
+    front = _FRONTMATTER.match(raw)
+    writer = _AUTHOR.search(front.group(0)) if front is not None else None
+    author = writer["name"].strip().strip("\"'") if writer is not None else ""
+    snippet = _FRONTMATTER.sub("", raw)
     turns: list[tuple[str, list[str]]] = []
     parts = [part for mail in email_turns(snippet) for part in BOLD_TURN_AHEAD.split(mail)]
     if len(parts) > 1 and parts[0].lstrip().startswith("#"):
@@ -119,6 +126,7 @@ def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -
                     matches=sentence,
                     said=noted,
                     speaker=speaker,
+                    author=speaker or author,
                 )
             )
     return out

@@ -192,3 +192,41 @@ def test_values_it_cannot_read_with_confidence_are_left_out() -> None:
     assert "role" not in page(kickoff, "people", "Batbayar Dorj").fields
     odd = extract("slack/x.md", day, "Globex due date moves to soon.\nGlobex is now happy.\n")
     assert not any(d.page.fields for d in odd.drafts)  # no draft at all, or none with a field
+
+
+def test_each_sentence_of_an_entry_reads_its_weekday_in_its_own_tense() -> None:
+    tz = ZoneInfo("UTC")
+    thread = (
+        "👍 Let's keep that for Wednesday's pricing review. Alex, please also check whether "
+        "Initech paid INV-2026-041 — Xero still shows it open."
+    )
+    # the coming Wednesday, after the note: no event day, the entry keeps the note's date
+    assert [m.day for m in day_mentions(thread, dt.date(2026, 10, 1), tz)] == [dt.date(2026, 10, 7)]
+    assert entry_date(thread, dt.date(2026, 10, 1), tz) == dt.date(2026, 10, 1)
+    # in past-tense text of the following week: the Wednesday before the note
+    for note, said in (
+        (dt.date(2026, 10, 8), "At Wednesday's pricing review we decided to drop per-seat."),
+        (dt.date(2026, 10, 10), "Wednesday’s pricing review moved us to usage-based pricing."),
+        (dt.date(2026, 10, 9), "We went over the numbers at Wednesday's review."),
+    ):
+        assert entry_date(said, note, tz) == dt.date(2026, 10, 7), said
+
+
+def test_dates_written_with_other_dashes_are_days() -> None:
+    tz = ZoneInfo("UTC")
+    note = dt.date(2026, 11, 1)
+    for dash in ("\u2010", "\u2011", "\u2012", "\u2013"):
+        said = f"The contract was signed on 2023{dash}10{dash}12 by both sides."
+        assert entry_date(said, note, tz) == dt.date(2023, 10, 12), repr(dash)
+    # a deadline in a note of June: the coming July, not the one before
+    need = "We need a price list by the end of July at the latest."
+    assert entry_date(need, dt.date(2026, 6, 26), tz) is None
+
+
+def test_as_of_a_day_in_a_note_names_that_day() -> None:
+    tz = ZoneInfo("UTC")
+    said = "Webhook for SAP TM is in Globex's test environment as of today. Nice work Sofia."
+    assert entry_date(said, dt.date(2026, 11, 19), tz) == dt.date(2026, 11, 19)
+    assert entry_date("Live as of 2026-11-02, ahead of plan.", dt.date(2026, 11, 5), tz) == (
+        dt.date(2026, 11, 2)
+    )

@@ -26,3 +26,10 @@ def test_mentioned_dates_are_read_against_the_notes_own_date() -> None:
         (dt.date(2021, 3, 1), dt.date(2021, 4, 1)),
         (dt.date(2023, 5, 7), dt.date(2023, 5, 8)),
     }
+
+
+def test_as_of_a_day_in_a_note_is_that_day_not_all_before_it() -> None:
+    read = mention_reader("UTC")
+    day = dt.date(2026, 11, 19)
+    assert read("The webhook is live as of today.", day) == [(day, day + dt.timedelta(days=1))]
+    assert read("Until further notice, nothing before 2026-11-01 counts.", day) == []

@@ -89,6 +89,11 @@ ENGLISH = [
     Row("a month ago", "2026-08-01", "2026-09-01"),
     # Windows: open and closed ranges.
     Row("since 2026-09-01", "2026-09-01", NOW),
+    # "as of X" asks what held at X: everything up to its end
+    Row("what was our pricing as of 2026-08-01", OPEN, "2026-08-02", "what was our pricing"),
+    Row("pricing as at 2026‑08‑01", OPEN, "2026-08-02", "pricing"),
+    Row("2026 оны 8-р сарын байдлаар үнэ", OPEN, "2026-09-01", "үнэ"),
+    Row("signed on 2026–08–01", "2026-08-01", "2026-08-02", "signed"),
     Row("changes since last week", "2026-09-07", NOW, "changes"),
     Row("from 2026-09-01 to 2026-09-10", "2026-09-01", "2026-09-11"),
     Row("between March and May", "2026-03-01", "2026-06-01"),
@@ -420,7 +425,7 @@ def test_a_suggestion_for_a_bare_weekday_is_the_coming_one() -> None:
     assert verb_tense("The customer's needs changed.") == -1  # a noun, not a need to act
 
 
-@pytest.mark.parametrize("hyphen", ["\u2010", "\u2011", "\u2012"])
+@pytest.mark.parametrize("hyphen", ["\u2010", "\u2011", "\u2012", "\u2013"])
 def test_a_date_written_with_a_unicode_hyphen_is_a_day_not_a_year(hyphen: str) -> None:
     text = f"Approved on 2023{hyphen}10{hyphen}12 by the board."
     noon = datetime(2026, 6, 26, 12, tzinfo=UTC)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from read_agent.extractive.followup import Prior, Turn, prior_ids, prior_question, rewrite
+from read_agent.extractive.followup import (
+    Prior,
+    Turn,
+    prior_ids,
+    prior_question,
+    rewrite,
+    then_as_of,
+)
 
 BOB = Prior("people/bob-martinez", "Bob Martinez", ("Bob",), person=True)
 GLOBEX = Prior("companies/globex", "Globex")
@@ -71,3 +78,18 @@ def test_there_is_the_place_the_previous_answer_cited_and_a_clause_is_no_name() 
     assert rewrite("and Globex?", previous, [meeting]) == (
         "who attended the Globex meeting in October?"
     )
+
+
+def test_then_is_the_day_the_previous_answer_led_with() -> None:
+    history = [
+        Turn("user", "What is our current pricing?"),
+        Turn("assistant", "2026-07-15 · Acme Track is priced per seat. [decisions/x]\n- more"),
+    ]
+    assert then_as_of("what was the price then?", history) == "what was the price as of 2026-07-15?"
+    # nothing of its own to ask about: the previous question, as of that day
+    for bare in ("what did we think then?", "Тэр үед юу гэж бодож байсан бэ?"):
+        assert then_as_of(bare, history) == "What is our current pricing as of 2026-07-15?"
+    assert then_as_of("and then what?", history) is None
+    assert then_as_of("what happened?", history) is None
+    undated = [Turn("user", "Who is Bob?"), Turn("assistant", "Bob Martinez — role: VP")]
+    assert then_as_of("what did we think then?", undated) is None

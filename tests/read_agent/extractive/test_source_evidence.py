@@ -46,7 +46,7 @@ def test_a_sentence_is_dated_by_the_day_it_speaks_of_and_keeps_its_speaker() -> 
     ]
     assert pieces[1].line() == (
         "- 2023-05-07 (said on 2023-05-08) · Caroline: I went to a LGBTQ support group "
-        "yesterday and it was so powerful. [source/session-01.md]"
+        "yesterday and it was so powerful. (direct, by Caroline) [source/session-01.md]"
     )
 
 

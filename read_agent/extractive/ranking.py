@@ -1,0 +1,141 @@
+"""The evidence sentences an extractive answer ranks: every piece of the pages and raw
+notes a search returned (:mod:`read_agent.extractive.evidence`,
+:mod:`read_agent.extractive.source_evidence`), scored against the question's words, on
+the question's subject and, for a question "as of" a date, none dated after it.
+
+A question names a page ("what price did we agree with Nomin Trade?"): a sentence of
+another page of that page's folder (Globex), or of a meeting about one, is about that
+other page and is left out while any sentence on the subject remains. A question read as
+of a date (``as_of``, :mod:`read_agent.extractive.state_at`) keeps only the pieces dated
+on or before it: what was written later was not known then.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memserver.kb.schema import Schema
+from memserver.kb.words import normalize_name, words
+from memserver.timeparse.mentions import mention_reader
+from read_agent.extractive.evidence import Evidence, from_page, from_result
+from read_agent.extractive.evidence import score as score_piece
+from read_agent.extractive.page_reader import PageReader
+from read_agent.extractive.question import Reading
+from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
+from read_agent.tools.toolset import CallLog, Toolset
+
+DEFAULT_RESULTS = 10
+EVIDENCE_LINES = 6
+AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
+
+
+class Ranker(PageReader):
+    """The pages read for one answer, and their pieces ranked for a question."""
+
+    def __init__(
+        self,
+        tools: Toolset,
+        log: CallLog,
+        schema: Schema | None,
+        now: dt.datetime | None,
+        limit: int = DEFAULT_RESULTS,
+    ) -> None:
+        super().__init__(tools, log, schema, now)
+        self.limit = limit
+        self.mentions = mention_reader(schema.tz if schema is not None else "UTC")
+
+    def held(self, pieces: Sequence[Evidence]) -> list[Evidence]:
+        """``pieces`` known on the ``as_of`` date: none dated after it."""
+        if self.as_of is None:
+            return list(pieces)
+        return [p for p in pieces if p.date is None or p.date[:10] <= self.as_of]
+
+    def _candidates(self, results: Sequence[Mapping[str, Any]]) -> list[Evidence]:
+        out: list[Evidence] = []
+        for rank, item in enumerate(results):
+            pid = str(item.get("id"))
+            page = self.pages.get(pid)
+            if page is not None:
+                out += from_page(page, rank, self.dated(page))
+            elif is_source(item):
+                out += from_source(item, rank, self.mentions)
+            else:
+                spec = self.folder(str(item.get("folder")))
+                names = spec.field_names if spec is not None else ()
+                out += from_result(item, rank, bool(spec and spec.date_field), names)
+        return unaddressed(out)
+
+    def _best(
+        self,
+        reading: Reading,
+        exclude_field: str | None = None,
+        results: Sequence[Any] = (),
+        named: Sequence[Mapping[str, Any]] = (),
+    ) -> list[Evidence]:
+        pool = self._candidates(results) if results else self._candidates(self._read_results())
+        pool = self.held(pool)
+        scored = []
+        seen: set[str] = set()
+        for piece in pool:
+            if piece.field is not None and piece.field == exclude_field:
+                continue
+            value, coverage = score_piece(piece, reading)
+            key = " ".join(words(piece.text))
+            if coverage <= 0 or key in seen:
+                continue
+            seen.add(key)
+            scored.append((round(coverage, 3), value, piece))
+        if reading.soft:  # "current", "recently": of the fullest matches, the newest first
+            scored.sort(key=lambda x: (-x[0], newer(x[2].date or "", reading), -x[1]))
+        else:
+            scored.sort(key=lambda x: -x[1])
+        if reading.wants == "amount":  # "what price ...": the sentences that give a figure first
+            scored.sort(key=lambda x: AMOUNT.search(x[2].text) is None)
+        ranked = self._on_topic([p for _, _, p in scored], named)
+        return ranked[:EVIDENCE_LINES]
+
+    def _read_results(self) -> list[Mapping[str, Any]]:
+        return [{"id": pid, "folder": page.get("folder")} for pid, page in self.pages.items()]
+
+    def _on_topic(
+        self, pieces: list[Evidence], named: Sequence[Mapping[str, Any]]
+    ) -> list[Evidence]:
+        """``pieces`` without those about another page of a named page's folder (unless
+        nothing else is left): under "what price did we agree with Nomin Trade?", a Globex
+        page's sentence, or one of a meeting with Globex, is about Globex."""
+        folders = {str(item.get("folder")) for item in named}
+        ours = {normalize_name(n) for item in named for n in self.names(str(item.get("id")))}
+        if not ours:
+            return pieces
+
+        def elsewhere(piece: Evidence) -> bool:
+            page = self.pages.get(piece.page)
+            if page is None:
+                return False
+            if str(page.get("folder")) in folders:
+                return normalize_name(str(page.get("title"))) not in ours
+            links = {normalize_name(n) for n in self.link_names(page)}
+            others = {
+                normalize_name(str(p.get("title")))
+                for p in self.pages.values()
+                if str(p.get("folder")) in folders
+            } - ours
+            return bool(links & others) and not links & ours
+
+        kept = [p for p in pieces if not elsewhere(p)]
+        return kept or pieces
+
+
+def newest_first(day: str) -> str:
+    """A sort key putting newer ISO dates first and undated pieces last."""
+    if not day:
+        return chr(0x10FFFF) * 10
+    return "".join(chr(0x10FFFF - ord(c)) for c in day)
+
+
+def newer(day: str, reading: Reading) -> str:
+    """A sort key: with "current"/"recently" newer first (inverted characters), undated last."""
+    return newest_first(day) if reading.soft else ""

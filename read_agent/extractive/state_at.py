@@ -1,0 +1,138 @@
+"""What held at a date: "what is our current pricing?" (today), "what was our pricing in
+August 2026?", "as of 2026-08-01", "2026 оны 8-р сарын байдлаар" (that day) and "before
+the change" / "өмнө нь" (the day before the newest change on the topic).
+
+The newest event on or before the day titled by the question's words (a decision, the
+pricing review) decides: its sentence that holds all the question's words leads, the
+newest event after the day says what changed since::
+
+    As of 2026-08-31: 2026-07-15 · Acme Track is priced per seat: $49 per user ... [decisions/...]
+    - Changed later: 2026-10-07 · Usage-based pricing replaces per-seat pricing ... [meetings/...]
+
+The day is passed as ``as_of`` to the tools whose input schema takes it (the server's
+view of that day); whatever the server does with it, nothing dated after the day is
+quoted as what held then (:meth:`read_agent.extractive.ranking.Ranker.held`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from memserver.kb.words import words
+from read_agent.extractive.evidence import Evidence, from_page
+from read_agent.extractive.evidence import score as score_piece
+from read_agent.extractive.question import BEFORE_CHANGE, Reading, matched
+from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, Ranker
+from read_agent.extractive.reply import Reply
+
+EVENTS_READ = 10
+_DECISION = re.compile(
+    r"decision|decided|outcome|шийдв", re.IGNORECASE
+)  # events on the topic kb_latest is asked for, per dated folder
+
+
+class StateAt(Ranker):
+    """Answers about the state on a day (see the module docstring)."""
+
+    async def _current(self, reading: Reading) -> Reply | None:
+        """ "What is our current pricing?": the newest event on or before now titled by the
+        question's words (the pricing review) decides; its best sentence leads."""
+        if not reading.soft or reading.order or reading.as_of:
+            return None
+        return await self._state(reading, self.today(), None)
+
+    async def _as_of(self, reading: Reading) -> Reply | None:
+        """The state on the day the question asks about (``reading.as_of``)."""
+        if reading.as_of is None or reading.order:
+            return None
+        day = reading.as_of
+        changed = ""
+        if day == BEFORE_CHANGE:  # the day before the newest event on the topic
+            events = await self._events(reading, self.today())
+            if not events:
+                return None
+            newest = max(events, key=lambda e: str(e.get("date") or ""))
+            changed = str(newest.get("date") or "")[:10]
+            try:
+                day = (dt.date.fromisoformat(changed) - dt.timedelta(days=1)).isoformat()
+            except ValueError:
+                return None
+        self.as_of = min(day, self.today())
+        head = f"Before {changed}" if changed else f"As of {self.as_of}"
+        return await self._state(reading, self.as_of, head)
+
+    async def _state(self, reading: Reading, day: str, head: str | None) -> Reply | None:
+        if not reading.terms or self.schema is None:
+            return None
+        events = await self._events(reading, day)
+        if not events:
+            return None
+        newest = max(events, key=lambda e: str(e.get("date") or ""))
+        page = await self.page(str(newest.get("id")))
+        if page is None:
+            return None
+        own = [p for p in from_page(page, 0, True) if p.kind == "section"]
+        full = [p for p in own if score_piece(p, reading)[1] >= 0.999]
+        if not full:
+            return None
+        # What the event decided, and a figure, before its context ("no public price list")
+        full.sort(key=lambda p: (not _DECISION.search(p.heading), AMOUNT.search(p.text) is None))
+        rest = [p.line() for p in own if p in full[1:]] + [
+            p.line() for p in self._best(reading) if p not in full
+        ]
+        lead = full[0].line().removeprefix("- ")
+        if head is None:
+            return Reply(lead, rest[:EVIDENCE_LINES])
+        later = await self._changed_after(reading, day)
+        return Reply(f"{head}: {lead}", later + rest[: EVIDENCE_LINES - len(later)])
+
+    async def _events(self, reading: Reading, day: str) -> list[Mapping[str, Any]]:
+        """The dated pages (events) on or before ``day`` whose titles say all the
+        question's words."""
+        assert self.schema is not None
+        about = " ".join(reading.terms)
+        moment = dt.datetime.combine(dt.date.fromisoformat(day), dt.time(23, 59))
+        if self.now is not None and self.now.tzinfo is not None:
+            moment = moment.replace(tzinfo=self.now.tzinfo)
+        events: list[Mapping[str, Any]] = []
+        for spec in self.schema.folders:
+            if not spec.date_field:
+                continue
+            arguments = {"folder": spec.name, "about": about, "limit": EVENTS_READ}
+            if self.tools.accepts("kb_latest", "now"):
+                arguments["now"] = moment.isoformat()
+            found = await self.call("kb_latest", arguments)
+            for item in (found or {}).get("results") or ():
+                if not isinstance(item, Mapping) or str(item.get("date") or "")[:10] > day:
+                    continue
+                titled = "date_ordered" in (item.get("labels") or ())
+                title = words(str(item.get("title")))
+                if titled and matched(reading.terms, title) == set(reading.terms):
+                    events.append(item)
+        return events
+
+    async def _changed_after(self, reading: Reading, day: str) -> list[str]:
+        """The newest event on the topic after ``day``, as one line: what changed since."""
+        saved, self.as_of = self.as_of, None
+        try:
+            events = [
+                e
+                for e in await self._events(reading, self.today())
+                if str(e.get("date") or "")[:10] > day
+            ]
+            if not events:
+                return []
+            newest = max(events, key=lambda e: str(e.get("date") or ""))
+            page = await self.page(str(newest.get("id")))
+        finally:
+            self.as_of = saved
+        if page is None:
+            return []
+        own: list[Evidence] = [p for p in from_page(page, 0, True) if p.kind == "section"]
+        best = max(own, key=lambda p: score_piece(p, reading)[0], default=None)
+        if best is None or score_piece(best, reading)[1] <= 0:
+            return []
+        return [f"- Changed later: {best.line().removeprefix('- ')}"]
