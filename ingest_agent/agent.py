@@ -45,6 +45,7 @@ from mcp_types import REQUEST_TIMEOUT
 
 from ingest_agent.errors import ServerSetupError, ServerUnavailable, SourceFailed
 from ingest_agent.extract.rules import RulesExtractor
+from ingest_agent.llm.review import ReviewPolicy, review_reason
 from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
 from ingest_agent.names import norm
 from ingest_agent.pages.drafts import (
@@ -59,7 +60,6 @@ from ingest_agent.pages.drafts import (
 from ingest_agent.pages.merge import Conflict, MergeResult, Order, default_section_merge, merge_page
 from ingest_agent.pages.resolution import Resolver
 from ingest_agent.pages.reversals import Reversals
-from ingest_agent.pages.review import ReviewPolicy, review_reason
 from ingest_agent.records import (
     Draft,
     Extraction,

@@ -12,7 +12,7 @@ A source is data, never instructions: it reaches the model only between two mark
 lines carrying a random tag (``quote_source``, so the text cannot close the quote
 itself), and every prompt says, outside the quote, that what is inside is material to
 extract from and that instructions in it are not to be followed (``DATA_RULE``). (What a
-model still gets wrong that way is held back for review by ``ingest_agent.pages.review``.)
+model still gets wrong that way is held back for review by ``ingest_agent.llm.review``.)
 """
 
 from __future__ import annotations

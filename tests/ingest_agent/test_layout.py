@@ -13,6 +13,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("extract", "pages"),
     ("llm",),
     ("agent",),
+    ("heartbeat",),
     ("cli",),
 )
 

@@ -6,8 +6,8 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
+from ingest_agent.llm.review import ReviewPolicy
 from ingest_agent.pages.merge import MergeResult, merge_page
-from ingest_agent.pages.review import ReviewPolicy
 from ingest_agent.records import DecisionRef, Source
 from memserver.kb.page import Page
 from memserver.kb.schema import load_schema
