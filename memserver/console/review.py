@@ -39,7 +39,7 @@ from memserver.console.web import (
 )
 from memserver.errors import UserError
 from memserver.server.prose_scope import redact_for
-from memserver.store.held import applied, require_open, without_question
+from memserver.store.held import applied, is_held, require_open, without_question
 from memserver.store.reviews import Conflict, Review
 
 LIMIT = 100
@@ -182,8 +182,8 @@ async def _held(request: Request, caller: Caller, conflict_id: int) -> Conflict:
     row = await blocking(console_of(request).reviews().conflict, conflict_id, caller.scope.folders)
     try:
         require_open(row)
-    except UserError as exc:
-        raise ConsoleError(409, exc.message, exc.hint or "") from None
+    except UserError as exc:  # not a held change at all: 400; one already decided: 409
+        raise ConsoleError(409 if is_held(row) else 400, exc.message, exc.hint or "") from None
     return row
 
 

@@ -80,6 +80,18 @@ def decide(server: ConsoleServer, secret: str, held: Held, field: str, action: s
     return f"{response.status_code} {response.text}"
 
 
+def disagreement(server: ConsoleServer) -> int:
+    """An unresolved conflict that is no held change (two sources disagree): its id."""
+    put = server.kb().put_page(
+        "companies",
+        Page(title=f"Initech {uuid.uuid4().hex[:8]}", type="company"),
+        None,
+        conflicts=[{"field": "status", "old_value": "prospect", "new_value": "customer",
+                    "old_source": "a.md", "new_source": "b.md", "status": "unresolved"}],
+    )  # fmt: skip
+    return next(c.id for c in server.kb_reviews().conflicts(None) if c.page_id == put.id)
+
+
 def row(server: ConsoleServer, conflict_id: int) -> Conflict:
     return server.kb_reviews().conflict(conflict_id, None)
 
@@ -142,7 +154,9 @@ def test_a_second_accept_is_refused_and_writes_nothing(console_server: ConsoleSe
         form["base_version"] = str(version)
         again = client.post(f"/ui/conflicts/{conflict_id}/accept", data=form)
         rejected = client.post(f"/ui/conflicts/{conflict_id}/reject", data=form)
+        plain = client.post(f"/ui/conflicts/{disagreement(console_server)}/accept", data=form)
     assert first.status_code == 303
+    assert plain.status_code == 400 and "not a change the ingest agent held" in plain.text
     assert again.status_code == 409 and "already decided" in again.text
     assert rejected.status_code == 409 and "nothing was written" in rejected.text
     assert console_server.kb().get_page(held.page_id).version == version
