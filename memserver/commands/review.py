@@ -5,7 +5,11 @@ proposed that its source cannot justify) and conflicts (unresolved rows: sources
 disagree, and the values the agent held back), newest first; beside them the latest
 updates (superseded rows: a newer source replaced a value), which are history, not
 disagreements. ``--json`` lists both, each row with its ``kind`` (``conflict`` or
-``update``). Decide them in the web console (``/ui/review``).
+``update``). Decide them in the web console (``/ui/review``); a change the ingest agent
+held back (an unresolved row whose note starts ``review:``) can also be decided here:
+``memserver review accept ID`` applies it to the page as it is now (a new version),
+``memserver review reject ID`` leaves the page as it is; both take its Open Question off
+the page and mark the row resolved (``memserver.store.held``).
 """
 
 from __future__ import annotations
@@ -37,6 +41,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     review.add_argument("--json", action="store_true", help="print JSON")
     review.set_defaults(func=run_review)
+    actions = review.add_subparsers(dest="action", metavar="{accept,reject}")
+    for name, what in (
+        ("accept", "apply a held change to its page (a new version) and mark it resolved"),
+        ("reject", "drop a held change: the page keeps its content, loses the Open Question"),
+    ):
+        decide = actions.add_parser(name, help=what, description=what[0].upper() + what[1:])
+        decide.add_argument("id", type=int, help="the conflict id `memserver review` lists")
+        decide.add_argument("--by", default="cli", help="who decides (recorded on the row)")
+        decide.add_argument("--json", action="store_true", help="print JSON")
+        decide.set_defaults(func=run_decide, accept=name == "accept")
 
 
 def conflict_json(c: Conflict) -> dict[str, Any]:
@@ -121,3 +135,35 @@ def run_review(args: argparse.Namespace) -> int:
 
 def _value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def run_decide(args: argparse.Namespace) -> int:
+    """Accept or reject one held change (UserError, nothing written, once it is decided)."""
+    from memserver.store.held import applied, require_open, without_question
+    from memserver.store.reviews import Reviews
+
+    decision = "accepted" if args.accept else "rejected"
+    with open_kb(args, check_embedding=False) as kb:
+        reviews = Reviews(kb.db)
+        row = reviews.conflict(args.id, None)
+        require_open(row)
+        stored = kb.get_page(row.page_id)
+        shared = reviews.open_notes(row.page_id, besides=row.id)
+        page = applied(stored.page, row, shared) if args.accept else stored.page
+        page = without_question(page, row, shared)
+        version = stored.version
+        if page != stored.page:
+            version = kb.put_page(
+                row.folder,
+                page,
+                stored.version,
+                written_by=args.by,
+                slug=row.page_id.split("/", 1)[1],
+                note=f"held change {row.id} {decision}",
+            ).version
+        reviews.settle_held(row.id, decision, by=args.by, folders=None, version=version)
+    if args.json:
+        print_json({"id": row.id, "page_id": row.page_id, "decision": decision, "version": version})
+    else:
+        console.print(f"{decision} held change {row.id} to {row.page_id} ({row.field}): v{version}")
+    return 0

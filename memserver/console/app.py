@@ -59,6 +59,8 @@ def console_routes() -> list[BaseRoute]:
         Route("/review/{id}/reject", review.reject, methods=["POST"]),
         Route("/review/{id}/edit", review.edit, methods=["GET", "POST"]),
         Route("/conflicts/{id}/resolve", review.resolve_conflict, methods=["POST"]),
+        Route("/conflicts/{id}/accept", review.accept_held, methods=["POST"]),
+        Route("/conflicts/{id}/reject", review.reject_held, methods=["POST"]),
         Route("/audit", admin.audit, methods=["GET"]),
         Route("/tokens", admin.tokens, methods=["GET"]),
         Route("/tokens/create", admin.create_token, methods=["POST"]),

@@ -8,8 +8,13 @@ not to decide.
 
 Every action that writes a page goes through ``kb_put_page`` with the version the
 reviewer saw as ``base_version`` (a change written meanwhile is refused, not lost), and
-every decision is an audit row (``console.review.<decision>``, ``console.conflict.resolve``)
-next to the tool call's own.
+every decision is an audit row (``console.review.<decision>``, ``console.conflict.resolve``,
+``console.held.<accept|reject>``) next to the tool call's own.
+
+A *held change* (an unresolved row whose note starts ``review:``: what the ingest agent
+held back, ``memserver.store.held``) can also be accepted (its value set, or its section
+replaced, on the page as it is now) or rejected (the page unchanged but for its Open
+Question); either way the row is marked resolved with who decided it.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ from memserver.console.web import (
     tool,
     url,
 )
+from memserver.errors import UserError
 from memserver.server.prose_scope import redact_for
-from memserver.store.reviews import Review
+from memserver.store.held import applied, is_held, require_open, without_question
+from memserver.store.reviews import Conflict, Review
 
 LIMIT = 100
 UPDATES = 30  # the most recent updates shown
@@ -168,3 +175,70 @@ async def resolve_conflict(request: Request) -> Response:
     )
     await blocking(console.record, caller, "conflict.resolve", {"id": conflict_id}, "ok")
     return redirect(url("review", done=f"resolved conflict {conflict_id}"))
+
+
+async def _held(request: Request, caller: Caller, conflict_id: int) -> Conflict:
+    """The held change, refused (409, nothing written) once someone decided it."""
+    row = await blocking(console_of(request).reviews().conflict, conflict_id, caller.scope.folders)
+    try:
+        require_open(row)
+    except UserError as exc:  # not a held change at all: 400; one already decided: 409
+        raise ConsoleError(409 if is_held(row) else 400, exc.message, exc.hint or "") from None
+    return row
+
+
+async def _settle_held(request: Request, accept: bool) -> Response:
+    """Accept (apply the proposal) or reject a held change: the page as it is now, guarded
+    by the version the reviewer saw, loses the row's Open Question; the row is resolved."""
+    from memserver.kb.page import parse_page, render_page
+
+    caller = await signed_in(request, write=True)
+    form = await form_of(request, caller)
+    conflict_id = _id(request)
+    base = _version(form.get("base_version"))
+    console = console_of(request)
+    reviews = console.reviews()
+    row = await _held(request, caller, conflict_id)
+    current = await tool(caller, request, "kb_get_page", id=row.page_id)
+    if int(current["version"]) != base:
+        raise ConsoleError(
+            409,
+            f"{row.page_id} changed since you opened the review list (you saw v{base}, it "
+            f"is now v{current['version']}); nothing was written",
+            "reload the review list, read the page as it is now, and decide again",
+        )
+    shared = await blocking(reviews.open_notes, row.page_id, besides=conflict_id)
+    page = parse_page(str(current["markdown"]), source=row.page_id)
+    try:
+        changed = applied(page, row, shared) if accept else without_question(page, row, shared)
+    except UserError as exc:
+        raise ConsoleError(400, exc.message, exc.hint or "") from None
+    version = base
+    if changed != page:
+        folder = console.services.schema().folder(row.folder)
+        markdown = render_page(changed, folder)
+        put = await tool(
+            caller, request, "kb_put_page", id=row.page_id, markdown=markdown, base_version=base
+        )
+        version = int(put["version"])
+    decision = "accepted" if accept else "rejected"
+    await blocking(
+        reviews.settle_held,
+        conflict_id,
+        decision,
+        by=caller.scope.token_name,
+        folders=caller.scope.folders,
+        version=version,
+    )
+    action = "accept" if accept else "reject"
+    await blocking(console.record, caller, f"held.{action}", {"id": conflict_id}, "ok")
+    done = f"{decision} the held change to {row.page_id} ({row.field}): now v{version}"
+    return redirect(url("review", done=done))
+
+
+async def accept_held(request: Request) -> Response:
+    return await _settle_held(request, accept=True)
+
+
+async def reject_held(request: Request) -> Response:
+    return await _settle_held(request, accept=False)

@@ -75,6 +75,7 @@ class Conflict:
     created_at: dt.datetime
     title: str
     note: str | None = None  # why (e.g. the change the ingest agent held back for review)
+    page_version: int | None = None  # the page's version now (None: not in the index)
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class Reviews:
         """Conflicts with these statuses, newest first."""
         rows = self._run(
             "SELECT c.id, c.page_id, c.folder, c.field, c.old_value, c.new_value, c.old_source,"
-            " c.new_source, c.status, c.created_at, coalesce(p.title, c.page_id), c.note"
+            " c.new_source, c.status, c.created_at, coalesce(p.title, c.page_id), c.note, p.version"
             " FROM conflicts c LEFT JOIN pages p ON p.id = c.page_id"
             " WHERE c.status = ANY(%(status)s)"
             " AND (%(scope)s::text[] IS NULL OR c.folder = ANY(%(scope)s))"
@@ -189,6 +190,52 @@ class Reviews:
         if not rows:
             raise NotFoundError(
                 f"no open conflict {conflict_id}", "it may have been resolved; reload the list"
+            )
+
+    def conflict(self, conflict_id: int, folders: Collection[str] | None) -> Conflict:
+        """One conflicts row, whatever its status (NotFoundError if missing or out of scope)."""
+        rows = self._run(
+            "SELECT c.id, c.page_id, c.folder, c.field, c.old_value, c.new_value, c.old_source,"
+            " c.new_source, c.status, c.created_at, coalesce(p.title, c.page_id), c.note, p.version"
+            " FROM conflicts c LEFT JOIN pages p ON p.id = c.page_id WHERE c.id = %(id)s"
+            " AND (%(scope)s::text[] IS NULL OR c.folder = ANY(%(scope)s))",
+            {"id": conflict_id, "scope": _scope(folders)},
+        )
+        if not rows:
+            raise NotFoundError(f"no conflict {conflict_id}", "open the review list again")
+        return Conflict(*rows[0])
+
+    def open_notes(self, page_id: str, *, besides: int) -> set[str]:
+        """The notes of the page's other unresolved rows (held changes share questions)."""
+        rows = self._run(
+            "SELECT note FROM conflicts WHERE page_id = %s AND status = 'unresolved'"
+            " AND id <> %s AND note IS NOT NULL",
+            (page_id, besides),
+        )
+        return {str(row[0]) for row in rows}
+
+    def settle_held(
+        self,
+        conflict_id: int,
+        decision: str,
+        *,
+        by: str,
+        folders: Collection[str] | None,
+        version: int | None = None,
+    ) -> None:
+        """Mark a held change resolved, its note saying who ``decision`` (accepted or
+        rejected) it and the version that records it; UserError if already decided."""
+        where = f" in version {version}" if version is not None else ""
+        rows = self._run(
+            "UPDATE conflicts SET status = 'resolved', resolved_at = now(),"
+            " note = coalesce(note, '') || %(why)s"
+            " WHERE id = %(id)s AND status = 'unresolved'"
+            " AND (%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s)) RETURNING id",
+            {"id": conflict_id, "why": f" [{decision} by {by}{where}]", "scope": _scope(folders)},
+        )
+        if not rows:
+            raise UserError(
+                f"the held change {conflict_id} was already decided", "reload the review list"
             )
 
     # -- open questions -------------------------------------------------------------

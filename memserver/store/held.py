@@ -1,0 +1,84 @@
+"""Applying or dropping a proposal the ingest agent held back for review.
+
+The agent (``ingest_agent/llm/review.py``) keeps a page's accepted content, adds the Open
+Question ``Review: <source> proposes <why>; held back until a person checks it`` and
+records the proposed value in an ``unresolved`` conflicts row whose note is
+``review: <source> proposes <why>`` (``field``: the field name, or ``## <Section>`` for a
+section). Accepting sets that field or replaces that section's text; both accepting and
+rejecting take the Open Question off the page (unless another held row still needs it).
+Only pure page arithmetic lives here; the callers write through the guarded put.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+
+from memserver.errors import UserError
+from memserver.kb.page import Page
+from memserver.store.reviews import Conflict
+
+NOTE_PREFIX = "review: "
+QUESTION_PREFIX = "Review: "  # the ingest agent's Open Question (ingest_agent/llm/review.py)
+SECTION_PREFIX = "## "
+
+
+def is_held(conflict: Conflict) -> bool:
+    """A change the ingest agent held back (resolved or not)."""
+    return (conflict.note or "").startswith(NOTE_PREFIX.strip())
+
+
+def question_of(conflict: Conflict) -> str:
+    """The start of the Open Question the agent wrote for this row."""
+    return QUESTION_PREFIX + (conflict.note or "").removeprefix(NOTE_PREFIX)
+
+
+def require_open(conflict: Conflict) -> None:
+    """UserError unless this is a held change nobody has decided yet."""
+    if not is_held(conflict):
+        raise UserError(
+            f"conflict {conflict.id} is not a change the ingest agent held back",
+            "mark it resolved with a note instead",
+        )
+    if conflict.status != "unresolved":
+        raise UserError(
+            f"the held change {conflict.id} to {conflict.page_id} ({conflict.field}) was "
+            f"already decided: {conflict.note}; nothing was written",
+            "reload the review list",
+        )
+
+
+def applied(page: Page, conflict: Conflict, shared: Collection[str] = ()) -> Page:
+    """``page`` with the held proposal applied and its Open Question gone."""
+    field = conflict.field
+    if field.startswith(SECTION_PREFIX):
+        name = field.removeprefix(SECTION_PREFIX)
+        sections = dict(page.sections)
+        if conflict.new_value is None:
+            sections.pop(name, None)
+        else:
+            sections[name] = str(conflict.new_value)
+        page = dataclasses.replace(page, sections=sections)
+    elif field.startswith("_"):
+        raise UserError(
+            f"the held change {conflict.id} proposes a whole page ({field}), not one value",
+            "edit the page to take what you want from it, then reject this row",
+        )
+    else:
+        fields = dict(page.fields)
+        if conflict.new_value is None:
+            fields.pop(field, None)
+        else:
+            fields[field] = conflict.new_value
+        page = dataclasses.replace(page, fields=fields)
+    return without_question(page, conflict, shared)
+
+
+def without_question(page: Page, conflict: Conflict, shared: Collection[str] = ()) -> Page:
+    """``page`` without the row's Open Question; ``shared``: the notes of the page's other
+    open held rows (several rows can share one question: it stays while one is open)."""
+    if conflict.note in shared:
+        return page
+    start = question_of(conflict)
+    questions = tuple(q for q in page.open_questions if not q.startswith(start))
+    return dataclasses.replace(page, open_questions=questions)
