@@ -192,4 +192,5 @@ class StateAt(Ranker):
             return False
         later = await self.page(str(newer))
         when = str((later or {}).get("effective_date") or (later or {}).get("date") or "")
-        return later is None or not when or when[:10] <= day
+        # not found (the server's view of an earlier day): it was not known then
+        return later is not None and (not when or when[:10] <= day)
