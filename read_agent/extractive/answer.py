@@ -66,6 +66,8 @@ from read_agent.extractive.reply import (
 from read_agent.extractive.state_at import StateAt
 from read_agent.tools.citations import CitedPage, normalize_id
 
+DISPUTED = "The sources disagree: "
+REPLACED = frozenset({"reversed", "superseded"})  # a decision's status once replaced
 PAGES_READ = 8  # the best results read in full
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LATER_READ = 6  # pages dated after a first page read for what they say about it
@@ -112,6 +114,7 @@ class Extractive(StateAt):
             if pid and not pid.startswith("source/") and len(self.pages) < PAGES_READ + 2:
                 await self.page(pid)
         names = [n for r in named for n in self.names(str(r.get("id")))]
+        self.asked = names
         reading = read(question, result, names)
         if claim is not None:
             reply: Reply | None = self._support(reading, results, named)
@@ -222,6 +225,10 @@ class Extractive(StateAt):
         pages.sort(key=lambda page: str(page.get("folder")) not in reading.folders)
         for page in pages:  # the named page that has the field asked about
             found = self._field_answer(reading, page, question)
+            if found is not None and found.lead and found.lead.startswith(DISPUTED):
+                # the sources' own figures say the disagreement best, when they give them
+                quoted = await self._evidence_answer(reading, results, named)
+                return quoted if quoted.lead and quoted.lead.startswith(DISPUTED) else found
             if found is not None:
                 return found
         if pages and not reading.terms and not reading.identifiers and reading.wants != "amount":
@@ -378,6 +385,9 @@ class Extractive(StateAt):
         dated = self.dated(page)
         head = f"{page.get('effective_date')} · " if dated and page.get("effective_date") else ""
         lead = f"{head}{page.get('title')} — {label(target)}: {show(value)}{since(change)}"
+        conflict = _open_question(page, target)
+        if conflict is not None:  # the page itself says its sources disagree on it
+            lead = f"{DISPUTED}{page.get('title')} — {label(target)}: {conflict}"
         # What happened the day it changed ("promoted ..., effective 2026-09-21"), then
         # the sentences that best match the question.
         same_day = [
@@ -524,6 +534,8 @@ class Extractive(StateAt):
             ranked = [p for _, p in priced]
             full = [p for p in ranked if p in full] or ranked[:1] or full
         if full:
+            # a decision a newer one reversed is history, not what holds: it comes after
+            full.sort(key=lambda p: self._replaced(p.page))
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
             return Reply(lead.line().removeprefix("- "), rest + self._dates_of(reading, named))
@@ -560,6 +572,11 @@ class Extractive(StateAt):
         return lines
 
     # -- helpers
+
+    def _replaced(self, page_id: str) -> bool:
+        """The page is a decision a newer one reversed or superseded."""
+        fields = (self.pages.get(page_id) or {}).get("fields") or {}
+        return bool(fields.get("superseded_by")) or fields.get("status") in REPLACED
 
     def _notes(self, result: Mapping[str, Any]) -> list[str]:
         reasons = [*self.log.degraded, *(result.get("degraded") or ())]
@@ -629,6 +646,23 @@ def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evid
     return [p for p in body if id(p) in wanted]
 
 
+def _open_question(page: Mapping[str, Any], field: str) -> str | None:
+    """The page's unresolved conflict on ``field``: its Open Questions line that starts
+    with the field's name ("- contract_value: sources of the same date ... disagree")."""
+    listed = page.get("open_questions")
+    if isinstance(listed, list):
+        lines = [str(x) for x in listed]
+    else:  # a server that returns it as a section
+        sections = page.get("sections") or {}
+        body = next((str(v) for k, v in sections.items() if str(k).lower() == "open questions"), "")
+        lines = body.splitlines()
+    for line in lines:
+        text = line.strip().lstrip("-*• ").strip()
+        if text.startswith(f"{field}: "):
+            return text.removeprefix(f"{field}: ")
+    return None
+
+
 def _disagreement(pieces_: Sequence[Evidence]) -> str | None:
     """Two sources giving different figures for the same thing, as one line."""
     seen: dict[str, Evidence] = {}
@@ -642,4 +676,4 @@ def _disagreement(pieces_: Sequence[Evidence]) -> str | None:
         f"{AMOUNT.findall(p.text)[0]} ({p.date + ', ' if p.date else ''}[{p.page}])"
         for p in list(seen.values())[:2]
     ]
-    return "The sources disagree: " + " vs ".join(shown) + "."
+    return DISPUTED + " vs ".join(shown) + "."

@@ -26,6 +26,7 @@ class PageReader:
         self.now = now
         self.pages: dict[str, Mapping[str, Any]] = {}
         self.as_of: str | None = None  # an ISO date the question is asked as of
+        self.asked: list[str] = []  # the names of the pages the question names
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any] | None:
         if name not in self.tools.tools:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from memserver.kb.words import words
+from memserver.kb.words import normalize_name, words
 from read_agent.extractive.evidence import Evidence, from_page
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.question import BEFORE_CHANGE, Reading, matched
@@ -52,26 +52,32 @@ class StateAt(Ranker):
         changed = ""
         if day == BEFORE_CHANGE:  # the day before the newest event on the topic
             events = await self._events(reading, self.today())
-            if not events:
+            newest = await self._deciding(reading, events, self.today())
+            if newest is None:
                 return None
-            newest = max(events, key=lambda e: str(e.get("date") or ""))
-            changed = str(newest.get("date") or "")[:10]
+            changed = str(newest.get("effective_date") or "")[:10]
             try:
                 day = (dt.date.fromisoformat(changed) - dt.timedelta(days=1)).isoformat()
             except ValueError:
                 return None
+            # the change's decision names the one it replaced: that one held before it
+            replaced = (newest.get("fields") or {}).get("supersedes")
+            before = await self.page(str(replaced)) if replaced else None
         self.as_of = min(day, self.today())
         head = f"Before {changed}" if changed else f"As of {self.as_of}"
-        return await self._state(reading, self.as_of, head)
+        return await self._state(reading, self.as_of, head, before if changed else None)
 
-    async def _state(self, reading: Reading, day: str, head: str | None) -> Reply | None:
+    async def _state(
+        self,
+        reading: Reading,
+        day: str,
+        head: str | None,
+        page: Mapping[str, Any] | None = None,
+    ) -> Reply | None:
         if not reading.terms or self.schema is None:
             return None
-        events = await self._events(reading, day)
-        if not events:
-            return None
-        newest = max(events, key=lambda e: str(e.get("date") or ""))
-        page = await self.page(str(newest.get("id")))
+        if page is None:
+            page = await self._deciding(reading, await self._events(reading, day), day)
         if page is None:
             return None
         own = [p for p in from_page(page, 0, True) if p.kind == "section"]
@@ -123,10 +129,7 @@ class StateAt(Ranker):
                 for e in await self._events(reading, self.today())
                 if str(e.get("date") or "")[:10] > day
             ]
-            if not events:
-                return []
-            newest = max(events, key=lambda e: str(e.get("date") or ""))
-            page = await self.page(str(newest.get("id")))
+            page = await self._deciding(reading, events, self.today())
         finally:
             self.as_of = saved
         if page is None:
@@ -136,3 +139,58 @@ class StateAt(Ranker):
         if best is None or score_piece(best, reading)[1] <= 0:
             return []
         return [f"- Changed later: {best.line().removeprefix('- ')}"]
+
+    async def _deciding(
+        self, reading: Reading, events: list[Mapping[str, Any]], day: str
+    ) -> Mapping[str, Any] | None:
+        """The page of the newest event that says the state on ``day``: not one about a
+        company the question does not name ("what is our pricing?" is company-wide, a
+        customer's own price is not it), and not a decision a newer one on or before the
+        day replaced. None of them so: the newest event."""
+        decision = (
+            {f.name for f in self.schema.folders if f.type == "decision"} if self.schema else set()
+        )
+        # the same day, the decision's own record before the meeting that took it
+        ordered = sorted(
+            events,
+            key=lambda e: (str(e.get("date") or ""), e.get("folder") in decision),
+            reverse=True,
+        )
+        for item in ordered:
+            page = await self.page(str(item.get("id")))
+            if page is None or self._about_other(reading, page):
+                continue
+            if not await self._replaced_by(page, day):
+                return page
+        return await self.page(str(ordered[0].get("id"))) if ordered else None
+
+    def _about_other(self, reading: Reading, page: Mapping[str, Any]) -> bool:
+        """The page links to a company (a link field into a folder of companies) that
+        the question does not name."""
+        spec = self.folder(str(page.get("folder")))
+        if spec is None or self.schema is None:
+            return False
+        companies = {f.name for f in self.schema.folders if f.type == "company"}
+        asked = set(words(reading.question))
+        named = {normalize_name(n) for n in self.asked}
+        fields = page.get("fields") or {}
+        for f in spec.fields:
+            if not f.is_link or f.folder not in companies:
+                continue
+            value = fields.get(f.name)
+            for v in value if isinstance(value, list) else [value]:
+                if not v:
+                    continue
+                if normalize_name(str(v)) not in named and not set(words(str(v))) <= asked:
+                    return True
+        return False
+
+    async def _replaced_by(self, page: Mapping[str, Any], day: str) -> bool:
+        """A decision reversed or superseded by a newer one dated on or before ``day``."""
+        newer = (page.get("fields") or {}).get("superseded_by")
+        if not newer:
+            return False
+        later = await self.page(str(newer))
+        when = str((later or {}).get("effective_date") or (later or {}).get("date") or "")
+        # not found (the server's view of an earlier day): it was not known then
+        return later is not None and (not when or when[:10] <= day)

@@ -182,6 +182,8 @@ def now_as_of(now: str | None, day: dt.date | None) -> dt.datetime | None:
     if day is None:
         return moment
     then = end_of(day, moment.tzinfo if moment is not None else None)
+    if moment is not None and moment.tzinfo is None:  # a naive now: its day, naive too
+        then = then.replace(tzinfo=None)
     return then if moment is None or moment > then else moment
 
 

@@ -16,6 +16,7 @@ from ingest_agent.agent import IngestAgent
 from ingest_agent.memory import Memory
 from memserver.clients.mcp import open_http
 from read_agent.agent import Answer, ReadAgent
+from read_agent.extractive.answer import _open_question
 from read_agent.extractive.followup import Turn
 from read_agent.extractive.reply import HEADER, NO_SENTENCE, ingesting, not_yet, notes_for
 from read_agent.tools.citations import extract_citations
@@ -226,7 +227,18 @@ def test_while_ingest_runs_the_answer_says_how_far_it_is() -> None:
 def test_current_is_what_the_newest_event_on_the_topic_says(example: IngestServer) -> None:
     first = lines(ask(example, "What is our current pricing?"))[0]
     assert first.startswith("2026-10-07 · ") and "usage-based pricing" in first.lower()
-    assert first.endswith("[meetings/2026-10-07-pricing-review]")
+    # the decision's own record, not a customer's price decided later (2026-11-18, Номин
+    # Трейд), nor the per-seat decision it reversed
+    assert first.endswith("[decisions/2026-10-07-usage-based-pricing-replaces-per-seat-pricing]")
+
+
+def test_what_was_decided_leads_with_the_decision_that_holds_and_names_the_reversal(
+    example: IngestServer,
+) -> None:
+    answer = ask(example, "What did we decide about pricing?", now=DEC_2)
+    first = lines(answer)[0]
+    assert first.endswith("[decisions/2026-10-07-usage-based-pricing-replaces-per-seat-pricing]")
+    assert "Reversed by the decision" in answer.text, answer.text
 
 
 def test_two_sources_giving_different_figures_lead_as_a_disagreement(
@@ -235,6 +247,21 @@ def test_two_sources_giving_different_figures_lead_as_a_disagreement(
     first = lines(ask(example, "What is Initech's annual contract value?"))[0]
     assert first.startswith("The sources disagree: ")
     assert "$96,000" in first and "$120,000" in first
+
+
+def test_a_field_the_page_lists_as_an_open_question_leads_as_a_disagreement() -> None:
+    page = {
+        "id": "companies/initech",
+        "open_questions": [
+            "contract_value: sources of the same date (2026-10-20) disagree: “120000” (a.md) "
+            "vs “96000” (b.md); current value kept until a source settles it"
+        ],
+    }
+    assert (_open_question(page, "contract_value") or "").startswith("sources of the same")
+    assert _open_question(page, "renewal_date") is None
+    assert _open_question({"sections": {"Open Questions": "- status: unclear"}}, "status") == (
+        "unclear"
+    )
 
 
 def test_when_will_reads_the_date_still_ahead(example: IngestServer) -> None:
@@ -326,9 +353,10 @@ def test_evidence_lines_say_direct_or_inferred_in_text_and_json(example: IngestS
     direct = [r for r in records if r["label"] == "direct"]
     assert direct and all(str(r["source"]).startswith("source/") for r in direct)
     assert {r["label"] for r in records} <= {"direct", "inferred"}
-    # a page's field is the memory's inference
+    # a page's field (a decision's "supersedes", "decided by" ...) is the memory's inference
     fields = [r for r in records if r["label"] == "inferred"]
-    assert any("decided by" in str(r["text"]) for r in fields), records
+    field_line = re.compile(r" — (?:decided by|supersedes|superseded by): ")
+    assert any(field_line.search(str(r["text"])) for r in fields), records
     assert fields and all(r["source"] is None for r in fields)
 
 
@@ -341,7 +369,7 @@ def test_what_supports_a_claim_lists_its_evidence_direct_first(example: IngestSe
         answer = ask(example, question, now=DEC_2)
         first, *rest = lines(answer)
         assert first.startswith("Evidence for “"), first
-        assert "[meetings/2026-10-07-pricing-review]" in answer.text
+        assert "[decisions/2026-10-07-usage-based-pricing-replaces-per-seat-pricing]" in answer.text
         labels = ["direct" if "(direct" in x else "inferred" for x in rest if x.startswith("- ")]
         assert labels and labels == sorted(labels)  # direct before inferred
 
