@@ -16,6 +16,8 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import logging
+import os
+import socket
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +75,21 @@ def page_from_view(view: Mapping[str, Any]) -> Page:
         ),
         open_questions=tuple(view.get("open_questions") or ()),
     )
+
+
+def gone_from_this_host(holder: str) -> bool:
+    """Whether a lease ``holder`` (``ingest-agent@HOST:PID``, see ``Agent.holder``) is an
+    agent on this host whose process no longer exists."""
+    name, _, pid = holder.rpartition(":")
+    if name != f"ingest-agent@{socket.gethostname()}" or not pid.isdigit() or int(pid) <= 1:
+        return False  # another host's (or a container's pid 1): its lease lapses by itself
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists, owned by another user
+        return False
+    return False
 
 
 class Memory:
@@ -202,6 +219,13 @@ class Memory:
             return True
         arguments = {"path": path, "holder": holder, "pending_only": pending_only}
         result = await self.call("source_claim", arguments)
+        other = str(result.get("holder") or "")
+        if not result.get("claimed") and other != holder and gone_from_this_host(other):
+            # an agent killed on this host (kill -9, a crash) left its lease behind: its
+            # note would wait out the whole lease, so the lease is given back and claimed
+            log.info("%s: taking over the lease of %s, which no longer runs", path, other)
+            await self.release(path, other)
+            result = await self.call("source_claim", arguments)
         if not result.get("claimed"):
             log.info("%s skipped: %s", path, result.get("reason"))
         return bool(result.get("claimed"))
