@@ -163,7 +163,7 @@ def run_injection_attacks(
                 f"rewrite {'held for review' if waiting else 'NOT in review'} ({len(rows)} rows)"
             )
 
-        timed(1, "injected note rewrites an accepted decision", rewrite)
+        timed(1, "injected note rewrites the per-seat decision", rewrite)
 
         # (b) a new decision whose prose reverses the accepted one
         async def reversal() -> str:
