@@ -3,8 +3,9 @@
 Starts ``memserver serve`` and ``read-agent serve`` (subprocesses, 127.0.0.1) on a copy
 of example_kb with the local embedder (the stalls this guards against came from
 embedding), ingests it with the rules extractor, then runs each attack of the hardening
-issue (items 6-12) and of the trust issue (30: items 2 and 5-8, ``bench.hostile_trust``)
-in turn, every one bounded by ``--attack-timeout``. Meanwhile an
+issue (items 6-12) and of the trust issue (30: item 1, an injected note and a model that
+obeys it, ``bench.hostile_injection``; items 2 and 5-8, ``bench.hostile_trust``) in turn,
+every one bounded by ``--attack-timeout`` (``--only injection``: item 1 alone). An
 honest client asks ``kb_query`` over its own MCP session, paced, in a thread. Printed:
 per attack its outcome (HTTP status or the first words of the error) and how long the
 answer took; the server's RSS before, at its peak and after; the honest query's p50 and
@@ -12,6 +13,7 @@ p95 while idle (measured first, in the same run) and during the attacks, and the
 
     nice -n 10 .venv/bin/python -m bench.bench_hostile
     nice -n 10 .venv/bin/python -m bench.bench_hostile --port 9717 --agent-port 9718 --json
+    nice -n 10 .venv/bin/python -m bench.bench_hostile --only injection
 
 Goals (the issue's): every attack answered in under 2 s with a clear error, RSS growth
 under 100 MB, honest p95 during attacks / idle p95 <= 1.5.
@@ -41,6 +43,7 @@ import httpx2
 import psutil
 
 from bench.common import create_token, free_port, percentile, stop_process, wait_ready
+from bench.hostile_injection import run_injection_attacks
 from bench.hostile_trust import run_trust_attacks
 from memserver.clients.mcp import open_http
 from memserver.errors import MemoryError_
@@ -170,8 +173,20 @@ def http_attack(method: str, url: str, **kwargs: Any) -> Callable[[], Awaitable[
     return run
 
 
-def run_attacks(target: Target) -> None:
+def run_attacks(target: Target, only: str = "all") -> None:
     w, r = target.writer, target.reader
+
+    # issue 30 (trust), item 1: an injected note, a model that obeys it
+    run_injection_attacks(
+        target.url,
+        target.kb.parent / "config.yaml",
+        target.kb,
+        w,
+        target.timeout,
+        lambda item, name, run: timed(target, item, name, run),
+    )
+    if only == "injection":
+        return
 
     def tool(item: int, name: str, secret: str, tool_name: str, args: dict[str, Any]) -> None:
         timed(target, item, name, lambda: mcp_attack(target, secret, tool_name, args))
@@ -434,6 +449,12 @@ def main() -> int:
     )
     parser.add_argument("--idle-queries", type=int, default=40)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--only",
+        default="all",
+        choices=("all", "injection"),
+        help="injection: only the injected-note attacks (issue 30, item 1)",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench-hostile-"))
@@ -509,7 +530,7 @@ def main() -> int:
         with RSS(server.pid) as rss:
             before = rss.now()
             honest.phase = "attacks"
-            run_attacks(target)
+            run_attacks(target, args.only)
             honest.stop()
             after = rss.now()
         report = summary(target, honest, before, rss.peak, after, ingested)
