@@ -12,7 +12,8 @@ sure that, whatever the model answered, these writes never go through silently:
    (a link into the page's own folder with verb ``supersedes``/``reverses``/``replaces``,
    or ``superseded_by`` on the older page)
    or moving an existing page's lifecycle field (an enum with ``reversed`` or
-   ``superseded``) to one of those values, or out of its draft value. These are held
+   ``superseded``) to one of those values, out of one of them (a reversed decision made
+   ``accepted`` again), or out of its draft value. These are held
    back; the page keeps its value;
 3. **a new page claiming to undo another**: a page of a folder with a lifecycle field
    (a decision) whose prose or text fields say it reverses, supersedes, replaces,
@@ -160,8 +161,13 @@ class ReviewPolicy:
         life = lifecycle_field(folder)
         if life is not None and existing is not None:
             old, new = before.get(life.name), fields.get(life.name)
-            # reversing or superseding it, or lifting a draft, takes a person (or frontmatter)
-            risky = new in REVERSAL_VALUES or (old is not None and old == draft_value(life))
+            # reversing or superseding it, bringing a reversed one back, or lifting a draft,
+            # takes a person (or frontmatter)
+            risky = (
+                new in REVERSAL_VALUES
+                or old in REVERSAL_VALUES
+                or (old is not None and old == draft_value(life))
+            )
             # a source that says what it supersedes may also reverse what it supersedes
             says = self._says(life.name, new) or any(
                 self._says(f.name) for f in supersede_fields(folder)

@@ -116,3 +116,14 @@ def test_a_new_decision_reversing_another_in_its_prose_is_proposed_unless_the_no
     plain = dataclasses.replace(draft, sections={"Decision": "Usage pricing from November."})
     result = merged(None, plain)
     assert policy.hold(None, result, DECISIONS, "decisions/x") is result
+
+
+def test_a_reversed_decision_made_accepted_again_by_a_model_waits() -> None:
+    policy = ReviewPolicy(SCHEMA, source(), ["decisions"])
+    stored = decision("Big call", status="reversed")
+    draft = decision("Big call", status="accepted")
+    held = policy.hold(stored, merged(stored, draft), DECISIONS, "decisions/x")
+    assert held.page.fields["status"] == "reversed"
+    assert ("status", "reversed", "accepted") in {
+        (c.field, c.old_value, c.new_value) for c in held.conflicts
+    }
