@@ -4,6 +4,8 @@ reason, the day, and the earlier decision it reverses or supersedes.
 Each reader takes plain text (one list item, one sentence, or a section) and returns
 only what the words say; nothing is guessed. English and Mongolian.
 
+- :func:`logistics`: "agreed to put X on the agenda / schedule a call / meet again" plans a
+  meeting and is no decision.
 - :func:`deciders`: "Decided by Maria Lopez, Alex Kim and Tom Becker", "approved by
   X", "agreed by X", "X approved ...", "X and Y decided ...".
 - :func:`alternatives`: "instead of A", "rather than A", "we considered / compared A, B
@@ -86,6 +88,18 @@ _REPLACING_WITH = re.compile(
 )
 
 
+# What a meeting agrees about its own next meeting is a plan, not a decision of the
+# company: "put X on the agenda", "schedule / set up / book a call", "meet again".
+_LOGISTICS = re.compile(
+    r"^\s*(?:to\s+)?(?:put|add|bring|take)\b[^.;]*\b(?:agenda|next\s+(?:meeting|call|sync))\b"
+    r"|^\s*(?:to\s+)?(?:schedule|set\s+up|book|arrange|hold|have)\b[^.;]*"
+    r"\b(?:meeting|call|review|sync|session|check-?in|follow-?up|workshop)\b"
+    r"|^\s*(?:to\s+)?(?:meet|reconvene|regroup|talk|speak)\s+(?:again|next|later|on|in)\b"
+    r"|хөтөлбөрт|товло|дахин\s+уулз|уулзахаар",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Reversal:
     """What a decision's words say it reverses or supersedes."""
@@ -102,6 +116,12 @@ def deciding(sentence: str) -> re.Match[str] | None:
         if not _UNDECIDED.search(sentence[: match.start()]):
             return match
     return None
+
+
+def logistics(what: str) -> bool:
+    """Whether the words a deciding verb governs only plan a meeting (its agenda, its
+    date, meeting again): "we agreed to put a pricing review on the agenda" is no decision."""
+    return _LOGISTICS.search(what.strip()) is not None
 
 
 def deciders(text: str) -> list[str]:

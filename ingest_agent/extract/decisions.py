@@ -191,7 +191,7 @@ def _prose(text: str, default: dt.date, tz: ZoneInfo) -> list[_Decision]:
                     r"\b(?:because|due to|driven by|instead of|rather than|since)\b|[,;(]", after
                 )[0]
             title = _title(what)
-            if not title or len(title.split()) < 2:
+            if not title or len(title.split()) < 2 or words.logistics(what):
                 continue
             days = [m.day for m in day_mentions(before, default, tz) if m.day <= default]
             if _WHERE.match(after):

@@ -212,3 +212,20 @@ def test_the_writer_of_we_decided_is_a_decider_and_nobody_else_is_guessed() -> N
     told = "---\nauthor: Priya Shah\n---\n\nThe board decided to move Globex to weekly invoices.\n"
     [page] = decisions(extract("slack/w.md", dt.date(2026, 10, 2), told)).values()
     assert "decided_by" not in page.fields  # the writer reports it; "the board" decided
+
+
+def test_agreeing_on_the_next_meeting_is_no_decision() -> None:
+    note = (
+        "# 1:1\n\n"
+        "We agreed to put a pricing review on the agenda for next week (2026-10-07).\n"
+        "We agreed to schedule a follow-up call with Initech on Friday.\n"
+        "We decided to meet again after the pilot.\n"
+        "We agreed to move Initech to annual invoicing.\n"
+    )
+    found = decisions(extract("one-on-ones/2026-09-29-1on1.md", dt.date(2026, 9, 29), note))
+    assert list(found) == ["Move Initech to annual invoicing"]
+    mongolian = (
+        "# Тойм\n\nДараагийн долоо хоногт Номин Трейдтэй уулзалт товлохоор тохиролцов.\n"
+        "Пилотын дараа дахин уулзахаар шийдвэрлэв.\n"
+    )
+    assert decisions(extract("updates/2026-10-01-тойм.md", dt.date(2026, 10, 1), mongolian)) == {}
