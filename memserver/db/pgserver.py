@@ -197,7 +197,7 @@ def _wait_while_stopping(pgdata: Path, deadline: float) -> bool:
     if info.status != "stopping":
         return False
     try:
-        info.process.wait(max(0.0, deadline - time.monotonic()))
+        psutil.Process(info.pid).wait(max(0.0, deadline - time.monotonic()))
     except psutil.TimeoutExpired:
         return False
     except psutil.Error:
