@@ -36,7 +36,9 @@ _UNDECIDED = re.compile(
     r"\b(?:not|n['’]t|never|no|yet\s+to|whether|if|until|unless|to\s+be|pending|once)\s+"
     r"(?:\w+\s+){0,2}$"
     r"|\b(?:get|gets|got|getting|be|been|being|is|are|was|were)\s+(?:it\s+|them\s+)?$"
-    r"|\b(?:it|them|this|that)\s+$|^\s*as\s+$|[,;(]\s*as\s+$",
+    r"|\b(?:it|them|this|that)\s+$|^\s*as\s+$|[,;(]\s*as\s+$"
+    r"|\b(?:the|an?|our|their|its|pre)[\s-]+$"  # "the approved tech stack": an adjective
+    r"|^\W*(?:subject|re|fwd?)\s*:",  # an e-mail's subject line is no decision taken
     re.IGNORECASE,
 )
 _NAME = r"[A-ZА-ЯЁӨҮ][\w'’-]*(?:[ \t]+[A-ZА-ЯЁӨҮ][\w'’-]*){0,3}"

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
+from ingest_agent.extract import decision_labels
 from ingest_agent.extract import decision_words as words
 from ingest_agent.extract.dates import day_mentions
 from ingest_agent.extract.note import Known, NoteBody
@@ -57,6 +58,8 @@ _DECIDED_ON = re.compile(
 )
 _WHERE = re.compile(r"^\s+(?:at|in|during|on)\s+(?:the\s+|our\s+|yesterday)", re.IGNORECASE)
 _WE = re.compile(r"\b(?:we|i|we['’]ve|i['’]ve|we['’]re|i['’]m)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
+_BY_ONLY = re.compile(r"^\s*(?:on\s+)?by\b", re.IGNORECASE)  # "approved by X": who, not what
+_RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
 _WHY_HEADING = re.compile(r"^(?:why|rationale|reasons?|яагаад|шалтгаан)\b", re.IGNORECASE)
 
 
@@ -82,6 +85,8 @@ class _Decision:
     lines: list[str] = field(default_factory=list)  # its words, plain
     lead: str = ""  # the words its links are read from (not the lines added to it)
     day: dt.date | None = None  # the day its words say it was decided
+    why: str | None = None  # a reason given apart from its words (a "Reason:" line)
+    alternatives: list[str] = field(default_factory=list)  # options given apart
 
     @property
     def text(self) -> str:
@@ -105,10 +110,10 @@ def read_decisions(
     local = _people(folder, people)
     if primary is not None and primary.folder is folder:
         return _record(folder, source, text, primary, local, known, schema.tz)
-    section, attribution = _section(body.lines)
     default = source.doc_date
     if primary is not None and primary.folder.date_field:
         default = as_date(primary.fields.get(primary.folder.date_field)) or default
+    section, attribution = _section(body.lines, default, schema.tz)
     found = section if section else _prose(text, default, schema.tz)
     author = body.front.get("author")
     writer = author.strip() if isinstance(author, str) and author.strip() else None
@@ -133,26 +138,12 @@ def _people(folder: FolderSpec, people: Mapping[str, NotePeople]) -> NotePeople 
     return people.get(spec.folder) if spec is not None and spec.folder else None
 
 
-def _section(lines: Sequence[str]) -> tuple[list[_Decision], str]:
+def _section(lines: Sequence[str], default: dt.date, tz: ZoneInfo) -> tuple[list[_Decision], str]:
     """The decisions of the note's Decisions section, and its attribution line."""
-    inside, level = False, 0
-    raws: list[str] = []  # each list item's raw text, its continuation lines joined
-    for line in lines:
-        heading = _HEADING.match(line)
-        if heading is not None:
-            if inside and len(heading.group(1)) <= level:
-                break
-            key = norm(plain(heading.group(2)))
-            if not inside and ("decision" in key or "decided" in key or "шийдвэр" in key):
-                inside, level = True, len(heading.group(1))
-            continue
-        if not inside or not line.strip():
-            continue
-        item = _ITEM.match(line)
-        if item is not None or not raws:
-            raws.append(item.group("rest").strip() if item is not None else line.strip())
-        else:
-            raws[-1] = f"{raws[-1]} {line.strip()}"
+    raws = _section_items(lines)
+    labelled = decision_labels.record(raws)
+    if labelled is not None:  # one decision written as labelled lines
+        return [_labelled(labelled, default, tz)], labelled.attribution
     items = [(raw, bool(_BOLD_LEAD.match(raw))) for raw in raws]  # (raw, has a bold lead)
     attribution = " ".join(plain(raw) for raw, _ in items if _ATTRIBUTION.match(plain(raw)))
     any_lead = any(lead for _, lead in items)
@@ -169,6 +160,59 @@ def _section(lines: Sequence[str]) -> tuple[list[_Decision], str]:
         if title:
             out.append(_Decision(title, [flat], flat))
     return out, attribution
+
+
+def _section_items(lines: Sequence[str]) -> list[str]:
+    """The Decisions section's items: each list item's raw text with its continuation
+    lines; a paragraph after a blank line is an item of its own; tables are skipped and a
+    rule (``---``) or a heading at the section's level or above ends it."""
+    inside, level, gap = False, 0, False
+    raws: list[str] = []
+    for line in lines:
+        heading = _HEADING.match(line)
+        if heading is not None:
+            if inside and len(heading.group(1)) <= level:
+                break
+            if not inside and _decisions_heading(heading.group(2)):
+                inside, level = True, len(heading.group(1))
+            continue
+        if not inside:
+            continue
+        if not line.strip():
+            gap = True
+            continue
+        if _RULE.match(line) and raws:
+            break
+        if line.lstrip().startswith("|") or _RULE.match(line):
+            continue
+        item = _ITEM.match(line)
+        if item is not None or not raws or gap:
+            raws.append(item.group("rest").strip() if item is not None else line.strip())
+        else:
+            raws[-1] = f"{raws[-1]} {line.strip()}"
+        gap = False
+    return raws
+
+
+def _decisions_heading(text: str) -> bool:
+    """ "Decisions", "Key decisions", "Sprint Planning Decisions", "Decisions made",
+    "Шийдвэрүүд": a heading whose last word (or the one before "made"/"taken"/"log")
+    says decisions; not "Decision Authority Matrix" or a document's title."""
+    key = [w for w in norm(plain(text)).split() if not w.isdigit()]
+    while key and key[-1] in ("made", "taken", "log", "reached", "гаргасан"):
+        key = key[:-1]
+    return bool(key) and len(key) <= 4 and key[-1].startswith(("decision", "decided", "шийдвэр"))
+
+
+def _labelled(found: decision_labels.Record, default: dt.date, tz: ZoneInfo) -> _Decision:
+    """One decision from its labelled lines: the outcome is its title and its words."""
+    text = found.outcome.rstrip(" .") + "."
+    decision = _Decision(_title(found.outcome), [text, *found.rest], text)
+    decision.why = found.why or None
+    decision.alternatives = found.alternatives
+    days = day_mentions(found.day, default, tz) if found.day else []
+    decision.day = next((m.day for m in days if m.day <= default), None)
+    return decision
 
 
 def _prose(text: str, default: dt.date, tz: ZoneInfo) -> list[_Decision]:
@@ -191,7 +235,7 @@ def _prose(text: str, default: dt.date, tz: ZoneInfo) -> list[_Decision]:
                     r"\b(?:because|due to|driven by|instead of|rather than|since)\b|[,;(]", after
                 )[0]
             title = _title(what)
-            if not title or len(title.split()) < 2 or words.logistics(what):
+            if not title or len(title.split()) < 2 or words.logistics(what) or _BY_ONLY.match(what):
                 continue
             days = [m.day for m in day_mentions(before, default, tz) if m.day <= default]
             if _WHERE.match(after):
@@ -262,7 +306,11 @@ def _build(
     life = lifecycle_field(folder)
     if life is not None and ACCEPTED in life.values:
         build.fields[life.name] = ACCEPTED
-    _provenance(folder, build, text, attribution, day, local, known)
+    _provenance(folder, build, text, attribution, day, local, known, decision.why)
+    alts = named_field(folder, ALTERNATIVES, ("list", "string", "text"))
+    if alts is not None and decision.alternatives and alts.name not in build.fields:
+        given = decision.alternatives
+        build.fields[alts.name] = given if alts.type == "list" else "; ".join(given)
     borrowed: set[str] = set()  # link values taken from the note's page, not the words
     for spec in folder.fields:  # the companies and projects its words name, else the note's
         if spec.type not in ("link", "links") or spec.folder in (None, folder.name):

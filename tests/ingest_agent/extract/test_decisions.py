@@ -229,3 +229,58 @@ def test_agreeing_on_the_next_meeting_is_no_decision() -> None:
         "Пилотын дараа дахин уулзахаар шийдвэрлэв.\n"
     )
     assert decisions(extract("updates/2026-10-01-тойм.md", dt.date(2026, 10, 1), mongolian)) == {}
+
+
+def test_a_decision_written_as_labelled_lines_is_one_decision_with_its_provenance() -> None:
+    note = (
+        "---\ntitle: Retention review\ndate: 2022-05-03\nauthor: Maria Lopez\n---\n\n"
+        "Just a quick note on the change to our log retention.\n\n## Decision\n\n"
+        "- **Date:** 2022-05-01 (mid-morning engineering-lead meeting)\n"
+        "- **Participants:** Maria Lopez (P-0005) & Tom Becker (P-0001)\n"
+        "- **Outcome:** Adopt new 90-day retention policy.\n"
+        "- **Reason:** A privacy audit found risk in keeping logs beyond 90 days.\n"
+        "- **Alternatives considered:** 120 days; keeping 180 days\n\n"
+        "---\n\n| Date | Author |\n|---|---|\n| 2022-05-01 | Maria Lopez |\n\n"
+        "## Implementation\n- Configure purging after 90 days.\n"
+    )
+    found = decisions(extract("notes/retention.md", dt.date(2022, 5, 3), note))
+    assert list(found) == ["Adopt new 90-day retention policy"]
+    page = found["Adopt new 90-day retention policy"]
+    assert page.fields["decided_on"] == page.fields["date"] == "2022-05-01"
+    assert page.fields["decided_by"] == ("Maria Lopez", "Tom Becker")
+    assert page.fields["rationale"] == "A privacy audit found risk in keeping logs beyond 90 days"
+    assert page.fields["alternatives"] == ("120 days", "keeping 180 days")
+    assert "Author" not in page.sections["Decision"]  # the table after the rule is not it
+    plain = note.replace("**", "").replace("Outcome:", "Decision:")
+    again = decisions(extract("notes/retention.md", dt.date(2022, 5, 3), plain))
+    assert list(again) == ["Adopt new 90-day retention policy"]
+    assert again["Adopt new 90-day retention policy"].fields["decided_on"] == "2022-05-01"
+
+
+def test_only_a_heading_that_says_decisions_opens_a_decisions_section() -> None:
+    charter = (
+        "---\ntitle: Charter\ndate: 2023-03-06\n---\n\n# Technical Decision-Making Charter\n\n"
+        "## 2. Decision Authority Matrix\n- CEO (Maya Patel): escalations.\n- Owner: Daniel.\n"
+    )
+    assert decisions(extract("notes/charter.md", dt.date(2023, 3, 6), charter)) == {}
+    sprint = (
+        "---\ntitle: Sprint planning\ndate: 2022-10-01\n---\n\n## 5. Sprint Planning Decisions\n"
+        "- **Static analysis before merge** for all new code.\n"
+    )
+    assert list(decisions(extract("notes/sprint.md", dt.date(2022, 10, 1), sprint))) == [
+        "Static analysis before merge"
+    ]
+
+
+def test_approved_as_an_adjective_an_approver_or_a_subject_line_is_no_decision() -> None:
+    for sentence in (
+        "Veto authority over technology choices that conflict with the approved tech stack.",
+        "Approved by: Maya Patel, CEO.",
+        "Subject: Final Architecture for Helix Fleet - Approved by Arjun",
+    ):
+        note = f"---\ntitle: Charter\ndate: 2023-03-06\n---\n\n{sentence}\n"
+        assert decisions(extract("notes/charter.md", dt.date(2023, 3, 6), note)) == {}, sentence
+    taken = "---\ntitle: Sync\ndate: 2023-03-06\n---\n\nWe approved the new tech stack for Fleet.\n"
+    assert list(decisions(extract("notes/sync.md", dt.date(2023, 3, 6), taken))) == [
+        "New tech stack for Fleet"
+    ]
