@@ -37,6 +37,9 @@ class NoteBody:
     lines: list[str]
 
 
+TEXT_BEFORE_TITLE = 2  # "[WIKI: policy_doc] ... published 2024-03-21", "---", "# Title"
+
+
 def split_source(text: str) -> NoteBody:
     """Frontmatter (a mapping, {} when absent or broken), the first heading, body lines."""
     lines = text.replace("\r\n", "\n").removeprefix("\ufeff").split("\n")
@@ -51,6 +54,7 @@ def split_source(text: str) -> NoteBody:
             front = {str(k): v for k, v in loaded.items()}
             lines = lines[end + 1 :]
     heading = None
+    before = 0  # text lines before the title: an export's banner, a rule
     for index, line in enumerate(lines):
         match = _HEADING.match(line)
         if match and len(match.group(1)) == 1:
@@ -58,7 +62,9 @@ def split_source(text: str) -> NoteBody:
             lines = lines[:index] + lines[index + 1 :]
             break
         if line.strip() and not match:
-            break
+            before += 1
+            if before > TEXT_BEFORE_TITLE:
+                break
     return NoteBody(front, heading, lines)
 
 
