@@ -162,3 +162,17 @@ def test_a_hint_is_asked_for_only_when_it_could_change_the_folder() -> None:
     assert not RULES.needs_hint(source("meetings/2026/2026-06-18-globex-intro-call.md"))
     assert RULES.needs_hint(tied) and RULES.needs_hint(unclear)
     assert asked < len(sources)
+
+
+def test_a_title_heading_after_an_export_s_banner_is_the_note_s_title() -> None:
+    from ingest_agent.extract.note import split_source
+
+    text = (
+        "---\nauthor: Daniel Kim\n---\n\n[WIKI: policy_doc] Architecture Decision Records, "
+        "published 2024-03-21\n\n---\n\n# ADR Process Charter v1.0\n\nOwner: Daniel Kim\n"
+    )
+    body = split_source(text)
+    assert body.heading == "ADR Process Charter v1.0"
+    assert "# ADR Process Charter v1.0" not in body.lines
+    prose = "First line.\nSecond line.\nThird line.\n\n# A section far down\n"
+    assert split_source(prose).heading is None  # a heading after the text is a section
