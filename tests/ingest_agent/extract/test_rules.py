@@ -165,8 +165,6 @@ def test_a_hint_is_asked_for_only_when_it_could_change_the_folder() -> None:
 
 
 def test_a_title_heading_after_an_export_s_banner_is_the_note_s_title() -> None:
-    from ingest_agent.extract.note import split_source
-
     text = (
         "---\nauthor: Daniel Kim\n---\n\n[WIKI: policy_doc] Architecture Decision Records, "
         "published 2024-03-21\n\n---\n\n# ADR Process Charter v1.0\n\nOwner: Daniel Kim\n"
