@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import email.policy
 import email.utils
+import io
 import struct
 from collections.abc import Callable
 from email.message import EmailMessage
@@ -52,10 +53,10 @@ def msg_as_eml(name: str, data: bytes) -> bytes:
     """The RFC 822 bytes of an Outlook message: its headers and its text."""
     import olefile
 
-    if not olefile.isOleFile(data):
+    if not olefile.isOleFile(data=data):  # as data: given bare, short bytes are a path
         raise ConversionError(f"{name} is not an Outlook message (no OLE2 header)", _FIX)
     try:
-        ole = olefile.OleFileIO(data)
+        ole = olefile.OleFileIO(io.BytesIO(data))
     except Exception as exc:
         raise ConversionError(
             f"{name} is a corrupt Outlook message ({type(exc).__name__}: {exc})"[:500], _FIX
@@ -63,7 +64,12 @@ def msg_as_eml(name: str, data: bytes) -> bytes:
     with ole:
         if not ole.exists(_PROPERTIES):
             raise ConversionError(f"{name} is an OLE2 file but not an Outlook message", _FIX)
-        return _message(ole).as_bytes(policy=email.policy.default)
+        message = _message(ole)
+    if not any(header in message for header in ("From", "To", "Subject", "Date")):
+        raise ConversionError(
+            f"{name} holds no message properties (a truncated or damaged Outlook message?)", _FIX
+        )
+    return message.as_bytes(policy=email.policy.default)
 
 
 def _message(ole: Any) -> EmailMessage:
@@ -138,4 +144,4 @@ def _html_text(ole: Any) -> str:
 def _attachment_names(ole: Any, text: Callable[[str, str], str]) -> list[str]:
     """Each attachment's long file name, else its display name."""
     folders = sorted({e[0] for e in ole.listdir() if e[0].startswith("__attach_version1.0")})
-    return [text("3707", f"{f}/") or text("3001", f"{f}/") or f.rsplit("#")[-1] for f in folders]
+    return [text("3707", f"{f}/") or text("3001", f"{f}/") or "(unnamed)" for f in folders]
