@@ -114,6 +114,18 @@ def write_xlsx(path: Path) -> Path:
     return path
 
 
+def xlsx_with_entities(path: Path) -> Path:
+    """openpyxl's workbook with an entity-expansion ("billion laughs") DOCTYPE put before
+    its sheet's XML by hand (no spreadsheet program writes one)."""
+    real = zipfile.ZipFile(write_xlsx(path.with_suffix(".real.xlsx")))
+    laughs = b'<!DOCTYPE s [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+    with zipfile.ZipFile(path, "w") as out:
+        for info in real.infolist():
+            data = real.read(info)
+            out.writestr(info, laughs + data if info.filename.endswith("sheet1.xml") else data)
+    return path
+
+
 def write_epub(path: Path) -> Path:
     from ebooklib import epub
 

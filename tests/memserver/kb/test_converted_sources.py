@@ -25,6 +25,7 @@ from tests.memserver.convert.originals import (
     write_mbox,
     write_pdf,
     write_xlsx,
+    xlsx_with_entities,
     zip_bomb_docx,
 )
 
@@ -113,6 +114,7 @@ def test_hostile_and_unusable_originals_each_fail_once_with_the_reason_and_the_f
             "broken.docx": b"PK\x03\x04 truncated",
             "bomb.xlsx": zip_bomb_docx(tmp_path / "b.xlsx").read_bytes(),
             "broken.xlsx": write_xlsx(tmp_path / "c.xlsx").read_bytes()[:2000],
+            "entities.xlsx": xlsx_with_entities(tmp_path / "e.xlsx").read_bytes(),
             "broken.epub": write_epub(tmp_path / "m.epub").read_bytes()[:2000],
             "broken.msg": MSG.read_bytes()[:4096],
             "text.msg": b"From: someone\n\nnot an Outlook file",
@@ -132,6 +134,7 @@ def test_hostile_and_unusable_originals_each_fail_once_with_the_reason_and_the_f
     assert "not a valid zip archive" in reasons["broken.docx"]
     assert "a zip bomb?" in reasons["bomb.xlsx"]
     assert "not a valid zip archive" in reasons["broken.xlsx"]
+    assert "cannot be read as XLSX" in reasons["entities.xlsx"]  # entities refused, unexpanded
     assert "not a valid zip archive" in reasons["broken.epub"]
     assert "truncated or damaged Outlook message" in reasons["broken.msg"]
     assert "not an Outlook message" in reasons["text.msg"]
