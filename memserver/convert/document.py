@@ -7,10 +7,11 @@ by ``memserver import folder``).
 The note is dated and attributed by the document's own metadata: the core properties of
 an Office file (``docProps/core.xml``: creator, created, title), a PDF's info dictionary
 (``/Author``, ``/CreationDate``, ``/Title``), a page's ``<meta>`` tags (author, date,
-``article:published_time``) and ``<title>``, a book's package document (``dc:creator``,
-``dc:date``, else ``dcterms:modified``, ``dc:title``). markitdown converts from the bytes given:
-it runs no macros, opens no embedded object and fetches nothing (a linked image stays a
-link). An encrypted or corrupt file is refused with the reason.
+``article:published_time``) and ``<title>``, a book's package document
+(``dc:creator``, ``dc:date``, else ``dcterms:modified``, ``dc:title``). markitdown
+converts from the bytes given: it runs no macros, opens no embedded object and fetches
+nothing (a linked image stays a link). An encrypted or corrupt file is refused with the
+reason.
 """
 
 from __future__ import annotations

@@ -75,6 +75,8 @@ def msg_as_eml(name: str, data: bytes) -> bytes:
 def _message(ole: Any) -> EmailMessage:
     from markitdown.converters import OutlookMsgConverter
 
+    # Its helpers read a string property in either type and its code page; markitdown is
+    # pinned below 0.2, and the tests read a real .msg through them.
     reader = OutlookMsgConverter()
     longs: dict[int, int] = reader._get_long_properties(ole)
     codec = next(filter(None, (reader._get_codec_name(longs.get(c)) for c in _CODEPAGES)), None)
