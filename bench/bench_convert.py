@@ -24,7 +24,17 @@ from memserver.kb.layout import KBPaths
 from memserver.kb.manifest import Manifest
 from tests.memserver.convert import originals
 
-HOSTILE = ("bomb.docx", "bomb.pdf", "locked.pdf", "broken.pdf", "broken.docx")
+HOSTILE = (
+    "bomb.docx",
+    "bomb.pdf",
+    "locked.pdf",
+    "broken.pdf",
+    "broken.docx",
+    "bomb.xlsx",
+    "broken.xlsx",
+    "broken.epub",
+    "broken.msg",
+)
 
 
 def makers(pages: int) -> dict[str, Callable[[Path], object]]:
@@ -40,7 +50,20 @@ def makers(pages: int) -> dict[str, Callable[[Path], object]]:
         "locked.pdf": lambda p: originals.write_pdf(p, password="pw"),
         "broken.pdf": lambda p: p.write_bytes(b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog"),
         "broken.docx": lambda p: p.write_bytes(b"PK\x03\x04 truncated"),
+        "costs.xlsx": originals.write_xlsx,
+        "manual.epub": originals.write_epub,
+        "outer.msg": lambda p: p.write_bytes(originals.MSG.read_bytes()),
+        "bomb.xlsx": originals.zip_bomb_docx,
+        "broken.xlsx": lambda p: _truncated(originals.write_xlsx, p),
+        "broken.epub": lambda p: _truncated(originals.write_epub, p),
+        "broken.msg": lambda p: p.write_bytes(originals.MSG.read_bytes()[:4096]),
     }
+
+
+def _truncated(make: Callable[[Path], Path], path: Path) -> None:
+    """A real file cut in half, as an interrupted copy leaves it."""
+    data = make(path).read_bytes()
+    path.write_bytes(data[: len(data) // 2])
 
 
 def measure(name: str, make: Callable[[Path], object], root: Path) -> dict[str, object]:

@@ -20,9 +20,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "import",
         help="convert a Slack export, a mailbox or a folder of documents into notes in source/",
         description="Convert an export into markdown notes under source/: `slack` (a Slack "
-        "export folder or .zip: a note per channel and day), `email` (.mbox/.eml or a folder "
+        "export folder or .zip: a note per channel and day), `email` (.mbox/.eml/.msg or a folder "
         "of them: a note per thread), `folder` (every file at any depth: Word, PDF, slides, "
-        "web pages, transcripts, email; long documents split to fit). Idempotent.",
+        "spreadsheets, books, web pages, transcripts, email; long documents split to fit). "
+        "Idempotent.",
     )
     parser.add_argument("what", choices=sorted(DEFAULT_INTO), help="the kind of export")
     parser.add_argument("path", help="the export: a file or a folder")

@@ -1,14 +1,17 @@
-"""Documents (Word ``.docx``, PowerPoint ``.pptx``, web pages ``.html``) converted to
-markdown by Microsoft's ``markitdown``, a ``.pdf``'s text read by ``pdfminer.six`` (the
-library markitdown reads PDFs with): one note per document (a long one is cut into
-parts by ``memserver import folder``).
+"""Documents (Word ``.docx``, PowerPoint ``.pptx``, web pages ``.html``, books ``.epub``)
+converted to markdown by Microsoft's ``markitdown``, a ``.pdf``'s text read by
+``pdfminer.six`` (the library markitdown reads PDFs with), an ``.xlsx``'s sheets by
+``memserver.convert.spreadsheet``: one note per document (a long one is cut into parts
+by ``memserver import folder``).
 
 The note is dated and attributed by the document's own metadata: the core properties of
 an Office file (``docProps/core.xml``: creator, created, title), a PDF's info dictionary
 (``/Author``, ``/CreationDate``, ``/Title``), a page's ``<meta>`` tags (author, date,
-``article:published_time``) and ``<title>``. markitdown converts from the bytes given:
-it runs no macros, opens no embedded object and fetches nothing (a linked image stays a
-link). An encrypted or corrupt file is refused with the reason.
+``article:published_time``) and ``<title>``, a book's package document
+(``dc:creator``, ``dc:date``, else ``dcterms:modified``, ``dc:title``). markitdown
+converts from the bytes given: it runs no macros, opens no embedded object and fetches
+nothing (a linked image stays a link). An encrypted or corrupt file is refused with the
+reason.
 """
 
 from __future__ import annotations
@@ -16,14 +19,16 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+import zipfile
 from typing import Any
 
 from memserver.convert.archive import open_zip
 from memserver.convert.errors import ConversionError
 from memserver.convert.note import Note, iso_day
+from memserver.convert.spreadsheet import xlsx_markdown
 from memserver.convert.text import title_from_name
 
-OFFICE = ("docx", "pptx")
+OFFICE = ("docx", "pptx", "xlsx")
 _PDF_DATE = re.compile(r"D:(\d{4})(\d{2})(\d{2})")
 MAX_PDF_INFLATED = 256 * 1024 * 1024  # all of a PDF's compressed streams but images, unpacked
 MAX_PDF_RATIO = 200
@@ -38,6 +43,8 @@ def convert_document(name: str, data: bytes, kind: str) -> list[Note]:
         meta = _pdf_meta(data, name)
     elif kind in ("html", "htm"):
         meta = _html_meta(data)
+    elif kind == "epub":
+        meta = _epub_meta(data, name)
     body = _markdown(data, kind, name)
     if not body.strip():
         raise ConversionError(
@@ -53,16 +60,26 @@ def _markdown(data: bytes, kind: str, name: str) -> str:
     try:
         if kind == "pdf":
             return _pdf_text_of_pages(data)
+        if kind == "xlsx":
+            return xlsx_markdown(data, name)
         from markitdown import StreamInfo
-        from markitdown.converters import DocxConverter, HtmlConverter, PptxConverter
+        from markitdown.converters import (
+            DocxConverter,
+            EpubConverter,
+            HtmlConverter,
+            PptxConverter,
+        )
 
         converters: dict[str, Any] = {
             "docx": DocxConverter,
             "pptx": PptxConverter,
             "html": HtmlConverter,
+            "epub": EpubConverter,
         }
         info = StreamInfo(extension=f".{kind}", filename=name, charset="utf-8")
         return str(converters[kind]().convert(io.BytesIO(data), info).markdown or "")
+    except ConversionError:
+        raise
     except Exception as exc:
         raise ConversionError(
             f"{name} cannot be read as {kind.upper()} ({type(exc).__name__}: {exc})"[:500],
@@ -81,26 +98,55 @@ def _pdf_text_of_pages(data: bytes) -> str:
 
 def _office_meta(data: bytes, name: str) -> dict[str, str]:
     """creator, created (or modified) and title from ``docProps/core.xml``."""
-    from defusedxml import ElementTree
-
-    archive = open_zip(data, name)
-    if "docProps/core.xml" not in archive.namelist():
-        return {}
-    try:
-        root = ElementTree.fromstring(archive.read("docProps/core.xml"))
-    except Exception:  # a broken core.xml only loses the metadata
-        return {}
-    found: dict[str, str] = {}
-    for element in root:
-        tag = element.tag.rsplit("}", 1)[-1]
-        text = " ".join((element.text or "").split())
-        if text:
-            found.setdefault(tag, text)
+    found = _xml_texts(open_zip(data, name), "docProps/core.xml")
     return {
         "author": found.get("creator", ""),
         "date": found.get("created", "") or found.get("modified", ""),
         "title": found.get("title", ""),
     }
+
+
+def _epub_meta(data: bytes, name: str) -> dict[str, str]:
+    """dc:creator, dc:date (else dcterms:modified) and dc:title of a book's package
+    document, which ``META-INF/container.xml`` names."""
+    from defusedxml import ElementTree
+
+    archive = open_zip(data, name)
+    try:
+        container = ElementTree.fromstring(archive.read("META-INF/container.xml"))
+        package = next(
+            str(e.get("full-path")) for e in container.iter() if e.tag.endswith("rootfile")
+        )
+    except Exception:
+        raise ConversionError(
+            f"{name} is not an EPUB book (no META-INF/container.xml naming its package)",
+            "the file is corrupt or not what its extension says; export the book again",
+        ) from None
+    found = _xml_texts(archive, package)
+    return {
+        "author": found.get("creator", ""),
+        "date": found.get("date", "") or found.get("dcterms:modified", ""),
+        "title": found.get("title", ""),
+    }
+
+
+def _xml_texts(archive: zipfile.ZipFile, member: str) -> dict[str, str]:
+    """The first text of each element of an XML member, by its tag without namespace (a
+    ``<meta property="P">`` by ``P``); empty when the member is missing or broken (only
+    the metadata is lost). Read with ``defusedxml``: no entity is expanded."""
+    from defusedxml import ElementTree
+
+    try:
+        root = ElementTree.fromstring(archive.read(member))
+    except Exception:
+        return {}
+    found: dict[str, str] = {}
+    for element in root.iter():
+        tag = str(element.get("property") or element.tag.rsplit("}", 1)[-1])
+        text = " ".join((element.text or "").split())
+        if text:
+            found.setdefault(tag, text)
+    return found
 
 
 def _pdf_meta(data: bytes, name: str) -> dict[str, str]:

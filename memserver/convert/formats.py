@@ -9,6 +9,7 @@ from memserver.convert.archive import zip_files
 from memserver.convert.document import convert_document
 from memserver.convert.email_thread import convert_eml, convert_mbox
 from memserver.convert.note import Note
+from memserver.convert.outlook import convert_msg
 from memserver.convert.slack import convert_slack
 from memserver.convert.transcript import convert_transcript
 
@@ -17,13 +18,16 @@ FORMATS: dict[str, tuple[str, str]] = {
     ".vtt": ("vtt", "one note per transcript: speakers, date from the name or first cue"),
     ".srt": ("srt", "one note per transcript: speakers, date from the name or first cue"),
     ".eml": ("eml", "one note: the message, its date, sender and recipients"),
+    ".msg": ("msg", "one note: the Outlook message, read as its .eml would be"),
     ".mbox": ("mbox", "one note per thread (Message-ID, In-Reply-To, References)"),
     ".zip": ("slack", "a Slack export: one note per channel and day, replies under parents"),
     ".docx": ("docx", "one note: the document, dated and attributed by its properties"),
     ".pptx": ("pptx", "one note: the deck's slides and notes, by its properties"),
+    ".xlsx": ("xlsx", "one note: a table per sheet, by the workbook's properties"),
     ".pdf": ("pdf", "one note (a long one split by headings or pages), by its info"),
     ".html": ("html", "one note: the page's text, by its <meta> author and date"),
     ".htm": ("html", "one note: the page's text, by its <meta> author and date"),
+    ".epub": ("epub", "one note: the book's chapters, by its dc:creator and dc:date"),
 }
 
 
@@ -50,6 +54,7 @@ CONVERTERS: dict[str, Callable[[str, bytes], list[Note]]] = {
     "srt": _transcript("srt"),
     "eml": convert_eml,
     "mbox": convert_mbox,
+    "msg": convert_msg,
     "slack": _slack,
-    **{kind: _document(kind) for kind in ("docx", "pptx", "pdf", "html")},
+    **{kind: _document(kind) for kind in ("docx", "pptx", "xlsx", "pdf", "html", "epub")},
 }

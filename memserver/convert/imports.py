@@ -3,7 +3,7 @@ hand, each with the path it takes under ``source/``, named after its original.
 
 - ``slack EXPORT`` (a folder or ``.zip``): ``<channel>/<YYYY-MM-DD>.md``, as the export
   names its day files;
-- ``email FILE`` (an ``.mbox``, an ``.eml`` or a folder of them): ``<file>/<date>-<subject>.md``
+- ``email FILE`` (an ``.mbox``, an ``.eml``, an ``.msg`` or a folder of them): ``<file>/<date>-<subject>.md``
   a thread, or ``<file>.md`` for a file of one thread; a folder's ``.eml`` messages are
   threaded together (``<date>-<subject>-NNN.md``);
 - ``folder DIR``: every file at any depth, ``<path>.md`` (``handbook.pdf.md``); a note
@@ -80,8 +80,8 @@ def plan_import(what: str, path: Path, max_bytes: int) -> Plan:
         if any(part.startswith(".") for part in Path(rel).parts):
             continue
         kind = kind_of(file.name)
-        if what == "email" and kind not in ("eml", "mbox"):
-            refused.append(Refused(rel, "not an email file (.eml or .mbox)"))
+        if what == "email" and kind not in ("eml", "msg", "mbox"):
+            refused.append(Refused(rel, "not an email file (.eml, .msg or .mbox)"))
             continue
         if kind is None:
             if file.suffix.lower() in TEXT_SUFFIXES:

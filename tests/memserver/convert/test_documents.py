@@ -1,4 +1,4 @@
-"""Word, PDF, slides and web pages as notes, dated and attributed by their own metadata,
+"""Word, PDF, slides, spreadsheets, books and web pages as notes, dated and attributed by their own metadata,
 and a long document split into parts that fit the size limit."""
 
 from __future__ import annotations
@@ -8,11 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from memserver.convert import spreadsheet
 from memserver.convert.errors import ConversionError
 from memserver.convert.isolated import convert_isolated
 from memserver.convert.note import Note, split_to_fit
 from memserver.kb.frontmatter import read_frontmatter
-from tests.memserver.convert.originals import write_docx, write_pdf, write_pptx
+from tests.memserver.convert.originals import (
+    write_docx,
+    write_epub,
+    write_pdf,
+    write_pptx,
+    write_xlsx,
+)
 
 PAGE = b"""<html><head><title>Ibis onboarding</title>
 <meta name="author" content="Alice Chen"><meta name="date" content="2026-07-01">
@@ -54,6 +61,46 @@ def test_a_pdf_and_a_deck_carry_their_info_and_a_page_is_read_without_running_it
         "Alice Chen",
     )
     assert "tablet on day one" in page.body and "fetch(" not in page.body
+
+
+def test_a_workbook_is_a_table_per_sheet_dated_and_attributed_by_its_properties(
+    tmp_path: Path,
+) -> None:
+    [note] = convert_isolated("xlsx", "costs.xlsx", write_xlsx(tmp_path / "c.xlsx").read_bytes())
+    assert (note.title, note.date, note.author) == (
+        "Kite fleet costs",
+        dt.date(2026, 9, 15),
+        "Alex Kim",
+    )
+    assert note.body == (
+        "## Q4 budget\n\n"
+        "| Item | Owner | Amount (USD) | Due |\n"
+        "|---|---|---|---|\n"
+        "| Kite van leases | Alex Kim | 36000 | 2026-12-01 |\n"
+        "| Kite fuel cards | Maria Lopez | 8200 |  |"
+    )  # the empty sheet is left out, an empty cell is empty
+
+
+def test_a_workbook_past_the_cell_limit_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spreadsheet, "MAX_CELLS", 6)
+    data = write_xlsx(tmp_path / "c.xlsx").read_bytes()
+    with pytest.raises(ConversionError, match=r"costs.xlsx holds over 6 cells"):
+        spreadsheet.xlsx_markdown(data, "costs.xlsx")
+
+
+def test_a_book_is_dated_and_attributed_by_its_package_and_read_without_running_it(
+    tmp_path: Path,
+) -> None:
+    [book] = convert_isolated("epub", "manual.epub", write_epub(tmp_path / "m.epub").read_bytes())
+    assert (book.title, book.date, book.author) == (
+        "Kite driver manual",
+        dt.date(2026, 6, 15),
+        "Priya Shah",
+    )
+    assert "# Returns" in book.body and "van keys to the Aurora depot by 19:00" in book.body
+    assert "fetch(" not in book.body
 
 
 def test_a_long_note_is_split_by_headings_into_parts_that_fit() -> None:

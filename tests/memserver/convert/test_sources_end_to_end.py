@@ -23,14 +23,17 @@ from tests.fixtures.server import EXAMPLE_KB
 from tests.ingest_agent.conftest import IngestServer, serve_kb
 from tests.ingest_agent.test_agent_e2e import by_title, pages
 from tests.memserver.convert.originals import (
+    MSG,
     SRT,
     VTT,
     budget_thread,
     slack_export,
     write_docx,
     write_eml,
+    write_epub,
     write_pdf,
     write_pptx,
+    write_xlsx,
     zip_folder,
 )
 
@@ -41,7 +44,10 @@ ORIGINALS = {  # path under source/: the title of its note
     "docs/handbook.docx": "Falcon warehouse handbook",
     "docs/osprey.pdf": "Osprey integration report",
     "docs/heron.pptx": "Heron pricing review",
+    "docs/kite-costs.xlsx": "Kite fleet costs",
+    "docs/kite-manual.epub": "Kite driver manual",
     "mail/plover.eml": "Plover budget",
+    "mail/outer.msg": "outer subject",
     "slack/ops/2026-10-20.md": "#ops — 2026-10-20",
     "slack/ops/2026-10-21.md": "#ops — 2026-10-21",
 }
@@ -59,7 +65,10 @@ def build_kb(root: Path) -> Path:
     write_docx(source / "docs/handbook.docx")
     write_pdf(source / "docs/osprey.pdf")
     write_pptx(source / "docs/heron.pptx")
+    write_xlsx(source / "docs/kite-costs.xlsx")
+    write_epub(source / "docs/kite-manual.epub")
     write_eml(source / "mail/plover.eml", budget_thread()[0])
+    shutil.copy(MSG, source / "mail/outer.msg")
     export = zip_folder(slack_export(root / "acme"), root / "acme.zip")
     assert main(["--kb", str(kb), "import", "slack", str(export)]) == 0
     return kb
@@ -102,7 +111,10 @@ def test_every_original_is_ingested_by_the_rules_with_its_date(ingested: IngestS
         "docs/handbook.docx": "2026-08-03",
         "docs/osprey.pdf": "2026-10-12",
         "docs/heron.pptx": "2026-09-30",
+        "docs/kite-costs.xlsx": "2026-09-15",
+        "docs/kite-manual.epub": "2026-06-15",
         "mail/plover.eml": "2026-10-14",
+        "mail/outer.msg": "2016-11-15",
         "slack/ops/2026-10-20.md": "2026-10-20",
         "slack/ops/2026-10-21.md": "2026-10-21",
     }
@@ -120,9 +132,14 @@ def test_speakers_senders_and_posters_are_people_with_the_original_as_source(
     assert "meetings/2026-09-22-globex-sync.vtt" in sources.get("Bob Martinez", set()), sources
     assert "meetings/kestrel-kickoff.srt" in sources.get("Tom Becker", set()), sources
     assert "mail/plover.eml" in sources.get("Maria Lopez", set()), sources
+    assert "mail/outer.msg" in sources.get("outer@foo.bar", set()), sources  # its recipient
     assert "slack/ops/2026-10-20.md" in sources.get("Priya Shah", set()), sources
     meetings = by_title(pages(ingested), "meetings")
     assert set(meetings["Globex sync"].fields["attendees"]) == {"Alice Chen", "Bob Martinez"}
+    assert meetings["outer subject"].fields == {
+        "date": "2016-11-15",
+        "attendees": ("outer@foo.bar",),
+    }
 
 
 @pytest.mark.parametrize(
@@ -134,6 +151,9 @@ def test_speakers_senders_and_posters_are_people_with_the_original_as_source(
         ("At how many trucks did the Osprey integration pass its load test?", "900", "docs/osprey.pdf"),
         ("What is the new Heron per-seat price?", "$14", "docs/heron.pptx"),
         ("What budget does the Plover project need?", "48,000", "mail/plover.eml"),
+        ("How much do the Kite van leases cost?", "36000", "docs/kite-costs.xlsx"),
+        ("By when do Kite drivers return the van keys?", "19:00", "docs/kite-manual.epub"),
+        ("What is the body of the outer subject email?", "Outer body", "mail/outer.msg"),
         ("When does the Magpie depot move to Denver?", "November 9", "slack/ops/2026-10-20.md"),
     ],
 )  # fmt: skip

@@ -12,9 +12,10 @@ import pytest
 
 from memserver.convert.errors import ConversionError
 from memserver.convert.isolated import convert_isolated
+from memserver.convert.outlook import msg_as_eml
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.redact import redact_private
-from tests.memserver.convert.originals import SRT, VTT, budget_thread, write_mbox
+from tests.memserver.convert.originals import MSG, SRT, VTT, budget_thread, write_mbox
 
 
 def test_a_vtt_with_voices_is_one_note_by_its_speakers_dated_by_its_name() -> None:
@@ -70,6 +71,19 @@ def test_an_eml_is_one_note_of_its_message() -> None:
     assert note.attendees == ("Maria Lopez", "Alex Kim")
 
 
+def test_an_outlook_msg_is_the_note_its_eml_would_be() -> None:
+    [note] = convert_isolated("msg", "outer.msg", MSG.read_bytes())
+    assert (note.title, note.date, note.attendees) == (
+        "outer subject",
+        dt.date(2016, 11, 15),  # its delivery time: a saved draft has no Date header
+        ("outer@foo.bar",),
+    )
+    assert "Outer body" in note.body
+    assert "Attachments (not opened): test" in note.body  # an attached message, not opened
+    as_eml = msg_as_eml("outer.msg", MSG.read_bytes())
+    assert convert_isolated("eml", "outer.msg", as_eml) == [note]
+
+
 @pytest.mark.parametrize(
     ("kind", "data", "problem"),
     [
@@ -77,6 +91,8 @@ def test_an_eml_is_one_note_of_its_message() -> None:
         ("srt", b"\xff\xfe garbage", "not UTF-8"),
         ("mbox", b"Subject: hi\n\nno From line", "not an mbox file"),
         ("eml", b"just some words", "holds no email headers"),
+        ("msg", b"just some words", "not an Outlook message (no OLE2 header)"),
+        ("msg", MSG.read_bytes()[:4096], "a truncated or damaged Outlook message?"),
     ],
 )
 def test_a_broken_file_names_the_problem_and_the_fix(kind: str, data: bytes, problem: str) -> None:

@@ -16,12 +16,16 @@ from memserver.kb import converted
 from memserver.kb.manifest import Manifest, Status
 from tests.fixtures.kb import MakeKB
 from tests.memserver.convert.originals import (
+    MSG,
     VTT,
     pdf_bomb,
     slack_export,
     write_docx,
+    write_epub,
     write_mbox,
     write_pdf,
+    write_xlsx,
+    xlsx_with_entities,
     zip_bomb_docx,
 )
 
@@ -72,15 +76,30 @@ def test_a_transcript_is_read_as_its_note_and_converted_once_per_version(
     assert conversions == ["2026-09-22-globex-sync.vtt"] * 3  # a reset converts again
 
 
-def test_a_document_is_dated_by_its_own_metadata(make_kb: MakeKB, tmp_path: Path) -> None:
-    docx = write_docx(tmp_path / "h.docx").read_bytes()
-    paths = make_kb(sources={"handbook.docx": docx})
-    [entry] = Manifest(paths).scan().entries
-    assert (entry.status, entry.doc_date, entry.size) == (
-        Status.PENDING,
-        dt.date(2026, 8, 3),
-        len(docx),
-    )
+@pytest.mark.parametrize(
+    ("name", "make", "day", "who"),
+    [
+        ("handbook.docx", write_docx, dt.date(2026, 8, 3), 'author: "Maria Lopez"'),
+        ("costs.xlsx", write_xlsx, dt.date(2026, 9, 15), 'author: "Alex Kim"'),
+        ("manual.epub", write_epub, dt.date(2026, 6, 15), 'author: "Priya Shah"'),
+        ("outer.msg", lambda _: MSG, dt.date(2016, 11, 15), 'attendees: ["outer@foo.bar"]'),
+    ],
+)
+def test_a_document_is_dated_by_its_own_metadata(
+    make_kb: MakeKB,
+    tmp_path: Path,
+    name: str,
+    make: Callable[[Path], Path],
+    day: dt.date,
+    who: str,
+) -> None:
+    original = make(tmp_path / name).read_bytes()
+    paths = make_kb(sources={name: original})
+    manifest = Manifest(paths)
+    [entry] = manifest.scan().entries
+    assert (entry.status, entry.doc_date, entry.size) == (Status.PENDING, day, len(original))
+    assert entry.hash == hashlib.sha256(original).hexdigest()
+    assert f"\n{who}\n" in manifest.read_text(name)[0]  # the note's frontmatter
 
 
 def test_hostile_and_unusable_originals_each_fail_once_with_the_reason_and_the_fix(
@@ -93,6 +112,12 @@ def test_hostile_and_unusable_originals_each_fail_once_with_the_reason_and_the_f
             "locked.pdf": write_pdf(tmp_path / "l.pdf", password="pw").read_bytes(),
             "broken.pdf": b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog",
             "broken.docx": b"PK\x03\x04 truncated",
+            "bomb.xlsx": zip_bomb_docx(tmp_path / "b.xlsx").read_bytes(),
+            "broken.xlsx": write_xlsx(tmp_path / "c.xlsx").read_bytes()[:2000],
+            "entities.xlsx": xlsx_with_entities(tmp_path / "e.xlsx").read_bytes(),
+            "broken.epub": write_epub(tmp_path / "m.epub").read_bytes()[:2000],
+            "broken.msg": MSG.read_bytes()[:4096],
+            "text.msg": b"From: someone\n\nnot an Outlook file",
             "team.mbox": write_mbox(tmp_path / "team.mbox").read_bytes(),
             "notes.md": "# Fine\n\nA plain note.\n",
         }
@@ -107,6 +132,12 @@ def test_hostile_and_unusable_originals_each_fail_once_with_the_reason_and_the_f
     assert "encrypted PDF" in reasons["locked.pdf"] and "qpdf --decrypt" in reasons["locked.pdf"]
     assert "not a readable PDF" in reasons["broken.pdf"]
     assert "not a valid zip archive" in reasons["broken.docx"]
+    assert "a zip bomb?" in reasons["bomb.xlsx"]
+    assert "not a valid zip archive" in reasons["broken.xlsx"]
+    assert "cannot be read as XLSX" in reasons["entities.xlsx"]  # entities refused, unexpanded
+    assert "not a valid zip archive" in reasons["broken.epub"]
+    assert "truncated or damaged Outlook message" in reasons["broken.msg"]
+    assert "not an Outlook message" in reasons["text.msg"]
     assert "holds 3 notes" in reasons["team.mbox"]
     assert "memserver import email FILE" in reasons["team.mbox"]
     manifest.scan()
