@@ -27,6 +27,7 @@ quoted, never followed.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ MAX_BUDGET = 6_000
 MIN_BUDGET = 200
 MAX_SUBJECTS = 3
 MAX_CHAIN = 4
+CANDIDATES = 2 * MAX_SUBJECTS
+NEIGHBOUR_EVENTS = 8  # events linking to entity results weighed when few events were found  # the best page results weighed as subjects
 MAX_EARLIER = 3  # earlier values shown per subject, newest first
 MAX_REASON_CHARS = 160
 CHAIN_FIELDS = ("supersedes", "superseded_by")
@@ -152,8 +155,14 @@ def build_brief(
         as_of=as_of,
     )
     found = searcher.search(request)
-    pages = [r for r in found.results if not r.id.startswith("source/")]
-    notes = [r for r in found.results if r.id.startswith("source/")]
+    # The router narrows to the folders the question names ("policy" -> policies), but a
+    # company question's subject is often elsewhere (the decision that set the policy):
+    # the whole knowledge base is searched too, its results after the routed ones.
+    wide = searcher.search(dataclasses.replace(request, route=False))
+    routed = {r.id for r in found.results}
+    results = [*found.results, *(r for r in wide.results if r.id not in routed)]
+    pages = [r for r in results if not r.id.startswith("source/")]
+    notes = [r for r in results if r.id.startswith("source/")]
     ids = _candidates(call, [r.id for r in pages])
     kb = call.services.kb()
     with kb.db.reading() as conn:
@@ -165,15 +174,38 @@ def build_brief(
             subjects.append(subject)
     subjects = _with_chain(call, _pick(call, question, subjects), history, as_of)
     with kb.db.reading() as conn:
-        conflicts = _open_conflicts(conn, [s.id for s in subjects], call)
+        # on the subjects and on the other pages the search found for the question
+        conflicts = _open_conflicts(
+            conn, list(dict.fromkeys([*(s.id for s in subjects), *ids])), call
+        )
     evidence = gather_evidence(call, question, subjects, [n.id for n in notes], as_of)
-    return _fit(question, as_of, budget, subjects, conflicts, evidence, list(found.degraded))
+    degraded = list(dict.fromkeys([*found.degraded, *wide.degraded]))
+    return _fit(question, as_of, budget, subjects, conflicts, evidence, degraded)
 
 
 def _candidates(call: CallContext, ranked: Sequence[str]) -> list[str]:
-    """The best page results the caller may read, a few more than the subjects kept."""
+    """The best page results the caller may read, a few more than the subjects kept;
+    when they are mostly entities (the people who decided), the events next in line
+    (the decisions themselves) too."""
     visible = list(dict.fromkeys(p for p in ranked if call.scope.page_visible(p)))
-    return visible[: 2 * MAX_SUBJECTS]
+    first = visible[:CANDIDATES]
+    events = dated_folders(call.services.schema())
+    if sum(p.split("/", 1)[0] in events for p in first) >= MAX_SUBJECTS - 1:
+        return first
+    later = [p for p in visible[CANDIDATES : 2 * CANDIDATES] if p.split("/", 1)[0] in events]
+    entities = [p for p in first if p.split("/", 1)[0] not in events]
+    with call.services.kb().db.reading() as conn:  # the events that name those entities
+        rows = conn.execute(
+            "SELECT from_id FROM links WHERE to_id = ANY(%s) AND from_id <> ALL(%s)"
+            " GROUP BY from_id ORDER BY count(*) DESC, from_id DESC LIMIT 60",
+            (entities, first),
+        ).fetchall()
+    linked = [
+        str(r[0])
+        for r in rows
+        if str(r[0]).split("/", 1)[0] in events and call.scope.page_visible(str(r[0]))
+    ]
+    return list(dict.fromkeys([*first, *later[:MAX_SUBJECTS], *linked[:NEIGHBOUR_EVENTS]]))
 
 
 def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Subject]:
@@ -340,9 +372,12 @@ def _open_conflicts(conn: Any, ids: Sequence[str], call: CallContext) -> list[di
     if not ids:
         return []
     rows = conn.execute(
-        "SELECT id, page_id, field, old_value, new_value, old_source, new_source, note,"
-        " created_at FROM conflicts WHERE status = 'unresolved' AND page_id = ANY(%s)"
-        " ORDER BY created_at DESC, id DESC LIMIT 20",
+        "SELECT c.id, c.page_id, c.field, c.old_value, c.new_value, c.old_source,"
+        " c.new_source, c.note, c.created_at, (SELECT max(d.doc_date) FROM source_docs d"
+        "  WHERE d.path IN (c.old_source, c.new_source, 'source/' || c.old_source,"
+        "  'source/' || c.new_source))"
+        " FROM conflicts c WHERE c.status = 'unresolved' AND c.page_id = ANY(%s)"
+        " ORDER BY c.created_at DESC, c.id DESC LIMIT 20",
         (list(ids),),
     ).fetchall()
     return [
@@ -355,9 +390,10 @@ def _open_conflicts(conn: Any, ids: Sequence[str], call: CallContext) -> list[di
                 {"value": new, "source": new_source},
             ],
             "note": note,
+            "date": day.isoformat() if day else None,  # the newer source's day
             "recorded": created.date().isoformat(),
         }
-        for cid, page_id, name, old, new, old_source, new_source, note, created in rows
+        for cid, page_id, name, old, new, old_source, new_source, note, created, day in rows
         if call.scope.page_visible(str(page_id))
     ]
 
