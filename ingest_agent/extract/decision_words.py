@@ -25,6 +25,7 @@ from dataclasses import dataclass
 # A sentence whose verb decides: "we decided to", "agreed to", "approved", "will move to".
 DECIDING = re.compile(
     r"\b(?:decided|agreed\s+(?:to|that|on)|approved|chose\s+to|opted\s+(?:to|for)"
+    r"|(?:convened|met|gathered)\s+(?:\w+\s+){0,2}?to\s+decide(?:\s+that)?"
     r"|will\s+move\s+to|are\s+moving\s+to|['’]re\s+moving\s+to|(?:are|['’]re)\s+replacing"
     r"|signed\s+off\s+on)\b"
     r"|шийдвэрлэв|шийдвэрлэсэн|шийдвэрлэлээ|шийдлээ|тохиролцов|тохиролцсон|тохиролцлоо"
@@ -42,14 +43,16 @@ _UNDECIDED = re.compile(
     re.IGNORECASE,
 )
 _NAME = r"[A-ZА-ЯЁӨҮ][\w'’-]*(?:[ \t]+[A-ZА-ЯЁӨҮ][\w'’-]*){0,3}"
-_NAMES = rf"{_NAME}(?:\s*(?:,|\band\b|&|\bба\b|\bболон\b)\s*{_NAME})*"
+_AND = r"\s*(?:,\s*(?:and\s+)?|\band\b|&|\bба\b|\bболон\b)\s*"  # "X, Y, and Z"
+_NAMES = rf"{_NAME}(?:{_AND}{_NAME})*"
 _BY = re.compile(
     rf"\b(?i:decided|approved|agreed|signed\s+off)\s+(?i:on\s+)?(?i:by)\s+(?P<names>{_NAMES})"
 )
 _SUBJECT_VERB = re.compile(
-    rf"(?:^|[.;:]\s+)(?P<names>{_NAMES})\s+(?:approved|decided|signed\s+off)\b"
+    rf"(?:^|[.;:]\s+)(?P<names>{_NAMES})\s+(?:approved|decided|signed\s+off"
+    r"|(?:convened|met|gathered)\s+(?:\w+\s+){0,2}?to\s+decide)\b"
 )
-_SPLIT_NAMES = re.compile(r"\s*(?:,|\band\b|&|\bба\b|\bболон\b)\s*")
+_SPLIT_NAMES = re.compile(_AND)
 _NOT_PEOPLE = frozenset({"we", "they", "the team", "team", "everyone", "all", "the board"})
 
 _INSTEAD = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+(?P<alt>[^,.;:()]+)", re.IGNORECASE)

@@ -284,3 +284,16 @@ def test_approved_as_an_adjective_an_approver_or_a_subject_line_is_no_decision()
     assert list(decisions(extract("notes/sync.md", dt.date(2023, 3, 6), taken))) == [
         "New tech stack for Fleet"
     ]
+
+
+def test_people_who_convened_to_decide_are_its_deciders() -> None:
+    said = (
+        "Maya Patel: Maya Patel, Luis Hernandez, and Arjun Mehta convened to decide that "
+        "Helix would pivot from its spreadsheet model to an API-first architecture."
+    )
+    assert words.deciders(said) == ["Maya Patel", "Luis Hernandez", "Arjun Mehta"]
+    note = f"---\ntitle: Pivot call\ndate: 2021-04-15\n---\n\n{said}\n"
+    found = decisions(extract("notes/pivot.md", dt.date(2021, 4, 15), note))
+    assert list(found) == ["Helix would pivot from its spreadsheet model to an API-first architecture"]
+    page = next(iter(found.values()))
+    assert page.fields["decided_by"] == ("Maya Patel", "Luis Hernandez", "Arjun Mehta")
