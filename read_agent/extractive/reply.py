@@ -15,6 +15,7 @@ HEADER = (
     "(direct: a note states it; inferred: the memory's pages)."
 )
 NO_ANSWER = "The knowledge base has no answer to this question (the search found no pages)."
+MIN_REPEAT = 40  # characters a line must say to count as repeated inside a longer one
 NO_SENTENCE = "The knowledge base has no sentence that answers this directly."
 NOTES = {
     "ingest_in_progress": "the knowledge base is still being ingested; newer notes may be "
@@ -40,11 +41,19 @@ class Reply:
     def text(self, notes: Sequence[str]) -> str:
         out = [self.lead] if self.lead else []
         out.append(HEADER if not self.window else f"{HEADER} Dates: {self.window}.")
-        seen = {_said(self.lead)} if self.lead else set()
-        for line in self.lines:  # the same sentence copied onto two pages is said once
-            if _said(line) not in seen:
-                seen.add(_said(line))
-                out.append(line)
+        lead = _said(self.lead) if self.lead else None
+        kept: list[tuple[str, str]] = []  # (what it says, the line)
+        for line in self.lines:  # the same sentence copied onto two pages is said once;
+            said = _said(line)  # one quoting another ("Hi Maya, <it>") takes its place
+            if said == lead or any(said in old for old, _ in kept):
+                continue
+            inside = [i for i, (old, _) in enumerate(kept) if len(old) > MIN_REPEAT and old in said]
+            if inside:
+                kept[inside[0]] = (said, line)
+                kept = [x for i, x in enumerate(kept) if i not in inside[1:]]
+            else:
+                kept.append((said, line))
+        out += [line for _, line in kept]
         out.extend(f"Note: {n}." for n in notes if n)
         return "\n".join(out)
 
