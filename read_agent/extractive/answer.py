@@ -31,11 +31,19 @@ reported (``ingest_in_progress``, ``embedding_pending`` ...) end the answer in w
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import STOPWORDS, normalize_name, words
+from read_agent.extractive.brief_reply import (
+    BRIEF_BUDGET,
+    BRIEF_TOOL,
+    brief_lines,
+    company_question,
+    disagreement_question,
+    interleaved,
+)
 from read_agent.extractive.evidence import (
     Evidence,
     changes,
@@ -85,6 +93,7 @@ class Extractive(StateAt):
     # -- the answer
 
     async def answer(self, question: str, query_argument: str) -> tuple[str, list[CitedPage]]:
+        asked = question
         claim = claim_of(question)  # "what supports X?": the evidence for X
         if claim is not None:
             question = claim
@@ -121,11 +130,52 @@ class Extractive(StateAt):
         else:
             reply = self._relation_of_named(reading, results, names, question)
             reply = reply or await self._reply(reading, results, named, question)
+        if company_question(asked):  # decided, by whom, why, replaced, as of, disagree
+            reply = await self._briefed(reading, asked, reply, claim is not None)
         if reply is None:
             progress = ingesting(result)
             return (NO_ANSWER if progress is None else not_yet(progress)), []
         text = reply.text(self._notes(result))
         return text, self._cited(text, results)
+
+    async def _briefed(
+        self, reading: Reading, question: str, reply: Reply | None, claim: bool
+    ) -> Reply | None:
+        """The answer with ``kb_brief``'s lines first (the decision, its deciders, dates,
+        reason and what it replaced; the open conflicts) and its direct evidence after
+        the answer's own lines; the brief's first line leads when nothing else does."""
+        brief = await self.call(BRIEF_TOOL, {"question": question, "budget": BRIEF_BUDGET})
+        said, evidence, answers = brief_lines(
+            brief or {},
+            lambda s: self._about_other(
+                reading, {"folder": s.get("folder"), "fields": s.get("current")}
+            ),
+            disagreement_question(question),
+            self._folders(lambda f: bool(f.date_field)),
+            self._folders(lambda f: f.type == "decision"),
+        )
+        if self.as_of is not None:  # nothing dated after the day asked about
+            said = [x for x in said if x[2:12] <= self.as_of]
+            evidence = [x for x in evidence if x[2:12] <= self.as_of]
+        if not said and not evidence:
+            return reply
+        reply = reply or Reply(None, [])
+        if claim:  # the evidence for a claim: direct quotes before the memory's reading
+            return Reply(reply.lead, [*evidence, *reply.lines, *said], reply.window)
+        # the brief's own lines, then the answer's lines and the brief's quotes in turn
+        mixed = interleaved(reply.lines, evidence)
+        if answers and (reply.lead is None or reply.lead.startswith(NO_SENTENCE)):
+            return Reply(said[0].removeprefix("- "), [*said[1:], *mixed])
+        if answers and reading.wants == "who":  # "who decided": the deciders lead
+            return Reply(said[0].removeprefix("- "), [*said[1:], f"- {reply.lead}", *mixed])
+        return Reply(reply.lead, [*said, *mixed], reply.window)
+
+    def _folders(self, which: Callable[[FolderSpec], bool]) -> frozenset[str]:
+        return (
+            frozenset(f.name for f in self.schema.folders if which(f))
+            if self.schema
+            else frozenset()
+        )
 
     def _support(
         self,

@@ -241,6 +241,41 @@ def test_what_was_decided_leads_with_the_decision_that_holds_and_names_the_rever
     assert "Reversed by the decision" in answer.text, answer.text
 
 
+def test_a_decision_question_in_other_words_leads_with_what_holds_from_the_brief(
+    example: IngestServer,
+) -> None:
+    usage = "[decisions/2026-10-07-usage-based-pricing-replaces-per-seat-pricing]"
+    for question in (
+        "What was decided on Acme Track pricing?",
+        "Which pricing decision holds now?",
+        "Who decided on usage-based pricing, and why?",
+    ):
+        answer = ask(example, question, now=DEC_2)
+        first = lines(answer)[0]
+        assert first.endswith(usage), (question, answer.text)
+        assert "replaced “Per-seat pricing for Acme Track”" in first, (question, first)
+        assert "Tom Becker" in first  # who decided
+        per_seat = next(x for x in lines(answer) if x.startswith("- 2026-07-15 · Per-seat"))
+        assert "reversed" in per_seat and "replaced by “Usage-based pricing" in per_seat
+    # in Mongolian (the hash embedder of the tests reads no meaning across languages):
+    # what holds leads, never the reversed per-seat decision
+    first = lines(ask(example, "Үнийн талаар ямар шийдвэр гаргасан бэ?", now=DEC_2))[0]
+    assert "usage-based" in first.lower() and "Per-seat pricing for Acme Track:" not in first
+
+
+def test_do_the_sources_agree_leads_with_the_open_conflict_and_both_sides(
+    example: IngestServer,
+) -> None:
+    for question in (
+        "Do our notes agree on what Initech pays per year?",
+        "Do the sources agree on Initech's contract value?",
+        "Initech-ийн гэрээний дүнгийн талаар эх сурвалжууд зөрүүтэй юу?",
+    ):
+        first = lines(ask(example, question, now=DEC_2))[0]
+        assert "The sources disagree" in first and "contract value" in first, first
+        assert "120000" in first and "96000" in first and first.endswith("[companies/initech]")
+
+
 def test_two_sources_giving_different_figures_lead_as_a_disagreement(
     example: IngestServer,
 ) -> None:

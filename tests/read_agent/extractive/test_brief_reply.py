@@ -1,0 +1,153 @@
+"""A company question answered from kb_brief without a model: which questions are such
+questions (English and Mongolian, reworded), and the lines a brief becomes."""
+
+from __future__ import annotations
+
+import re
+
+from read_agent.extractive.brief_reply import (
+    brief_lines,
+    company_question,
+    disagreement_question,
+)
+
+_LINE = re.compile(r"^- \d{4}-\d{2}-\d{2} · .+ \((?:direct[^)]*|inferred)\) \[[^\]]+\]$")
+
+BRIEF = {
+    "subjects": [
+        {
+            "id": "decisions/2026-07-15-per-seat",
+            "title": "Per-seat pricing",
+            "folder": "decisions",
+            "date": "2026-07-15",
+            "status": "reversed",
+            "current": {"decided_on": "2026-07-15", "rationale": "simple to explain"},
+            "earlier": [
+                {
+                    "field": "status",
+                    "value": "accepted",
+                    "valid_from": "2026-07-15",
+                    "valid_to": "2026-10-07",
+                    "replaced_by": "reversed",
+                    "source": "pricing-review.md",
+                    "reason": "Reversed by the pricing review",
+                }
+            ],
+            "deciders": ["Maria Lopez", "Alex Kim"],
+            "supersedes": [],
+            "superseded_by": ["decisions/2026-10-07-usage"],
+            "changed_since": [],
+        },
+        {
+            "id": "decisions/2026-10-07-usage",
+            "title": "Usage-based pricing",
+            "folder": "decisions",
+            "date": "2026-10-07",
+            "status": "accepted",
+            "current": {"alternatives": ["per-truck"]},
+            "earlier": [],
+            "deciders": ["Tom Becker"],
+            "supersedes": ["decisions/2026-07-15-per-seat"],
+            "superseded_by": [],
+            "changed_since": [],
+        },
+        {
+            "id": "decisions/2026-11-18-nomin-price",
+            "title": "Nomin Trade: 900 per delivery",
+            "folder": "decisions",
+            "date": "2026-11-18",
+            "status": "accepted",
+            "current": {"company": "Nomin Trade"},
+            "earlier": [],
+            "deciders": [],
+            "supersedes": [],
+            "superseded_by": [],
+            "changed_since": [],
+        },
+    ],
+    "conflicts": [
+        {
+            "page": "companies/initech",
+            "field": "contract_value",
+            "sides": [{"value": "120000", "source": "a.md"}, {"value": "96000", "source": "b.md"}],
+            "recorded": "2026-10-20",
+        }
+    ],
+    "evidence": [
+        {
+            "text": "We reverse the per-seat decision.",
+            "label": "direct",
+            "date": "2026-10-07",
+            "source": "meetings/pricing-review.md",
+            "page": "decisions/2026-10-07-usage",
+            "author": "Maria Lopez",
+        },
+        {
+            "text": "Nomin pays 900 per delivery.",
+            "label": "direct",
+            "date": "2026-11-18",
+            "source": "meetings/nomin.md",
+            "page": "decisions/2026-11-18-nomin-price",
+        },
+        {"text": "a timeline line", "label": "inferred", "date": "2026-10-07", "source": None},
+    ],
+}
+
+
+def test_company_questions_are_told_from_other_questions_in_both_languages() -> None:
+    for question in (
+        "Who led the decision to pivot the architecture, and what options did they weigh?",
+        "What did we decide about pricing?",
+        "What did the retention policy replace, and what drove the change?",
+        "What would your answer have been on 2022-01-15?",
+        "Walk me through the supporting records: direct testimony or inference?",
+        "Do our notes agree on what Initech pays per year?",
+        "How do those two accounts relate?",
+        "Initech-ийн гэрээний дүн эх сурвалжуудад зөрүүтэй юу?",
+        "Үнийн талаар ямар шийдвэр гаргасан бэ?",
+        "Яагаад usage-based руу шилжсэн бэ?",
+    ):
+        assert company_question(question), question
+    assert disagreement_question("Do the sources agree on the contract value?")
+    assert not disagreement_question("What did we decide about pricing?")
+    for question in (
+        "What price did we agree with Nomin Trade?",
+        "Who attended the Initech meeting in October?",
+        "Номин Трейдтэй ямар үнээр тохиролцсон бэ?",
+        "When is the Globex renewal?",
+    ):
+        assert not company_question(question), question
+
+
+def test_a_brief_becomes_dated_cited_labelled_lines_what_holds_first() -> None:
+    def other_customer(subject: object) -> bool:
+        return "company" in (subject.get("current") or {})  # type: ignore[attr-defined]
+
+    said, evidence, answers = brief_lines(BRIEF, other_customer, disputed=True)
+    assert answers
+    assert said[0].startswith("- 2026-10-20 · The sources disagree on contract value: 120000")
+    assert "96000 (b.md)" in said[0]
+    assert said[1].startswith("- 2026-10-07 · Usage-based pricing: accepted; decided by Tom Becker")
+    assert "replaced “Per-seat pricing” of 2026-07-15" in said[1]
+    per_seat = next(x for x in said if x.startswith("- 2026-07-15 · Per-seat pricing"))
+    assert "reversed; decided by Maria Lopez, Alex Kim" in per_seat
+    assert "replaced by “Usage-based pricing” of 2026-10-07" in per_seat
+    assert "decided on" not in per_seat  # the line's own date says it
+    earlier = next(x for x in said if "Earlier status" in x)
+    assert earlier.startswith("- 2026-10-07 · ") and "Reversed by the pricing review" in earlier
+    assert not [x for x in said if "Nomin" in x]  # another customer's own price left out
+    assert evidence == [
+        "- 2026-10-07 · We reverse the per-seat decision. (direct: source/meetings/"
+        "pricing-review.md, by Maria Lopez) [decisions/2026-10-07-usage]"
+    ]
+    for line in [*said, *evidence]:
+        assert _LINE.match(line), line
+    undisputed, _, answers = brief_lines(BRIEF, other_customer)
+    assert answers  # a decision with its status  # the conflict is on no subject
+    assert undisputed == said[1:]
+    alone, _, _ = brief_lines({"subjects": [BRIEF["subjects"][2]]}, other_customer)  # type: ignore[index]
+    assert alone and "Nomin" in alone[0]  # nothing else to say: kept
+
+    meeting = {"id": "meetings/x", "title": "Vendor review", "current": {"kind": "prospect"}}
+    bare = brief_lines({"subjects": [meeting]})
+    assert bare.said and not bare.answers  # a page's bare fields answer nothing
