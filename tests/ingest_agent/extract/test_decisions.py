@@ -294,6 +294,8 @@ def test_people_who_convened_to_decide_are_its_deciders() -> None:
     assert words.deciders(said) == ["Maya Patel", "Luis Hernandez", "Arjun Mehta"]
     note = f"---\ntitle: Pivot call\ndate: 2021-04-15\n---\n\n{said}\n"
     found = decisions(extract("notes/pivot.md", dt.date(2021, 4, 15), note))
-    assert list(found) == ["Helix would pivot from its spreadsheet model to an API-first architecture"]
+    assert list(found) == [
+        "Helix would pivot from its spreadsheet model to an API-first architecture"
+    ]
     page = next(iter(found.values()))
     assert page.fields["decided_by"] == ("Maya Patel", "Luis Hernandez", "Arjun Mehta")
