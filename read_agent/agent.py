@@ -87,6 +87,8 @@ _HINTS = {
     "kb_query": "kb_query searches everything and understands dates in the question "
     '("last week", "latest", "on 2026-09-15"); when no page answers it also searches the '
     "raw notes, cited as [source/...].",
+    "kb_brief": "kb_brief answers what was decided, by whom, when, why, what it replaced, "
+    "what held on a date (as_of) and where sources disagree, in one cited brief.",
     "kb_latest": "kb_latest gives the newest or first pages of a folder, optionally about "
     "one entity.",
     "kb_timeline": "kb_timeline lists what happened in a period, or one page's history.",

@@ -61,13 +61,14 @@ def test_system_prompt_rules_and_only_read_tools_are_offered(
     answer = run_agent(secret, body)
     request = llm_server.requests[0]
     names = _tool_names(request)
-    assert {"kb_get_page", "kb_list_pages", "kb_schema"} <= names
+    assert {"kb_get_page", "kb_list_pages", "kb_schema", "kb_brief"} <= names
     assert not names & {"kb_put_page", "source_pending", "source_read", "source_mark"}
     system = request["messages"][0]
     assert system["role"] == "system"
     for rule in ("Today is 2026-11-20", "square brackets", "Give dates", "newest"):
         assert rule in system["content"]
     assert "no answer" in system["content"]
+    assert "kb_brief answers what was decided" in system["content"]  # the model is told of it
     assert answer.citations == () and answer.removed_citations == ()
 
 
