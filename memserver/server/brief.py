@@ -163,7 +163,7 @@ def build_brief(
     results = [*found.results, *(r for r in wide.results if r.id not in routed)]
     pages = [r for r in results if not r.id.startswith("source/")]
     notes = [r for r in results if r.id.startswith("source/")]
-    ids = _candidates(call, [r.id for r in pages])
+    ids = _candidates(call, question, [r.id for r in pages])
     kb = call.services.kb()
     with kb.db.reading() as conn:
         history = validity.history_of(conn, ids)
@@ -183,7 +183,7 @@ def build_brief(
     return _fit(question, as_of, budget, subjects, conflicts, evidence, degraded)
 
 
-def _candidates(call: CallContext, ranked: Sequence[str]) -> list[str]:
+def _candidates(call: CallContext, question: str, ranked: Sequence[str]) -> list[str]:
     """The best page results the caller may read, a few more than the subjects kept;
     when they are mostly entities (the people who decided), the events next in line
     (the decisions themselves) too."""
@@ -196,23 +196,28 @@ def _candidates(call: CallContext, ranked: Sequence[str]) -> list[str]:
     entities = [p for p in first if p.split("/", 1)[0] not in events]
     with call.services.kb().db.reading() as conn:  # the events that name those entities
         rows = conn.execute(
-            "SELECT from_id FROM links WHERE to_id = ANY(%s) AND from_id <> ALL(%s)"
-            " GROUP BY from_id ORDER BY count(*) DESC, from_id DESC LIMIT 60",
+            "SELECT l.from_id, p.title FROM links l JOIN pages p ON p.id = l.from_id"
+            " WHERE l.to_id = ANY(%s) AND l.from_id <> ALL(%s) GROUP BY l.from_id, p.title"
+            " ORDER BY count(*) DESC, l.from_id DESC LIMIT 60",
             (entities, first),
         ).fetchall()
-    linked = [
-        str(r[0])
-        for r in rows
-        if str(r[0]).split("/", 1)[0] in events and call.scope.page_visible(str(r[0]))
+    asked = key_words(question)
+    linked = [  # titled by the question's words: "the pricing decision" for "decided on pricing"
+        str(pid)
+        for pid, title in rows
+        if str(pid).split("/", 1)[0] in events
+        and call.scope.page_visible(str(pid))
+        and asked & key_words(str(title))
     ]
     return list(dict.fromkeys([*first, *later[:MAX_SUBJECTS], *linked[:NEIGHBOUR_EVENTS]]))
 
 
 def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Subject]:
-    """The pages the question is about: events (what happened: a meeting, a decision,
-    an incident) before entities, then those whose own title, values and date say most
-    of what the question says (the people it names, its topic, the day it names), then
-    the search's order."""
+    """The pages the question is about: of those whose own title, values and date say
+    something the question says, events (what happened: a meeting, a decision, an
+    incident) before entities, then those that say most of it (the people it names,
+    its topic, the day it names), then the search's order; the pages saying nothing of
+    it last."""
     events = dated_folders(call.services.schema())
     asked = key_words(question)
 
@@ -221,7 +226,10 @@ def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Su
         named_day = 2 if s.date and s.date in question else 0  # "what was said on DATE"
         return len(asked & key_words(f"{s.title} {values}")) + named_day
 
-    order = sorted(enumerate(found), key=lambda x: (x[1].folder not in events, -said(x[1]), x[0]))
+    order = sorted(  # a page sharing none of the question's words comes last
+        enumerate(found),
+        key=lambda x: (said(x[1]) == 0, x[1].folder not in events, -said(x[1]), x[0]),
+    )
     ranked = [s for _, s in order]
     if ranked and ranked[0].folder in events:
         # An event answers; of the entities it involves, the one the question names most.
@@ -322,6 +330,8 @@ def _with_chain(
     while queue:
         subject = queue.pop(0)
         older, newer = _chain_links(call, subject.id)
+        if as_of is not None:  # a later decision replacing it was not known then
+            newer = _dated_by(call, newer, as_of)
         subject.supersedes = list(dict.fromkeys([*subject.supersedes, *older]))
         subject.superseded_by = list(dict.fromkeys([*subject.superseded_by, *newer]))
         for page_id in (*subject.superseded_by, *subject.supersedes):
@@ -340,6 +350,20 @@ def _with_chain(
         s.supersedes = [x for x in s.supersedes if call.scope.page_visible(x)]
         s.superseded_by = [x for x in s.superseded_by if call.scope.page_visible(x)]
     return out
+
+
+def _dated_by(call: CallContext, ids: Sequence[str], day: dt.date) -> list[str]:
+    """The pages of ``ids`` dated on or before ``day`` (or not dated)."""
+    if not ids:
+        return []
+    with call.services.kb().db.reading() as conn:
+        rows = conn.execute(
+            "SELECT id FROM pages WHERE id = ANY(%s)"
+            " AND (effective_date IS NULL OR effective_date <= %s)",
+            (list(ids), day),
+        ).fetchall()
+    known = {str(r[0]) for r in rows}
+    return [i for i in ids if i in known]
 
 
 def _chain_links(call: CallContext, page_id: str) -> tuple[list[str], list[str]]:

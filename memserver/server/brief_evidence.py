@@ -37,6 +37,7 @@ _LABELS = re.compile(
     r"\b(from|to|cc|date|subject|slot_id|genre|author|attendees|note-taker)\s*:\**",
     re.IGNORECASE,
 )
+_KEYS = re.compile(r"(?:^|\s)[a-z][a-z_]{1,24}:\s")  # "title: ... date: ... status: ..."
 _MARKUP = re.compile(r"^[\s#>*|-]+")
 
 
@@ -199,6 +200,8 @@ def _best(sentences: Sequence[tuple[int, str, Any]], terms: set[str], count: int
     for ordinal, text, _ in sentences:
         clean = _MARKUP.sub("", text).strip()
         if not clean or _HEADER.match(clean) or len(_LABELS.findall(clean)) >= 2:
+            continue
+        if len(_KEYS.findall(clean)) >= 3:  # a frontmatter's keys quoted as a line
             continue
         hits = len(key_words(clean) & terms)
         scored.append((-hits, ordinal, cut(clean, MAX_SENTENCE_CHARS)))
