@@ -130,7 +130,8 @@ class Extractive(StateAt):
         else:
             reply = self._relation_of_named(reading, results, names, question)
             reply = reply or await self._reply(reading, results, named, question)
-        if company_question(asked):  # decided, by whom, why, replaced, as of, disagree
+        # decided, by whom, why, as of, disagree (not "the first decision": an order)
+        if (company_question(asked) or _day(reading.as_of)) and not reading.order:
             reply = await self._briefed(reading, asked, reply, claim is not None)
         if reply is None:
             progress = ingesting(result)
@@ -144,7 +145,10 @@ class Extractive(StateAt):
         """The answer with ``kb_brief``'s lines first (the decision, its deciders, dates,
         reason and what it replaced; the open conflicts) and its direct evidence after
         the answer's own lines; the brief's first line leads when nothing else does."""
-        brief = await self.call(BRIEF_TOOL, {"question": question, "budget": BRIEF_BUDGET})
+        arguments: dict[str, Any] = {"question": question, "budget": BRIEF_BUDGET}
+        if _day(reading.as_of) and self.tools.accepts(BRIEF_TOOL, "as_of"):
+            arguments["as_of"] = reading.as_of  # what the memory knew then
+        brief = await self.call(BRIEF_TOOL, arguments)
         said, evidence, answers = brief_lines(
             brief or {},
             lambda s: self._about_other(
@@ -154,9 +158,10 @@ class Extractive(StateAt):
             self._folders(lambda f: bool(f.date_field)),
             self._folders(lambda f: f.type == "decision"),
         )
-        if self.as_of is not None:  # nothing dated after the day asked about
-            said = [x for x in said if x[2:12] <= self.as_of]
-            evidence = [x for x in evidence if x[2:12] <= self.as_of]
+        day = self.as_of or (reading.as_of if _day(reading.as_of) else None)
+        if day is not None:  # nothing dated after the day asked about
+            said = [x for x in said if x[2:12] <= day]
+            evidence = [x for x in evidence if x[2:12] <= day]
         if not said and not evidence:
             return reply
         reply = reply or Reply(None, [])
@@ -648,6 +653,11 @@ class Extractive(StateAt):
 
 
 # --- helpers without state ----------------------------------------------------------
+
+
+def _day(as_of: str | None) -> bool:
+    """An as-of reading that is a day (not "before the change")."""
+    return bool(as_of) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(as_of)) is not None
 
 
 def _named(result: Mapping[str, Any]) -> bool:

@@ -191,7 +191,8 @@ def _evidence_line(e: Mapping[str, Any]) -> str:
     note = f": source/{e['source']}" if e.get("source") else ""
     by = f", by {e['author']}" if e.get("author") else ""
     page = f" [{e['page']}]" if e.get("page") else ""
-    return f"- {day}{_cut(str(e.get('text')), QUOTE_CHARS)} (direct{note}{by}){page}"
+    text = _cut(str(e.get("text")).replace("**", ""), QUOTE_CHARS)
+    return f"- {day}{text} (direct{note}{by}){page}"
 
 
 def _value(value: Any) -> str:

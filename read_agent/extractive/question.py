@@ -185,6 +185,8 @@ BEFORE_CHANGE = "before-change"
 _AS_OF = re.compile(r"\bas\s+(?:of|at)\b|байдлаар", re.IGNORECASE)
 _STATE = re.compile(
     r"\bwhat\s+(?:was|were)\s+(?:our|the|its|their|his|her)\b"
+    r"|\bwhat\s+did\s+(?:we|they|you|it|he|she)\s+(?:charge|pay|cost|bill|price|ask)\b"
+    r"|\bhow\s+much\s+(?:did|was|were)\b"
     r"|\b(?:think|thought|believe|believed|know|knew)\b"
     r"|(?:бодож|үзэж|мэдэж)\s+байсан|\bямар\s+байсан",
     re.IGNORECASE,

@@ -432,6 +432,22 @@ def test_a_question_as_of_a_date_answers_what_held_then(example: IngestServer) -
     assert given <= {"2026-08-31"}
 
 
+def test_a_price_asked_for_a_month_in_other_words_is_what_held_then(
+    example: IngestServer,
+) -> None:
+    for question in (
+        "What did we charge per user in August?",
+        "What was our price per user in August 2026?",
+    ):
+        answer = ask(example, question, now=DEC_2)
+        first = lines(answer)[0]
+        assert first.startswith("2026-07-15 · Per-seat pricing for Acme Track: accepted"), first
+        assert "replaced by" not in first  # the reversal came after August
+        assert "$49" in answer.text, answer.text
+        quoted = [x for x in lines(answer) if x.startswith("- 20")]
+        assert all(x[2:12] <= "2026-08-31" for x in quoted), quoted
+
+
 def test_evidence_lines_stay_on_the_question_s_subject(example: IngestServer) -> None:
     """Under a question about Nomin Trade or Initech, no line of a Globex page or of a
     meeting with Globex."""
