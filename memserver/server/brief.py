@@ -185,12 +185,12 @@ def build_brief(
 
 def _candidates(call: CallContext, question: str, ranked: Sequence[str]) -> list[str]:
     """The best page results the caller may read, a few more than the subjects kept;
-    when they are mostly entities (the people who decided), the events next in line
-    (the decisions themselves) too."""
+    when they are all entities (the people who decided), the events next in line and
+    those linking to them and titled by the question's words (the decisions) too."""
     visible = list(dict.fromkeys(p for p in ranked if call.scope.page_visible(p)))
     first = visible[:CANDIDATES]
     events = dated_folders(call.services.schema())
-    if sum(p.split("/", 1)[0] in events for p in first) >= MAX_SUBJECTS - 1:
+    if any(p.split("/", 1)[0] in events for p in first):
         return first
     later = [p for p in visible[CANDIDATES : 2 * CANDIDATES] if p.split("/", 1)[0] in events]
     entities = [p for p in first if p.split("/", 1)[0] not in events]
@@ -213,11 +213,10 @@ def _candidates(call: CallContext, question: str, ranked: Sequence[str]) -> list
 
 
 def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Subject]:
-    """The pages the question is about: of those whose own title, values and date say
-    something the question says, events (what happened: a meeting, a decision, an
-    incident) before entities, then those that say most of it (the people it names,
-    its topic, the day it names), then the search's order; the pages saying nothing of
-    it last."""
+    """The pages the question is about: events (what happened: a meeting, a decision,
+    an incident) before entities, then those whose own title, values and date say most
+    of what the question says (the people it names, its topic, the day it names), then
+    the search's order; a page that says nothing of it comes last."""
     events = dated_folders(call.services.schema())
     asked = key_words(question)
 
@@ -226,7 +225,7 @@ def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Su
         named_day = 2 if s.date and s.date in question else 0  # "what was said on DATE"
         return len(asked & key_words(f"{s.title} {values}")) + named_day
 
-    order = sorted(  # a page sharing none of the question's words comes last
+    order = sorted(  # a page saying none of the question's words comes last
         enumerate(found),
         key=lambda x: (said(x[1]) == 0, x[1].folder not in events, -said(x[1]), x[0]),
     )
