@@ -79,6 +79,8 @@ REPLACED = frozenset({"reversed", "superseded"})  # a decision's status once rep
 PAGES_READ = 8  # the best results read in full
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LATER_READ = 6  # pages dated after a first page read for what they say about it
+# "when did you first learn / hear of it": when the memory learned it, not a list's order
+_LEARNED = re.compile(r"\bfirst\s+(?:learn|hear|heard|know|knew|told|found)\w*", re.IGNORECASE)
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
 # Words that say an order, not a subject ("the most recent Globex pilot review").
 _ORDER_TERMS = frozenset(
@@ -131,7 +133,8 @@ class Extractive(StateAt):
             reply = self._relation_of_named(reading, results, names, question)
             reply = reply or await self._reply(reading, results, named, question)
         # decided, by whom, why, as of, disagree (not "the first decision": an order)
-        if (company_question(asked) or _day(reading.as_of)) and not reading.order:
+        ordered = reading.order is not None and not _LEARNED.search(asked)
+        if (company_question(asked) or _day(reading.as_of)) and not ordered:
             reply = await self._briefed(reading, asked, reply, claim is not None)
         if reply is None:
             progress = ingesting(result)
@@ -146,8 +149,11 @@ class Extractive(StateAt):
         reason and what it replaced; the open conflicts) and its direct evidence after
         the answer's own lines; the brief's first line leads when nothing else does."""
         arguments: dict[str, Any] = {"question": question, "budget": BRIEF_BUDGET}
-        if _day(reading.as_of) and self.tools.accepts(BRIEF_TOOL, "as_of"):
-            arguments["as_of"] = reading.as_of  # what the memory knew then
+        # what the memory knew then; a question asking the current state too ("your
+        # current understanding ... and on 2022-01-15?") gets the history instead
+        then = reading.as_of if _day(reading.as_of) and not reading.soft else None
+        if then is not None and self.tools.accepts(BRIEF_TOOL, "as_of"):
+            arguments["as_of"] = then
         brief = await self.call(BRIEF_TOOL, arguments)
         said, evidence, answers = brief_lines(
             brief or {},
@@ -158,7 +164,7 @@ class Extractive(StateAt):
             self._folders(lambda f: bool(f.date_field)),
             self._folders(lambda f: f.type == "decision"),
         )
-        day = self.as_of or (reading.as_of if _day(reading.as_of) else None)
+        day = self.as_of or then
         if day is not None:  # nothing dated after the day asked about
             said = [x for x in said if x[2:12] <= day]
             evidence = [x for x in evidence if x[2:12] <= day]

@@ -151,3 +151,11 @@ def test_a_brief_becomes_dated_cited_labelled_lines_what_holds_first() -> None:
     meeting = {"id": "meetings/x", "title": "Vendor review", "current": {"kind": "prospect"}}
     bare = brief_lines({"subjects": [meeting]})
     assert bare.said and not bare.answers  # a page's bare fields answer nothing
+
+
+def test_first_learned_is_when_the_memory_learned_it_not_a_list_order() -> None:
+    from read_agent.extractive.answer import _LEARNED
+
+    assert _LEARNED.search("When did you first learn that, and when did the correction come?")
+    assert _LEARNED.search("When did we first hear the conclusion?")
+    assert not _LEARNED.search("What was the first decision about pricing?")
