@@ -114,6 +114,9 @@ ENGLISH = [
     Row("first decision about pricing", None, None, "decision about pricing", OLDEST),
     Row("earliest invoice", None, None, "invoice", OLDEST),
     Row("the oldest contract", None, None, "contract", OLDEST),
+    Row("the shift to API-first", None, None, "the shift to API-first"),  # a kind, no order
+    Row("a first-class client", None, None, "a first-class client"),
+    Row("when did you first learn it", None, None, "when did you first learn it"),
     Row("latest meeting last week", "2026-09-07", "2026-09-14", "meeting", NEWEST),
     # Soft recency.
     Row("recently", None, None, "", soft=True),
