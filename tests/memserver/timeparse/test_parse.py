@@ -204,6 +204,22 @@ def test_table_row(row: Row) -> None:
     assert (parsed.order, parsed.soft_recency, parsed.query) == (row.order, row.soft, row.query)
 
 
+def test_a_rule_is_skipped_only_when_the_word_every_match_holds_is_missing() -> None:
+    """A window rule with ``needs`` is not scanned in a text without that part: sound only
+    if every match of the rule holds it (so the tables above read as before)."""
+    from memserver.timeparse.parse import _WINDOWS, _re
+
+    gated = [rule for rule in _WINDOWS if rule.needs is not None]
+    assert len(gated) >= 6  # the Mongolian rules that end with a word after the date
+    matched = 0
+    for row in ENGLISH + MONGOLIAN + BOUNDARIES:
+        for rule in gated:
+            for m in _re(rule.pattern).finditer(row.text):
+                matched += 1
+                assert rule.needs is not None and _re(rule.needs).search(m.group(0))
+    assert matched >= 6
+
+
 def test_phrase_is_the_text_read_as_the_window() -> None:
     parsed = parse_time("latest meeting with Alice last week", now=WED, tz=TZ)
     assert parsed.phrase == "last week"
