@@ -266,6 +266,7 @@ _ANY = _date_alternation(ANCHOR)
 _PREP = _date_alternation(PREP)
 _BARE = _date_alternation(BARE)
 _POSS = r"(?:['’]s\b)?"
+_NEXT_TO = rf"\b(?:the\s+)?(?:{en.NUM}\s+)?(?P<unit>weeks?|months?|years?)"
 _SFX = mn.SFX
 
 
@@ -294,6 +295,22 @@ def _before(m: re.Match[str], c: Ctx) -> Window | None:
 def _after(m: re.Match[str], c: Ctx) -> Window | None:
     a = _point(m["a"], c)
     return Window(a.end, c.at(OPEN_END)) if a is not None else None
+
+
+def _span_beside(direction: int) -> _Handler:
+    """What "the week before X" (``direction`` -1) or "two months after X" (1) reads:
+    that many units next to X, not everything before or after it."""
+
+    def build(m: re.Match[str], c: Ctx) -> Window | None:
+        a = _point(m["a"], c)
+        if a is None:
+            return None
+        unit, count = _unit(m["unit"]), _number(m["n"]) if _g(m, "n") else 1
+        if direction < 0:
+            return Window(c.at(shift(a.start.date(), unit, -count)), a.start)
+        return Window(a.end, c.at(shift(a.end.date(), unit, count)))
+
+    return build
 
 
 def _ago(m: re.Match[str], c: Ctx) -> Window:
@@ -340,6 +357,9 @@ _WINDOWS: tuple[_Rule, ...] = (
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+{mn.SINCE}", _since, mn.SINCE),
     _Rule(rf"\b(?:until|till|up\s+to|through)\s+(?P<a>{_ANY}){_POSS}", _until),
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+{mn.UNTIL}", _until, mn.UNTIL),
+    # Before "before X": "the week before X" is that week, not all that came before X.
+    _Rule(rf"{_NEXT_TO}\s+(?:before|prior\s+to)\s+(?P<a>{_ANY}){_POSS}", _span_beside(-1)),
+    _Rule(rf"{_NEXT_TO}\s+(?:after|later\s+than)\s+(?P<a>{_ANY}){_POSS}", _span_beside(1)),
     _Rule(rf"(?<!day\s)\b(?:before|prior\s+to|earlier\s+than)\s+(?P<a>{_ANY}){_POSS}", _before),
     _Rule(rf"(?<!day\s)\b(?:after|later\s+than)\s+(?P<a>{_ANY}){_POSS}", _after),
     _Rule(rf"\b{en.NUM}\s+{en.UNITS}\s+ago\b", _ago),

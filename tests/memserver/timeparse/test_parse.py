@@ -100,6 +100,16 @@ ENGLISH = [
     Row("from September 1 to now", "2026-09-01", NOW),
     Row("before 2026-09-01", OPEN, "2026-09-01"),
     Row("after 2026-09-01", "2026-09-02", OPEN),
+    # a span next to a date is that span, not all before or after it
+    Row("the week before 2026-09-10", "2026-09-03", "2026-09-10"),
+    Row(
+        "what did she do the week before August 3, 2026",
+        "2026-07-27",
+        "2026-08-03",
+        "what did she do",
+    ),
+    Row("two weeks before 2026-09-10", "2026-08-27", "2026-09-10"),
+    Row("a month after 2026-03-01", "2026-03-02", "2026-04-02"),
     Row("until September 10", OPEN, "2026-09-11"),
     # Ordering.
     Row("latest meeting with Alice", None, None, "meeting with Alice", NEWEST),
