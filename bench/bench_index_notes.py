@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.eval_locomo import DATA, SCHEMA, load, note_path
-from memserver.clients.embed import LOCAL_ENGINES, make_embedder
+from memserver.clients.embed import LOCAL_ENGINES, TEXTS_PER_CALL, make_embedder
 from memserver.store.knowledge_base import KnowledgeBase
 
 ORGMEM = Path(__file__).resolve().parents[2] / "shared" / "data" / "orgmem-small"
@@ -69,11 +69,13 @@ def build(kb: Path, notes: dict[str, str]) -> None:
         target.write_text(text, encoding="utf-8")
 
 
-def run(corpus: str, engine: str, work: Path) -> dict[str, Any]:
+def run(
+    corpus: str, engine: str, work: Path, texts_per_call: int = TEXTS_PER_CALL
+) -> dict[str, Any]:
     notes = orgmem_notes() if corpus == "orgmem" else locomo_notes()
     kb_dir = work / f"{corpus}-{engine}"
     build(kb_dir, notes)
-    embedder = make_embedder("local", engine=engine)
+    embedder = make_embedder("local", engine=engine, texts_per_call=texts_per_call)
     load_before = os.getloadavg()[0]
     with KnowledgeBase.open(kb_dir, embedder=embedder, database_url=None) as kb:
         embedder.embed_query("warm the model up")  # its loading is not indexing
@@ -91,6 +93,7 @@ def run(corpus: str, engine: str, work: Path) -> dict[str, Any]:
     return {
         "corpus": corpus,
         "engine": engine,
+        "texts_per_call": texts_per_call,
         "embedder": embedder.name,
         "notes": report.sources_indexed,
         "sentences": sentences,
@@ -108,12 +111,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", nargs="*", default=["orgmem", "locomo"])
     parser.add_argument("--engine", nargs="*", default=list(LOCAL_ENGINES), choices=LOCAL_ENGINES)
     parser.add_argument("--work", type=Path, default=Path("/tmp/memserver-index-notes"))
+    parser.add_argument(
+        "--texts-per-call",
+        type=int,
+        default=TEXTS_PER_CALL,
+        help="passages of one token count an onnx call takes (1: each alone, as before)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     rows = []
     for corpus in args.corpus:
         for engine in args.engine:
-            row = run(corpus, engine, args.work)
+            row = run(corpus, engine, args.work, args.texts_per_call)
             rows.append(row)
             print(json.dumps(row) if args.json else row, flush=True)
     return 0

@@ -40,7 +40,7 @@ import yaml
 from bench.eval_sources import Fact
 from bench.eval_sources import generate as generate_notes
 from bench.gen_kb import generate_kb
-from memserver.clients.embed import LocalEmbedder
+from memserver.clients.embed import TEXTS_PER_CALL, LocalEmbedder
 from memserver.kb.layout import KBPaths
 from memserver.kb.page import Page, TimelineEntry, check_page, page_slug, render_page
 from memserver.kb.schema import load_schema
@@ -226,6 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write every question's outcome here")
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument(
+        "--texts-per-call",
+        type=int,
+        default=TEXTS_PER_CALL,
+        help="passages of one token count an onnx call takes (1: each alone)",
+    )
     args = parser.parse_args(argv)
 
     spec = yaml.safe_load(QUESTIONS.read_text(encoding="utf-8"))
@@ -233,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     facts = build(args.kb, spec, args.distractors, args.seed, args.notes_seed)
     qs = questions(spec)
     began = time.perf_counter()
-    with KnowledgeBase.open(args.kb, embedder=LocalEmbedder(), database_url=None) as kb:
+    with KnowledgeBase.open(
+        args.kb, embedder=LocalEmbedder(texts_per_call=args.texts_per_call), database_url=None
+    ) as kb:
         report = kb.reindex()
         print(
             f"indexed {report.indexed} pages, {report.sources_indexed} sources "

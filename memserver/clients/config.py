@@ -45,7 +45,15 @@ _FALSE = ("0", "false", "no", "off", "")
 _COMMON_KEYS = ("base_url", "model", "api_key_env", "timeout")
 _BLOCK_KEYS: dict[str, tuple[str, ...]] = {
     "llm": (*_COMMON_KEYS, "max_retries", "profile", "tools"),
-    "embedding": (*_COMMON_KEYS, "provider", "dims", "batch_size", "engine", "workers"),
+    "embedding": (
+        *_COMMON_KEYS,
+        "provider",
+        "dims",
+        "batch_size",
+        "engine",
+        "workers",
+        "texts_per_call",
+    ),
     "rerank": _COMMON_KEYS,
     "laya": (*_COMMON_KEYS, "threshold", "min_confidence"),
     "mcp": ("url", "token_env", "timeout"),
@@ -244,6 +252,7 @@ def _embedding(
         problems.add("embedding.engine", f"{engine!r} is not one of {LOCAL_ENGINES}")
     options["engine"] = engine
     options["workers"] = _positive_int(block, "workers", "embedding", problems)
+    options["texts_per_call"] = _positive_int(block, "texts_per_call", "embedding", problems)
     base_url, api_key = endpoint.base_url, endpoint.api_key
     if provider == "openai":
         # An OpenAI-compatible embedder usually lives next to the chat model.

@@ -344,6 +344,18 @@ def length_batches(lengths: Sequence[int], budget: int, max_texts: int) -> list[
     return groups
 
 
+def same_length_calls(group: Sequence[int], lengths: Sequence[int], most: int) -> list[list[int]]:
+    """``group`` (indices of texts, shortest first) cut into the engine's calls: runs of
+    at most ``most`` texts of the same token count, so no call pads a text."""
+    calls: list[list[int]] = []
+    for i in group:
+        if calls and len(calls[-1]) < most and lengths[calls[-1][0]] == lengths[i]:
+            calls[-1].append(i)
+        else:
+            calls.append([i])
+    return calls
+
+
 class OnnxE5:
     """multilingual-e5-small on onnxruntime (``kind``: see :func:`build_graph`).
 
@@ -461,26 +473,28 @@ class OnnxE5:
         *,
         max_tokens: int | None = None,
         workers: int = 1,
+        texts_per_call: int = 1,
     ) -> np.ndarray:
         """Unit vectors for ``texts``, in their order: tokenized, grouped by length
-        (:func:`length_batches`), the groups run on ``workers`` threads at once, one text a
-        call."""
+        (:func:`length_batches`), the groups run on ``workers`` threads at once; a call
+        takes up to ``texts_per_call`` texts of the same token count
+        (:func:`same_length_calls`), one by default."""
         out = np.zeros((len(texts), self.dim), np.float32)
         if not texts:
             return out
         ids = [self.tokens(t, is_query, max_tokens) for t in texts]
+        lengths = [len(i) for i in ids]
         share = -(-len(texts) // max(1, workers))  # every worker gets some texts
-        groups = length_batches(
-            [len(i) for i in ids], self.TOKEN_BUDGET, min(share, self.MAX_TEXTS)
-        )
+        groups = length_batches(lengths, self.TOKEN_BUDGET, min(share, self.MAX_TEXTS))
 
         def run(group: list[int]) -> None:
-            # One text a call: onnxruntime quantises a call's activations with one scale,
-            # so a text alone gets the same vector whatever it is embedded with (a vector
-            # is reused by its text's hash), and nothing is padded; measured as fast as
-            # padded groups of similar length (bench/RESULTS.md, "Embedding floor").
-            for i in group:
-                out[i] = self.encode_ids([ids[i]])[0]
+            # onnxruntime quantises a call's activations with one scale: a text alone gets
+            # the same vector whatever it is embedded with (the default). A call of several
+            # texts reads the int8 weights (21 MB, most of a short text's CPU on a busy
+            # machine) once for all of them, texts of one token count padding nothing, but
+            # their vectors move with their companions (embed.TEXTS_PER_CALL).
+            for call in same_length_calls(group, lengths, max(1, texts_per_call)):
+                out[call] = self.encode_ids([ids[i] for i in call])
 
         if workers <= 1 or len(groups) == 1:
             for group in groups:

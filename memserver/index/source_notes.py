@@ -26,7 +26,7 @@ from typing import Any
 
 from memserver.timeparse.mentions import MentionReader
 
-NOTE_FORMAT = "3"  # 2: words lightly stemmed; 3: irregular pasts too
+NOTE_FORMAT = "4"  # 2: words lightly stemmed; 3: irregular pasts too; 4: "the week before X"
 _WORD = re.compile(r"\w+")
 
 

@@ -293,7 +293,7 @@ class Searcher:
                     sources, degraded, today=now.date(),
                 )  # fmt: skip
                 results, tokens, outside = fill_outside_window(
-                    results, shaped(wider, unbounded)[0], limit, mode
+                    results, shaped(wider, unbounded)[0], limit, mode, window_dates(tq.window)
                 )
         times = tq.as_dict()
         if req.as_of is not None:

@@ -140,14 +140,48 @@ def result_tokens(result: SearchResult) -> int:
     return fz.text_tokens(result.title, result.snippet, *(t.text for t in result.timeline)) + 8
 
 
+# Results filled from outside a window: one dated next to it scores up to NEAR_WINDOW
+# more than one far from it, halving NEAR_WINDOW_DAYS after the window ends (or before
+# it starts). A question dates what a note tells a few days after it happened ("accepted
+# on May 23" in a note of May 27), and nothing is dated in a window of one day.
+NEAR_WINDOW = 0.1
+NEAR_WINDOW_DAYS = 7
+
+
+def nearness(date: str | None, start: dt.date | None, end: dt.date | None) -> float:
+    """0-1: how near a result's ISO ``date`` is to the window ``[start, end)`` (1 inside,
+    0 undated or without a window)."""
+    if date is None or (start is None and end is None):
+        return 0.0
+    try:
+        day = dt.date.fromisoformat(date[:10])
+    except ValueError:
+        return 0.0
+    if start is not None and day < start:
+        days = (start - day).days
+    elif end is not None and day >= end:
+        days = (day - end).days + 1
+    else:
+        return 1.0
+    return NEAR_WINDOW_DAYS / (NEAR_WINDOW_DAYS + days)
+
+
 def fill_outside_window(
-    inside: list[SearchResult], wider: list[SearchResult], limit: int, mode: Mode
+    inside: list[SearchResult],
+    wider: list[SearchResult],
+    limit: int,
+    mode: Mode,
+    window: tuple[dt.date | None, dt.date | None] = (None, None),
 ) -> tuple[list[SearchResult], int, int]:
     """A windowed search's results, then those of the same search without the window
-    that it lacks (label ``outside_window``), up to ``limit`` and the mode's budget:
+    that it lacks (label ``outside_window``), those dated nearer the ``window`` first
+    among close scores (:data:`NEAR_WINDOW`), up to ``limit`` and the mode's budget:
     ``(results, tokens, how many were filled)``."""
     seen = {r.id for r in inside}
-    extra = [replace(r, labels=(*r.labels, OUTSIDE_WINDOW)) for r in wider if r.id not in seen][
+    lacking = [r for r in wider if r.id not in seen]
+    near = [r.score * (1 + NEAR_WINDOW * nearness(r.date, *window)) for r in lacking]
+    order = sorted(range(len(lacking)), key=lambda i: -near[i])  # stable: ties keep their order
+    extra = [replace(lacking[i], labels=(*lacking[i].labels, OUTSIDE_WINDOW)) for i in order][
         : max(0, limit - len(inside))
     ]
     kept, tokens = fz.budget_cut([*inside, *extra], result_tokens, mode.budget)

@@ -191,6 +191,18 @@ def test_openai_embeddings_default_to_the_llm_endpoint(tmp_path: Path) -> None:
     assert settings.embedding.options["dims"] == 1024
 
 
+def test_the_local_embedder_reads_its_texts_a_call(tmp_path: Path) -> None:
+    from memserver.clients.embed import LocalEmbedder, embedder_from_settings
+
+    settings = load_settings(write(tmp_path, "embedding:\n  texts_per_call: 8\n"), env={})
+    embedder = embedder_from_settings(settings.embedding)
+    assert isinstance(embedder, LocalEmbedder) and embedder.texts_per_call == 8
+    default = embedder_from_settings(load_settings(None, env={}).embedding)
+    assert isinstance(default, LocalEmbedder) and default.texts_per_call == 1
+    with pytest.raises(ConfigError, match=r"embedding\.texts_per_call"):
+        load_settings(write(tmp_path, "embedding:\n  texts_per_call: 0\n"), env={})
+
+
 def test_bad_values_name_their_keys(tmp_path: Path) -> None:
     path = write(
         tmp_path,

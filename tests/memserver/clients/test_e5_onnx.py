@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memserver.clients import config
-from memserver.clients.e5_onnx import OnnxE5, length_batches
+from memserver.clients.e5_onnx import OnnxE5, length_batches, same_length_calls
 from memserver.clients.e5_smooth import channel_maxima, smoothing
 from memserver.clients.e5_tokenizer import META
 from memserver.clients.embed import (
@@ -105,6 +105,44 @@ def test_texts_are_grouped_by_length_within_the_token_budget() -> None:
         [500],
         [600],
     ]
+
+
+def test_a_call_takes_texts_of_one_token_count() -> None:
+    lengths = [9, 9, 9, 10, 12, 12, 12, 12, 12]
+    calls = same_length_calls(range(len(lengths)), lengths, most=3)
+    assert calls == [[0, 1, 2], [3], [4, 5, 6], [7, 8]]
+    assert same_length_calls(range(3), [5, 5, 5], most=1) == [[0], [1], [2]]
+
+
+def test_passages_of_one_length_share_a_call_within_cosine_0_999_of_their_own(
+    onnx_model: OnnxE5, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call of several texts reads the weights once for all; onnxruntime quantises the
+    call's activations with one scale, so a vector moves a little from the text's own
+    (why one text a call stays the default)."""
+    texts = [f"Priya moved the pricing review to week {i} of the plan." for i in range(10, 18)]
+    assert len({onnx_model.token_count(t) for t in texts}) == 1
+    calls: list[int] = []
+    encode_ids = onnx_model.encode_ids
+
+    def spy(batch: list[list[int]]) -> np.ndarray:
+        calls.append(len(batch))
+        return encode_ids(batch)
+
+    monkeypatch.setattr(onnx_model, "encode_ids", spy)
+    shared = LocalEmbedder(engine="onnx-int8", workers=1, texts_per_call=8).embed_passages(texts)
+    assert calls == [8]
+    calls.clear()
+    alone = LocalEmbedder(engine="onnx-int8", workers=1, texts_per_call=1).embed_passages(texts)
+    assert calls == [1] * 8
+    cosines = [float(a @ b) for a, b in zip(shared, alone, strict=True)]
+    assert min(cosines) > 0.999
+    calls.clear()
+    LocalEmbedder(engine="onnx-int8", texts_per_call=8).embed_query(texts[0])
+    assert calls == [1]  # a query is embedded alone
+    calls.clear()
+    LocalEmbedder(engine="onnx-int8", workers=1).embed_passages(texts)
+    assert calls == [1] * 8  # the default: each alone
 
 
 def test_each_engine_names_its_vectors_so_a_switch_re_embeds() -> None:

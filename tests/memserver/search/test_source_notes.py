@@ -14,8 +14,9 @@ import pytest
 from memserver.clients.embed import HashEmbedder
 from memserver.index.source_notes import light_stem
 from memserver.search.pipeline import Searcher, SearchRequest, SearchResponse
-from memserver.search.shaping import OUTSIDE_WINDOW
+from memserver.search.shaping import OUTSIDE_WINDOW, fill_outside_window, nearness
 from memserver.search.source_notes import GATE_POWER, note_keyword
+from memserver.search.types import MODES, SearchResult
 from memserver.store.knowledge_base import KnowledgeBase
 from tests.fixtures.db import scratch_database
 
@@ -174,6 +175,31 @@ def test_a_window_with_nothing_inside_never_empties_the_search(notes: Notes) -> 
     assert response.results and response.results[0].id == source("session-03.md")
     assert response.outside_window == len(response.results) >= 3
     assert response.results and all(OUTSIDE_WINDOW in r.labels for r in response.results)
+
+
+def test_filled_results_dated_near_the_window_come_first_among_close_scores() -> None:
+    """A question dates what a note tells days after it happened: with nothing inside a
+    one-day window, the note written four days later leads the one of two weeks later at
+    a close score; a clearly better score still leads; an undated result keeps its own."""
+
+    def hit(name: str, score: float, date: str | None) -> SearchResult:
+        return SearchResult(source(name), name, "source", date, score, "", {}, ())
+
+    window = (dt.date(2023, 5, 23), dt.date(2023, 5, 24))
+    assert nearness("2023-05-23", *window) == 1.0
+    assert nearness("2023-05-27", *window) > nearness("2023-05-11", *window) > 0
+    assert nearness(None, *window) == nearness("2023-05-27", None, None) == 0.0
+    wider = [
+        hit("best.md", 0.97, "2023-01-01"),
+        hit("far.md", 0.81, "2023-06-30"),
+        hit("undated.md", 0.805, None),
+        hit("near.md", 0.80, "2023-05-27"),
+    ]
+    kept, _, filled = fill_outside_window([], wider, 10, MODES["balanced"], window)
+    assert [r.title for r in kept] == ["best.md", "near.md", "far.md", "undated.md"]
+    assert filled == 4 and kept and all(OUTSIDE_WINDOW in r.labels for r in kept)
+    same, _, _ = fill_outside_window([], wider, 10, MODES["balanced"])  # no window: as found
+    assert [r.title for r in same] == ["best.md", "far.md", "undated.md", "near.md"]
 
 
 def test_a_window_holding_enough_results_is_not_filled(notes: Notes) -> None:

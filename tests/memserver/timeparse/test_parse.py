@@ -100,6 +100,16 @@ ENGLISH = [
     Row("from September 1 to now", "2026-09-01", NOW),
     Row("before 2026-09-01", OPEN, "2026-09-01"),
     Row("after 2026-09-01", "2026-09-02", OPEN),
+    # a span next to a date is that span, not all before or after it
+    Row("the week before 2026-09-10", "2026-09-03", "2026-09-10"),
+    Row(
+        "what did she do the week before August 3, 2026",
+        "2026-07-27",
+        "2026-08-03",
+        "what did she do",
+    ),
+    Row("two weeks before 2026-09-10", "2026-08-27", "2026-09-10"),
+    Row("a month after 2026-03-01", "2026-03-02", "2026-04-02"),
     Row("until September 10", OPEN, "2026-09-11"),
     # Ordering.
     Row("latest meeting with Alice", None, None, "meeting with Alice", NEWEST),
@@ -205,6 +215,22 @@ def test_table_row(row: Row) -> None:
         expected = Window(_at(row.start, row.now, end=False), _at(row.end, row.now, end=True))
         assert parsed.window == expected
     assert (parsed.order, parsed.soft_recency, parsed.query) == (row.order, row.soft, row.query)
+
+
+def test_a_rule_is_skipped_only_when_the_word_every_match_holds_is_missing() -> None:
+    """A window rule with ``needs`` is not scanned in a text without that part: sound only
+    if every match of the rule holds it (so the tables above read as before)."""
+    from memserver.timeparse.parse import _WINDOWS, _re
+
+    gated = [rule for rule in _WINDOWS if rule.needs is not None]
+    assert len(gated) >= 6  # the Mongolian rules that end with a word after the date
+    matched = 0
+    for row in ENGLISH + MONGOLIAN + BOUNDARIES:
+        for rule in gated:
+            for m in _re(rule.pattern).finditer(row.text):
+                matched += 1
+                assert rule.needs is not None and _re(rule.needs).search(m.group(0))
+    assert matched >= 6
 
 
 def test_phrase_is_the_text_read_as_the_window() -> None:
