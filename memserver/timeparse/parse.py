@@ -400,13 +400,8 @@ _MARKERS: tuple[tuple[str, str], ...] = (
     (_SOFT, mn.SOFT),
     (NEWEST, rf"\b(?:the\s+)?(?:very\s+)?(?:latest|newest|last{_PERIOD_AFTER_LAST})\b"),
     (NEWEST, mn.NEWEST),
-    # not "API-first" or "first-class" (a kind, not an order), nor "when did you first
-    # learn / hear of it" (when it was known, not the first of a list)
-    (
-        OLDEST,
-        r"(?<![\w-])(?:the\s+)?(?:very\s+)?(?:first|earliest|oldest)\b(?!-)"
-        r"(?!\s+(?:learn|hear|heard|knew|know|told|found\s+out)\w*)",
-    ),
+    # not "API-first" or "first-class": a kind, not an order
+    (OLDEST, r"(?<![\w-])(?:the\s+)?(?:very\s+)?(?:first|earliest|oldest)\b(?!-)"),
     (OLDEST, mn.OLDEST),
     # after the windows: "next week" is a window, "next meeting" an ordering
     (NEXT, r"\b(?:the\s+)?(?:next|upcoming|forthcoming|soonest)\b(?!\s+steps?\b)"),

@@ -126,7 +126,6 @@ ENGLISH = [
     Row("the oldest contract", None, None, "contract", OLDEST),
     Row("the shift to API-first", None, None, "the shift to API-first"),  # a kind, no order
     Row("a first-class client", None, None, "a first-class client"),
-    Row("when did you first learn it", None, None, "when did you first learn it"),
     Row("latest meeting last week", "2026-09-07", "2026-09-14", "meeting", NEWEST),
     # Soft recency.
     Row("recently", None, None, "", soft=True),
