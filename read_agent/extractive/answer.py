@@ -163,6 +163,7 @@ class Extractive(StateAt):
             disagreement_question(question),
             self._folders(lambda f: bool(f.date_field)),
             self._folders(lambda f: f.type == "decision"),
+            question,
         )
         day = self.as_of or then
         if day is not None:  # nothing dated after the day asked about

@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from memserver.kb.glossary import other_language
+from memserver.kb.words import STOPWORDS, words
 from read_agent.extractive.evidence import INFERRED
 
 BRIEF_TOOL = "kb_brief"
@@ -84,6 +86,7 @@ def brief_lines(
     disputed: bool = False,
     events: frozenset[str] = frozenset(),
     decisions: frozenset[str] = frozenset(),
+    question: str | None = None,
 ) -> Briefed:
     """(what the brief's subjects say, its evidence) as answer lines. Subjects ``aside``
     says the question is not about (another customer's own price) are left out when
@@ -129,8 +132,20 @@ def brief_lines(
     # the first line answers when it is a disagreement asked about, or a subject with a
     # status or deciders (a decision), not a page's bare fields ("kind: prospect")
     top = kept[0] if kept else {}
-    answers = (disputed and bool(conflicts)) or bool(top.get("status") or top.get("deciders"))
+    decided = bool(top.get("status") or top.get("deciders")) and _about(top, question)
+    answers = (disputed and bool(conflicts)) or decided
     return Briefed(said, quotes[:EVIDENCE_LINES], bool(said) and answers)
+
+
+def _about(subject: Mapping[str, Any], question: str | None) -> bool:
+    """Whether the subject's title or values say a word of the question (always, when
+    no question is given): a page the search found for nothing it says may not lead."""
+    if question is None:
+        return True
+    asked = {w for w in words(question) if len(w) > 2 and w not in STOPWORDS}
+    said = f"{subject.get('title')} {' '.join(map(str, (subject.get('current') or {}).values()))}"
+    starts = asked | {s for w in asked for s in other_language(w)}  # "үнийн" is "pricing"
+    return any(w.startswith(s) for w in set(words(said)) for s in starts)
 
 
 def _subject_line(s: Mapping[str, Any], titles: Mapping[str, str], dates: Mapping[str, str]) -> str:

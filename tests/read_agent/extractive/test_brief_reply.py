@@ -159,3 +159,10 @@ def test_first_learned_is_when_the_memory_learned_it_not_a_list_order() -> None:
     assert _LEARNED.search("When did you first learn that, and when did the correction come?")
     assert _LEARNED.search("When did we first hear the conclusion?")
     assert not _LEARNED.search("What was the first decision about pricing?")
+
+
+def test_a_decision_sharing_no_word_of_the_question_does_not_lead() -> None:
+    usage = BRIEF["subjects"][1]  # type: ignore[index]
+    asked = brief_lines({"subjects": [usage]}, question="What did the vendor review decide?")
+    assert asked.said and not asked.answers
+    assert brief_lines({"subjects": [usage]}, question="What was our pricing?").answers
