@@ -139,6 +139,17 @@ def source_units(
     return units
 
 
+# A note's labels, not people: "Decision: ...", "Attendees: ...", "Хөтөлсөн: Алекс Ким".
+LABELS = frozenset(
+    {"decision", "decisions", "outcome", "reason", "summary", "agenda", "attendees",
+     "participants", "action", "actions", "action items", "next steps", "note", "notes",
+     "note-taker", "owner", "status", "context", "date", "subject", "update", "updates",
+     "result", "results", "background", "question", "answer", "hosted by", "chair",
+     "хөтөлсөн", "оролцогчид", "оролцсон", "огноо", "шийдвэр", "шийдвэрүүд", "тэмдэглэл",
+     "товч", "дүгнэлт", "хэлэлцсэн", "дараагийн алхам"}
+)  # fmt: skip
+
+
 def turn_opening(text: str) -> tuple[str, str] | None:
     """(speaker, what they say) when ``text`` opens with a turn in one of the shapes of
     :data:`_TURN` ("**Priya Shah** 16:24 Two low-priority ones.", "08/05/2023, 13:56 -
@@ -147,7 +158,7 @@ def turn_opening(text: str) -> tuple[str, str] | None:
     if found is None:
         return None
     speaker = (found.group("bold") or found.group("name") or "").strip()
-    if not speaker[:1].isupper():
+    if not speaker[:1].isupper() or speaker.casefold() in LABELS:
         return None
     # The plain shapes' match ends on the first character of what is said.
     said = text[found.end() :] if found.group("bold") else text[found.end() - 1 :]

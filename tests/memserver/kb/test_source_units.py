@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from memserver.kb.chunks import is_conversation, source_context, source_contexts, source_units
+from memserver.kb.chunks import (
+    is_conversation,
+    source_context,
+    source_contexts,
+    source_units,
+    turn_opening,
+)
 
 NOTE = """# Call with Helga Brandvold
 
@@ -148,3 +154,16 @@ def test_only_a_conversation_s_sentences_get_contexts() -> None:
     contexts = source_contexts(seven, source_units(seven))
     assert len(contexts) == 7 and len(set(contexts)) == 3  # runs of 3, 3 and 1: 3 vectors
     assert source_contexts(MEETING, source_units(MEETING)) == [None] * len(source_units(MEETING))
+
+
+def test_a_label_opening_a_line_is_no_speaker() -> None:
+    assert turn_opening("Caroline: I went to the support group.") == (
+        "Caroline",
+        "I went to the support group.",
+    )
+    for line in (
+        "Decision: Maya Patel noted the importance of lessons learned.",
+        "Хөтөлсөн: Алекс Ким Улаанбаатарт ирж биечлэн оролцов.",
+        "Attendees: Maria Lopez, Alex Kim",
+    ):
+        assert turn_opening(line) is None, line
