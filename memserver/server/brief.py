@@ -234,7 +234,11 @@ def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Su
         # An event answers; of the entities it involves, the one the question names most.
         entities = [s for s in ranked if s.folder not in events]
         ranked = [s for s in ranked if s.folder in events] + entities[:1]
-    return ranked[:MAX_SUBJECTS]
+    kept = ranked[:MAX_SUBJECTS]
+    named = [  # a page the question names by its whole title is always one of them
+        s for s in found if key_words(s.title) and key_words(s.title) <= asked and s not in kept
+    ]
+    return [*kept[: MAX_SUBJECTS - len(named[:1])], *named[:1]]
 
 
 def _subject(
