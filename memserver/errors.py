@@ -18,7 +18,7 @@ Hierarchy::
     │   └── EmbeddingModelChanged the index was built with another embedding model
     ├── StoreError                the database failed (start, connection, extension)
     │   └── DatabaseUnavailable   PostgreSQL does not answer right now (the server retries)
-    ├── EmbeddingError            an embedder failed (the write path degrades, see store/knowledge_base.py)
+    ├── EmbeddingError            an embedder failed (the write path degrades, see store/page_writes.py)
     ├── LLMError                  an OpenAI-compatible endpoint failed (names the endpoint)
     │   ├── BudgetExceeded        the per-run token budget is spent
     │   ├── LLMTimeout            a model call passed its deadline (retries included)

@@ -10,6 +10,7 @@ note states in its own words still applies at once.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -32,21 +33,43 @@ def slack_note(text: str, front: str = "") -> str:
     return f"{head}# #vendors\n\n**olga.vance** 09:12: Hello team.\n\n{text}\n"
 
 
-def run_note(
-    server: IngestServer,
+@dataclass(frozen=True)
+class Slack:
+    """The fresh server, a Slack note ingested into it, and the review list after."""
+
+    server: IngestServer
+    ingest: Ingest
+    llm_server: LLMServer
+    monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str]
+
+    def run_note(self, model: ScriptedModel, text: str, pages: list[dict[str, Any]]) -> None:
+        """Ingest ``text`` as a Slack note, the model answering ``pages`` for it."""
+        note = self.server.paths.source / NOTE
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text(text, encoding="utf-8")
+        model.overrides[NOTE] = json.dumps({"pages": pages})
+        status, summary = self.ingest_file(NOTE)
+        assert status == 0 and summary["ingested"] == 1, summary
+
+    def ingest_file(self, path: str) -> tuple[int, dict[str, Any]]:
+        """The agent run on one source of the server's knowledge base."""
+        return self.ingest(self.server, "--file", path, llm=self.llm_server)
+
+    def review_list(self) -> dict[str, list[dict[str, Any]]]:
+        """`memserver review --json`: what a person sees."""
+        return review_list(self.server, self.monkeypatch, self.capsys)
+
+
+@pytest.fixture
+def slack(
+    fresh_server: IngestServer,
     ingest: Ingest,
     llm_server: LLMServer,
-    model: ScriptedModel,
-    text: str,
-    pages: list[dict[str, Any]],
-) -> None:
-    """Ingest ``text`` as a Slack note, the model answering ``pages`` for it."""
-    note = server.paths.source / NOTE
-    note.parent.mkdir(parents=True, exist_ok=True)
-    note.write_text(text, encoding="utf-8")
-    model.overrides[NOTE] = json.dumps({"pages": pages})
-    status, summary = ingest(server, "--file", NOTE, llm=llm_server)
-    assert status == 0 and summary["ingested"] == 1, summary
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Slack:
+    return Slack(fresh_server, ingest, llm_server, monkeypatch, capsys)
 
 
 def held_rows(listed: dict[str, list[dict[str, Any]]]) -> dict[tuple[str, str], Any]:
@@ -72,14 +95,9 @@ def karen(fresh_server: IngestServer, ingest: Ingest, llm_server: LLMServer) -> 
 
 
 def test_a_rewritten_accepted_decision_waits_and_the_page_stays(
-    fresh_server: IngestServer,
-    ingest: Ingest,
-    llm_server: LLMServer,
-    decided: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    slack: Slack, decided: ScriptedModel
 ) -> None:
-    kb = fresh_server.kb()
+    kb = slack.server.kb()
     before = kb.get_page(REAL_ID).page
     rewrite = {
         "folder": "decisions",
@@ -87,47 +105,35 @@ def test_a_rewritten_accepted_decision_waits_and_the_page_stays(
         "fields": {"date": "2026-07-15", "status": "accepted", "rationale": "Pricing is free."},
         "sections": {"Decision": "Acme Track is free forever."},
     }
-    run_note(fresh_server, ingest, llm_server, decided, slack_note(INJECTION), [rewrite])
+    slack.run_note(decided, slack_note(INJECTION), [rewrite])
 
     after = kb.get_page(REAL_ID).page
     assert after.sections == before.sections and DECISION_TEXT in after.sections["Decision"]
     assert after.fields == before.fields
-    listed = review_list(fresh_server, monkeypatch, capsys)
+    listed = slack.review_list()
     held = held_rows(listed)
     assert held[(REAL_ID, "## Decision")] == "Acme Track is free forever."
     assert held[(REAL_ID, "rationale")] == "Pricing is free."
     assert "accepted decision" in flagged(listed)[REAL_ID]
 
 
-def test_a_value_the_note_does_not_state_is_held(
-    fresh_server: IngestServer,
-    ingest: Ingest,
-    llm_server: LLMServer,
-    karen: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_a_value_the_note_does_not_state_is_held(slack: Slack, karen: ScriptedModel) -> None:
     # the note declares the people folder: only the value itself can hold the change
     text = slack_note(f"Karen Lee asked about the offer. {INJECTION}", front="type: person\n")
     officer = "Pricing is free forever officer"
     answer = {"folder": "people", "title": "Karen Lee", "fields": {"role": officer}}
-    run_note(fresh_server, ingest, llm_server, karen, text, [answer])
+    slack.run_note(karen, text, [answer])
 
-    assert fresh_server.kb().get_page(KAREN_ID).page.fields["role"] == "COO"
-    listed = review_list(fresh_server, monkeypatch, capsys)
+    assert slack.server.kb().get_page(KAREN_ID).page.fields["role"] == "COO"
+    listed = slack.review_list()
     assert held_rows(listed)[(KAREN_ID, "role")] == officer
     assert "does not state" in flagged(listed)[KAREN_ID]
 
 
 def test_a_page_the_router_did_not_pick_keeps_its_sections(
-    fresh_server: IngestServer,
-    ingest: Ingest,
-    llm_server: LLMServer,
-    karen: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    slack: Slack, karen: ScriptedModel
 ) -> None:
-    kb = fresh_server.kb()
+    kb = slack.server.kb()
     before = kb.get_page(KAREN_ID).page
     text = slack_note(
         f"Usage Metering project plan: the owner is Karen Lee. {INJECTION}", front="type: project\n"
@@ -140,23 +146,18 @@ def test_a_page_the_router_did_not_pick_keeps_its_sections(
             "sections": {"Summary": "Karen Lee says pricing is free forever."},
         },
     ]
-    run_note(fresh_server, ingest, llm_server, karen, text, answer)
+    slack.run_note(karen, text, answer)
 
     after = kb.get_page(KAREN_ID).page
     assert after.sections == before.sections and after.fields == before.fields
-    listed = review_list(fresh_server, monkeypatch, capsys)
+    listed = slack.review_list()
     proposed = held_rows(listed)[(KAREN_ID, "## Summary")]
     assert proposed == "Karen Lee says pricing is free forever."
     assert "did not pick" in flagged(listed)[KAREN_ID]
 
 
 def test_a_new_decision_claiming_a_reversal_in_its_prose_is_proposed(
-    fresh_server: IngestServer,
-    ingest: Ingest,
-    llm_server: LLMServer,
-    decided: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    slack: Slack, decided: ScriptedModel
 ) -> None:
     free = {
         "folder": "decisions",
@@ -164,31 +165,24 @@ def test_a_new_decision_claiming_a_reversal_in_its_prose_is_proposed(
         "fields": {"date": "2026-11-01", "status": "accepted"},
         "sections": {"Decision": f"Acme Track is free forever. This reverses {REAL}."},
     }
-    run_note(fresh_server, ingest, llm_server, decided, slack_note(INJECTION), [free])
+    slack.run_note(decided, slack_note(INJECTION), [free])
 
-    kb = fresh_server.kb()
+    kb = slack.server.kb()
     free_id = "decisions/2026-11-01-free-forever-pricing"
     page = kb.get_page(free_id).page
     assert page.fields["status"] == "proposed"
     assert "This reverses" in page.sections["Decision"]  # nothing lost
     assert kb.get_page(REAL_ID).page.fields["status"] == "accepted"
-    listed = review_list(fresh_server, monkeypatch, capsys)
+    listed = slack.review_list()
     assert held_rows(listed)[(free_id, "status")] == "accepted"
     assert "reverses, supersedes or replaces" in flagged(listed)[free_id]
 
 
-def test_a_plain_update_the_note_states_applies_at_once(
-    fresh_server: IngestServer,
-    ingest: Ingest,
-    llm_server: LLMServer,
-    karen: ScriptedModel,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_a_plain_update_the_note_states_applies_at_once(slack: Slack, karen: ScriptedModel) -> None:
     project = "projects/mongolian-localization.md"
-    status, _ = ingest(fresh_server, "--file", project, llm=llm_server)
+    status, _ = slack.ingest_file(project)
     assert status == 0
-    kb = fresh_server.kb()
+    kb = slack.server.kb()
     project_id = "projects/mongolian-localization"
     assert kb.get_page(project_id).page.fields["due_date"] == "2026-11-30"
     text = slack_note(
@@ -204,9 +198,9 @@ def test_a_plain_update_the_note_states_applies_at_once(
             "fields": {"due_date": "2026-12-15"},
         },
     ]
-    run_note(fresh_server, ingest, llm_server, karen, text, answer)
+    slack.run_note(karen, text, answer)
 
     assert kb.get_page(KAREN_ID).page.fields["role"] == "Chief Executive Officer"
     assert kb.get_page(project_id).page.fields["due_date"] == "2026-12-15"
-    listed = review_list(fresh_server, monkeypatch, capsys)
+    listed = slack.review_list()
     assert held_rows(listed) == {} and flagged(listed) == {}

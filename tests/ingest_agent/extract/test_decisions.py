@@ -32,8 +32,9 @@ def extract(path: str, day: dt.date, text: str) -> Extraction:
     return RULES.extract(Source(path, text, "0" * 64, day), (), KNOWN)
 
 
-def decisions(extraction: Extraction) -> dict[str, Page]:
-    return {d.title: d.page for d in extraction.drafts if d.folder == "decisions"}
+def decisions(path: str, day: dt.date, text: str) -> dict[str, Page]:
+    """The decision pages the rules extractor drafts from one note, by title."""
+    return {d.title: d.page for d in extract(path, day, text).drafts if d.folder == "decisions"}
 
 
 def test_who_decided_the_options_weighed_and_the_reason_are_read_from_the_words() -> None:
@@ -95,7 +96,7 @@ def test_a_decisions_section_gives_one_page_per_bold_item_with_its_deciders() ->
         "- **Usage Metering ships the export first**.\n"
         "- Decided by Maria Lopez and Tom Becker; Priya agreed.\n"
     )
-    found = decisions(extract("meetings/billing-sync.md", dt.date(2026, 11, 3), note))
+    found = decisions("meetings/billing-sync.md", dt.date(2026, 11, 3), note)
     assert set(found) == {
         "Weekly invoices for small fleets",
         "Usage Metering ships the export first",
@@ -118,14 +119,14 @@ def test_deciding_verbs_in_prose_make_decisions_and_other_sentences_do_not() -> 
         "Joanna wants it approved on its own. We have not decided on the SLA yet.\n"
         "Ops reviewed the rota and nothing changed.\n"
     )
-    found = decisions(extract("updates/2026-11-10-update.md", dt.date(2026, 11, 10), note))
+    found = decisions("updates/2026-11-10-update.md", dt.date(2026, 11, 10), note)
     assert list(found) == ["Move Globex to quarterly billing"]
     page = found["Move Globex to quarterly billing"]
     assert page.fields["date"] == "2026-11-09"  # the day the words say it was agreed
     assert page.fields["company"] == "Globex"
     assert page.fields["rationale"] == "their finance team asked for it"
     mongolian = "# Долоо хоногийн тойм\n\nНомин Трейдтэй сарын доод төлбөрийг хоёр сая болгохоор тохиролцов.\n"
-    found = decisions(extract("updates/2026-11-11-тойм.md", dt.date(2026, 11, 11), mongolian))
+    found = decisions("updates/2026-11-11-тойм.md", dt.date(2026, 11, 11), mongolian)
     [(title, page)] = found.items()
     assert "доод төлбөрийг" in title and page.fields["status"] == "accepted"
 
@@ -175,7 +176,7 @@ def test_a_customer_meetings_decision_says_whose_it_is() -> None:
         "- **Үнэ: нэг хүргэлтэд 900 төгрөг.** Хэрэглэгчийн тоо хязгааргүй.\n"
         "- **Initech-ийн үнэ өөрчлөгдөхгүй.**\n"
     )
-    found = decisions(extract("meetings/2026-11-18-гэрээ.md", dt.date(2026, 11, 18), note))
+    found = decisions("meetings/2026-11-18-гэрээ.md", dt.date(2026, 11, 18), note)
     assert set(found) == {
         "Номин Трейд: Үнэ: нэг хүргэлтэд 900 төгрөг",
         "Initech-ийн үнэ өөрчлөгдөхгүй",
@@ -204,13 +205,13 @@ def test_who_now_owns_a_page_is_its_owner_field_as_a_change() -> None:
 
 def test_the_writer_of_we_decided_is_a_decider_and_nobody_else_is_guessed() -> None:
     text = "Quick note: after the review we've decided to move Globex to weekly invoices.\n"
-    signed = extract("slack/w.md", dt.date(2026, 10, 2), f"---\nauthor: Priya Shah\n---\n\n{text}")
-    [page] = decisions(signed).values()
+    signed = f"---\nauthor: Priya Shah\n---\n\n{text}"
+    [page] = decisions("slack/w.md", dt.date(2026, 10, 2), signed).values()
     assert page.fields["decided_by"] == ("Priya Shah",)
-    [unsigned] = decisions(extract("slack/w.md", dt.date(2026, 10, 2), text)).values()
+    [unsigned] = decisions("slack/w.md", dt.date(2026, 10, 2), text).values()
     assert "decided_by" not in unsigned.fields
     told = "---\nauthor: Priya Shah\n---\n\nThe board decided to move Globex to weekly invoices.\n"
-    [page] = decisions(extract("slack/w.md", dt.date(2026, 10, 2), told)).values()
+    [page] = decisions("slack/w.md", dt.date(2026, 10, 2), told).values()
     assert "decided_by" not in page.fields  # the writer reports it; "the board" decided
 
 
@@ -222,13 +223,13 @@ def test_agreeing_on_the_next_meeting_is_no_decision() -> None:
         "We decided to meet again after the pilot.\n"
         "We agreed to move Initech to annual invoicing.\n"
     )
-    found = decisions(extract("one-on-ones/2026-09-29-1on1.md", dt.date(2026, 9, 29), note))
+    found = decisions("one-on-ones/2026-09-29-1on1.md", dt.date(2026, 9, 29), note)
     assert list(found) == ["Move Initech to annual invoicing"]
     mongolian = (
         "# Тойм\n\nДараагийн долоо хоногт Номин Трейдтэй уулзалт товлохоор тохиролцов.\n"
         "Пилотын дараа дахин уулзахаар шийдвэрлэв.\n"
     )
-    assert decisions(extract("updates/2026-10-01-тойм.md", dt.date(2026, 10, 1), mongolian)) == {}
+    assert decisions("updates/2026-10-01-тойм.md", dt.date(2026, 10, 1), mongolian) == {}
 
 
 def test_a_decision_written_as_labelled_lines_is_one_decision_with_its_provenance() -> None:
@@ -243,7 +244,7 @@ def test_a_decision_written_as_labelled_lines_is_one_decision_with_its_provenanc
         "---\n\n| Date | Author |\n|---|---|\n| 2022-05-01 | Maria Lopez |\n\n"
         "## Implementation\n- Configure purging after 90 days.\n"
     )
-    found = decisions(extract("notes/retention.md", dt.date(2022, 5, 3), note))
+    found = decisions("notes/retention.md", dt.date(2022, 5, 3), note)
     assert list(found) == ["Adopt new 90-day retention policy"]
     page = found["Adopt new 90-day retention policy"]
     assert page.fields["decided_on"] == page.fields["date"] == "2022-05-01"
@@ -252,7 +253,7 @@ def test_a_decision_written_as_labelled_lines_is_one_decision_with_its_provenanc
     assert page.fields["alternatives"] == ("120 days", "keeping 180 days")
     assert "Author" not in page.sections["Decision"]  # the table after the rule is not it
     plain = note.replace("**", "").replace("Outcome:", "Decision:")
-    again = decisions(extract("notes/retention.md", dt.date(2022, 5, 3), plain))
+    again = decisions("notes/retention.md", dt.date(2022, 5, 3), plain)
     assert list(again) == ["Adopt new 90-day retention policy"]
     assert again["Adopt new 90-day retention policy"].fields["decided_on"] == "2022-05-01"
 
@@ -262,12 +263,12 @@ def test_only_a_heading_that_says_decisions_opens_a_decisions_section() -> None:
         "---\ntitle: Charter\ndate: 2023-03-06\n---\n\n# Technical Decision-Making Charter\n\n"
         "## 2. Decision Authority Matrix\n- CEO (Maya Patel): escalations.\n- Owner: Daniel.\n"
     )
-    assert decisions(extract("notes/charter.md", dt.date(2023, 3, 6), charter)) == {}
+    assert decisions("notes/charter.md", dt.date(2023, 3, 6), charter) == {}
     sprint = (
         "---\ntitle: Sprint planning\ndate: 2022-10-01\n---\n\n## 5. Sprint Planning Decisions\n"
         "- **Static analysis before merge** for all new code.\n"
     )
-    assert list(decisions(extract("notes/sprint.md", dt.date(2022, 10, 1), sprint))) == [
+    assert list(decisions("notes/sprint.md", dt.date(2022, 10, 1), sprint)) == [
         "Static analysis before merge"
     ]
 
@@ -279,9 +280,9 @@ def test_approved_as_an_adjective_an_approver_or_a_subject_line_is_no_decision()
         "Subject: Final Architecture for Helix Fleet - Approved by Arjun",
     ):
         note = f"---\ntitle: Charter\ndate: 2023-03-06\n---\n\n{sentence}\n"
-        assert decisions(extract("notes/charter.md", dt.date(2023, 3, 6), note)) == {}, sentence
+        assert decisions("notes/charter.md", dt.date(2023, 3, 6), note) == {}, sentence
     taken = "---\ntitle: Sync\ndate: 2023-03-06\n---\n\nWe approved the new tech stack for Fleet.\n"
-    assert list(decisions(extract("notes/sync.md", dt.date(2023, 3, 6), taken))) == [
+    assert list(decisions("notes/sync.md", dt.date(2023, 3, 6), taken)) == [
         "New tech stack for Fleet"
     ]
 
@@ -293,7 +294,7 @@ def test_people_who_convened_to_decide_are_its_deciders() -> None:
     )
     assert words.deciders(said) == ["Maya Patel", "Luis Hernandez", "Arjun Mehta"]
     note = f"---\ntitle: Pivot call\ndate: 2021-04-15\n---\n\n{said}\n"
-    found = decisions(extract("notes/pivot.md", dt.date(2021, 4, 15), note))
+    found = decisions("notes/pivot.md", dt.date(2021, 4, 15), note)
     assert list(found) == [
         "Helix would pivot from its spreadsheet model to an API-first architecture"
     ]

@@ -46,6 +46,22 @@ def merge(
     )
 
 
+def merge_initech(
+    existing: Page, source: str, day: dt.date, others: dict[str, dt.date | None]
+) -> MergeResult:
+    """Merge a draft that puts Initech's contract value at 96000, from ``source``."""
+    draft = Page(title="Initech", type="company", fields={"contract_value": 96000})
+    return merge_page(
+        existing,
+        draft,
+        SCHEMA.folder("companies"),
+        page_id="companies/initech",
+        source=source,
+        source_date=day,
+        other_sources=others,
+    )
+
+
 def test_source_order_compares_with_the_newest_other_source() -> None:
     assert source_order(D(2026, 9, 1), []) is Order.ONLY
     assert source_order(D(2026, 9, 1), [None]) is Order.ONLY
@@ -90,16 +106,7 @@ def test_same_date_disagreement_keeps_current_and_opens_a_question() -> None:
     current = Page(
         title="Initech", type="company", fields={"contract_value": 120000}, sources=("m.md",)
     )
-    draft = Page(title="Initech", type="company", fields={"contract_value": 96000})
-    result = merge_page(
-        current,
-        draft,
-        SCHEMA.folder("companies"),
-        page_id="companies/initech",
-        source="s.md",
-        source_date=D(2026, 10, 20),
-        other_sources={"m.md": D(2026, 10, 20)},
-    )
+    result = merge_initech(current, "s.md", D(2026, 10, 20), {"m.md": D(2026, 10, 20)})
     assert result.page.fields["contract_value"] == 120000
     [question] = result.page.open_questions
     assert "120000" in question and "96000" in question
@@ -116,15 +123,7 @@ def test_same_date_disagreement_keeps_current_and_opens_a_question() -> None:
         "note": conflict.note,
     }
     # the same source again adds nothing: no second question, no second conflict
-    again = merge_page(
-        result.page,
-        draft,
-        SCHEMA.folder("companies"),
-        page_id="companies/initech",
-        source="s.md",
-        source_date=D(2026, 10, 20),
-        other_sources={"m.md": D(2026, 10, 20)},
-    )
+    again = merge_initech(result.page, "s.md", D(2026, 10, 20), {"m.md": D(2026, 10, 20)})
     assert not again.changed and again.conflicts == ()
 
 
@@ -136,16 +135,7 @@ def test_a_newer_source_settles_an_open_question() -> None:
         sources=("m.md",),
         open_questions=("contract_value: sources of the same date disagree",),
     )
-    draft = Page(title="Initech", type="company", fields={"contract_value": 96000})
-    result = merge_page(
-        page,
-        draft,
-        SCHEMA.folder("companies"),
-        page_id="companies/initech",
-        source="later.md",
-        source_date=D(2026, 11, 1),
-        other_sources={"m.md": D(2026, 10, 20)},
-    )
+    result = merge_initech(page, "later.md", D(2026, 11, 1), {"m.md": D(2026, 10, 20)})
     assert result.page.fields["contract_value"] == 96000
     assert result.page.open_questions == ()
 

@@ -101,15 +101,21 @@ def test_an_import_cannot_write_outside_source(
     assert code == 2 and "outside source/" in capsys.readouterr().err
 
 
-def test_a_folder_of_eml_messages_is_threaded_together(
-    make_kb: MakeKB, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    paths = make_kb()
+def budget_inbox(tmp_path: Path) -> Path:
+    """A mail folder holding the Plover budget thread: a.eml and its reply, b.eml."""
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     first, reply = budget_thread()
     write_eml(inbox / "a.eml", first)
     write_eml(inbox / "b.eml", reply)
+    return inbox
+
+
+def test_a_folder_of_eml_messages_is_threaded_together(
+    make_kb: MakeKB, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = make_kb()
+    inbox = budget_inbox(tmp_path)
     write_eml(inbox / "c.eml", message_alone())
     code, out = run(capsys, paths.root, "email", str(inbox))
     assert code == 0 and out["created"] == [
@@ -126,11 +132,7 @@ def test_an_outlook_message_in_a_mail_folder_is_a_note_of_its_own(
     make_kb: MakeKB, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     paths = make_kb()
-    inbox = tmp_path / "inbox"
-    inbox.mkdir()
-    first, reply = budget_thread()
-    write_eml(inbox / "a.eml", first)
-    write_eml(inbox / "b.eml", reply)
+    inbox = budget_inbox(tmp_path)
     (inbox / "outer.msg").write_bytes(MSG.read_bytes())
     code, out = run(capsys, paths.root, "email", str(inbox))
     assert code == 0 and out["refused"] == [], out

@@ -330,33 +330,39 @@ def test_cli_json_prints_one_object(capsys: pytest.CaptureFixture[str], tmp_path
     }
 
 
-def test_cli_takes_the_timezone_from_the_kb_schema(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("schema", "yesterday", "timezone", "window"),
+    [
+        (
+            "timezone: Asia/Ulaanbaatar\nrules: r\nfolders:\n"
+            "  - name: people\n    type: person\n    description: People.\n",
+            "өчигдөр",
+            "Asia/Ulaanbaatar",
+            {"start": "2026-09-15T00:00:00+08:00", "end": "2026-09-16T00:00:00+08:00"},
+        ),
+        (
+            None,
+            "yesterday",
+            "UTC",
+            {"start": "2026-09-14T00:00:00+00:00", "end": "2026-09-15T00:00:00+00:00"},
+        ),
+    ],
+    ids=["from_the_kb_schema", "utc_without_a_schema"],
+)
+def test_cli_takes_the_timezone_from_the_kb_schema_else_utc(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    schema: str | None,
+    yesterday: str,
+    timezone: str,
+    window: dict[str, str],
 ) -> None:
-    (tmp_path / "schema.yaml").write_text(
-        "timezone: Asia/Ulaanbaatar\nrules: r\nfolders:\n"
-        "  - name: people\n    type: person\n    description: People.\n",
-        encoding="utf-8",
-    )
+    if schema is not None:
+        (tmp_path / "schema.yaml").write_text(schema, encoding="utf-8")
     argv = ("--kb", str(tmp_path), "timeparse", "--json", "--now", "2026-09-15T20:00:00Z")
-    out = _run_json(capsys, *argv, "өчигдөр")
-    assert out["timezone"] == "Asia/Ulaanbaatar"
-    assert out["window"] == {
-        "start": "2026-09-15T00:00:00+08:00",
-        "end": "2026-09-16T00:00:00+08:00",
-    }
-
-
-def test_cli_defaults_to_utc_without_a_schema(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    argv = ("--kb", str(tmp_path), "timeparse", "--json", "--now", "2026-09-15T20:00:00Z")
-    out = _run_json(capsys, *argv, "yesterday")
-    assert out["timezone"] == "UTC"
-    assert out["window"] == {
-        "start": "2026-09-14T00:00:00+00:00",
-        "end": "2026-09-15T00:00:00+00:00",
-    }
+    out = _run_json(capsys, *argv, yesterday)
+    assert out["timezone"] == timezone
+    assert out["window"] == window
 
 
 def test_cli_human_output_names_window_and_order(
