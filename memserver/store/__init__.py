@@ -1,3 +1,3 @@
 """The knowledge base service: the one safe way to write a page (validate, version, write
 the file and index it in step), read it back, its history and restore, scans and reindex.
-Imports ``index``, ``graph``, ``db``, ``kb`` and ``clients``; never ``search`` or ``server``."""
+Imports ``index``, ``db``, ``kb``, ``timeparse`` and ``clients``; never ``search`` or ``server``."""
