@@ -12,9 +12,10 @@ either script.
 
 from __future__ import annotations
 
+import functools
 import re
 
-from memserver.kb.words import is_cyrillic, normalize_name
+from memserver.kb.words import is_cyrillic, mn_stems, normalize_name
 
 CYRILLIC = {
     "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ё": "yo", "ж": "j",
@@ -65,3 +66,21 @@ def name_key(name: str) -> str:
         if word:
             keys.append(word)
     return " ".join(keys)
+
+
+MIN_SOUND_KEY = 4  # letters of a word's key: shorter words are too often something else
+
+
+@functools.lru_cache(maxsize=65536)
+def word_keys(word: str) -> frozenset[str]:
+    """The sound-alike keys of one word, and of a Mongolian word without its case ending
+    ("Глобекстэй" -> ``globeks``, as "Globex"); keys under four letters are left out."""
+    forms = (word, *mn_stems(word)) if is_cyrillic(word) else (word,)
+    keys = {name_key(form) for form in forms}
+    return frozenset(k for k in keys if len(k) >= MIN_SOUND_KEY and " " not in k)
+
+
+def sounds_alike(a: str, b: str) -> bool:
+    """Whether two words, one in Cyrillic and one in Latin letters, are one name written
+    in two scripts ("Прия" and "Priya", "Глобекстэй" and "Globex")."""
+    return is_cyrillic(a) != is_cyrillic(b) and bool(word_keys(a) & word_keys(b))

@@ -62,6 +62,9 @@ class Intent:
     relation: Relation | None
     ngrams: tuple[str, ...]
     names: tuple[str, ...] = ()
+    # a term's Latin spellings, when it names in Cyrillic a page titled in Latin letters
+    # ("глобекстэй" -> ("globex",)): search.cross_script
+    across: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def has_topic(self) -> bool:

@@ -49,6 +49,7 @@ from memserver.routing.router import Router
 from memserver.search import arms, source_arms
 from memserver.search import fusion as fz
 from memserver.search import model_steps as search_models
+from memserver.search.cross_script import latin_names
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent, analyze, plan_graph
 from memserver.search.shaping import ArmRun, fill_outside_window, result_limit, shape
@@ -258,6 +259,11 @@ class Searcher:
         with self.db.reading() as conn:
             wants_names = req.arms is None or bool({"title", "graph"} & set(req.arms))
             names = arms.title(conn, intent, scope) if wants_names else []
+            people = [f.name for f in self.schema.folders if f.type == "person"]
+            across, named_across = latin_names(conn, intent.terms, scope, people, intent.words)
+            if across:
+                intent = replace(intent, across=tuple(across.items()))
+                names += [h for h in named_across if h.id not in {n.id for n in names}]
             if (
                 req.focus is None
                 and req.route

@@ -24,7 +24,9 @@ class TextQuery:
     """What the keyword arms search: the question's words, each a ``websearch_to_tsquery``
     (an identifier such as "INV-2026-044" is one quoted phrase), a Mongolian word also
     matching its stem as a prefix ("Трейдтэй" -> ``трейд:*``), a business word also its
-    other language's as prefixes ("price" -> ``үнэ:* | үний:*``, :mod:`memserver.kb.glossary`).
+    other language's as prefixes ("price" -> ``үнэ:* | үний:*``, :mod:`memserver.kb.glossary`),
+    a name written in Cyrillic the Latin title words that sound like it ("Глобекстэй" ->
+    ``globex:*``, :attr:`memserver.search.intent.Intent.across`).
     ``naming`` holds the
     positions of the terms that name something (identifiers and words written as names,
     :attr:`memserver.search.intent.Intent.names`)."""
@@ -36,11 +38,12 @@ class TextQuery:
     def of(cls, intent: Intent) -> TextQuery:
         terms: list[tuple[str, tuple[str, ...]]] = []
         naming: set[int] = set()
+        across = dict(intent.across)
         for term in intent.terms:
             stems = [p for p in mn_stems(term) if p.isalnum()]
-            if term in intent.names:
+            if term in intent.names or term in across:
                 naming.add(len(terms))
-                terms.append((term, tuple(stems[-1:])))
+                terms.append((term, (*stems[-1:], *across.get(term, ()))))
                 continue
             terms.append((term, (*stems[-1:], *other_language(term))))
         naming.update(range(len(terms), len(terms) + len(intent.identifiers)))

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memserver.kb.glossary import other_language
+from memserver.kb.translit import sounds_alike
 from memserver.kb.words import STOPWORDS, words
 from read_agent.extractive.evidence import INFERRED
 
@@ -145,7 +146,12 @@ def _about(subject: Mapping[str, Any], question: str | None) -> bool:
     asked = {w for w in words(question) if len(w) > 2 and w not in STOPWORDS}
     said = f"{subject.get('title')} {' '.join(map(str, (subject.get('current') or {}).values()))}"
     starts = asked | {s for w in asked for s in other_language(w)}  # "үнийн" is "pricing"
-    return any(w.startswith(s) for w in set(words(said)) for s in starts)
+    told = set(words(said))
+    return any(w.startswith(s) for w in told for s in starts) or any(
+        sounds_alike(a, w)
+        for a in asked
+        for w in told  # "Глобекс" is Globex
+    )
 
 
 def _subject_line(s: Mapping[str, Any], titles: Mapping[str, str], dates: Mapping[str, str]) -> str:

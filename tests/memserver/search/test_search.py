@@ -58,6 +58,29 @@ def test_a_name_in_the_other_script_finds_the_person_by_transliteration(
     assert "graph:attended" in top.labels
 
 
+def test_a_latin_name_written_in_cyrillic_finds_its_page_and_the_notes_naming_it(
+    search_world: World,
+) -> None:
+    """"Глобекстэй" (with Globex) and "Софиятай" (with Sofia) are names: the page titled
+    Globex is named by the question, and the keyword arm finds "Globex" in English pages."""
+    response = ask(search_world, "Глобекстэй долоо хоног бүрийн уулзалт")  # weekly meeting
+    top = response.results[:3]
+    globex = search_world.id("Globex")
+    assert globex in [r.id for r in top]
+    assert "title" in next(r for r in response.results if r.id == globex).ranks
+    check_in = search_world.id("Globex weekly check-in", "2026-09-15")
+    assert check_in in ids(response)[:5]
+    # the keyword arm alone finds the English pages that say "Globex"
+    said = ids(ask(search_world, "Глобексийн", arms=("keyword",)))
+    assert check_in in said and search_world.id("Globex integration review") in said
+    # a person by the first name alone: "Софиятай" (with Sofia) is Sofia Rossi
+    people = ask(search_world, "Софиятай хийсэн ажил")
+    assert ids(people)[0] == search_world.id("Sofia Rossi")
+    # a business word stays the glossary's: "гэрээ" (contract) names no page
+    plain = ask(search_world, "гэрээ")
+    assert all("title" not in r.ranks for r in plain.results)
+
+
 def test_first_meeting_with_a_person(search_world: World) -> None:
     response = ask(search_world, "first meeting with Alice")
     assert response.time["order"] == "oldest"

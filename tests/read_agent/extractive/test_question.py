@@ -21,6 +21,14 @@ def test_an_irregular_past_is_the_same_word_as_its_verb() -> None:
     assert same_word("buy", "bought") and not same_word("go", "got")
 
 
+def test_a_name_in_the_other_script_is_the_same_word() -> None:
+    assert same_word("прия", "priya") and same_word("глобекстэй", "globex")
+    assert same_word("софиятай", "sofia") and same_word("alice", "алистай")
+    # both in one script, too short to be sure, or sounding otherwise: not the same
+    assert not same_word("прия", "priority") and not same_word("томтой", "tom")
+    assert not same_word("долоо", "dollar")
+
+
 def test_attendance_in_other_words_is_written_as_the_schema_s_verb() -> None:
     assert attendance("who was at the Initech call?", "attended", False) == (
         "who attended the Initech call?"
