@@ -413,7 +413,7 @@ class IngestAgent:
             for ref in extraction.reversals
             if (page_id := ids.get((ref.folder, norm(ref.title)))) is not None
         ]
-        written = [pid for (folder, _), pid in ids.items() if self.reversals.holds(folder)]
+        written = [pid for (folder, _), pid in ids.items() if self.reversals.links(folder)]
         if not refs and not written:
             return
         for page_id in await self.reversals.record(refs, written):

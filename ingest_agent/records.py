@@ -43,8 +43,10 @@ class Draft:
 
 @dataclass(frozen=True)
 class DecisionRef:
-    """A decision of a note that says, in the note's words, it reverses or supersedes an
-    earlier decision: named by a quoted title, a day, or the words of what it replaces."""
+    """A record of a note that says, in the note's words, it reverses, supersedes or
+    amends an earlier decision, or revises an earlier incident's root cause
+    (:mod:`ingest_agent.extract.corrections`): named by a quoted title, a day, or the
+    words of what it replaces."""
 
     folder: str
     title: str  # the newer decision's
@@ -52,9 +54,10 @@ class DecisionRef:
     quoted: str | None
     on: dt.date | None  # the day the note gives the earlier decision
     words: str
-    status: str  # what the earlier one becomes: "reversed" | "superseded"
-    reason: str
+    status: str  # what the earlier one becomes: reversed | superseded | amended | revised
+    reason: str  # why; for a revised root cause, the cause now
     source: str
+    earlier: str = ""  # for a revised root cause, the cause believed before (if said)
 
 
 @dataclass(frozen=True)
@@ -199,5 +202,23 @@ def lifecycle_field(folder: FolderSpec) -> FieldSpec | None:
     """The enum field that says whether a page still holds (``reversed``, ``superseded``)."""
     for spec in folder.fields:
         if spec.type == "enum" and REVERSAL_VALUES & set(spec.values):
+            return spec
+    return None
+
+
+# --- corrections: an amended decision, a revised root cause -------------------------------
+
+AMENDED = "amended"  # a DecisionRef's status: the earlier decision amended by the newer
+REVISED = "revised"  # a DecisionRef's status: the earlier incident's root cause revised
+CAUSE_FIELDS = ("root_cause", "cause")
+
+
+def cause_field(folder: FolderSpec) -> FieldSpec | None:
+    """The root-cause field of a dated folder (incidents), if it has one."""
+    if not folder.date_field:
+        return None
+    for name in CAUSE_FIELDS:
+        spec = folder.field(name)
+        if spec is not None and spec.type in ("text", "string"):
             return spec
     return None

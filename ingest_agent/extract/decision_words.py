@@ -34,8 +34,9 @@ DECIDING = re.compile(
 )
 # Words before a deciding verb that make it no decision ("not decided", "if approved").
 _UNDECIDED = re.compile(
-    r"\b(?:not|n['’]t|never|no|yet\s+to|whether|if|until|unless|to\s+be|pending|once)\s+"
-    r"(?:\w+\s+){0,2}$"
+    r"\b(?:not|n['’]t|never|no|yet\s+to|whether|if|until|unless|to\s+be|pending|once"
+    r"|believed|thought|assumed)\s+(?:\w+\s+){0,2}$"  # "we believed we decided": a past belief
+    r"|\b(?:previously|believed)\b[^.;!?]{0,80}$"  # "previously we believed we had ... and decided"
     r"|\b(?:get|gets|got|getting|be|been|being|is|are|was|were)\s+(?:it\s+|them\s+)?$"
     r"|\b(?:it|them|this|that)\s+$|^\s*as\s+$|[,;(]\s*as\s+$"
     r"|\b(?:the|an?|our|their|its|pre)[\s-]+$"  # "the approved tech stack": an adjective

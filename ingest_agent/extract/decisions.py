@@ -17,9 +17,9 @@ Each decision page is dated the day decided (the note's date, the meeting's date
 "decided on <date>"), ``accepted``, with ``decided_by``, ``decided_on``,
 ``alternatives``, ``rationale`` and links to the companies and projects its words name
 (else the meeting's), when the folder has those fields. A decision that says it reverses
-or supersedes an earlier one becomes a :class:`~ingest_agent.records.DecisionRef`; the
-agent finds the earlier page and records the reversal on both
-(:mod:`ingest_agent.pages.reversals`).
+or supersedes an earlier one, or amends one (:mod:`ingest_agent.extract.corrections`),
+becomes a :class:`~ingest_agent.records.DecisionRef`; the agent finds the earlier page and
+records the reversal or amendment on both (:mod:`ingest_agent.pages.reversals`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
-from ingest_agent.extract import decision_labels
+from ingest_agent.extract import corrections, decision_labels
 from ingest_agent.extract import decision_words as words
 from ingest_agent.extract.dates import day_mentions
 from ingest_agent.extract.note import Known, NoteBody
@@ -38,7 +38,14 @@ from ingest_agent.extract.page_builds import Builds, PageBuild, entity_names
 from ingest_agent.extract.prose_patterns import NotePeople
 from ingest_agent.extract.text import full_name, marked_blocks, name_candidates, plain
 from ingest_agent.names import norm
-from ingest_agent.records import DecisionRef, Source, is_dated, lifecycle_field, supersede_fields
+from ingest_agent.records import (
+    AMENDED,
+    DecisionRef,
+    Source,
+    is_dated,
+    lifecycle_field,
+    supersede_fields,
+)
 from memserver.kb.page import as_date
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
@@ -120,6 +127,7 @@ def read_decisions(
     refs: list[DecisionRef] = []
     names = entity_names(schema, builds, known)
     tz = schema.tz
+    first: PageBuild | None = None
     for decision in found:
         build = _build(folder, source, decision, attribution, primary, names, local, known, tz)
         _writer_decided(folder, build, decision, writer, local, known)
@@ -127,9 +135,15 @@ def read_decisions(
         if key in builds:
             continue
         builds[key] = build
+        first = first or build
         ref = _ref(folder, source, build, decision.text, tz)
+        if ref is None and not any(r.status == AMENDED for r in refs):  # one amendment a note
+            ref = corrections.amendment(folder, source, build, decision.text, text, tz)
         if ref is not None:
             refs.append(ref)
+    if not refs and first is not None:  # "this clarification supersedes the earlier decision"
+        ref = corrections.amendment(folder, source, first, "", text, tz, whole_note=True)
+        refs += [ref] if ref is not None else []
     return refs
 
 
@@ -435,6 +449,7 @@ def _record(
     if life is not None and life.name not in primary.fields and ACCEPTED in life.values:
         primary.fields[life.name] = ACCEPTED
     ref = _ref(folder, source, primary, flat, schema_tz)
+    ref = ref or corrections.amendment(folder, source, primary, flat, flat, schema_tz)
     return [ref] if ref is not None else []
 
 

@@ -42,6 +42,7 @@ from difflib import SequenceMatcher
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest_agent.extract.corrections import revisions
 from ingest_agent.extract.decisions import read_decisions
 from ingest_agent.extract.note import (
     Known,
@@ -122,6 +123,7 @@ class RulesExtractor:
         dates = prose.effective_dates(source, said)
         prose.short_names(builds, known, people)
         reversals = read_decisions(self.schema, source, body, primary, builds, known, people)
+        reversals += revisions(self.schema, source, primary, text)
         self._timeline(source, text, primary, builds, known, people)
         drafts = tuple(Draft(b.folder.name, b.page(source.path)) for b in builds.values())
         return Extraction(

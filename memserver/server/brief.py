@@ -3,8 +3,8 @@
 ``build_brief`` runs the question through the search (the caller's scope, raw notes only
 for a token that may read them), takes the pages it is about (among the best page
 results, events before entities, then those whose title, values and date say most of
-what the question says; and the pages their supersession links reach) and gathers, for
-each:
+what the question says; and the pages the supersession links of the first and of those
+saying two or more of its words reach) and gathers, for each:
 
 * the current values (or those of ``as_of``), and the earlier values with the date they
   changed, the note that changed them and the reason (the page's timeline line of that
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ MAX_BUDGET = 6_000
 MIN_BUDGET = 200
 MAX_SUBJECTS = 3
 MAX_CHAIN = 4
+CHAIN_WORDS = 2  # of the question's words a subject says before its chain is followed
 CANDIDATES = 2 * MAX_SUBJECTS
 NEIGHBOUR_EVENTS = 8  # events linking to entity results weighed when few events were found  # the best page results weighed as subjects
 MAX_EARLIER = 3  # earlier values shown per subject, newest first
@@ -172,7 +173,8 @@ def build_brief(
         subject = _subject(call, page_id, history.get(page_id, []), as_of)
         if subject is not None:
             subjects.append(subject)
-    subjects = _with_chain(call, _pick(call, question, subjects), history, as_of)
+    picked = _pick(call, question, subjects)
+    subjects = _with_chain(call, picked, history, as_of, chain_starts(question, picked))
     with kb.db.reading() as conn:
         # on the subjects and on the other pages the search found for the question
         conflicts = _open_conflicts(
@@ -221,9 +223,7 @@ def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Su
     asked = key_words(question)
 
     def said(s: Subject) -> int:
-        values = " ".join(_text(v) for v in (s.status, *s.current.values(), *s.deciders))
-        named_day = 2 if s.date and s.date in question else 0  # "what was said on DATE"
-        return len(asked & key_words(f"{s.title} {values}")) + named_day
+        return _said(question, asked, s)
 
     order = sorted(  # a page saying none of the question's words comes last
         enumerate(found),
@@ -239,6 +239,24 @@ def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Su
         s for s in found if key_words(s.title) and key_words(s.title) <= asked and s not in kept
     ]
     return [*kept[: MAX_SUBJECTS - len(named[:1])], *named[:1]]
+
+
+def chain_starts(question: str, subjects: Sequence[Subject]) -> set[str]:
+    """The subjects whose supersession chain the brief follows: the first, and those
+    saying at least ``CHAIN_WORDS`` of the question's words. A subject there for one word
+    (the company's name) tells no story the question asks for; the pages replacing it
+    would only take the place of evidence."""
+    asked = key_words(question)
+    return {
+        s.id for i, s in enumerate(subjects) if i == 0 or _said(question, asked, s) >= CHAIN_WORDS
+    }
+
+
+def _said(question: str, asked: set[str], s: Subject) -> int:
+    """How much of the question a subject's own title, values and date say."""
+    values = " ".join(_text(v) for v in (s.status, *s.current.values(), *s.deciders))
+    named_day = 2 if s.date and s.date in question else 0  # "what was said on DATE"
+    return len(asked & key_words(f"{s.title} {values}")) + named_day
 
 
 def _subject(
@@ -324,9 +342,11 @@ def _with_chain(
     subjects: list[Subject],
     history: Mapping[str, list[Interval]],
     as_of: dt.date | None,
+    telling: Collection[str] | None = None,
 ) -> list[Subject]:
     """The subjects with their supersession links (from the index's links, both
-    directions), and the pages those reach (readable ones), a few steps out."""
+    directions), and the pages those reach (readable ones), a few steps out; reached only
+    from the subjects ``telling`` names, when given (and the pages reached from them)."""
     out = list(subjects)
     seen = {s.id for s in subjects}
     queue = list(out)
@@ -337,6 +357,8 @@ def _with_chain(
             newer = _dated_by(call, newer, as_of)
         subject.supersedes = list(dict.fromkeys([*subject.supersedes, *older]))
         subject.superseded_by = list(dict.fromkeys([*subject.superseded_by, *newer]))
+        if telling is not None and subject.id not in telling:
+            continue  # its links are shown, the pages they reach are not added
         for page_id in (*subject.superseded_by, *subject.supersedes):
             if page_id in seen or len(out) >= MAX_SUBJECTS + MAX_CHAIN:
                 continue
@@ -349,6 +371,8 @@ def _with_chain(
             if linked is not None:
                 out.append(linked)
                 queue.append(linked)
+                if telling is not None:
+                    telling = {*telling, linked.id}  # a step of the story: followed on
     for s in out:  # only ids the caller may read
         s.supersedes = [x for x in s.supersedes if call.scope.page_visible(x)]
         s.superseded_by = [x for x in s.superseded_by if call.scope.page_visible(x)]
