@@ -45,6 +45,7 @@ translation localization localisation | орчуулга
 product | бүтээгдэхүүн
 attend participa | оролц
 review | хяналт хэлэлцүүл
+owner owned owns responsib | хариуц эзэмш
 """
 
 

@@ -1,0 +1,18 @@
+"""The business words the keyword arms and the read agent carry across the languages."""
+
+from __future__ import annotations
+
+from memserver.kb.glossary import other_language, same_meaning
+
+
+def test_a_word_and_its_inflections_pair_with_the_other_language() -> None:
+    assert same_meaning("үнийн", "pricing") and same_meaning("price", "үнээр")
+    assert "үнэ" in other_language("prices") and "price" in other_language("үнийн")
+    # who owns or answers for something: "хариуцдаг" (is responsible for) is "owner"
+    assert same_meaning("хариуцдаг", "owner") and same_meaning("owned", "хариуцна")
+    assert "хариуц" in other_language("responsible")
+
+
+def test_words_of_one_script_or_of_no_line_are_not_paired() -> None:
+    assert not same_meaning("price", "pricing")  # one script: same_word's business
+    assert not same_meaning("globex", "үнэ") and other_language("globex") == ()
