@@ -43,6 +43,7 @@ from read_agent.extractive.brief_reply import (
     company_question,
     disagreement_question,
     interleaved,
+    ranked,
 )
 from read_agent.extractive.evidence import (
     Evidence,
@@ -174,13 +175,19 @@ class Extractive(StateAt):
         reply = reply or Reply(None, [])
         if claim:  # the evidence for a claim: direct quotes before the memory's reading
             return Reply(reply.lead, [*evidence, *reply.lines, *said], reply.window)
-        # the brief's own lines, then the answer's lines and the brief's quotes in turn
+        # the brief's first line, then its other lines, the answer's lines and the
+        # brief's quotes, those saying the most of the question (and its day) first, in
+        # turn when they say as much: a telling line is not pushed past the answer's end
+        days = [then] if then else []
         mixed = interleaved(reply.lines, evidence)
         if answers and (reply.lead is None or reply.lead.startswith(NO_SENTENCE)):
-            return Reply(said[0].removeprefix("- "), [*said[1:], *mixed])
+            return Reply(said[0].removeprefix("- "), ranked([*said[1:], *mixed], question, days))
         if answers and reading.wants == "who":  # "who decided": the deciders lead
-            return Reply(said[0].removeprefix("- "), [*said[1:], f"- {reply.lead}", *mixed])
-        return Reply(reply.lead, [*said, *mixed], reply.window)
+            rest = ranked([*said[1:], f"- {reply.lead}", *mixed], question, days)
+            return Reply(said[0].removeprefix("- "), rest)
+        return Reply(
+            reply.lead, [*said[:1], *ranked([*said[1:], *mixed], question, days)], reply.window
+        )
 
     def _folders(self, which: Callable[[FolderSpec], bool]) -> frozenset[str]:
         return (
