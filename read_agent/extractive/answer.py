@@ -183,19 +183,21 @@ class Extractive(StateAt):
         reply = reply or Reply(None, [])
         if claim:  # the evidence for a claim: direct quotes before the memory's reading
             return Reply(reply.lead, [*evidence, *reply.lines, *said], reply.window)
+
         # the brief's first line, then its other lines, the answer's lines and the
         # brief's quotes, those saying the most of the question (and its day) first, in
         # turn when they say as much: a telling line is not pushed past the answer's end
-        days = [then] if then else []
+        def rank(lines: Sequence[str]) -> list[str]:
+            return ranked(lines, question, [then] if then else [], disputed)
+
+        disputed = disagreement_question(question)
         mixed = interleaved(reply.lines, evidence)
         if answers and (reply.lead is None or reply.lead.startswith(NO_SENTENCE)):
-            return Reply(said[0].removeprefix("- "), ranked([*said[1:], *mixed], question, days))
+            return Reply(said[0].removeprefix("- "), rank([*said[1:], *mixed]))
         if answers and reading.wants == "who":  # "who decided": the deciders lead
-            rest = ranked([*said[1:], f"- {reply.lead}", *mixed], question, days)
+            rest = rank([*said[1:], f"- {reply.lead}", *mixed])
             return Reply(said[0].removeprefix("- "), rest)
-        return Reply(
-            reply.lead, [*said[:1], *ranked([*said[1:], *mixed], question, days)], reply.window
-        )
+        return Reply(reply.lead, [*said[:1], *rank([*said[1:], *mixed])], reply.window)
 
     async def _replayed(
         self, reading: Reading, question: str, day: str, reply: Reply | None

@@ -258,11 +258,14 @@ _HANDLE = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _CITATION = re.compile(r"\s*\[[^\]]+\]$")
 
 
-def ranked(lines: Sequence[str], question: str, days: Sequence[str] = ()) -> list[str]:
+def ranked(
+    lines: Sequence[str], question: str, days: Sequence[str] = (), quoted_first: bool = False
+) -> list[str]:
     """``lines`` with those saying the most of the question first: one point a topical
     word of it (any ending, either language), three when the line is dated a day it
     names (or ``days``, the day it asks about: what was said that day), one a day it
-    names that the line mentions; ties keep their order."""
+    names that the line mentions; ties keep their order, or with ``quoted_first`` (how
+    do the accounts relate: what each note said) a note's own words come first."""
     asked = topic_words(question)
     wanted = set(_ISO_DAY.findall(question)) | set(days)
 
@@ -272,7 +275,7 @@ def ranked(lines: Sequence[str], question: str, days: Sequence[str] = ()) -> lis
         named = wanted & set(_ISO_DAY.findall(text[12:]))
         return len(said_of(asked, text)) + 3 * dated + len(named - {line[2:12]})
 
-    return sorted(lines, key=lambda line: -score(line))
+    return sorted(lines, key=lambda line: (-score(line), quoted_first and "(direct" not in line))
 
 
 def interleaved(ours: Sequence[str], theirs: Sequence[str]) -> list[str]:

@@ -188,3 +188,13 @@ def test_lines_saying_more_of_the_question_and_its_day_come_first() -> None:
     priced = [*lines, "- 2022-03-01 · Pricing decision: per seat. (inferred) [decisions/p]"]
     mn = ranked(priced, "Үнийн шийдвэр ямар байсан бэ?")
     assert mn[0] == priced[-1], mn
+
+
+def test_asked_how_accounts_relate_a_note_s_own_words_come_first_at_equal_say() -> None:
+    lines = [
+        "- 2021-05-22 · Earlier role of Omar Khaled: SRE (inferred) [people/omar-khaled]",
+        "- 2021-05-22 · @OmarKhaled: we had a 2-hour outage today. (direct) [source/a.md]",
+    ]
+    question = "What did Omar Khaled say on 2021-05-22?"
+    assert ranked(lines, question) == lines  # as much said: their order kept
+    assert ranked(lines, question, quoted_first=True) == lines[::-1]
