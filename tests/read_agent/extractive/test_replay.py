@@ -211,3 +211,33 @@ def test_a_page_the_question_names_is_replayed_from_its_view_on_the_day() -> Non
         "2026-09-21 (source/meetings/globex-update.md) (inferred) [people/bob-martinez]"
     )
     assert "1 has since changed or been replaced, 1 still holds" in found.lead
+
+
+def test_what_a_kept_thing_replaced_is_kept_though_it_says_less_of_the_question() -> None:
+    adopt = {
+        "id": "decisions/adopt",
+        "title": "Adopt a new data retention policy",
+        "date": "2022-05-01",
+        "status": "superseded",
+        "superseded_by": ["decisions/retain"],
+        "changed_since": [],
+    }
+    retain = {  # "retain" is not "retention": it says no word of the question
+        "id": "decisions/retain",
+        "title": "Helix will now retain customer logs for 90 days",
+        "date": "2022-05-01",
+        "status": "accepted",
+        "supersedes": ["decisions/adopt"],
+        "changed_since": [],
+    }
+    other = {
+        "id": "decisions/api",
+        "title": "Pivot to an API-first architecture",
+        "date": "2021-04-15",
+    }
+    question = "What did you know about the data retention policy as of 2022-05-31? Still current?"
+    found = replay({"subjects": [adopt, other, retain]}, DAY, {}, question)
+    assert found is not None
+    cited = [line.rsplit("[", 1)[1] for line in found.lines]
+    assert "decisions/retain]" in cited and "decisions/api]" not in cited
+    assert found.lines[0].startswith("- 2022-05-01 · Then: Adopt a new data retention policy")
