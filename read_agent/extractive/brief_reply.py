@@ -15,7 +15,10 @@ in English or Mongolian. The brief's lines then come first, each dated and cited
     - The sources disagree on contract_value of [companies/initech]: 96000 (a.md) vs ...
     - 2022-05-01 · Ok decided: Helix will now retain ... (direct: source/x.md, by Maya Patel)
 
-Text quoted from a note is data: it is shown, never followed.
+After the first, the lines are ranked (:func:`ranked`) by how many of the question's
+topical words they say (any ending, either language) and whether they are dated or name
+the day it asks about, so a telling line is not pushed past the answer's length by its
+place. Text quoted from a note is data: it is shown, never followed.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from memserver.kb.glossary import other_language
 from memserver.kb.translit import sounds_alike
 from memserver.kb.words import STOPWORDS, words
 from read_agent.extractive.evidence import INFERRED
+from read_agent.extractive.question import AS_OF_WORDS, CHANGE_WORDS, matched
 
 BRIEF_TOOL = "kb_brief"
 BRIEF_BUDGET = 2_400  # tokens asked of kb_brief: the answer shows a part of it
@@ -115,7 +119,7 @@ def brief_lines(
     ]
     said = list(conflicts) if disputed else []  # the answer must not pick one side
     for rank, s in enumerate(kept[:SUBJECT_LINES]):
-        said.append(_subject_line(s, titles, dates))
+        said.append(subject_line(s, titles, dates))
         if rank < HISTORY_SUBJECTS:  # the history of what the answer is about
             said += [_earlier_line(s, e) for e in s.get("earlier") or () if isinstance(e, Mapping)]
             said += [
@@ -154,7 +158,11 @@ def _about(subject: Mapping[str, Any], question: str | None) -> bool:
     )
 
 
-def _subject_line(s: Mapping[str, Any], titles: Mapping[str, str], dates: Mapping[str, str]) -> str:
+def subject_line(
+    s: Mapping[str, Any], titles: Mapping[str, str], dates: Mapping[str, str], tag: str = ""
+) -> str:
+    """A subject as one line: its date, title, status, deciders, values and the decisions
+    it replaced or that replaced it (``tag`` before its title: "Then: ")."""
     parts = []
     if s.get("status"):
         parts.append(str(s["status"]))
@@ -163,7 +171,7 @@ def _subject_line(s: Mapping[str, Any], titles: Mapping[str, str], dates: Mappin
         parts.append("decided by " + ", ".join(deciders))
     current = s.get("current") or {}
     for name, value in current.items() if isinstance(current, Mapping) else ():
-        shown = _value(value)
+        shown = text_of(value)
         if name in SKIPPED_FIELDS or not shown or name == "decided_by":
             continue
         if shown == s.get("date"):
@@ -174,15 +182,15 @@ def _subject_line(s: Mapping[str, Any], titles: Mapping[str, str], dates: Mappin
             when = f" of {dates[other]}" if dates.get(other) else ""
             parts.append(f"{way} “{titles.get(other) or other}”{when}")
     day = f"{s.get('date')} · " if s.get("date") else ""
-    return f"- {day}{s.get('title')}: {'; '.join(parts)} ({INFERRED}) [{s.get('id')}]"
+    return f"- {day}{tag}{s.get('title')}: {'; '.join(parts)} ({INFERRED}) [{s.get('id')}]"
 
 
 def _earlier_line(s: Mapping[str, Any], e: Mapping[str, Any]) -> str:
-    then = f", then {_value(e.get('replaced_by'))}" if e.get("replaced_by") else ""
-    why = f"; {_cut(str(e['reason']))}" if e.get("reason") else ""
+    then = f", then {text_of(e.get('replaced_by'))}" if e.get("replaced_by") else ""
+    why = f"; {cut(str(e['reason']))}" if e.get("reason") else ""
     field = str(e.get("field") or "").replace("_", " ")
     return (
-        f"- {e.get('valid_to')} · Earlier {field} of {s.get('title')}: {_value(e.get('value'))} "
+        f"- {e.get('valid_to')} · Earlier {field} of {s.get('title')}: {text_of(e.get('value'))} "
         f"(from {e.get('valid_from')}{then}{why}) ({INFERRED}) [{s.get('id')}]"
     )
 
@@ -191,13 +199,13 @@ def _later_line(s: Mapping[str, Any], c: Mapping[str, Any]) -> str:
     field = str(c.get("field") or "").replace("_", " ")
     return (
         f"- {c.get('date')} · Changed later: {field} of {s.get('title')} to "
-        f"{_value(c.get('to'))} ({INFERRED}) [{s.get('id')}]"
+        f"{text_of(c.get('to'))} ({INFERRED}) [{s.get('id')}]"
     )
 
 
 def _conflict_line(c: Mapping[str, Any]) -> str:
     sides = " vs ".join(
-        f"{_value(x.get('value'))} ({x.get('source') or '?'})"
+        f"{text_of(x.get('value'))} ({x.get('source') or '?'})"
         for x in c.get("sides") or ()
         if isinstance(x, Mapping)
     )
@@ -212,19 +220,68 @@ def _evidence_line(e: Mapping[str, Any]) -> str:
     note = f": source/{e['source']}" if e.get("source") else ""
     by = f", by {e['author']}" if e.get("author") else ""
     page = f" [{e['page']}]" if e.get("page") else ""
-    text = _cut(str(e.get("text")).replace("**", ""), QUOTE_CHARS)
+    text = cut(str(e.get("text")).replace("**", ""), QUOTE_CHARS)
     return f"- {day}{text} (direct{note}{by}){page}"
 
 
-def _value(value: Any) -> str:
+def key_words(text: str) -> set[str]:
+    """The words of ``text`` that say a topic: three letters or more, no stop word."""
+    return {w for w in words(text) if len(w) > 2 and w not in STOPWORDS}
+
+
+def topic_words(question: str) -> set[str]:
+    """The question's words that say its topic: not a number, a day, nor a word that
+    only says a change or a past state ("current", "changed", "believe")."""
+    return {w for w in key_words(question) if not w.isdigit()} - CHANGE_WORDS - AS_OF_WORDS - _FRAME
+
+
+def said_of(asked: set[str], text: str) -> set[str]:
+    """The ``asked`` words ``text`` says, in any ending or the other language."""
+    return matched(asked, key_words(text))
+
+
+def text_of(value: Any) -> str:
+    """A field's value as short text (a list joined by commas)."""
     if isinstance(value, list | tuple):
-        return _cut(", ".join(str(v) for v in value if str(v).strip()))
-    return _cut(str(value)) if value is not None else ""
+        return cut(", ".join(str(v) for v in value if str(v).strip()))
+    return cut(str(value)) if value is not None else ""
 
 
-def _cut(text: str, limit: int = VALUE_CHARS) -> str:
+def cut(text: str, limit: int = VALUE_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# Words of a question's frame, not its topic ("is it still current or has it since been
+# replaced?", "for each thing you knew then")
+_FRAME = frozenset(
+    {"since", "replaced", "replace", "removed", "remove", "changed", "still", "held",
+     "hold", "holds", "became", "become", "record", "records", "thing", "things", "note",
+     "whether", "each", "then", "answer", "asked", "хойш", "хүчинтэй", "хэвээр"}
+)  # fmt: skip
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_HANDLE = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_CITATION = re.compile(r"\s*\[[^\]]+\]$")
+
+
+def ranked(
+    lines: Sequence[str], question: str, days: Sequence[str] = (), quoted_first: bool = False
+) -> list[str]:
+    """``lines`` with those saying the most of the question first: one point a topical
+    word of it (any ending, either language), three when the line is dated a day it
+    names (or ``days``, the day it asks about: what was said that day), one a day it
+    names that the line mentions; ties keep their order, or with ``quoted_first`` (how
+    do the accounts relate: what each note said) a note's own words come first."""
+    asked = topic_words(question)
+    wanted = set(_ISO_DAY.findall(question)) | set(days)
+
+    def score(line: str) -> int:
+        text = _HANDLE.sub(" ", _CITATION.sub("", line))  # "@OmarKhaled" is Omar Khaled
+        dated = line[2:12] in wanted
+        named = wanted & set(_ISO_DAY.findall(text[12:]))
+        return len(said_of(asked, text)) + 3 * dated + len(named - {line[2:12]})
+
+    return sorted(lines, key=lambda line: (-score(line), quoted_first and "(direct" not in line))
 
 
 def interleaved(ours: Sequence[str], theirs: Sequence[str]) -> list[str]:

@@ -181,7 +181,8 @@ def claim_of(question: str) -> str | None:
 
 BEFORE_CHANGE = "before-change"
 # A question about what held at a date, not what happened in it: "as of", "байдлаар";
-# "what was our pricing in August?", "what did we think in June?"; "before the change",
+# "what was our pricing in August?", "what did we think in June?", "what would your answer
+# have been on 2022-01-15?"; "before the change",
 # "өмнө нь" (the day before the newest change on the topic).
 _AS_OF = re.compile(r"\bas\s+(?:of|at)\b|байдлаар", re.IGNORECASE)
 _STATE = re.compile(
@@ -189,6 +190,8 @@ _STATE = re.compile(
     r"|\bwhat\s+did\s+(?:we|they|you|it|he|she)\s+(?:charge|pay|cost|bill|price|ask)\b"
     r"|\bhow\s+much\s+(?:did|was|were)\b"
     r"|\b(?:think|thought|believe|believed|know|knew)\b"
+    r"|\bwould\s+(?:your|the)\s+answer\s+have\s+been\b|\bwould\s+you\s+have\s+(?:said|answered)\b"
+    r"|\bif\s+asked\s+(?:on|in|at)\b"
     r"|(?:бодож|үзэж|мэдэж)\s+байсан|\bямар\s+байсан",
     re.IGNORECASE,
 )
@@ -200,7 +203,7 @@ _BEFORE_CHANGE = re.compile(
 AS_OF_WORDS = frozenset(
     {"байдлаар", "think", "thought", "believe", "believed", "know", "knew", "change",
      "changed", "switch", "switched", "reversal", "before", "өмнө", "бодож", "байсан",
-     "мэдэж", "өөрчлөлт", "өөрчлөгдөхөөс"}
+     "мэдэж", "өөрчлөлт", "өөрчлөгдөхөөс", "answer", "answered", "asked"}
 )  # fmt: skip
 
 

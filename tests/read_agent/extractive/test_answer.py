@@ -459,3 +459,32 @@ def test_evidence_lines_stay_on_the_question_s_subject(example: IngestServer) ->
         answer = ask(example, question, now=DEC_2)
         cited = extract_citations(answer.text)
         assert cited and not [c for c in cited if "globex" in c], (question, cited)
+
+
+def test_what_held_on_a_past_day_is_told_then_to_now(example: IngestServer) -> None:
+    usage = "[decisions/2026-10-07-usage-based-pricing-replaces-per-seat-pricing]"
+    for question in (
+        "What did you know about Acme Track pricing as of 2026-08-31? For each thing you "
+        "knew then, is it still current, or what replaced it?",
+        "What did we believe about pricing on 2026-08-01, and what has changed since?",
+        "2026-08-31-ний байдлаар үнийн талаар юу мэдэж байсан бэ? Түүнээс хойш юу өөрчлөгдсөн бэ?",
+    ):
+        said = lines(ask(example, question, now=DEC_2))
+        assert re.match(r"As of 2026-08-(?:01|31) the memory held \d records? on this", said[0])
+        then = next(
+            i for i, x in enumerate(said) if x.startswith("- 2026-07-15 · Then: Per-seat pricing")
+        )
+        assert "decided by Maria Lopez, Alex Kim, Alice Chen" in said[then]
+        became = said[then + 1]  # what became of it, right after it
+        assert became.startswith(
+            "- 2026-10-07 · Since then: reversed; replaced by “Usage-based pricing replaces "
+            "per-seat pricing” (2026-10-07), decided by Maria Lopez, Alex Kim, Tom Becker"
+        ), became
+        assert "$0.45 per tracked shipment" in became and became.endswith(usage)
+    # a page the question names, as it was on the day and what changed it since
+    said = lines(
+        ask(example, "Who did Bob Martinez report to as of 2026-09-01, and is that still current?")
+    )
+    then = next(i for i, x in enumerate(said) if "Then: Bob Martinez" in x)
+    assert said[then].startswith("- 2026-09-01 · ") and "reports to: Karen Lee" in said[then]
+    assert "reports to became Dana Whitfield" in said[then + 1]

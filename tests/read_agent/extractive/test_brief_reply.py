@@ -9,6 +9,7 @@ from read_agent.extractive.brief_reply import (
     brief_lines,
     company_question,
     disagreement_question,
+    ranked,
 )
 
 _LINE = re.compile(r"^- \d{4}-\d{2}-\d{2} · .+ \((?:direct[^)]*|inferred)\) \[[^\]]+\]$")
@@ -166,3 +167,34 @@ def test_a_decision_sharing_no_word_of_the_question_does_not_lead() -> None:
     asked = brief_lines({"subjects": [usage]}, question="What did the vendor review decide?")
     assert asked.said and not asked.answers
     assert brief_lines({"subjects": [usage]}, question="What was our pricing?").answers
+
+
+def test_lines_saying_more_of_the_question_and_its_day_come_first() -> None:
+    lines = [
+        "- 2022-01-03 · Lunch menu changed. (direct: source/a.md) [meetings/a]",
+        "- 2022-02-01 · Retention of logs set to 90 days. (inferred) [policies/log-retention]",
+        "- 2022-05-31 · Audit of the log retention policy. (direct: source/b.md) [meetings/b]",
+        "- 2022-02-02 · Logs were rotated. (inferred) [policies/x]",
+        "- 2022-02-03 · Logs were archived. (inferred) [policies/y]",
+    ]
+    out = ranked(lines, "What was the log retention policy on 2022-05-31?")
+    assert out[0].startswith("- 2022-05-31 · Audit")  # the day asked, and three words
+    assert out[1].startswith("- 2022-02-01 · Retention")
+    assert out[2:4] == lines[3:5]  # as much said: their order kept
+    assert out[-1] == lines[0]
+    # the day asked about may be given apart from the question ("as of March 2022")
+    assert ranked(lines, "What did we know of lunch?", ["2022-05-31"])[:2] == [lines[2], lines[0]]
+    # either language: "үнийн" is "pricing", "шийдвэр" is "decision"
+    priced = [*lines, "- 2022-03-01 · Pricing decision: per seat. (inferred) [decisions/p]"]
+    mn = ranked(priced, "Үнийн шийдвэр ямар байсан бэ?")
+    assert mn[0] == priced[-1], mn
+
+
+def test_asked_how_accounts_relate_a_note_s_own_words_come_first_at_equal_say() -> None:
+    lines = [
+        "- 2021-05-22 · Earlier role of Omar Khaled: SRE (inferred) [people/omar-khaled]",
+        "- 2021-05-22 · @OmarKhaled: we had a 2-hour outage today. (direct) [source/a.md]",
+    ]
+    question = "What did Omar Khaled say on 2021-05-22?"
+    assert ranked(lines, question) == lines  # as much said: their order kept
+    assert ranked(lines, question, quoted_first=True) == lines[::-1]

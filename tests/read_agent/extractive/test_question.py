@@ -63,5 +63,12 @@ def test_the_day_a_question_asks_the_state_at() -> None:
     assert reference_date("pricing", {"phrase": "as of 2026-08"}, august) == "2026-08-31"
     assert reference_date("үнэ 8-р сарын байдлаар", {}, august) == "2026-08-31"
     assert reference_date("What happened in August?", {}, august) is None
+    # what the answer would have been then is the state then
+    for question in (
+        "What would your answer have been on 2026-08-31?",
+        "What would you have said if asked in August?",
+        "Tell me about pricing, as you would have answered if asked on 2026-08-31.",
+    ):
+        assert reference_date(question, {}, august) == "2026-08-31", question
     assert reference_date("What was the price before the change?", {}, None) == BEFORE_CHANGE
     assert reference_date("Үнэ өмнө нь ямар байсан бэ?", {}, None) == BEFORE_CHANGE

@@ -1,0 +1,272 @@
+"""Audit replay without a model: what the memory held on a past day, and for each thing
+it held, whether it still holds or what became of it since, when, by whom, from which
+note.
+
+A question is such a question when it names a past day (``Reading.as_of``) and asks
+about the time since too: "is it still current", "what has changed since", "what became
+of it", "and now?", "your current understanding ... and on 2022-01-15?", "түүнээс хойш
+юу өөрчлөгдсөн бэ", "одоо ч хүчинтэй юу". ``kb_brief`` asked ``as_of`` that day gives the
+subjects as they were, and for each the values that changed after it
+(``changed_since``); the pages that replaced one are read as they are now. The answer::
+
+    As of 2022-05-31 the memory held 2 records on this: 1 has since changed or been
+    replaced, 1 still holds.
+    - 2022-05-01 · Then: Adopt a 90-day retention policy: accepted; decided by ... [decisions/a]
+    - 2022-08-20 · Since then: reversed; replaced by “Shift to cloud-native” (2022-08-20),
+      decided by Arjun Mehta, Omar Farah; it says: ...; noted in source/n.md (inferred)
+      [decisions/b]
+    - 2022-05-01 · Then: Retain logs 90 days: accepted (inferred) [decisions/c]
+    - 2022-05-01 · Still current: nothing recorded after 2022-05-31 changed it (inferred)
+      [decisions/c]
+
+Each "Since then" line follows the line of what it became of.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from read_agent.extractive.brief_reply import (
+    REPLACED,
+    SKIPPED_FIELDS,
+    SUBJECT_LINES,
+    cut,
+    said_of,
+    subject_line,
+    text_of,
+    topic_words,
+)
+from read_agent.extractive.evidence import INFERRED
+
+CHAIN = frozenset({"supersedes", "superseded_by", "decided_by", "decided_on"})
+BODY_CHARS = 240  # of what a replacing page says
+REPLACEMENT_FIELDS = 2  # a replacement's own values said beside its deciders
+
+# The time since a past day asked about too: "still current", "has since been changed",
+# "what changed since", "what became of it", "and now", "current understanding",
+# "түүнээс хойш", "одоо ч хүчинтэй", "өөрчлөгдсөн", "солигдсон".
+_SINCE = re.compile(
+    r"\bstill\s+(?:current|true|valid|holds?|stands?|applies|in\s+(?:place|effect|force))"
+    r"|\bsince\s+(?:been|then)\b|\b(?:changed|changes|removed|replaced|revised|updated|"
+    r"superseded|dropped|reversed|happened)\s+since\b|\bsince\s+(?:changed|removed|replaced)"
+    r"|\bwhat\s+(?:has\s+|have\s+)?(?:changed|happened)\b|\bwhat\s+became\s+of\b"
+    r"|\bbecome\s+of\b|\bthen\s+(?:and|vs\.?|versus|to)\s+now\b|\band\s+(?:now|today)\b"
+    r"|\bcurrent(?:ly)?\b|\bthese\s+days\b"
+    r"|(?:түүнээс|тэрнээс|үүнээс)\s+хойш|одоо\s+ч|хүчинтэй|хэвээр|солигд|өөрчлөгд|өөрчлөлт"
+    r"|хүчингүй|(?<!\w)одоо(?:гийн)?(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def replay_question(question: str) -> bool:
+    """Whether a question naming a past day asks what became of it since (see above)."""
+    return _SINCE.search(question) is not None
+
+
+class Replay(NamedTuple):
+    lead: str
+    lines: list[str]
+
+
+def replaced_ids(brief: Mapping[str, Any], day: str) -> list[str]:
+    """The pages that replaced a subject after ``day``: to be read as they are now."""
+    out = []
+    for s in _subjects(brief):
+        for c in _since(s, day):
+            if c.get("field") == "superseded_by":
+                out += [str(v) for v in _listed(c.get("to")) if "/" in str(v)]
+    return list(dict.fromkeys(out))
+
+
+def subject_then(view: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A page read ``as_of`` a day (``kb_get_page``) as a brief's subject then: its values
+    on the day and what changed after; None when nothing of it was known then."""
+    then = view.get("as_of")
+    if not isinstance(then, Mapping) or then.get("known") is False or not view.get("id"):
+        return None
+    fields = view.get("fields") or {}
+    fields = fields if isinstance(fields, Mapping) else {}
+    return {
+        "id": view.get("id"),
+        "title": view.get("title"),
+        "folder": view.get("folder"),
+        "date": then.get("date"),  # the values held on the day asked about
+        "status": fields.get("status"),
+        "current": {k: v for k, v in fields.items() if k not in ("status", "decided_by")},
+        "deciders": _listed(fields.get("decided_by")),
+        "changed_since": [c for c in then.get("changed_since") or () if isinstance(c, Mapping)],
+    }
+
+
+def replay(
+    brief: Mapping[str, Any],
+    day: str,
+    now: Mapping[str, Mapping[str, Any]],
+    question: str,
+    named: Sequence[Mapping[str, Any]] = (),
+) -> Replay | None:
+    """Each subject of a ``kb_brief`` asked ``as_of`` ``day`` (what held then) and of
+    ``named`` (the pages the question names, as :func:`subject_then` makes them), then
+    what became of it: the values changed after the day, the pages that replaced it
+    (``now``: those pages as they are today, by id), or that nothing recorded changed it.
+    Those saying the most of the question come first; those saying less than half of
+    what the best one says are left out."""
+    known = {str(s.get("id")) for s in _subjects(brief)}
+    extra = [s for s in named if str(s.get("id")) not in known]
+    subjects = _on_topic([*_subjects(brief), *extra], question)[:SUBJECT_LINES]
+    if not subjects:
+        return None
+    titles = {str(s.get("id")): str(s.get("title") or "") for s in subjects}
+    dates = {str(s.get("id")): str(s.get("date") or "") for s in subjects}
+    lines: list[str] = []
+    changed = 0
+    for s in subjects:
+        lines.append(subject_line(s, titles, dates, tag="Then: "))
+        since = _since(s, day)
+        said = _became(s, since, day, now)
+        if said:
+            changed += 1
+            lines += said
+        else:
+            when = f"{s.get('date')} · " if s.get("date") else ""
+            lines.append(
+                f"- {when}Still current: nothing recorded after {day} changed it "
+                f"({INFERRED}) [{s.get('id')}]"
+            )
+    held = len(subjects)
+    lead = (
+        f"As of {day} the memory held {held} record{'s' if held != 1 else ''} on this: "
+        f"{changed} {'has' if changed == 1 else 'have'} since changed or been replaced, "
+        f"{held - changed} still {'holds' if held - changed == 1 else 'hold'}."
+    )
+    return Replay(lead, lines)
+
+
+def _became(
+    s: Mapping[str, Any],
+    since: Sequence[Mapping[str, Any]],
+    day: str,
+    now: Mapping[str, Mapping[str, Any]],
+) -> list[str]:
+    """What became of ``s`` after ``day``: a line per page that replaced it (cited by
+    that page), then one for its other changed values (cited by it)."""
+    status = next((c for c in since if c.get("field") == "status"), None)
+    how = f" {text_of(status.get('to'))};" if status is not None else ""
+    if status is None and s.get("status") in REPLACED:
+        how = f" {s.get('status')};"
+    out = []
+    for c in since:
+        if c.get("field") != "superseded_by":
+            continue
+        for pid in (str(v) for v in _listed(c.get("to")) if "/" in str(v)):
+            page = now.get(pid) or {}
+            other = str(page.get("title") or pid)
+            when = str(page.get("effective_date") or c.get("date") or "")[:10]
+            about = _about_page(page)
+            note = f"; noted in source/{c['source']}" if c.get("source") else ""
+            out.append(
+                f"- {c.get('date')} · Since then:{how or ' it was'} replaced by “{other}”"
+                f"{f' ({when})' if when else ''}{about}{note} ({INFERRED}) [{pid}]"
+            )
+    values = []
+    for c in since:
+        field = str(c.get("field") or "")
+        if field in CHAIN or field in SKIPPED_FIELDS or (field == "status" and out):
+            continue
+        shown = text_of(c.get("to"))
+        name = field.replace("_", " ")
+        note = f" (source/{c['source']})" if c.get("source") else ""
+        values.append(
+            f"{name} removed{note}"
+            if not shown
+            else f"{name} became {shown} on {c.get('date')}{note}"
+        )
+    if values:
+        first = next(c for c in since if c.get("field") not in CHAIN)
+        out.append(
+            f"- {first.get('date')} · Since then: {'; '.join(values)} ({INFERRED}) [{s.get('id')}]"
+        )
+    return out
+
+
+def _about_page(page: Mapping[str, Any]) -> str:
+    """A replacing page's deciders and first values, as ", decided by ...; rationale: ..."""
+    fields = page.get("fields") or {}
+    if not isinstance(fields, Mapping):
+        return ""
+    parts = []
+    deciders = text_of(fields.get("decided_by"))
+    if deciders:
+        parts.append(f"decided by {deciders}")
+    shown = 0
+    for name, value in fields.items():
+        if (
+            name in CHAIN
+            or name in SKIPPED_FIELDS
+            or name == "status"
+            or shown >= REPLACEMENT_FIELDS
+        ):
+            continue
+        said = text_of(value)
+        if said and said != page.get("effective_date"):
+            parts.append(f"{name.replace('_', ' ')}: {said}")
+            shown += 1
+    body = _first_paragraph(page)
+    if body:
+        parts.append(f"it says: {body}")
+    return f", {'; '.join(parts)}" if parts else ""
+
+
+def _first_paragraph(page: Mapping[str, Any]) -> str:
+    """The start of a page's first section: what the page itself says."""
+    sections = page.get("sections") or {}
+    for heading, body in sections.items() if isinstance(sections, Mapping) else ():
+        if str(heading).lower() in ("timeline", "open questions") or not str(body).strip():
+            continue
+        return cut(str(body).replace("**", ""), BODY_CHARS)
+    return ""
+
+
+def _subjects(brief: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [s for s in brief.get("subjects") or () if isinstance(s, Mapping)]
+
+
+def _since(s: Mapping[str, Any], day: str) -> list[Mapping[str, Any]]:
+    """The subject's values that changed after ``day`` (not what it itself replaced)."""
+    return [
+        c
+        for c in s.get("changed_since") or ()
+        if isinstance(c, Mapping)
+        and str(c.get("date") or "")[:10] > day
+        and c.get("field") != "supersedes"
+    ]
+
+
+def _on_topic(subjects: list[Mapping[str, Any]], question: str) -> list[Mapping[str, Any]]:
+    """The subjects saying at least half as many of the question's words as the best."""
+    asked = topic_words(question)
+
+    def said(s: Mapping[str, Any]) -> int:
+        current = s.get("current") or {}
+        values = " ".join(f"{k} {text_of(v)}" for k, v in current.items())
+        return len(said_of(asked, f"{s.get('title')} {values}"))
+
+    scores = [said(s) for s in subjects]
+    best = max(scores, default=0)
+    kept = {i for i, n in enumerate(scores) if 2 * n > best or best == 0}
+    # what a kept one replaced or was replaced by is part of its story
+    ids = {str(subjects[i].get("id")) for i in kept}
+    for i, s in enumerate(subjects):
+        if ids & {
+            str(x) for x in (*_listed(s.get("supersedes")), *_listed(s.get("superseded_by")))
+        }:
+            kept.add(i)
+    return [subjects[i] for i in sorted(kept, key=lambda i: (-scores[i], i))]
+
+
+def _listed(value: Any) -> list[Any]:
+    if value is None or value == "":
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
