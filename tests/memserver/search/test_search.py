@@ -61,7 +61,7 @@ def test_a_name_in_the_other_script_finds_the_person_by_transliteration(
 def test_a_latin_name_written_in_cyrillic_finds_its_page_and_the_notes_naming_it(
     search_world: World,
 ) -> None:
-    """"Глобекстэй" (with Globex) and "Софиятай" (with Sofia) are names: the page titled
+    """ "Глобекстэй" (with Globex) and "Софиятай" (with Sofia) are names: the page titled
     Globex is named by the question, and the keyword arm finds "Globex" in English pages."""
     response = ask(search_world, "Глобекстэй долоо хоног бүрийн уулзалт")  # weekly meeting
     top = response.results[:3]
