@@ -31,20 +31,15 @@ reported (``ingest_in_progress``, ``embedding_pending`` ...) end the answer in w
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import STOPWORDS, normalize_name, words
 from read_agent.extractive.brief_reply import (
-    BRIEF_BUDGET,
-    BRIEF_TOOL,
-    brief_lines,
     company_question,
-    disagreement_question,
-    interleaved,
-    ranked,
 )
+from read_agent.extractive.company_answer import PAGES_READ, CompanyAnswers, past_day
 from read_agent.extractive.evidence import (
     Evidence,
     changes,
@@ -63,7 +58,6 @@ from read_agent.extractive.question import (
     same_word,
 )
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, newest_first
-from read_agent.extractive.replay import replaced_ids, replay, replay_question, subject_then
 from read_agent.extractive.reply import (
     NO_ANSWER,
     NO_SENTENCE,
@@ -73,18 +67,14 @@ from read_agent.extractive.reply import (
     notes_for,
     since,
 )
-from read_agent.extractive.state_at import StateAt
 from read_agent.tools.citations import CitedPage, normalize_id
 
 DISPUTED = "The sources disagree: "
 REPLACED = frozenset({"reversed", "superseded"})  # a decision's status once replaced
-PAGES_READ = 8  # the best results read in full
 SECTION_LINES = 8  # a section the question names, read out whole up to this
-REPLACEMENTS_READ = 4  # pages that replaced what held on a past day, read as they are now
 LATER_READ = 6  # pages dated after a first page read for what they say about it
 # "when did you first learn / hear of it": when the memory learned it, not a list's order
 _LEARNED = re.compile(r"\bfirst\s+(?:learn|hear|heard|know|knew|told|found)\w*", re.IGNORECASE)
-_CHAIN_LINE = re.compile(r" — (?:supersedes|superseded by): ")  # a page's chain field
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
 # Words that say an order, not a subject ("the most recent Globex pilot review").
 _ORDER_TERMS = frozenset(
@@ -93,7 +83,7 @@ _ORDER_TERMS = frozenset(
 )  # fmt: skip
 
 
-class Extractive(StateAt):
+class Extractive(CompanyAnswers):
     """One extractive answer over the read tools (see the module docstring)."""
 
     # -- the answer
@@ -138,112 +128,13 @@ class Extractive(StateAt):
             reply = reply or await self._reply(reading, results, named, question)
         # decided, by whom, why, as of, disagree (not "the first decision": an order)
         ordered = reading.order is not None and not _LEARNED.search(asked)
-        if (company_question(asked) or _day(reading.as_of)) and not ordered:
+        if (company_question(asked) or past_day(reading.as_of)) and not ordered:
             reply = await self._briefed(reading, asked, reply, claim is not None)
         if reply is None:
             progress = ingesting(result)
             return (NO_ANSWER if progress is None else not_yet(progress)), []
         text = reply.text(self._notes(result))
         return text, self._cited(text, results)
-
-    async def _briefed(
-        self, reading: Reading, question: str, reply: Reply | None, claim: bool
-    ) -> Reply | None:
-        """The answer with ``kb_brief``'s lines first (the decision, its deciders, dates,
-        reason and what it replaced; the open conflicts) and its direct evidence after
-        the answer's own lines; the brief's first line leads when nothing else does."""
-        arguments: dict[str, Any] = {"question": question, "budget": BRIEF_BUDGET}
-        past = reading.as_of if _day(reading.as_of) else None
-        if past is not None and replay_question(question):
-            replayed = await self._replayed(reading, question, past, reply)
-            if replayed is not None:
-                return replayed
-        # what the memory knew then; a question asking the current state too ("your
-        # current understanding ... and on 2022-01-15?") gets the history instead
-        then = past if not reading.soft else None
-        if then is not None and self.tools.accepts(BRIEF_TOOL, "as_of"):
-            arguments["as_of"] = then
-        brief = await self.call(BRIEF_TOOL, arguments)
-        said, evidence, answers = brief_lines(
-            brief or {},
-            lambda s: self._about_other(
-                reading, {"folder": s.get("folder"), "fields": s.get("current")}
-            ),
-            disagreement_question(question),
-            self._folders(lambda f: bool(f.date_field)),
-            self._folders(lambda f: f.type == "decision"),
-            question,
-        )
-        day = self.as_of or then
-        if day is not None:  # nothing dated after the day asked about
-            said = [x for x in said if x[2:12] <= day]
-            evidence = [x for x in evidence if x[2:12] <= day]
-        if not said and not evidence:
-            return reply
-        reply = reply or Reply(None, [])
-        if claim:  # the evidence for a claim: direct quotes before the memory's reading
-            return Reply(reply.lead, [*evidence, *reply.lines, *said], reply.window)
-
-        # the brief's first line, then its other lines, the answer's lines and the
-        # brief's quotes, those saying the most of the question (and its day) first, in
-        # turn when they say as much: a telling line is not pushed past the answer's end
-        def rank(lines: Sequence[str]) -> list[str]:
-            return ranked(lines, question, [then] if then else [], disputed)
-
-        disputed = disagreement_question(question)
-        mixed = interleaved(reply.lines, evidence)
-        if answers and (reply.lead is None or reply.lead.startswith(NO_SENTENCE)):
-            return Reply(said[0].removeprefix("- "), rank([*said[1:], *mixed]))
-        if answers and reading.wants == "who":  # "who decided": the deciders lead
-            rest = rank([*said[1:], f"- {reply.lead}", *mixed])
-            return Reply(said[0].removeprefix("- "), rest)
-        return Reply(reply.lead, [*said[:1], *rank([*said[1:], *mixed])], reply.window)
-
-    async def _replayed(
-        self, reading: Reading, question: str, day: str, reply: Reply | None
-    ) -> Reply | None:
-        """ "What did we know on DAY, and what has changed since?": ``kb_brief`` as of the
-        day, each subject then and what became of it (:mod:`read_agent.extractive.replay`),
-        the pages that replaced one read as they are now; then the day's own quotes and
-        the answer's lines, those saying the most of the question first."""
-        if not self.tools.accepts(BRIEF_TOOL, "as_of"):
-            return None
-        arguments = {"question": question, "budget": BRIEF_BUDGET, "as_of": day}
-        brief = await self.call(BRIEF_TOOL, arguments) or {}
-        subjects = [s for s in brief.get("subjects") or () if isinstance(s, Mapping)]
-        named: list[Mapping[str, Any]] = []  # the pages the question names, on the day
-        for pid, page in list(self.pages.items())[:PAGES_READ]:
-            if pid not in {s.get("id") for s in subjects} and page.get("title") in self.asked:
-                view = await self.call("kb_get_page", {"id": pid, "as_of": day})
-                then = subject_then(view) if view is not None else None
-                named += [then] if then is not None else []
-        saved, self.as_of = self.as_of, None  # the replacements as they are now
-        try:
-            now = {
-                pid: found
-                for pid in replaced_ids({"subjects": [*subjects, *named]}, day)[:REPLACEMENTS_READ]
-                if (found := await self.call("kb_get_page", {"id": pid})) is not None
-            }
-        finally:
-            self.as_of = saved
-        replayed = replay(brief, day, now, question, named)
-        if replayed is None:
-            return None
-        _, evidence, _ = brief_lines(brief, question=question)
-        evidence = [x for x in evidence if x[2:12] <= day]  # quoted then, not later
-        reply = reply or Reply(None, [])
-        lead = reply.lead if not (reply.lead or NO_SENTENCE).startswith(NO_SENTENCE) else None
-        own = [*([f"- {lead}"] if lead else []), *reply.lines]
-        own = [x for x in own if not _CHAIN_LINE.search(x)]  # the replay says those
-        rest = ranked(interleaved(own, evidence), question, [day])
-        return Reply(replayed.lead, [*replayed.lines, *rest])
-
-    def _folders(self, which: Callable[[FolderSpec], bool]) -> frozenset[str]:
-        return (
-            frozenset(f.name for f in self.schema.folders if which(f))
-            if self.schema
-            else frozenset()
-        )
 
     def _support(
         self,
@@ -716,11 +607,6 @@ class Extractive(StateAt):
 
 
 # --- helpers without state ----------------------------------------------------------
-
-
-def _day(as_of: str | None) -> bool:
-    """An as-of reading that is a day (not "before the change")."""
-    return bool(as_of) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(as_of)) is not None
 
 
 def _named(result: Mapping[str, Any]) -> bool:
