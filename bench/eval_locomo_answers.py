@@ -71,6 +71,8 @@ from read_agent.tools.citations import extract_citations
 REPO = Path(__file__).resolve().parents[1]
 
 _CITATION = re.compile(r"\s*\[[^\]]+\]")
+# the read agent's label after a line's words: "(direct: source/x.md, by Ana)", "(inferred)"
+_LABEL = re.compile(r"\s*\((?:direct(?::[^()]*)?|inferred)\)\s*$")
 # "- 2023-05-07 (said on 2023-05-08) · Caroline: " before what a line quotes
 _LINE_HEAD = re.compile(r"^(?:- )?(?:Later: )?(?:[^·]{1,60} · )?(?:[A-Z][\w'’-]*: )?")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -122,8 +124,8 @@ def words_of(text: str) -> str:
 
 
 def said(line: str) -> str:
-    """An answer line's quoted words: no bullet, date, speaker or citation."""
-    return words_of(_LINE_HEAD.sub("", _CITATION.sub("", line).strip()))
+    """An answer line's quoted words: no bullet, date, speaker, label or citation."""
+    return words_of(_LINE_HEAD.sub("", _LABEL.sub("", _CITATION.sub("", line).strip())))
 
 
 def shows(line: str, turn: str) -> bool:
