@@ -271,7 +271,8 @@ def ranked(
     word of it (any ending, either language), three when the line is dated a day it
     names (or ``days``, the day it asks about: what was said that day), one a day it
     names that the line mentions; ties keep their order, or with ``quoted_first`` (how
-    do the accounts relate: what each note said) a note's own words come first."""
+    do the accounts relate: what each note said) a note's own words come first. When the
+    question names several days, the best line said on each of them follows the first."""
     asked = topic_words(question)
     wanted = set(_ISO_DAY.findall(question)) | set(days)
 
@@ -281,7 +282,17 @@ def ranked(
         named = wanted & set(_ISO_DAY.findall(text[12:]))
         return len(said_of(asked, text)) + 3 * dated + len(named - {line[2:12]})
 
-    return sorted(lines, key=lambda line: (-score(line), quoted_first and "(direct" not in line))
+    order = sorted(lines, key=lambda line: (-score(line), quoted_first and "(direct" not in line))
+    if len(wanted) < 2:
+        return order
+    # several days asked ("what did A say on D1, and B on D2?"): after the best line, the
+    # best said on each day (one dated the day, not told later), so every account shows
+    told = [
+        next((x for x in order if x[2:12] == day and "(said on" not in x[:40]), None)
+        for day in sorted(wanted)
+    ]
+    head = order[:1] + [x for x in order if x in told and x not in order[:1]]
+    return head + [x for x in order if x not in head]
 
 
 def interleaved(ours: Sequence[str], theirs: Sequence[str]) -> list[str]:

@@ -198,3 +198,20 @@ def test_asked_how_accounts_relate_a_note_s_own_words_come_first_at_equal_say() 
     question = "What did Omar Khaled say on 2021-05-22?"
     assert ranked(lines, question) == lines  # as much said: their order kept
     assert ranked(lines, question, quoted_first=True) == lines[::-1]
+
+
+def test_asked_of_two_days_each_day_s_own_account_shows_early() -> None:
+    later = "- 2022-06-15 · Luis Hernandez: the 2021-05-22 outage was DNS, not the load balancer."
+    lines = [
+        f"{later} (direct: source/pm.md) [incidents/pm]",
+        "- 2022-06-15 · Luis Hernandez: Omar Khaled checked the DNS record. (direct) [source/b.md]",
+        "- 2022-06-15 · Luis Hernandez: postmortem filed by Luis. (direct) [source/c.md]",
+        "- 2021-05-22 (said on 2022-06-15) · Omar Khaled blamed the load balancer. [source/b.md]",
+        "- 2021-05-22 · Omar Khaled: a 2-hour outage, the load balancer. (direct) [source/a.md]",
+    ]
+    question = "What did Luis Hernandez say on 2022-06-15, and Omar Khaled on 2021-05-22?"
+    out = ranked(lines, question)
+    assert out[0] == lines[1]  # the line saying the most of the question
+    assert lines[4] in out[:3]  # what was said on 2021-05-22, not a later telling of it
+    # one day asked: no account is pulled forward
+    assert ranked(lines, "What did Luis Hernandez say on 2022-06-15?")[-1] == lines[4]
