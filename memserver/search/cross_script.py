@@ -88,6 +88,8 @@ def latin_names(
         if is_cyrillic(title):
             continue
         title_words = normalize_name(title).split()
+        if not title_words:
+            continue  # a title of signs only names nothing
         whole = name_key(title)
         for term, keys in wanted.items():
             # the whole title, or a person's first name ("Прия" is Priya Shah)

@@ -1,0 +1,55 @@
+"""Names a question writes in Cyrillic matched with titles written in Latin letters."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from memserver.search.cross_script import latin_names
+
+DAY = dt.date(2026, 11, 1)
+
+
+class Rows:
+    """A connection whose one query answers ``rows`` and records its parameters."""
+
+    def __init__(self, rows: list[tuple[str, str, str, dt.date | None]]) -> None:
+        self.rows = rows
+        self.params: dict[str, Any] = {}
+
+    def execute(self, sql: str, params: dict[str, Any]) -> Rows:
+        self.params = params
+        return self
+
+    def fetchall(self) -> list[tuple[str, str, str, dt.date | None]]:
+        return self.rows
+
+
+def test_a_cyrillic_name_gets_the_latin_words_and_pages_that_sound_like_it() -> None:
+    conn = Rows(
+        [
+            ("companies/globex", "companies", "Globex", DAY),
+            ("projects/globex-eta", "projects", "Globex ETA Rollout", DAY),
+            ("people/priya-shah", "people", "Priya Shah", None),
+            ("people/prince", "people", "Prince Hal", None),
+            ("notes/dash", "notes", "—", None),  # a title of signs: no word, no error
+            ("companies/номин", "companies", "Номин Трейд", None),  # Cyrillic: its alias
+        ]
+    )
+    across, hits = latin_names(
+        conn,  # type: ignore[arg-type]
+        ["глобекстэй", "прия", "үнийн"],
+        ["companies", "projects", "people", "notes"],
+        people=["people"],
+        asked=["глобекстэй", "прия", "үнийн"],
+    )
+    assert across == {"глобекстэй": ("globex",), "прия": ("priya",)}  # "үнийн" is price
+    assert [h.id for h in hits] == ["companies/globex", "people/priya-shah"]
+    assert all(0.5 < h.score < 1.0 and h.detail == "transliterated_title" for h in hits)
+    assert set(conn.params["starts"].split(" | ")) >= {"gl:*", "pr:*"}
+
+
+def test_no_cyrillic_name_asks_nothing() -> None:
+    conn = Rows([("companies/globex", "companies", "Globex", DAY)])
+    assert latin_names(conn, ["globex", "price"], ["companies"]) == ({}, [])  # type: ignore[arg-type]
+    assert conn.params == {}
