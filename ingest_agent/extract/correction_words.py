@@ -22,6 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# A correction is said in a sentence of ordinary length: the readers look at this much
+# of one, so a note of one long unpunctuated line costs linear time, not quadratic.
+SENTENCE_CHARS = 1000
+
 _CUE = re.compile(
     r"\b(?P<en>amend(?:s|ed|ing|ment)?|retroactively"
     r"|correct(?:s|ed|ing)?\s+(?:the|our|an?)\s+(?:earlier|previous|original|initial|prior|first)"
@@ -90,6 +94,7 @@ class Cause:
 
 def correction(sentence: str) -> re.Match[str] | None:
     """The cue of a sentence saying an earlier record is corrected, unless negated."""
+    sentence = sentence[:SENTENCE_CHARS]
     for match in _CUE.finditer(sentence):
         if not _NOT.search(sentence[: match.start()]):
             return match
@@ -98,12 +103,13 @@ def correction(sentence: str) -> re.Match[str] | None:
 
 def names_earlier(sentence: str) -> bool:
     """Whether ``sentence`` names an earlier record ("the earlier decision")."""
-    return _EARLIER.search(sentence) is not None
+    return _EARLIER.search(sentence[:SENTENCE_CHARS]) is not None
 
 
 def revised_cause(sentence: str) -> Cause | None:
     """The root cause a sentence says an incident had after all (see the module
     docstring); None when it states no cause with a correction cue."""
+    sentence = sentence[:SENTENCE_CHARS]
     before = _old_cause(sentence)
     found = _CAUSE_WAS.search(sentence)
     if found is not None:

@@ -80,7 +80,7 @@ def word_keys(word: str) -> frozenset[str]:
     return frozenset(k for k in keys if len(k) >= MIN_SOUND_KEY and " " not in k)
 
 
-def sounds_alike(a: str, b: str) -> bool:
+def same_name_across_scripts(a: str, b: str) -> bool:
     """Whether two words, one in Cyrillic and one in Latin letters, are one name written
     in two scripts ("Прия" and "Priya", "Глобекстэй" and "Globex")."""
     return is_cyrillic(a) != is_cyrillic(b) and bool(word_keys(a) & word_keys(b))

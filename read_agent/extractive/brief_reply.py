@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memserver.kb.glossary import other_language
-from memserver.kb.translit import sounds_alike
+from memserver.kb.translit import same_name_across_scripts
 from memserver.kb.words import STOPWORDS, words
 from read_agent.extractive.evidence import INFERRED
 from read_agent.extractive.question import AS_OF_WORDS, CHANGE_WORDS, matched
@@ -152,7 +152,7 @@ def _about(subject: Mapping[str, Any], question: str | None) -> bool:
     starts = asked | {s for w in asked for s in other_language(w)}  # "үнийн" is "pricing"
     told = set(words(said))
     return any(w.startswith(s) for w in told for s in starts) or any(
-        sounds_alike(a, w)
+        same_name_across_scripts(a, w)
         for a in asked
         for w in told  # "Глобекс" is Globex
     )

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memserver.kb.glossary import same_meaning
-from memserver.kb.translit import sounds_alike
+from memserver.kb.translit import same_name_across_scripts
 from memserver.kb.words import STOPWORDS, is_cyrillic, mn_stems, words
 
 WHEN = frozenset({"when", "date", "day", "хэзээ", "хэдэнд", "хэдний"})
@@ -270,7 +270,7 @@ def same_word(a: str, b: str) -> bool:
     the other's irregular past ("go" ~ "went", "meet" ~ "met")."""
     if a == b or BASE_FORM.get(a, a) == BASE_FORM.get(b, b) or same_meaning(a, b):
         return True
-    if sounds_alike(a, b):  # one name in two scripts: "прия" ~ "priya"
+    if same_name_across_scripts(a, b):  # one name in two scripts: "прия" ~ "priya"
         return True
     sa, sb = stem(a), stem(b)
     if sa == sb:

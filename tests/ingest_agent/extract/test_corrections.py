@@ -44,6 +44,17 @@ def test_correction_cues_are_read_in_both_languages_and_a_negated_one_is_none() 
     assert not cues.names_earlier("we agreed to a hybrid API strategy")
 
 
+def test_only_a_sentence_s_first_thousand_characters_are_read() -> None:
+    """A note of one long unpunctuated line is read in linear time: a cue past the cut
+    is not seen (ordinary sentences are far shorter)."""
+    filler = "the load balancer issue was discussed again " * 30  # 1,320 characters
+    assert cues.correction(f"We amended the record; {filler}") is not None
+    assert cues.correction(f"{filler} and we amended the record") is None
+    cause = "The actual root cause was a misconfigured DNS record"
+    assert cues.revised_cause(cause) is not None
+    assert cues.revised_cause(f"{filler} {cause}") is None
+
+
 def test_a_revised_root_cause_is_read_with_the_cause_believed_before() -> None:
     cases = {
         "The actual root cause of the 2021-05-22 outage was a misconfigured DNS record, "
