@@ -23,7 +23,7 @@ import zipfile
 from typing import Any
 
 from memserver.convert.archive import open_zip
-from memserver.convert.errors import ConversionError
+from memserver.convert.errors import ConversionError, library_step
 from memserver.convert.note import Note, iso_day
 from memserver.convert.spreadsheet import xlsx_markdown
 from memserver.convert.text import title_from_name
@@ -35,7 +35,8 @@ MAX_PDF_RATIO = 200
 
 
 def convert_document(name: str, data: bytes, kind: str) -> list[Note]:
-    """The note of one document of ``kind`` (its extension without the dot)."""
+    """The note of one document of ``kind`` (its extension without the dot). A failure
+    after the metadata was read carries the document's date."""
     meta: dict[str, str] = {}
     if kind in OFFICE:
         meta = _office_meta(data, name)
@@ -45,46 +46,73 @@ def convert_document(name: str, data: bytes, kind: str) -> list[Note]:
         meta = _html_meta(data)
     elif kind == "epub":
         meta = _epub_meta(data, name)
-    body = _markdown(data, kind, name)
+    day = iso_day(name) or iso_day(meta.get("date", ""))
+    try:
+        body = _markdown(data, kind, name)
+    except ConversionError as exc:
+        raise exc.dated(day) from None
     if not body.strip():
         raise ConversionError(
             f"{name} holds no text (a scanned document or an empty file?)",
             "export it with its text (run OCR on a scan first)",
+            day,
         )
-    day = iso_day(name) or iso_day(meta.get("date", ""))
     title = meta.get("title") or title_from_name(name)
     return [Note(title, body, day, meta.get("author") or None)]
 
 
 def _markdown(data: bytes, kind: str, name: str) -> str:
-    try:
-        if kind == "pdf":
+    if kind == "pdf":
+        with library_step(name, "pdfminer.six", "extracting the text of its pages"):
             return _pdf_text_of_pages(data)
-        if kind == "xlsx":
+    if kind == "xlsx":
+        with library_step(name, "openpyxl", "reading the workbook's sheets"):
             return xlsx_markdown(data, name)
-        from markitdown import StreamInfo
-        from markitdown.converters import (
-            DocxConverter,
-            EpubConverter,
-            HtmlConverter,
-            PptxConverter,
-        )
+    if kind == "docx":
+        return _docx_markdown(data, name)
+    from markitdown import StreamInfo
+    from markitdown.converters import EpubConverter, HtmlConverter, PptxConverter
 
-        converters: dict[str, Any] = {
-            "docx": DocxConverter,
-            "pptx": PptxConverter,
-            "html": HtmlConverter,
-            "epub": EpubConverter,
-        }
-        info = StreamInfo(extension=f".{kind}", filename=name, charset="utf-8")
+    converters: dict[str, Any] = {
+        "pptx": PptxConverter,
+        "html": HtmlConverter,
+        "epub": EpubConverter,
+    }
+    info = StreamInfo(extension=f".{kind}", filename=name, charset="utf-8")
+    with library_step(name, "markitdown", f"converting the {kind.upper()} to markdown"):
         return str(converters[kind]().convert(io.BytesIO(data), info).markdown or "")
-    except ConversionError:
-        raise
-    except Exception as exc:
-        raise ConversionError(
-            f"{name} cannot be read as {kind.upper()} ({type(exc).__name__}: {exc})"[:500],
-            "the file is corrupt or not what its extension says; save or export it again",
-        ) from None
+
+
+def _docx_markdown(data: bytes, name: str) -> str:
+    """A Word document's markdown: ``mammoth`` reads the DOCX (its own XML reading, headings,
+    lists, tables) into HTML, and markitdown's HTML converter writes the markdown.
+
+    markitdown's own DOCX path first rewrites ``word/document.xml`` through BeautifulSoup's
+    XML parser (to turn equations into LaTeX); with lxml 6.2 and beautifulsoup4 4.15 that
+    round trip drops the namespace prefixes and mammoth then finds no body, so every
+    document fails. Measured on files from python-docx and LibreOffice
+    (``bench/bench_docx.py``), this path reads the same text, headings, lists and tables on
+    every version; only equations are left as their text. Pictures become their alt text
+    (no base64 data in a note).
+    """
+    import mammoth
+    from markitdown.converters import HtmlConverter
+
+    def picture(image: Any) -> dict[str, str]:
+        return {"alt": str(image.alt_text or "")}
+
+    with library_step(name, "mammoth", "reading the document's paragraphs into HTML"):
+        stream = io.BytesIO(data)
+        style_map = mammoth.read_embedded_style_map(stream) or ""
+        stream.seek(0)
+        html = mammoth.convert_to_html(
+            stream,
+            style_map="\n".join(part for part in (style_map, "u => u") if part),
+            include_embedded_style_map=False,
+            convert_image=mammoth.images.img_element(picture),
+        ).value
+    with library_step(name, "markitdown", "writing the document's HTML as markdown"):
+        return str(HtmlConverter().convert_string(html).markdown or "")
 
 
 def _pdf_text_of_pages(data: bytes) -> str:

@@ -13,7 +13,7 @@ from memserver.convert.outlook import convert_msg
 from memserver.convert.slack import convert_slack
 from memserver.convert.transcript import convert_transcript
 
-# extension -> (kind, what one such file becomes), as the README lists them
+# extension -> (kind, what one such file becomes), as docs/sources.md lists them
 FORMATS: dict[str, tuple[str, str]] = {
     ".vtt": ("vtt", "one note per transcript: speakers, date from the name or first cue"),
     ".srt": ("srt", "one note per transcript: speakers, date from the name or first cue"),

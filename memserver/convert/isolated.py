@@ -9,6 +9,7 @@ memory and may write no file, and sees none of the caller's secrets (``PASSED_EN
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -65,5 +66,10 @@ def convert_isolated(kind: str, name: str, data: bytes, seconds: float | None = 
             "the file may be corrupt or too large to convert; export it again",
         ) from None
     if "error" in out:
-        raise ConversionError(str(out["error"]), str(out.get("fix") or "export it again"))
+        day = out.get("date")
+        raise ConversionError(
+            str(out["error"]),
+            str(out.get("fix") or "export it again"),
+            dt.date.fromisoformat(day) if isinstance(day, str) else None,
+        )
     return [Note.from_dict(n) for n in out["notes"]]

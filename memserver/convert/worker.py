@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
         notes = CONVERTERS[kind](name, data)
         out: dict[str, object] = {"notes": [n.to_dict() for n in notes]}
     except ConversionError as exc:
-        out = {"error": exc.message, "fix": exc.fix}
+        out = {"error": exc.message, "fix": exc.fix, "date": exc.date and exc.date.isoformat()}
     except MemoryError:
         out = {
             "error": f"{name} needs more memory to convert than the limit allows (a bomb?)",
@@ -43,10 +43,12 @@ def main(argv: list[str]) -> int:
         }
     except RecursionError:
         out = {"error": f"{name} is nested too deeply to convert", "fix": "export it again"}
-    except Exception as exc:  # a parser's own error: the file is not what it says
+    except Exception as exc:  # a library's error that no converter step named
         out = {
-            "error": f"{name} cannot be converted ({type(exc).__name__}: {exc})"[:500],
-            "fix": "the file may be corrupt or not what its extension says; export it again",
+            "error": f"{name}: the {kind} converter failed ({type(exc).__name__}: {exc})"[:500],
+            "fix": "if the file opens in its own program, the converter is at fault, not the "
+            "file: save it again in another format (.pdf, .md) and drop that in, and report "
+            "the message above",
         }
     sys.stdout.write(json.dumps(out, ensure_ascii=False))
     return 0

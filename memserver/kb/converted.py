@@ -11,16 +11,20 @@ is refused with the command that splits it (``memserver import``).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from memserver.convert.errors import ConversionError
 from memserver.convert.isolated import convert_isolated
 from memserver.convert.note import Note
 from memserver.kb.layout import write_atomic
 
-CACHE_FORMAT = "1"
+# "2": a failure keeps the original's date, and DOCX is read by mammoth directly (a
+# cached failure of the old path is converted again).
+CACHE_FORMAT = "2"
 # An original in a known format may be larger than a note (a deck with pictures);
 # its converted text must still fit sources.max_bytes.
 MAX_ORIGINAL_BYTES = 64 * 1024 * 1024
@@ -46,44 +50,63 @@ def converted(
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         cached = None
     if isinstance(cached, dict) and "error" in cached:
-        raise ConversionError(str(cached["error"]), str(cached.get("fix") or ""))
+        day = cached.get("date")
+        raise ConversionError(
+            str(cached["error"]),
+            str(cached.get("fix") or ""),
+            _day(day),
+        )
     if isinstance(cached, dict) and isinstance(cached.get("notes"), list):
         return [Note.from_dict(n) for n in cached["notes"]]
     try:
         notes = convert_isolated(kind, rel.rsplit("/", 1)[-1], data)
     except ConversionError as exc:
-        _store(path, {"error": exc.message, "fix": exc.fix})
+        _store(path, {"error": exc.message, "fix": exc.fix, "date": exc.date and str(exc.date)})
         raise
     _store(path, {"notes": [n.to_dict() for n in notes]})
     return notes
 
 
+class NoteText(NamedTuple):
+    """What a dropped-in original gives the ledger: its note's ``text``, else ``error`` (why
+    not); ``date`` is the original's own date when it could be read even so."""
+
+    text: str | None
+    error: str | None
+    date: dt.date | None = None
+
+
 def note_text(
     state: Path, rel: str, kind: str, data: bytes, digest: str, max_bytes: int, fresh: bool
-) -> tuple[str | None, str | None]:
-    """``(text, None)`` of a dropped-in original that makes one note, else ``(None, why)``."""
+) -> NoteText:
+    """The text of a dropped-in original that makes one note, else why not."""
     try:
         notes = converted(state, rel, kind, data, digest, fresh)
     except ConversionError as exc:
-        return None, f"{exc.message}; {exc.fix}"
+        return NoteText(None, f"{exc.message}; {exc.fix}", exc.date)
     command = _IMPORT.get(kind, "folder")
     if not notes:
-        return None, "it converts to no note; check the file holds text"
+        return NoteText(None, "it converts to no note; check the file holds text")
     if len(notes) > 1:
-        return None, (
-            f"it holds {len(notes)} notes ({', '.join(n.title for n in notes[:3])}, ...), and a "
-            f"file in source/ makes one; move it out of source/ and run `memserver import "
-            f"{command} FILE`, which writes one note each into source/"
+        return NoteText(
+            None,
+            (
+                f"it holds {len(notes)} notes ({', '.join(n.title for n in notes[:3])}, ...), and a "
+                f"file in source/ makes one; move it out of source/ and run `memserver import "
+                f"{command} FILE`, which writes one note each into source/"
+            ),
         )
     text = notes[0].render()
     size = len(text.encode("utf-8"))
     if size > max_bytes:
-        return None, (
+        return NoteText(
+            None,
             f"its text is {size:,} bytes, larger than the limit of {max_bytes:,} bytes "
             "(sources.max_bytes); move it out of source/ and run `memserver import folder "
-            "DIR`, which splits it by headings or pages into notes that fit"
+            "DIR`, which splits it by headings or pages into notes that fit",
+            notes[0].date,
         )
-    return text, None
+    return NoteText(text, None, notes[0].date)
 
 
 def slack_export_part(root: Path, rel: str) -> str | None:
@@ -105,6 +128,13 @@ def slack_export_error(export: str) -> str:
         "is imported whole; move the export out of source/ and run `memserver import slack "
         "DIR`, which writes a note per channel and day"
     )
+
+
+def _day(value: object) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def _store(path: Path, body: dict[str, object]) -> None:

@@ -136,9 +136,12 @@ class _Observed:
     mtime: float
     text: str | None
     error: str | None
+    known_date: datetime.date | None = None  # a converted original's own, even if it failed
 
     @functools.cached_property
     def doc_date(self) -> datetime.date:
+        if self.text is None and self.known_date is not None:
+            return self.known_date
         return _doc_date(self.rel, self.text, self.mtime)
 
 
@@ -193,8 +196,8 @@ def _observe(
     data, mtime = read.data, read.mtime
     digest, size = _sha256(data), len(data)
     if kind is not None and state is not None:
-        note, why = note_text(state, rel, kind, data, digest, max_bytes, fresh)
-        return _Observed(rel, digest, size, mtime, note, why)
+        note = note_text(state, rel, kind, data, digest, max_bytes, fresh)
+        return _Observed(rel, digest, size, mtime, note.text, note.error, note.date)
     if state is not None and (export := slack_export_part(root, rel)) is not None:
         return _Observed(rel, digest, size, mtime, None, slack_export_error(export))
     if b"\x00" in data:
