@@ -114,6 +114,8 @@ class RunSummary:
     """One pass: an outcome per source, totals, and why it stopped early (if it did)."""
 
     sources: list[SourceOutcome] = field(default_factory=list)
+    # sources the server could not take (a file that does not convert): (path, why)
+    not_taken: list[tuple[str, str]] = field(default_factory=list)
     stopped: str | None = None
     paused: str | None = None  # the server's database was unavailable; try again later
     seconds: float = 0.0
@@ -122,12 +124,20 @@ class RunSummary:
     tokens: int = 0
 
     def count(self, status: str) -> int:
-        return sum(1 for s in self.sources if s.status == status)
+        found = sum(1 for s in self.sources if s.status == status)
+        return found + (len(self.not_taken) if status == "failed" else 0)
+
+    def failures(self) -> list[tuple[str, str]]:
+        """Every failed note of the run, with why: those read and failed, then those the
+        server could not take."""
+        read = [(s.path, s.error or "failed") for s in self.sources if s.status == "failed"]
+        return read + self.not_taken
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "ingested": self.count("ingested"),
             "failed": self.count("failed"),
+            "failures": [{"path": p, "error": e} for p, e in self.failures()],
             "dry_run": self.count("dry-run"),
             "stopped": self.stopped,
             "paused": self.paused,
@@ -167,6 +177,9 @@ class IngestAgent:
         # Who this agent is in its leases on sources (source_claim): one per process. An
         # agent restarted in its container (same host name, pid 1) takes its leases back.
         self.holder = f"ingest-agent@{socket.gethostname()}:{os.getpid()}"
+        # failed sources already reported by this process, by (path, hash): a watching
+        # agent names each once, not at every pass
+        self._reported: set[tuple[str, str]] = set()
 
     @property
     def extractor_name(self) -> str:
@@ -185,6 +198,11 @@ class IngestAgent:
         calls_before = self.memory.calls
         summary = self.progress = RunSummary()  # so far, for a run that is interrupted
         paths = list(only) if only is not None else [s["path"] for s in await self.memory.pending()]
+        if only is None:
+            for path, digest, why in self.memory.failed_sources:
+                if (path, digest) not in self._reported:
+                    self._reported.add((path, digest))
+                    summary.not_taken.append((path, why))
         if observer is not None and paths:
             observer.started(len(paths))
         try:  # the totals so far, also when the run is interrupted

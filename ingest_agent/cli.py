@@ -57,7 +57,7 @@ from memserver.kb.page import Page, render_page
 from memserver.kb.schema import FolderSpec
 from memserver.terminal.output import print_json
 from memserver.terminal.program import add_config_option, parse_interval, run_translating_errors
-from memserver.terminal.progress import NoteDone, NoteProgress
+from memserver.terminal.progress import NoteDone, NoteProgress, failure_line
 
 log = logging.getLogger("ingest_agent")
 
@@ -357,8 +357,10 @@ def _report(
     tail = f" (stopped: {summary.stopped})" if summary.stopped else ""
     tail += f" (paused, the rest stays queued: {summary.paused})" if summary.paused else ""
     extractors = sorted({s.extractor for s in summary.sources if s.extractor})
+    failures = summary.failures()
+    named = f" ({'; '.join(failure_line(p, e) for p, e in failures)})" if failures else ""
     print(
-        f"{summary.count('ingested')} ingested, {summary.count('failed')} failed, "
+        f"{summary.count('ingested')} ingested, {summary.count('failed')} failed{named}, "
         f"{summary.llm_calls} LLM calls, {summary.tokens} tokens, "
         f"{summary.seconds:.1f}s [{', '.join(extractors) or '-'}]{tail}"
     )

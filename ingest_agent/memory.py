@@ -105,6 +105,8 @@ class Memory:
         self._names: dict[tuple[str, str, dt.date | None], Resolved] = {}
         self._overlay: dict[str, StoredView] = {}
         self._dates: dict[str, dt.date | None] = {}
+        # the sources the last listing could not take: (path, hash, why)
+        self.failed_sources: list[tuple[str, str, str]] = []
         self._params: dict[str, frozenset[str]] = {}
         self._listed: dict[str, list[tuple[str, str, str]]] = {}
         self._preloaded: bool | None = None
@@ -151,6 +153,10 @@ class Memory:
     async def pending(self, limit: int = 1000) -> list[dict[str, Any]]:
         result = await self.call("source_pending", {"limit": limit})
         sources = list(result.get("sources") or [])
+        self.failed_sources = [
+            (str(f["path"]), str(f.get("hash") or ""), str(f.get("error") or "failed"))
+            for f in result.get("failed") or []
+        ]
         for item in sources:
             self._dates[item["path"]] = as_date(item.get("doc_date"))
         return sources

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memserver.terminal.progress import failure_line
+
 IDLE_SECONDS = 300.0  # longer than one note takes with a slow model (extraction, merge)
 INGEST_IN_PROGRESS = "ingest_in_progress"
 _WAITING = ("pending", "updated")
@@ -37,6 +39,7 @@ class IngestStatus:
     waiting: int = 0
     total: int = 0  # every source not removed
     current: str | None = None  # the note being read last
+    failures: tuple[tuple[str, str], ...] = ()  # (path, why) of every failed note
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -46,11 +49,15 @@ class IngestStatus:
             "waiting": self.waiting,
             "total": self.total,
             "current": self.current,
+            "failures": [{"path": p, "error": e} for p, e in self.failures],
         }
 
-    def summary(self) -> str:
-        """``12/28 notes ingested`` (with the failures, when there are any)."""
+    def summary(self, named: bool = False) -> str:
+        """``12/28 notes ingested`` (with the failures, when there are any; ``named``: each
+        failed note with its reason, as ``up`` ends a pass)."""
         failed = f", {self.failed} failed" if self.failed else ""
+        if named and self.failures:
+            failed += ": " + "; ".join(failure_line(p, e) for p, e in self.failures)
         return f"{self.ingested}/{self.total} notes ingested{failed}"
 
 
@@ -79,6 +86,7 @@ class IngestProgress:
     clock: Callable[[], float] = time.monotonic
     _counts: dict[str, int] = field(default_factory=dict)
     _current: str | None = None
+    _failures: dict[str, str] = field(default_factory=dict)
     _active_at: float | None = None
     _listeners: list[Listener] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -97,9 +105,12 @@ class IngestProgress:
 
     # -- fed by the pipeline tools -----------------------------------------------------
 
-    def listed(self, counts: Mapping[str, int]) -> None:
-        """``source_pending`` scanned the ledger: ``counts`` by status (an event when
-        notes wait)."""
+    def listed(self, counts: Mapping[str, int], failures: Mapping[str, str] | None = None) -> None:
+        """``source_pending`` scanned the ledger: ``counts`` by status and the failed notes
+        with their reasons (an event when notes wait)."""
+        if failures is not None:
+            with self._lock:
+                self._failures = dict(failures)
         drained = self._update(counts)
         status = self.status()
         if status.waiting:
@@ -121,6 +132,11 @@ class IngestProgress:
         error: str | None = None,
     ) -> None:
         """``source_mark`` recorded a note as ingested or failed (or reset it)."""
+        with self._lock:
+            if outcome == "failed":
+                self._failures[path] = error or "failed without a message"
+            else:
+                self._failures.pop(path, None)
         drained = self._update(counts)
         status = self.status()
         self._emit(
@@ -134,6 +150,7 @@ class IngestProgress:
         with self._lock:
             counts = dict(self._counts)
             current = self._current
+            failures = tuple(sorted(self._failures.items()))
             active = self._active_at is not None and (
                 self.clock() - self._active_at < self.idle_seconds
             )
@@ -146,6 +163,7 @@ class IngestProgress:
             waiting=waiting,
             total=total,
             current=current if active and waiting > 0 else None,
+            failures=failures,
         )
 
     # -- internals -----------------------------------------------------------------------

@@ -24,6 +24,13 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 
+def failure_line(path: str, error: str, limit: int = 240) -> str:
+    """``path (why)``: a failed note and its reason on one line, cut to ``limit``
+    characters (what ``up`` and the ingest agent end a pass with)."""
+    why = " ".join(error.split())
+    return f"{path} ({why[: limit - 1] + '…' if len(why) > limit else why})"
+
+
 @dataclass(frozen=True)
 class NoteDone:
     """One finished note: ``outcome`` ingested, failed (with ``error``) or anything else
@@ -118,12 +125,14 @@ class NoteProgress:
         took = f" ({seconds:.1f}s)" if seconds is not None else ""
         count = f"{self.done}/{self.total}"
         if note.outcome == "failed":
-            return f"failed    {count:>7}  {note.path}: {note.error or 'no reason given'}{took}"
+            why = " ".join((note.error or "no reason given").split())  # one line, always
+            return f"failed    {count:>7}  {note.path}: {why}{took}"
         pages = f" -> {note.pages} page(s)" if note.outcome == "ingested" else ""
         return f"{note.outcome:<9} {count:>7}  {note.path}{pages}{took}"
 
-    def end(self, extra: str = "") -> None:
-        """The run is over: the bar goes, one summary line stays."""
+    def end(self, extra: str = "", failures: Sequence[tuple[str, str]] = ()) -> None:
+        """The run is over: the bar goes, one summary line stays (``failures``: the failed
+        notes and why, in the JSON event; the line names them in ``extra``)."""
         if not self.running:
             return
         assert self._started is not None
@@ -137,11 +146,12 @@ class NoteProgress:
                 failed=failed,
                 notes=self.done,
                 seconds=round(seconds, 3),
+                failures=[{"path": p, "error": e} for p, e in failures],
             )
         else:
-            failures = f", {failed} failed" if failed else ""
+            failures_shown = f", {failed} failed" if failed else ""
             self._line(
-                f"{self.label}: {ingested} note(s) ingested{failures} in {seconds:.1f}s{extra}"
+                f"{self.label}: {ingested} note(s) ingested{failures_shown} in {seconds:.1f}s{extra}"
             )
         self.close()
 

@@ -90,7 +90,7 @@ class UpProgress:
             outcome = event.outcome or "ingested"
             self.display.finished(NoteDone(event.path, outcome, len(event.pages), event.error))
         elif event.kind == "done":
-            self.display.end(f" ({status.summary()})")
+            self.display.end(f" ({status.summary(named=True)})", failures=status.failures)
             self._announce = True
 
     def close(self) -> None:

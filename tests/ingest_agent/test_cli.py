@@ -156,6 +156,18 @@ def test_each_note_gets_its_line_as_it_finishes_then_the_totals(
     assert lines[-1].startswith("4 ingested, 0 failed") and "[rules]" in lines[-1]
 
 
+def test_the_totals_name_each_note_that_could_not_be_taken_and_why(
+    small_server: IngestServer, as_text: Callable[..., tuple[int, str]]
+) -> None:
+    (small_server.paths.source / "plans").mkdir()
+    (small_server.paths.source / "plans" / "handbook.docx").write_bytes(b"PK\x03\x04 cut")
+    status, out = as_text(small_server)
+    last = out.splitlines()[-1]
+    assert status == 1  # a failed note is a failed run
+    assert last.startswith("4 ingested, 1 failed (plans/handbook.docx (handbook.docx is not")
+    assert "not a valid zip archive" in last
+
+
 def test_the_observer_hears_of_each_note_before_the_next_starts(
     small_server: IngestServer,
 ) -> None:

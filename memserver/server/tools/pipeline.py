@@ -18,7 +18,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from memserver.errors import MemoryError_, ToolErrorKind
-from memserver.kb.manifest import Manifest, SourceEntry
+from memserver.kb.manifest import Manifest, SourceEntry, Status
 from memserver.server.tools.base import (
     MAX_OFFSET,
     Access,
@@ -46,6 +46,7 @@ class PendingResult(TypedDict):
     total: int
     counts: dict[str, int]
     indexing: bool
+    failed: list[SourceInfo]
 
 
 class SourceContent(TypedDict):
@@ -115,6 +116,8 @@ def source_pending(
     write the pages, then source_mark. `total` counts all waiting sources;
     `counts` gives every status in the manifest. `indexing` is true while a large
     note is being indexed for search in the background (reading it works at once).
+    `failed` lists the sources that could not be taken (a file that does not convert,
+    one too large), each with its `error`: they wait for a change to the file.
     """
     services = current().services
     with services.pipeline_lock:
@@ -122,12 +125,14 @@ def source_pending(
     indexing = services.sources.follow(entries, lambda scan: index_scanned(services, scan))
     pending = Manifest.waiting(entries)
     counts = status_counts(entries)
-    services.ingest.listed(counts)
+    failed = [e for e in entries if e.status is Status.FAILED]
+    services.ingest.listed(counts, {e.path: e.error or "" for e in failed})
     return {
         "sources": [source_info(e) for e in pending[:limit]],
         "total": len(pending),
         "counts": counts,
         "indexing": indexing,
+        "failed": [source_info(e) for e in failed[:limit]],
     }
 
 
@@ -329,7 +334,6 @@ def source_claim(
     listed it; skip it. Call source_release when done (ingested or failed); a lease you
     do not release lapses after `lease_seconds`. Claiming again renews it.
     """
-    from memserver.kb.manifest import Status
     from memserver.store.leases import SourceLeases
 
     services = current().services

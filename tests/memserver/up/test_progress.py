@@ -98,6 +98,24 @@ def test_up_draws_the_servers_pipeline_events_when_it_polls() -> None:
     view.close()
 
 
+def test_ups_pass_ends_naming_every_failed_note_and_why() -> None:
+    ingest = IngestProgress()
+    out = io.StringIO()
+    pending = [True]
+    view = UpProgress(ingest, NoteProgress(out, terminal=False), lambda: pending[0])
+    why = "handbook.docx: mammoth 1.13.0 failed while reading the document's paragraphs"
+    ingest.listed({"pending": 1, "failed": 1}, {"source/handbook.docx": why})
+    ingest.reading("a.md")
+    ingest.finished("a.md", "failed", {"failed": 2}, error="no date\nin it")
+    pending[0] = False
+    view.poll()
+    done = out.getvalue().splitlines()[1]
+    assert done.endswith(
+        f"(0/2 notes ingested, 2 failed: a.md (no date in it); source/handbook.docx ({why}))"
+    )
+    view.close()
+
+
 def test_the_working_copy_is_kept_and_made_fresh_only_when_asked(tmp_path: Path) -> None:
     target = tmp_path / ".memserver" / "example_kb"
     assert prepare(target, EXAMPLE_KB).startswith("created the working copy")
