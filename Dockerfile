@@ -5,11 +5,11 @@ RUN apt-get update && apt-get install -y --no-install-recommends gcc \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 10001 app
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY memserver ./memserver
 COPY ingest_agent ./ingest_agent
 COPY read_agent ./read_agent
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir -c constraints.txt .
 # The example (seeds an empty knowledge base on first start) and both configs.
 COPY example_kb ./example_kb
 COPY config.example.yaml config.dev.yaml ./
