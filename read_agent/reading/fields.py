@@ -1,0 +1,193 @@
+"""Which field or section of the subject's page a question asks about, by meaning.
+
+A schema field says what it is in its own words: its name, its link verb and that
+verb's patterns, its enum values. Those words, and every word of the lexicon's meanings
+that share one of them (``lang/*.yaml``: "boss" and "дарга" mean what "reports to"
+means), name the field in a question. The answer's type narrows the candidates: "who"
+asks a link to people, "when" a date, "how much" a number; when the question's words
+name no field, the one field of that type the subject's folder has is asked ("until
+when does Initech's contract run?": its one date field); a field its words name is asked
+whatever the type ("when did Globex become a customer?": the day its status changed). Otherwise an embedder, when
+given, picks the field whose text is nearest the question's topical words, if it stands
+clearly above the rest.
+
+A link within one folder is read in both directions: "who does Bob report to" asks
+Bob's own value; "who reports to Alex Kim" and "Alex Kim's direct reports" ask the pages
+that link to Alex. A verb phrase of the field's own with the name after it, or an
+inverse word ("manages") with the name before it, asks the pages that link in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memserver.kb.schema import FieldSpec, FolderSpec, Schema
+from read_agent.reading.lexicon import Lexicon, Match, find, meanings_of, same, tokens
+from read_agent.reading.model import FieldAsked, Wants
+
+Embed = Callable[[Sequence[str]], Sequence[np.ndarray]]
+EMBED_MARGIN = 0.02  # a field picked by the embedder stands this far above the next
+_DATE_TYPES = ("date",)
+_NUMBER_TYPES = ("number", "integer", "money")
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    folder: FolderSpec
+    field: FieldSpec
+    own: dict[str, list[str]]  # phrases that name it: "own" and "inverse"
+    verb_words: tuple[str, ...]  # the words of its verb and patterns
+    strong: frozenset[str]  # its own phrases (name, verb, patterns, enum values)
+
+
+def field_text(spec: FolderSpec, f: FieldSpec) -> list[str]:
+    """A field's own words: its name, its verb, its verb's patterns (no name slot)."""
+    texts = [f.name.replace("_", " ")]
+    if f.verb:
+        texts.append(f.verb.replace("_", " "))
+        for verb in spec.link_verbs:
+            if verb.verb == f.verb:
+                texts += [p.text for p in verb.phrases if p.text]
+    if f.description:
+        texts.append(f.description)
+    return texts
+
+
+def candidates(folders: Sequence[FolderSpec], lex: Lexicon) -> list[_Candidate]:
+    out = []
+    for spec in folders:
+        for f in spec.fields:
+            texts = field_text(spec, f)
+            core = [w for t in texts[: len(texts) - bool(f.description)] for w in tokens(t)]
+            meanings = meanings_of(core, lex)
+            strong = texts[: len(texts) - bool(f.description)] + list(f.values)
+            own = strong + [w for m in meanings for w in m.words]
+            inverse = [w for m in meanings for w in m.inverse]
+            verb_words = tuple(tokens(" ".join(texts[1 : len(texts) - bool(f.description)])))
+            out.append(
+                _Candidate(spec, f, {"own": own, "inverse": inverse}, verb_words, frozenset(strong))
+            )
+    return out
+
+
+def fits(f: FieldSpec, wants: Wants, schema: Schema | None) -> bool:
+    """Whether a field can hold the answer a question wants."""
+    if wants is Wants.WHEN:
+        return f.type in _DATE_TYPES
+    if wants is Wants.AMOUNT:
+        return f.type in _NUMBER_TYPES
+    if wants is Wants.WHO:
+        if not f.is_link or f.folder is None or schema is None:
+            return False
+        target = next((s for s in schema.folders if s.name == f.folder), None)
+        return target is not None and target.type == "person"
+    return f.type not in _DATE_TYPES
+
+
+def field_asked(
+    question: Sequence[str],
+    names: Sequence[range],
+    wants: Wants,
+    folders: Sequence[FolderSpec],
+    schema: Schema | None,
+    lex: Lexicon,
+    embed: Embed | None = None,
+) -> FieldAsked | None:
+    """The field of ``folders`` (the subjects' first) the question's words ask about;
+    ``names``: where the subjects' names stand among the words (never read as a field's
+    words, and they say a link's direction)."""
+    named = {i for span in names for i in span}
+    best: tuple[tuple[int, int, int, int], FieldAsked] | None = None
+    for rank, cand in enumerate(candidates(folders, lex)):
+        taken = set(named)
+        hits = find(question, cand.own, taken)
+        if not hits:
+            continue
+        fit = int(fits(cand.field, wants, schema))
+        strong = int(any(h.phrase in cand.strong for h in hits))
+        score = (fit, strong, sum(h.end - h.start for h in hits), -rank)
+        inward = _inward(cand, hits, names, question)
+        asked = FieldAsked(cand.folder.name, cand.field.name, inward, "words")
+        if best is None or score > best[0]:
+            best = (score, asked)
+    typed = [f for f in folders[0].fields if fits(f, wants, schema)] if folders else []
+    if best is not None and (best[0][0] or best[0][1] or wants is Wants.WHAT or len(typed) != 1):
+        # a field the answer's type fits, or one its own words name whatever the type
+        # ("when did Globex become a customer": the day its status changed)
+        return best[1]
+    if wants is not Wants.WHAT and len(typed) == 1:
+        # the answer's type alone: the one field of that type the subject's folder has
+        return FieldAsked(folders[0].name, typed[0].name, False, "type")
+    if embed is not None and folders:
+        return _nearest(question, named, wants, folders[0], schema, embed)
+    return None
+
+
+def _inward(
+    cand: _Candidate, hits: Sequence[Match], names: Sequence[range], question: Sequence[str]
+) -> bool:
+    """A link to the subject's own folder read from its other end (module docstring)."""
+    if cand.field.folder != cand.folder.name or not names:
+        return False
+    at = min(span.start for span in names)
+    for hit in hits:
+        phrase = tokens(hit.phrase)
+        inverse = hit.phrase in cand.own["inverse"] and hit.phrase not in cand.own["own"]
+        verb = bool(cand.verb_words) and all(
+            any(same(w, v) for v in cand.verb_words) for w in phrase
+        )
+        if inverse:
+            return at < hit.start
+        if verb and at >= hit.end:
+            return True
+    return _dative_name(question, names)
+
+
+def _dative_name(question: Sequence[str], names: Sequence[range]) -> bool:
+    """A Mongolian name in the dative ("Алекс Кимд хэн тайлагнадаг"): the link's target."""
+    last = max(span.stop for span in names) - 1
+    word = question[last] if 0 <= last < len(question) else ""
+    return len(word) > 3 and word[-1] in "дт" and not word.isascii()
+
+
+def _nearest(
+    question: Sequence[str],
+    named: set[int],
+    wants: Wants,
+    spec: FolderSpec,
+    schema: Schema | None,
+    embed: Embed,
+) -> FieldAsked | None:
+    """The field whose own text is nearest the question's other words, when it stands
+    clearly above the next one."""
+    fields = [f for f in spec.fields if fits(f, wants, schema)]
+    rest = " ".join(w for i, w in enumerate(question) if i not in named)
+    if len(fields) < 2 or not rest:
+        return None
+    texts = [rest] + ["; ".join(field_text(spec, f)) for f in fields]
+    vectors = list(embed(texts))
+    scores = [float(np.dot(vectors[0], v)) for v in vectors[1:]]
+    order = sorted(range(len(fields)), key=lambda i: -scores[i])
+    if scores[order[0]] - scores[order[1]] < EMBED_MARGIN:
+        return None
+    return FieldAsked(spec.name, fields[order[0]].name, False, "embedder")
+
+
+def section_asked(
+    question: Sequence[str], names: Sequence[range], sections: Sequence[str], lex: Lexicon
+) -> str | None:
+    """The section of the subject's page the question's words name ("what was decided"
+    ~ Decisions, "юу шийдсэн" ~ Шийдвэрүүд), through the lexicon's meanings."""
+    named = {i for span in names for i in span}
+    best: tuple[int, str] | None = None
+    for section in sections:
+        own = tokens(section)
+        phrases = [section, *(w for m in meanings_of(own, lex) for w in m.words)]
+        hits = find(question, {"own": phrases}, set(named))
+        size = sum(h.end - h.start for h in hits)
+        if size and (best is None or size > best[0]):
+            best = (size, section)
+    return best[1] if best else None

@@ -1,0 +1,203 @@
+"""Each language's words that say what a question asks, loaded from ``lang/*.yaml``.
+
+The files are data: a third language is one more file with the same keys. Words and
+phrases are matched on the question's words (:func:`memserver.kb.words.words`) with
+:func:`same`: equal, the same English word with another ending ("decided" ~ "decides"),
+an irregular verb's forms ("met" ~ "meet"), or a Mongolian word with another ending
+("тайлагнадаг" ~ "тайлагнах"). A phrase matches where its words stand one after the
+other; :func:`find` takes the longest phrases first and never lets two share a word, so
+"reports to" is read before "reports".
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from memserver.kb.words import is_cyrillic, words
+
+LANG = Path(__file__).with_name("lang")
+_EN_ENDINGS = ("ing", "ed", "es", "s")
+_MN_SHARED = 4  # letters two Mongolian forms of one word share at least
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """A group of words that mean one thing (``manager``: boss, дарга ...), and the words
+    that say the same link from its other end (``inverse``: manages ...)."""
+
+    name: str
+    words: tuple[str, ...]
+    inverse: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Every language's words, merged key by key."""
+
+    answer: Mapping[str, tuple[str, ...]]
+    frame: tuple[str, ...]
+    current: tuple[str, ...]
+    tense: Mapping[str, tuple[str, ...]]
+    tense_endings: Mapping[str, tuple[str, ...]]
+    kinds: Mapping[str, tuple[str, ...]]
+    order: Mapping[str, tuple[str, ...]]
+    meanings: tuple[Meaning, ...]
+    pronouns: Mapping[str, tuple[str, ...]]
+    follow_up: tuple[str, ...]
+    base_form: Mapping[str, str]
+    follow_up_end: tuple[str, ...] = ()
+    then: tuple[str, ...] = ()
+    place: tuple[str, ...] = ()
+    possessive: tuple[str, ...] = ()
+
+    def meaning(self, name: str) -> Meaning | None:
+        return next((m for m in self.meanings if m.name == name), None)
+
+
+@dataclass(frozen=True)
+class Match:
+    start: int
+    end: int  # one past the last word
+    key: str  # what the phrase says (a kind, a meaning's name ...)
+    phrase: str
+
+
+@functools.cache
+def lexicon(folder: Path = LANG) -> Lexicon:
+    """The words of every ``*.yaml`` in ``folder``, merged."""
+    files = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.yaml"))]
+
+    def merged(key: str) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        for data in files:
+            for name, listed in (data.get(key) or {}).items():
+                out.setdefault(str(name), []).extend(str(w) for w in listed or ())
+        return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
+
+    def flat(key: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(str(w) for data in files for w in data.get(key) or ()))
+
+    meanings: dict[str, tuple[list[str], list[str]]] = {}
+    for data in files:
+        for name, spec in (data.get("meanings") or {}).items():
+            own, inverse = meanings.setdefault(str(name), ([], []))
+            own.extend(str(w) for w in spec.get("words") or ())
+            inverse.extend(str(w) for w in spec.get("inverse") or ())
+    base: dict[str, str] = {}
+    for data in files:
+        for forms in str(data.get("irregular") or "").replace("\n", " ").split(";"):
+            listed = forms.split()
+            base.update({form: listed[0] for form in listed[1:] if form != listed[0]})
+    return Lexicon(
+        answer=merged("answer"),
+        frame=flat("frame"),
+        current=flat("current"),
+        tense=merged("tense"),
+        tense_endings=merged("tense_endings"),
+        kinds=merged("kinds"),
+        order=merged("order"),
+        meanings=tuple(
+            Meaning(name, tuple(dict.fromkeys(w)), tuple(dict.fromkeys(i)))
+            for name, (w, i) in meanings.items()
+        ),
+        pronouns=merged("pronouns"),
+        follow_up=flat("follow_up"),
+        base_form=base,
+        follow_up_end=flat("follow_up_end"),
+        then=flat("then"),
+        place=flat("place"),
+        possessive=flat("possessive"),
+    )
+
+
+def _en_stem(word: str) -> str:
+    for ending in _EN_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def same(a: str, b: str, base_form: Mapping[str, str] | None = None) -> bool:
+    """Whether two lower-case words are one word (see the module docstring)."""
+    if a == b:
+        return True
+    if is_cyrillic(a) != is_cyrillic(b):
+        return False
+    if is_cyrillic(a):
+        shared = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            shared += 1
+        return shared >= max(_MN_SHARED, min(len(a), len(b)) - 3)
+    forms = base_form or lexicon().base_form
+    a, b = forms.get(a, a), forms.get(b, b)
+    return a == b or _en_stem(a) == _en_stem(b)
+
+
+def tokens(text: str) -> list[str]:
+    """The words of ``text`` as the lexicon reads them."""
+    return words(text.replace("_", " ").replace("-", " "))
+
+
+def find(
+    question: Sequence[str],
+    phrases: Mapping[str, Iterable[str]],
+    taken: set[int] | None = None,
+    exact: bool = False,
+) -> list[Match]:
+    """Where ``phrases`` (key -> phrases) stand in the ``question``'s words, longest phrase
+    first, no word read twice (``taken``: words already read, updated); ``exact``: each
+    word as written (the forms a tense tells apart: "wrote", not "write")."""
+    used = taken if taken is not None else set()
+    listed = sorted(
+        ((key, phrase, tokens(phrase)) for key, group in phrases.items() for phrase in group),
+        key=lambda item: -len(item[2]),
+    )
+    found: list[Match] = []
+    for key, phrase, parts in listed:
+        if not parts:
+            continue
+        for start in range(len(question) - len(parts) + 1):
+            span = range(start, start + len(parts))
+            if any(i in used for i in span):
+                continue
+            pairs = zip(span, parts, strict=True)
+            if all(question[i] == p if exact else same(question[i], p) for i, p in pairs):
+                used.update(span)
+                found.append(Match(start, start + len(parts), key, phrase))
+    return sorted(found, key=lambda m: m.start)
+
+
+def says(question: Sequence[str], phrases: Iterable[str], exact: bool = False) -> bool:
+    """Whether any of ``phrases`` stands in the question's words."""
+    return bool(find(question, {"": list(phrases)}, exact=exact))
+
+
+def meaning_words(meaning: Meaning) -> set[str]:
+    """Every word of a meaning's phrases (its own and its inverse)."""
+    return {w for phrase in (*meaning.words, *meaning.inverse) for w in tokens(phrase)}
+
+
+def meanings_of(text_words: Iterable[str], lex: Lexicon | None = None) -> list[Meaning]:
+    """The meanings whose own words (not their inverse) include one of ``text_words``
+    (a schema field's name, verb and patterns)."""
+    lex = lex or lexicon()
+    pool = list(text_words)
+    return [
+        m
+        for m in lex.meanings
+        if any(same(w, p) for phrase in m.words for p in tokens(phrase) for w in pool)
+    ]
+
+
+def decided_heading(heading: str) -> bool:
+    """Whether a page's heading names what was decided ("Decisions", "Шийдвэрүүд"): a
+    word of the lexicon's ``decided`` meaning."""
+    meaning = lexicon().meaning("decided")
+    return meaning is not None and says(tokens(heading), meaning.words)

@@ -1,0 +1,103 @@
+"""The typed reading of a question: what every answer path reads instead of its words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    """What a question asks for beyond a plain fact; a question may be of several."""
+
+    DECISION = "decision"  # what was decided, by whom, why, the alternatives
+    CHANGE = "change"  # what replaced what, whether it still holds, what changed since
+    AS_OF = "as_of"  # what held on a past day
+    EVIDENCE = "evidence"  # what supports a claim, direct or inferred
+    AGREEMENT = "agreement"  # whether sources agree
+    LEARNED = "learned"  # when the memory first learned something
+    PROFILE = "profile"  # who or what something is
+
+
+class Wants(StrEnum):
+    """The answer's type."""
+
+    WHEN = "when"
+    WHO = "who"
+    AMOUNT = "amount"
+    WHERE = "where"
+    WHAT = "what"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A page the question names: by its title, an alias, its name in the other script,
+    or (``earlier``) the page the conversation was about."""
+
+    id: str
+    title: str
+    folder: str
+    earlier: bool = False
+
+
+@dataclass(frozen=True)
+class FieldAsked:
+    """The schema field a question asks about, of the subject's ``folder``; ``inward``:
+    the pages whose field links to the subject ("who reports to Alex"), not the
+    subject's own value ("who does Bob report to"). ``by``: how it was matched (its own
+    words, a meaning's words, the answer's type alone, the embedder)."""
+
+    folder: str
+    name: str
+    inward: bool = False
+    by: str = "words"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a question asks, read once (see :func:`read_agent.reading.read`)."""
+
+    question: str
+    wants: Wants
+    terms: tuple[str, ...]  # topical words: no frame word, no name of a subject
+    kinds: frozenset[Kind] = frozenset()
+    subjects: tuple[Subject, ...] = ()
+    field: FieldAsked | None = None
+    section: str | None = None  # a section of the subject's page ("Decisions")
+    identifiers: tuple[str, ...] = ()
+    folders: tuple[str, ...] = ()  # folders the question names
+    relation: str | None = None  # a typed edge the search read ("reports_to")
+    order: str | None = None  # newest | oldest | next
+    window: Mapping[str, str] | None = None
+    soft: bool = False  # "current", "recently": newer facts first
+    tense: str | None = None  # "future" | "past"
+    as_of: str | None = None  # an ISO day the question asks the state at, or BEFORE_CHANGE
+    current: bool = False  # it asks what holds now
+    claim: str | None = None  # "what supports X?": X
+    earlier: tuple[Subject, ...] = ()  # the conversation's subjects
+
+    @property
+    def listing(self) -> bool:
+        """Only a window (and folders), nothing else asked: list what is in it."""
+        return (
+            self.window is not None
+            and not self.terms
+            and not self.identifiers
+            and (self.field is None or not self.subjects)
+        )
+
+    def is_(self, kind: Kind) -> bool:
+        return kind in self.kinds
+
+    @property
+    def since_then(self) -> bool:
+        """It asks what became of something since (a change, or the current state)."""
+        return Kind.CHANGE in self.kinds or self.current
+
+    @property
+    def company(self) -> bool:
+        """A question a company memory's brief answers: decisions, changes, a past day,
+        the evidence, whether sources agree."""
+        return bool(
+            self.kinds & {Kind.DECISION, Kind.CHANGE, Kind.AS_OF, Kind.EVIDENCE, Kind.AGREEMENT}
+        )

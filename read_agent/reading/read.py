@@ -1,0 +1,233 @@
+"""The one reading of a question (see the package docstring)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memserver.kb.schema import FolderSpec, Schema
+from memserver.kb.translit import same_name_across_scripts
+from memserver.kb.words import STOPWORDS, mn_stems
+from read_agent.reading.fields import Embed, field_asked, section_asked
+from read_agent.reading.lexicon import Lexicon, find, lexicon, same, says, tokens
+from read_agent.reading.model import Kind, Reading, Subject, Wants
+
+BEFORE_CHANGE = "before-change"
+_WANTS = (Wants.WHEN, Wants.WHO, Wants.AMOUNT, Wants.WHERE)  # the first found decides
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the reading draws on besides the question's words: the schema, the pages the
+    search found by their names (``subjects``, with every name of each), the search's
+    reading of time and topic (``kb_query``'s ``time`` and ``intent``), the
+    conversation's earlier subjects, and an embedder for what the words leave open."""
+
+    schema: Schema | None = None
+    subjects: Sequence[Subject] = ()
+    names: Mapping[str, Sequence[str]] | None = None  # subject id -> its names
+    time: Mapping[str, Any] | None = None
+    intent: Mapping[str, Any] | None = None
+    earlier: Sequence[Subject] = ()
+    embed: Embed | None = None
+
+
+def read(question: str, context: Context | None = None, lex: Lexicon | None = None) -> Reading:
+    """What ``question`` asks (see :class:`read_agent.reading.model.Reading`)."""
+    ctx = context or Context()
+    lex = lex or lexicon()
+    q = tokens(question)
+    time = ctx.time or {}
+    intent = ctx.intent or {}
+    spans = name_spans(
+        q, [n for s in ctx.subjects for n in (ctx.names or {}).get(s.id, (s.title,))]
+    )
+    named = {i for span in spans for i in span}
+    kinds = _kinds(q, lex)
+    window = time.get("window") if isinstance(time.get("window"), Mapping) else None
+    as_of = _as_of(q, lex, window)
+    if as_of is not None and not as_of.startswith(BEFORE_CHANGE):
+        kinds |= {Kind.AS_OF}
+    wants = _wants(q, lex)
+    folders = _folders(ctx, intent)
+    field = field_asked(q, spans, wants, folders, ctx.schema, lex, ctx.embed) if folders else None
+    section = (
+        section_asked(q, spans, folders[0].sections, lex) if folders and ctx.subjects else None
+    )
+    return Reading(
+        question=question,
+        wants=wants,
+        terms=_terms(q, named | _phrase_at(q, time), intent, lex, as_of is not None),
+        kinds=frozenset(kinds),
+        subjects=tuple(ctx.subjects),
+        field=field,
+        section=section,
+        identifiers=tuple(str(i) for i in intent.get("identifiers") or ()),
+        folders=tuple(str(f) for f in intent.get("folders") or ()),
+        relation=str(intent["relation"]) if intent.get("relation") else None,
+        order=str(time["order"]) if time.get("order") else None,
+        window=window,
+        soft=bool(time.get("soft_recency")),
+        tense=_tense(q, lex),
+        as_of=as_of,
+        current=says(q, lex.current),
+        claim=_claim(question, q, lex) if Kind.EVIDENCE in kinds else None,
+        earlier=tuple(ctx.earlier),
+    )
+
+
+def name_spans(question: Sequence[str], names: Sequence[str]) -> list[range]:
+    """Where the names stand among the question's words (any ending, either script),
+    longest name first, no word in two names."""
+    taken: set[int] = set()
+    spans: list[range] = []
+    for name in sorted({n for n in names if n}, key=lambda n: -len(tokens(n))):
+        parts = tokens(name)
+        for start in range(len(question) - len(parts) + 1):
+            span = range(start, start + len(parts))
+            if (
+                parts
+                and not (set(span) & taken)
+                and all(_same_name(question[i], p) for i, p in zip(span, parts, strict=True))
+            ):
+                taken.update(span)
+                spans.append(span)
+    return spans
+
+
+def _same_name(word: str, part: str) -> bool:
+    """A word of the question is a word of a name: the same, with a case ending ("кимд"),
+    or the name in the other script."""
+    if word == part or part in mn_stems(word) or same_name_across_scripts(word, part):
+        return True
+    return len(part) >= 4 and same(word, part)
+
+
+def _phrase_at(q: Sequence[str], time: Mapping[str, Any]) -> set[int]:
+    """Where the words of the search's time phrase ("on October 7", "yesterday") stand."""
+    phrase = tokens(str(time.get("phrase") or ""))
+    return {
+        i
+        for start in range(len(q) - len(phrase) + 1)
+        if phrase and list(q[start : start + len(phrase)]) == phrase
+        for i in range(start, start + len(phrase))
+    }
+
+
+def _kinds(q: Sequence[str], lex: Lexicon) -> set[Kind]:
+    """The kinds the question's words say; a longer phrase of another key ("before the
+    change": a day, not a change) takes its words first."""
+    return {Kind(m.key) for m in find(q, lex.kinds) if m.key in Kind._value2member_map_}
+
+
+def _wants(q: Sequence[str], lex: Lexicon) -> Wants:
+    for wants in _WANTS:
+        if says(q, lex.answer.get(wants.value, ())):
+            return wants
+    return Wants.WHAT
+
+
+def _tense(q: Sequence[str], lex: Lexicon) -> str | None:
+    for tense in ("future", "past"):
+        if says(q, lex.tense.get(tense, ())):
+            return tense
+        endings = lex.tense_endings.get(tense, ())
+        if any(not w.isascii() and len(w) > 4 and w.endswith(endings) for w in q):
+            return tense
+    return None
+
+
+def _folders(ctx: Context, intent: Mapping[str, Any]) -> list[FolderSpec]:
+    """The subjects' folders, then those the question names."""
+    if ctx.schema is None:
+        return []
+    by_name = {s.name: s for s in ctx.schema.folders}
+    listed = [s.folder for s in ctx.subjects] + [str(f) for f in intent.get("folders") or ()]
+    return [by_name[f] for f in dict.fromkeys(listed) if f in by_name]
+
+
+def _terms(
+    q: Sequence[str], named: set[int], intent: Mapping[str, Any], lex: Lexicon, as_of: bool
+) -> tuple[str, ...]:
+    """The topical words: the search's terms (else the question's words) without the
+    frame, a word asking who, when or where, the current state, nor a subject's name."""
+    said = list(intent["terms"]) if isinstance(intent.get("terms"), list) else None
+    frame_at = {
+        i
+        for m in find(
+            q,
+            {
+                "frame": lex.frame,
+                "current": lex.current,
+                # a figure's words say a topic ("price", "үнэ"), the others do not
+                **{f"answer-{k}": v for k, v in lex.answer.items() if k != "amount"},
+                **(
+                    {k: lex.kinds.get(k, ()) for k in ("as_of", "before_change", "state")}
+                    if as_of
+                    else {}
+                ),
+            },
+        )
+        for i in range(m.start, m.end)
+    }
+    topical = [w for i, w in enumerate(q) if i not in named and i not in frame_at]
+    base = [str(t) for t in said] if said is not None else topical
+    return tuple(
+        dict.fromkeys(t for t in base if t not in STOPWORDS and any(same(t, w) for w in topical))
+    )
+
+
+def topical(text: str, lex: Lexicon | None = None, decisions: bool = True) -> set[str]:
+    """The words of ``text`` that say a topic: no stop word, no word of the question's
+    frame, its answer's type, an order, the current state, or a kind of question ("still
+    current", "as of", "supporting records"); with ``decisions`` false, no word of a
+    decision either ("what was decided" then names no topic)."""
+    lex = lex or lexicon()
+    q = tokens(text)
+    framed = {
+        i
+        for m in find(
+            q,
+            {
+                "frame": lex.frame,
+                "current": lex.current,
+                # a figure's words say a topic too ("the price then"), not the others
+                **{f"answer-{k}": v for k, v in lex.answer.items() if k != "amount"},
+                **{
+                    f"kind-{k}": v for k, v in lex.kinds.items() if k != "decision" or not decisions
+                },
+                **{f"order-{k}": v for k, v in lex.order.items()},
+            },
+        )
+        for i in range(m.start, m.end)
+    }
+    return {w for i, w in enumerate(q) if i not in framed and w not in STOPWORDS and len(w) > 2}
+
+
+def _as_of(q: Sequence[str], lex: Lexicon, window: Mapping[str, Any] | None) -> str | None:
+    """The day a question asks the state at (the last day of its window: "as of March
+    2023" is 2023-03-31), BEFORE_CHANGE for "before the change", else None."""
+    if says(q, lex.kinds.get("before_change", ())):
+        return BEFORE_CHANGE
+    if window is None or not (
+        says(q, lex.kinds.get("as_of", ())) or says(q, lex.kinds.get("state", ()))
+    ):
+        return None
+    try:
+        last = dt.date.fromisoformat(str(window.get("end") or "")[:10]) - dt.timedelta(days=1)
+    except ValueError:
+        return None
+    return last.isoformat()
+
+
+def _claim(question: str, q: Sequence[str], lex: Lexicon) -> str:
+    """ "What supports X?": X, the question without its evidence and frame words."""
+    frame = find(q, {"evidence": lex.kinds.get("evidence", ()), "frame": lex.frame})
+    drop = {q[i] for m in frame for i in range(m.start, m.end)}
+    kept = [w for w in re.findall(r"[^\s?!.]+", question) if tokens(w) and tokens(w)[0] not in drop]
+    while kept and tokens(kept[0])[0] in STOPWORDS:  # "the", "that": no part of the claim
+        kept.pop(0)
+    return " ".join(kept) or question

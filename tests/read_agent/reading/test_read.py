@@ -1,0 +1,198 @@
+"""A question read once, by meaning: the field or section of the subject's page it asks
+about (by the schema's own words, the lexicon's meanings and the answer's type), which
+way a link is read, its kinds, the day it asks the state at and the claim it asks the
+evidence for; in English and Mongolian, the names in either script."""
+
+from __future__ import annotations
+
+import pytest
+
+from memserver.kb.schema import load_schema
+from read_agent.reading import BEFORE_CHANGE, Context, Kind, Subject, Wants, read, topical
+from tests.fixtures.server import EXAMPLE_KB
+
+SCHEMA = load_schema(EXAMPLE_KB / "schema.yaml")
+BOB = Subject("people/bob-martinez", "Bob Martinez", "people")
+PRIYA = Subject("people/priya-shah", "Priya Shah", "people")
+ALEX = Subject("people/alex-kim", "Alex Kim", "people")
+LOCALIZATION = Subject("projects/mongolian-localization", "Mongolian Localization", "projects")
+INITECH = Subject("companies/initech", "Initech", "companies")
+GLOBEX = Subject("companies/globex", "Globex", "companies")
+REVIEW = Subject("meetings/2026-10-14-globex-pilot-review", "Globex pilot review", "meetings")
+NAMES = {
+    BOB.id: ["Bob Martinez", "Bob", "Боб Мартинез"],
+    ALEX.id: ["Alex Kim", "Алекс Ким"],
+    LOCALIZATION.id: ["Mongolian Localization", "Монгол хэлний хувилбар"],
+}
+
+
+def asked(question: str, *subjects: Subject) -> tuple[str | None, bool]:
+    reading = read(question, Context(schema=SCHEMA, subjects=subjects, names=NAMES))
+    return (reading.field.name, reading.field.inward) if reading.field else (None, False)
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "field"),
+    [
+        ("Who is Bob Martinez's boss?", BOB, "reports_to"),
+        ("Who does Bob report to?", BOB, "reports_to"),
+        ("Who manages Priya Shah?", PRIYA, "reports_to"),
+        ("Боб Мартинезийн дарга хэн бэ?", BOB, "reports_to"),
+        ("What's Bob's job title now?", BOB, "role"),
+        ("What is Bob Martinez's current position?", BOB, "role"),
+        ("Who leads the Mongolian localization work?", LOCALIZATION, "owner"),
+        ("Who is responsible for Mongolian localization?", LOCALIZATION, "owner"),
+        ("Монгол хэлний хувилбарыг хэн хариуцдаг вэ?", LOCALIZATION, "owner"),
+        ("When will the Mongolian localization be ready?", LOCALIZATION, "due_date"),
+        ("Who came to the Globex pilot review?", REVIEW, "attendees"),
+        ("What does Initech pay us annually?", INITECH, "contract_value"),
+        ("When did Globex become a customer?", GLOBEX, "status"),
+    ],
+)
+def test_the_field_asked_is_read_by_meaning(question: str, subject: Subject, field: str) -> None:
+    assert asked(question, subject) == (field, False)
+
+
+def test_the_answer_s_type_alone_picks_the_one_field_that_can_hold_it() -> None:
+    # "run" names no field of a company; "when" asks its one date field
+    assert asked("Until when does Initech's contract run?", INITECH) == ("renewal_date", False)
+    reading = read("Until when does Initech's contract run?", Context(SCHEMA, [INITECH]))
+    assert reading.wants is Wants.WHEN and reading.field and reading.field.by == "type"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who reports to Alex Kim?",
+        "Who are Alex Kim's direct reports?",
+        "Which people does Alex Kim manage?",
+        "Алекс Кимд хэн тайлагнадаг вэ?",
+    ],
+)
+def test_a_link_read_from_its_other_end_asks_the_pages_that_link_in(question: str) -> None:
+    assert asked(question, ALEX) == ("reports_to", True)
+
+
+def test_a_question_without_a_subject_asks_no_field() -> None:
+    assert asked("Who is Bob Martinez's boss?") == (None, False)
+
+
+def test_the_section_asked_is_read_by_meaning() -> None:
+    for question in (
+        "What came out of the Globex pilot review?",
+        "Globex pilot review: юу шийдсэн бэ?",
+    ):
+        reading = read(question, Context(SCHEMA, [REVIEW]))
+        assert reading.section == "Decisions", question
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("What did we decide in the pricing review?", {Kind.DECISION}),
+        ("Does that decision still hold?", {Kind.DECISION, Kind.CHANGE}),
+        ("Do the sources agree on Initech's contract value?", {Kind.AGREEMENT}),
+        ("What supports the switch to usage-based pricing?", {Kind.EVIDENCE}),
+        ("When did we first learn of the outage?", {Kind.LEARNED}),
+        ("Номин Трейдийн үнийн талаар зөрүүтэй мэдээлэл байгаа юу?", {Kind.AGREEMENT}),
+        ("Who is Alex Novak?", {Kind.PROFILE}),
+        ("When is the next Globex meeting?", set()),
+    ],
+)
+def test_the_kinds_of_a_question(question: str, kinds: set[Kind]) -> None:
+    assert read(question).kinds == kinds
+
+
+def test_a_claim_is_what_the_evidence_is_asked_for() -> None:
+    assert read("What supports the switch to usage-based pricing?").claim == (
+        "switch to usage-based pricing"
+    )
+    assert read("What is the evidence that Globex signed?").claim == "Globex signed"
+    assert read("What did we decide about pricing?").claim is None
+
+
+AUGUST = {"window": {"start": "2026-08-01T00:00:00+08:00", "end": "2026-09-01T00:00:00+08:00"}}
+
+
+def test_the_day_a_question_asks_the_state_at() -> None:
+    def as_of(question: str, time: dict[str, object] | None = None) -> str | None:
+        return read(question, Context(time=AUGUST if time is None else time)).as_of
+
+    assert as_of("What was our pricing in August?") == "2026-08-31"
+    assert as_of("What did we think in August?") == "2026-08-31"
+    assert as_of("үнэ 8-р сарын байдлаар") == "2026-08-31"
+    assert as_of("What happened in August?") is None
+    assert as_of("What would you have said if asked in August?") == "2026-08-31"
+    assert as_of("What was the price before the change?", {}) == BEFORE_CHANGE
+    assert as_of("Үнэ өмнө нь ямар байсан бэ?", {}) == BEFORE_CHANGE
+    assert read("What did we think in August?", Context(time=AUGUST)).is_(Kind.AS_OF)
+
+
+def test_the_topic_leaves_out_the_frame_names_and_the_answer_s_type() -> None:
+    assert read("What went on yesterday?", Context(time={"phrase": "yesterday"})).terms == ()
+    assert read(
+        "Which meeting took place on October 7?", Context(time={"phrase": "on October 7"})
+    ).terms == ("meeting",)
+    reading = read("Who is Bob Martinez's boss?", Context(SCHEMA, [BOB], NAMES))
+    assert "bob" not in reading.terms and "martinez" not in reading.terms
+    assert topical("what was the price then?") == {"price"}
+    assert topical("Is it still current or has it since been replaced?") == set()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who led the decision to pivot the architecture, and what options did they weigh?",
+        "What did we decide about pricing?",
+        "What did the retention policy replace, and what led to the change?",
+        "What would you have answered on 2022-01-15?",
+        "Walk me through the supporting records: direct testimony or inference?",
+        "Do our notes agree on what Initech pays per year?",
+        "Initech-ийн гэрээний дүн эх сурвалжуудад зөрүүтэй юу?",
+        "Үнийн талаар ямар шийдвэр гаргасан бэ?",
+        "Яагаад usage-based руу шилжсэн бэ?",
+    ],
+)
+def test_a_company_memory_question_is_told_by_its_kinds(question: str) -> None:
+    assert read(question).company, question
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What price did we agree with Nomin Trade?",
+        "Who attended the Initech meeting in October?",
+        "Номин Трейдтэй ямар үнээр тохиролцсон бэ?",
+        "When is the Globex renewal?",
+    ],
+)
+def test_other_questions_are_not_company_memory_questions(question: str) -> None:
+    assert not read(question).company, question
+
+
+@pytest.mark.parametrize(
+    ("question", "since"),
+    [
+        ("What did we believe about pricing on 2022-03-01, and what has changed since?", True),
+        ("What was our retention policy as of March 2022, and is it still in effect?", True),
+        ("What did you know about the outage on 2021-06-01? What became of it?", True),
+        ("What's your current understanding, and what would you have said on 2022-01-15?", True),
+        ("2022-05-31-ний байдлаар юу мэдэж байсан бэ? Түүнээс хойш юу өөрчлөгдсөн бэ?", True),
+        ("2022 оны 5-р сарын байдлаар ямар бодлого байсан бэ, одоо ч хүчинтэй юу?", True),
+        ("What was our pricing as of 2026-08-31?", False),
+        ("What did we think about pricing in June?", False),
+        ("2026 оны 8-р сарын байдлаар үнэ ямар байсан бэ?", False),
+    ],
+)
+def test_a_past_day_with_the_time_since_is_told_from_a_plain_as_of_question(
+    question: str, since: bool
+) -> None:
+    assert read(question).since_then is since, question
+
+
+def test_first_learned_is_when_the_memory_learned_it_not_a_list_order() -> None:
+    assert read("When did you first learn that, and when did the correction come?").is_(
+        Kind.LEARNED
+    )
+    assert read("When did we first hear the conclusion?").is_(Kind.LEARNED)
+    assert not read("What was the first decision about pricing?").is_(Kind.LEARNED)
