@@ -42,13 +42,13 @@ from memserver.clients.profile import STANDARD, profile_for
 from memserver.clients.threads import run_abandonable
 from memserver.errors import BudgetExceeded, LLMError, LLMTimeout, SchemaError
 from memserver.kb.schema import Schema, schema_from_view
-from read_agent.extractive import followup
 from read_agent.extractive.answer import Extractive
 from read_agent.extractive.evidence import labelled
-from read_agent.extractive.followup import Turn
 from read_agent.extractive.ranking import DEFAULT_RESULTS
 from read_agent.model import written_answer
 from read_agent.model.tool_loop import STEP_LIMIT_NOTE, CannotDriveTools, ToolLoop
+from read_agent.reading import conversation as followup
+from read_agent.reading.conversation import Turn
 from read_agent.tools.citations import CitedPage, verify
 from read_agent.tools.raw_notes import QUERY_TOOL
 from read_agent.tools.toolset import CallLog, ToolRecord, Toolset

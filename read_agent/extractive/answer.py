@@ -30,15 +30,14 @@ reported (``ingest_in_progress``, ``embedding_pending`` ...) end the answer in w
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import STOPWORDS, normalize_name, words
-from read_agent.extractive.brief_reply import (
-    company_question,
-)
 from read_agent.extractive.company_answer import PAGES_READ, CompanyAnswers, past_day
 from read_agent.extractive.evidence import (
     Evidence,
@@ -49,14 +48,7 @@ from read_agent.extractive.evidence import (
 )
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.listing import listing
-from read_agent.extractive.question import (
-    Reading,
-    attendance,
-    claim_of,
-    matched,
-    read,
-    same_word,
-)
+from read_agent.extractive.question import Reading, matched, read
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, newest_first
 from read_agent.extractive.reply import (
     NO_ANSWER,
@@ -67,20 +59,17 @@ from read_agent.extractive.reply import (
     notes_for,
     since,
 )
+from read_agent.reading import Context, Kind, Subject, Wants
+from read_agent.reading import read as read_question
+from read_agent.reading.lexicon import lexicon, says, tokens
 from read_agent.tools.citations import CitedPage, normalize_id
 
 DISPUTED = "The sources disagree: "
+SAME_PERIOD_DAYS = 7  # figures this far apart or nearer are of one period
 REPLACED = frozenset({"reversed", "superseded"})  # a decision's status once replaced
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LATER_READ = 6  # pages dated after a first page read for what they say about it
-# "when did you first learn / hear of it": when the memory learned it, not a list's order
-_LEARNED = re.compile(r"\bfirst\s+(?:learn|hear|heard|know|knew|told|found)\w*", re.IGNORECASE)
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
-# Words that say an order, not a subject ("the most recent Globex pilot review").
-_ORDER_TERMS = frozenset(
-    {"first", "latest", "last", "recent", "most", "newest", "oldest", "earliest", "next",
-     "upcoming", "previous", "анхны", "эхний", "сүүлийн", "сүүлд", "дараагийн", "хамгийн"}
-)  # fmt: skip
 
 
 class Extractive(CompanyAnswers):
@@ -89,22 +78,13 @@ class Extractive(CompanyAnswers):
     # -- the answer
 
     async def answer(self, question: str, query_argument: str) -> tuple[str, list[CitedPage]]:
-        asked = question
-        claim = claim_of(question)  # "what supports X?": the evidence for X
-        if claim is not None:
-            question = claim
+        asked = read_question(question, Context())  # its kinds, and "what supports X?"'s X
+        if asked.claim is not None:
+            question = asked.claim
         result = await self._query(question, query_argument)
         if result is None:
             return f"{NO_ANSWER.split(' (')[0]} (the search failed).", []
         results = [r for r in result.get("results") or () if isinstance(r, Mapping)]
-        reworded = self._attendance(question, result, results)
-        if reworded is not None:  # "who was at ...": asked again as "who attended ..."
-            again = await self._query(reworded, query_argument)
-            if again is not None:
-                first = [r for r in results if _named(r)]
-                question, result = reworded, again
-                results = [r for r in result.get("results") or () if isinstance(r, Mapping)]
-                results += [r for r in first if r.get("id") not in {x.get("id") for x in results}]
         verb = self._holder_missing(result, results)
         if verb:  # the attendees found, not the meeting: the meeting asked for by its name
             subject = re.sub(rf"(?i)\b{re.escape(verb)}\b", " ", question)
@@ -120,16 +100,29 @@ class Extractive(CompanyAnswers):
                 await self.page(pid)
         names = [n for r in named for n in self.names(str(r.get("id")))]
         self.asked = names
-        reading = read(question, result, names)
-        if claim is not None:
+        subjects = [
+            Subject(str(r.get("id")), str(r.get("title") or ""), str(r.get("folder") or ""))
+            for r in named
+        ]
+        reading = read(
+            question,
+            result,
+            subjects,
+            {s.id: self.names(s.id) for s in subjects},
+            self.schema,
+            self.earlier,
+            self.embed,
+        )
+        reading = replace(reading, kinds=reading.kinds | asked.kinds)
+        if asked.claim is not None:
             reply: Reply | None = self._support(reading, results, named)
         else:
-            reply = self._relation_of_named(reading, results, names, question)
+            reply = await self._relation_of_named(reading, results, names)
             reply = reply or await self._reply(reading, results, named, question)
         # decided, by whom, why, as of, disagree (not "the first decision": an order)
-        ordered = reading.order is not None and not _LEARNED.search(asked)
-        if (company_question(asked) or past_day(reading.as_of)) and not ordered:
-            reply = await self._briefed(reading, asked, reply, claim is not None)
+        ordered = reading.order is not None and not reading.is_(Kind.LEARNED)
+        if (reading.company or past_day(reading.as_of)) and not ordered:
+            reply = await self._briefed(reading, question, reply, asked.claim is not None)
         if reply is None:
             progress = ingesting(result)
             return (NO_ANSWER if progress is None else not_yet(progress)), []
@@ -180,31 +173,6 @@ class Extractive(CompanyAnswers):
             return None
         return str(verb)
 
-    def _attendance(
-        self, question: str, result: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
-    ) -> str | None:
-        """The question with attendance in other words ("was at", "took part in",
-        "оролцсон") written as the schema's verb for an event's attendees, when it has
-        one and the search did not read that relation already."""
-        found = next(
-            (
-                (spec.name, f.verb)
-                for spec in (self.schema.folders if self.schema is not None else ())
-                for f in spec.fields
-                if f.is_link and f.verb and f.verb.startswith("attend")
-            ),
-            None,
-        )
-        intent = result.get("intent") if isinstance(result.get("intent"), Mapping) else {}
-        assert isinstance(intent, Mapping)
-        if found is None or intent.get("relation") == found[1]:
-            return None
-        folder, verb = found
-        about_event = folder in (intent.get("folders") or ()) or any(
-            _named(r) and r.get("folder") == folder for r in results
-        )
-        return attendance(question, verb, about_event)
-
     async def _reply(
         self,
         reading: Reading,
@@ -233,7 +201,7 @@ class Extractive(CompanyAnswers):
         # renewal call" names the company too, but asks about the meeting.
         pages.sort(key=lambda page: str(page.get("folder")) not in reading.folders)
         for page in pages:  # the named page that has the field asked about
-            found = self._field_answer(reading, page, question)
+            found = await self._field_answer(reading, page)
             if found is not None and found.lead and found.lead.startswith(DISPUTED):
                 # the sources' own figures say the disagreement best, when they give them
                 quoted = await self._evidence_answer(reading, results, named)
@@ -247,25 +215,39 @@ class Extractive(CompanyAnswers):
     # -- 0. a relation of the page linked to a named one ("who attended the Initech
     # meeting in October?": the attendees of the best meeting that links to Initech)
 
-    def _relation_of_named(
+    async def _relation_of_named(
         self,
         reading: Reading,
         results: list[Mapping[str, Any]],
         names: Sequence[str],
-        question: str,
     ) -> Reply | None:
-        if reading.relation is None or reading.order is not None or not names:
+        # the field of another folder than the subjects' the reading found ("was at" an
+        # event's attendees), else the relation the search read
+        subject_folders = {s.folder for s in reading.subjects}
+        other = (
+            reading.field if reading.field and reading.field.folder not in subject_folders else None
+        )
+        if (reading.relation is None and other is None) or reading.order is not None or not names:
             return None  # "the latest meeting with Initech" is an order over the meetings
-        own = self._own_relation(reading, results)
-        if own is not None:  # "who owns the Globex account": Globex's own account owner
-            return own
+        if reading.relation is not None:
+            own = self._own_relation(reading, results)
+            if own is not None:  # "who owns the Globex account": Globex's own account owner
+                return own
         wanted = {normalize_name(n) for n in names}
         for item in results:
             page = self.pages.get(str(item.get("id")))
             spec = self.folder(str(item.get("folder")))
             if page is None or spec is None or spec.name not in (reading.folders or (spec.name,)):
                 continue
-            asked = next((f for f in spec.fields if f.verb == reading.relation), None)
+            asked = next(
+                (
+                    f
+                    for f in spec.fields
+                    if (other is not None and other.folder == spec.name and f.name == other.name)
+                    or (reading.relation is not None and f.verb == reading.relation)
+                ),
+                None,
+            )
             if asked is None:
                 continue
             fields = page.get("fields") or {}
@@ -275,7 +257,7 @@ class Extractive(CompanyAnswers):
             ):
                 return None  # the named page is the relation's own value: not this question
             if {normalize_name(n) for n in self.link_names(page)} & wanted:
-                return self._field_answer(reading, page, question)
+                return await self._field_answer(reading, page, asked.name)
         return None
 
     def _own_relation(self, reading: Reading, results: Sequence[Mapping[str, Any]]) -> Reply | None:
@@ -374,19 +356,22 @@ class Extractive(CompanyAnswers):
 
     # -- 3. a field of a named page
 
-    def _field_answer(
-        self, reading: Reading, page: Mapping[str, Any], question: str
+    async def _field_answer(
+        self, reading: Reading, page: Mapping[str, Any], field: str | None = None
     ) -> Reply | None:
+        """The page's value of the field the question asks (``field``, else the
+        reading's, else the one date field a "when will / when did" question means), since
+        when and what it replaced; or, read from its other end ("who reports to X"), the
+        pages whose field links to it."""
         spec = self.folder(str(page.get("folder")))
         if spec is None:
             return None
-        target = self._field_asked(reading, spec, page) or self._when_field(reading, spec, page)
+        asked = reading.field if reading.field and reading.field.folder == spec.name else None
+        target = field or (asked.name if asked else None) or self._when_field(reading, spec, page)
         if target is None:
             return None
-        fspec = spec.field(target)
-        verb = (fspec.verb if fspec is not None else None) or target
-        if reading.relation == verb and self._inward(spec, fspec, question, page):
-            return self._linked_to(page, verb, target)
+        if asked is not None and asked.inward and field is None:
+            return await self._linked_in(page, spec, target)
         value = (page.get("fields") or {}).get(target)
         if value in (None, "", []):
             return None
@@ -411,32 +396,6 @@ class Extractive(CompanyAnswers):
         lines = [p.line() for p in [*same_day, *rest] if not p.text.startswith(f"{target} changed")]
         return Reply(f"{lead} [{page.get('id')}]", lines[:EVIDENCE_LINES])
 
-    def _field_asked(
-        self, reading: Reading, spec: FolderSpec, page: Mapping[str, Any]
-    ) -> str | None:
-        """The field the question asks about: the relation's, the one its words name
-        most ("role", "renew" -> renewal_date; a date field first for "when": "When does
-        Initech's contract renew?" names contract_value and renewal_date once each), or
-        the one an enum value names ("customer")."""
-        for f in spec.fields:
-            if reading.relation is not None and f.verb == reading.relation:
-                return f.name
-        best: tuple[int, bool] = (0, False)
-        chosen: str | None = None
-        for f in spec.fields:
-            names = set(words(f.name.replace("_", " "))) - {"date"}
-            if f.verb:
-                names |= set(words(f.verb.replace("_", " ")))
-            if f.type == "enum":
-                names |= {v.lower() for v in f.values}
-            score = (
-                len(matched(reading.terms, names)),
-                reading.wants == "when" and f.type == "date",
-            )
-            if score[0] and score > best:
-                best, chosen = score, f.name
-        return chosen
-
     def _when_field(
         self, reading: Reading, spec: FolderSpec, page: Mapping[str, Any]
     ) -> str | None:
@@ -451,44 +410,44 @@ class Extractive(CompanyAnswers):
         side = after if reading.tense == "future" else [n for n in dates if n not in after]
         return side[0] if len(side) == 1 else None
 
-    def _inward(self, spec: FolderSpec, fspec: Any, question: str, page: Mapping[str, Any]) -> bool:
-        """ "Who reports to X" asks for the pages linking to X, "who does X report to" for
-        X's own value: the name after the relation's words, or X in the target folder."""
-        if fspec is None or fspec.folder is None:
-            return False
-        if fspec.folder != spec.name:
-            return False  # X holds the field: its own value
-        tokens = words(question)
-        relation = set(words(fspec.name.replace("_", " "))) | set(
-            words((fspec.verb or "").replace("_", " "))
-        )
-        rel_at = next((i for i, t in enumerate(tokens) if matched([t], relation)), None)
-        names = [str(page.get("title")), *(page.get("aliases") or ())]
-        name_words = {w for n in names for w in words(str(n))}
-        name_at = next((i for i, t in enumerate(tokens) if t in name_words), None)
-        return rel_at is not None and name_at is not None and name_at > rel_at
-
-    def _linked_to(self, page: Mapping[str, Any], verb: str, target: str) -> Reply | None:
+    async def _linked_in(
+        self, page: Mapping[str, Any], spec: FolderSpec, target: str
+    ) -> Reply | None:
+        """The pages whose ``target`` field links to ``page`` ("who reports to Alex Kim"):
+        the graph's edges into it of the field's verb, else the pages read that hold it."""
+        fspec = spec.field(target)
+        verb = (fspec.verb if fspec is not None else None) or target
         title = str(page.get("title"))
-        linked = []
+        found = await self.call(
+            "kb_neighbors", {"id": str(page.get("id")), "verbs": [verb], "direction": "in"}
+        )
+        linked = [
+            f"{edge.get('from_title')} [{edge.get('from_id')}]"
+            for edge in (found or {}).get("edges") or ()
+            if isinstance(edge, Mapping) and edge.get("verb") == verb and edge.get("depth", 1) == 1
+        ]
         for other_id, other in self.pages.items():
             value = (other.get("fields") or {}).get(target)
             values = value if isinstance(value, list) else [value]
-            if any(str(v) == title for v in values if v):
-                linked.append(f"{other.get('title')} [{other_id}]")
+            shown = f"{other.get('title')} [{other_id}]"
+            if any(str(v) == title for v in values if v) and shown not in linked:
+                linked.append(shown)
         if not linked:
             return None
-        lead = f"{label(target).capitalize()} {title}: {', '.join(linked)}"
+        for line in linked:  # cited pages: read, so their citations hold
+            await self.page(line.rsplit("[", 1)[1].rstrip("]"))
+        lead = f"{label(target).capitalize()} {title}: {', '.join(sorted(linked))}"
         return Reply(lead, [])
 
     def _section_asked(self, reading: Reading, page: Mapping[str, Any]) -> Reply | None:
-        """ "What was decided at the pricing review?": the named page's section whose name
-        the question says ("decided" ~ Decisions, "шийдсэн" ~ Шийдвэрүүд), all of it."""
-        title_words = set(words(str(page.get("title"))))
-        asked = [w for w in words(reading.question) if w not in STOPWORDS | title_words]
+        """ "What was decided at the pricing review?": the named page's section the
+        question asks (``reading.section``: "decided" ~ Decisions, "шийдсэн" ~
+        Шийдвэрүүд), all of it."""
+        if reading.section is None:
+            return None
         own = from_page(page, 0, self.dated(page))
         for section in page.get("sections") or {}:
-            if not matched(asked, words(str(section))):
+            if not str(section).startswith(reading.section):
                 continue
             body = [p.line() for p in own if p.kind == "section" and p.heading.startswith(section)]
             if body:
@@ -528,10 +487,9 @@ class Extractive(CompanyAnswers):
         scored = [(score_piece(p, reading), p) for p in best]
         full = [p for (_, coverage), p in scored if coverage >= 0.999]
         top_cover = max((c for (_, c), _ in scored), default=0.0)
-        if reading.wants == "amount" or any(
-            same_word(t, "value") or same_word(t, "amount") for t in reading.terms
-        ):
-            disputed = _disagreement([p for (_, c), p in scored if c >= top_cover - 1e-9])
+        if reading.wants == Wants.AMOUNT:
+            on_subject = [p for (_, c), p in scored if c >= top_cover - 1e-9]
+            disputed = _disagreement(on_subject, self._about_subject(reading))
             if disputed is not None:
                 return Reply(disputed, [p.line() for p in best])
         if reading.wants == "amount":
@@ -582,6 +540,22 @@ class Extractive(CompanyAnswers):
 
     # -- helpers
 
+    def _about_subject(self, reading: Reading) -> Callable[[Evidence], bool]:
+        """Whether a piece is about the question's subject: on its page, on a page that
+        links to it, or naming it. No subject: nothing is (no disagreement is told)."""
+        ids = {s.id for s in reading.subjects}
+        names = {normalize_name(n) for s in reading.subjects for n in self.names(s.id) if n}
+
+        def about(piece: Evidence) -> bool:
+            if piece.page in ids:
+                return True
+            page = self.pages.get(piece.page)
+            linked = {normalize_name(n) for n in self.link_names(page)} if page else set()
+            text = normalize_name(piece.text)
+            return bool(linked & names) or any(n and n in text for n in names)
+
+        return about
+
     def _replaced(self, page_id: str) -> bool:
         """The page is a decision a newer one reversed or superseded."""
         fields = (self.pages.get(page_id) or {}).get("fields") or {}
@@ -625,7 +599,10 @@ def _by_subject(reading: Reading, results: Sequence[Mapping[str, Any]]) -> Mappi
     roadmap reviews. A title must say at least half the question's topical words; a
     question naming no subject ("the latest meeting") takes the first."""
     ordered = [r for r in results if "date_ordered" in (r.get("labels") or ())]
-    asked = [w for w in words(reading.question) if w not in STOPWORDS and w not in _ORDER_TERMS]
+    order_words = [w for phrases in lexicon().order.values() for p in phrases for w in tokens(p)]
+    asked = [
+        w for w in words(reading.question) if w not in STOPWORDS and not says([w], order_words)
+    ]
     best: tuple[int, int] = (0, 0)
     chosen = ordered[0] if ordered else None
     for item in ordered:
@@ -672,17 +649,33 @@ def _open_question(page: Mapping[str, Any], field: str) -> str | None:
     return None
 
 
-def _disagreement(pieces_: Sequence[Evidence]) -> str | None:
-    """Two sources giving different figures for the same thing, as one line."""
+def _disagreement(pieces_: Sequence[Evidence], about: Callable[[Evidence], bool]) -> str | None:
+    """Two sources giving different figures for the same thing, as one line: both about
+    the question's subject (``about``) and of the same period (a week apart at most: a
+    later figure replaces an earlier one, it does not contradict it)."""
     seen: dict[str, Evidence] = {}
     for piece in pieces_:
         amounts = AMOUNT.findall(piece.text)
-        if amounts:  # the figure a sentence gives first is the one it is about
+        if amounts and about(piece):  # the figure a sentence gives first is what it says
             seen.setdefault(re.sub(r"[^\d.]", "", amounts[0]).rstrip("."), piece)
-    if len(seen) < 2 or len({p.page for p in seen.values()} | {p.date for p in seen.values()}) < 2:
+    found = list(seen.values())
+    for i, first in enumerate(found):
+        for second in found[i + 1 :]:
+            apart = _days_apart(first.date, second.date)
+            if apart is None or apart > SAME_PERIOD_DAYS:
+                continue
+            if first.page == second.page and first.date == second.date:
+                continue
+            shown = [
+                f"{AMOUNT.findall(p.text)[0]} ({p.date + ', ' if p.date else ''}[{p.page}])"
+                for p in (first, second)
+            ]
+            return DISPUTED + " vs ".join(shown) + "."
+    return None
+
+
+def _days_apart(a: str | None, b: str | None) -> int | None:
+    try:
+        return abs((dt.date.fromisoformat(str(a)[:10]) - dt.date.fromisoformat(str(b)[:10])).days)
+    except ValueError:
         return None
-    shown = [
-        f"{AMOUNT.findall(p.text)[0]} ({p.date + ', ' if p.date else ''}[{p.page}])"
-        for p in list(seen.values())[:2]
-    ]
-    return DISPUTED + " vs ".join(shown) + "."

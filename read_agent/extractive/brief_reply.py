@@ -32,7 +32,8 @@ from memserver.kb.glossary import other_language
 from memserver.kb.translit import same_name_across_scripts
 from memserver.kb.words import STOPWORDS, words
 from read_agent.extractive.evidence import INFERRED
-from read_agent.extractive.question import AS_OF_WORDS, CHANGE_WORDS, matched
+from read_agent.extractive.question import matched
+from read_agent.reading import topical
 
 BRIEF_TOOL = "kb_brief"
 BRIEF_BUDGET = 2_400  # tokens asked of kb_brief: the answer shows a part of it
@@ -43,40 +44,6 @@ VALUE_CHARS = 160
 QUOTE_CHARS = 240
 REPLACED = frozenset({"reversed", "superseded"})
 SKIPPED_FIELDS = frozenset({"aliases", "sources", "type", "title"})
-
-_COMPANY = re.compile(
-    r"\bwho\s+(?:\w+\s+){0,2}(?:decided|decide|approved|led|made|signed|chose)\b"
-    r"|\bdecid\w*|\bdecisions?\b|\bapproved\b|шийд"
-    r"|\balternatives?\b|\boptions?\s+(?:did|were|was)\b|\bwhat\s+(?:drove|driven|led\s+to)\b"
-    r"|\b(?:main|deciding)\s+(?:reason|factor)\b|\bwhat\s+did\s+(?:it|that|this)\s+replace\b"
-    r"|\breplac(?:e|ed|es)\b|\bsupersed\w*|\brevers\w*|\bwhat\s+(?:has\s+)?changed\b"
-    r"|\bas\s+of\b|\bwould\s+(?:your|the)\s+answer\b|\bwhat\s+did\s+(?:you|we)\s+"
-    r"(?:know|believe|think)\b|\bfirst\s+(?:learn|hear)\w*|\bcorrection\b|\bamendment\b"
-    r"|\bsupporting\b|\bwhat\s+supports?\b|\bevidence\b|\btestimony\b|\binference\b"
-    r"|\bjustif\w*"
-    r"|\bdisagree\w*|\bcontradict\w*|\bconflict\w*|\binconsisten\w*|\baccounts?\s+relate\b"
-    r"|яагаад|шалтгаан|хувилбар|орлуул|цуцал|байдлаар|нотл",
-    re.IGNORECASE,
-)
-
-
-# "do the sources agree on X?", "how do those accounts relate?", "зөрүүтэй юу?"
-_DISAGREEMENT = re.compile(
-    r"\b(?:notes|sources|records|accounts|documents|figures|numbers)\b[^?]*\b(?:agree|differ)"
-    r"|\bdisagree\w*|\bcontradict\w*|\bconflict\w*|\binconsisten\w*|\baccounts?\s+relate\b"
-    r"|зөрүү|зөрч|санал\s+нэг|таар(?:ч|даг|сан)",
-    re.IGNORECASE,
-)
-
-
-def company_question(question: str) -> bool:
-    """Whether the question asks what a company memory keeps (see the module docstring)."""
-    return _COMPANY.search(question) is not None or disagreement_question(question)
-
-
-def disagreement_question(question: str) -> bool:
-    """Whether the question asks if the sources agree: their open conflicts lead."""
-    return _DISAGREEMENT.search(question) is not None
 
 
 class Briefed(NamedTuple):
@@ -230,9 +197,9 @@ def key_words(text: str) -> set[str]:
 
 
 def topic_words(question: str) -> set[str]:
-    """The question's words that say its topic: not a number, a day, nor a word that
-    only says a change or a past state ("current", "changed", "believe")."""
-    return {w for w in key_words(question) if not w.isdigit()} - CHANGE_WORDS - AS_OF_WORDS - _FRAME
+    """The question's words that say its topic (:func:`read_agent.reading.topical`): not
+    a number, a day, nor a word that only says a change or a past state."""
+    return {w for w in topical(question) if not w.isdigit()}
 
 
 def said_of(asked: set[str], text: str) -> set[str]:
@@ -252,13 +219,6 @@ def cut(text: str, limit: int = VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-# Words of a question's frame, not its topic ("is it still current or has it since been
-# replaced?", "for each thing you knew then")
-_FRAME = frozenset(
-    {"since", "replaced", "replace", "removed", "remove", "changed", "still", "held",
-     "hold", "holds", "became", "become", "record", "records", "thing", "things", "note",
-     "whether", "each", "then", "answer", "asked", "хойш", "хүчинтэй", "хэвээр"}
-)  # fmt: skip
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HANDLE = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _CITATION = re.compile(r"\s*\[[^\]]+\]$")

@@ -1,6 +1,6 @@
 """Company questions answered with ``kb_brief``: what was decided, by whom, when and why,
 what it replaced, what held on a day and whether the sources agree
-(:func:`read_agent.extractive.brief_reply.company_question`), and the audit replay of a
+(:attr:`read_agent.reading.Reading.company`), and the audit replay of a
 past day ("what did we know on DAY, and what has changed since?",
 :mod:`read_agent.extractive.replay`). :class:`CompanyAnswers` is the part of the
 extractive answer (:class:`read_agent.extractive.answer.Extractive`) that asks the brief
@@ -18,14 +18,14 @@ from read_agent.extractive.brief_reply import (
     BRIEF_BUDGET,
     BRIEF_TOOL,
     brief_lines,
-    disagreement_question,
     interleaved,
     ranked,
 )
 from read_agent.extractive.question import Reading
-from read_agent.extractive.replay import replaced_ids, replay, replay_question, subject_then
+from read_agent.extractive.replay import replaced_ids, replay, subject_then
 from read_agent.extractive.reply import NO_SENTENCE, Reply
 from read_agent.extractive.state_at import StateAt
+from read_agent.reading import Kind
 
 PAGES_READ = 8  # the best results read in full
 REPLACEMENTS_READ = 4  # pages that replaced what held on a past day, read as they are now
@@ -43,7 +43,8 @@ class CompanyAnswers(StateAt):
         the answer's own lines; the brief's first line leads when nothing else does."""
         arguments: dict[str, Any] = {"question": question, "budget": BRIEF_BUDGET}
         past = reading.as_of if past_day(reading.as_of) else None
-        if past is not None and replay_question(question):
+        # what became of it since: a change or the current state asked too
+        if past is not None and reading.since_then:
             replayed = await self._replayed(reading, question, past, reply)
             if replayed is not None:
                 return replayed
@@ -58,7 +59,7 @@ class CompanyAnswers(StateAt):
             lambda s: self._about_other(
                 reading, {"folder": s.get("folder"), "fields": s.get("current")}
             ),
-            disagreement_question(question),
+            reading.is_(Kind.AGREEMENT),
             self._folders(lambda f: bool(f.date_field)),
             self._folders(lambda f: f.type == "decision"),
             question,
@@ -79,7 +80,7 @@ class CompanyAnswers(StateAt):
         def rank(lines: Sequence[str]) -> list[str]:
             return ranked(lines, question, [then] if then else [], disputed)
 
-        disputed = disagreement_question(question)
+        disputed = reading.is_(Kind.AGREEMENT)
         mixed = interleaved(reply.lines, evidence)
         if answers and (not reply.lead or reply.lead.startswith(NO_SENTENCE)):
             return Reply(said[0].removeprefix("- "), rank([*said[1:], *mixed]))

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from memserver.kb.schema import FolderSpec, Schema
+from read_agent.reading import Subject
+from read_agent.reading.fields import Embed
 from read_agent.tools.raw_notes import QUERY_TOOL, query_with_sources
 from read_agent.tools.toolset import CallLog, Toolset
 
@@ -27,6 +29,8 @@ class PageReader:
         self.pages: dict[str, Mapping[str, Any]] = {}
         self.as_of: str | None = None  # an ISO date the question is asked as of
         self.asked: list[str] = []  # the names of the pages the question names
+        self.earlier: tuple[Subject, ...] = ()  # the conversation's subjects
+        self.embed: Embed | None = None  # what the reading asks when words leave it open
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any] | None:
         if name not in self.tools.tools:

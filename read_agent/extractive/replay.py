@@ -24,7 +24,6 @@ Each "Since then" line follows the line of what it became of.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -43,26 +42,6 @@ from read_agent.extractive.evidence import INFERRED
 CHAIN = frozenset({"supersedes", "superseded_by", "decided_by", "decided_on"})
 BODY_CHARS = 240  # of what a replacing page says
 REPLACEMENT_FIELDS = 2  # a replacement's own values said beside its deciders
-
-# The time since a past day asked about too: "still current", "has since been changed",
-# "what changed since", "what became of it", "and now", "current understanding",
-# "түүнээс хойш", "одоо ч хүчинтэй", "өөрчлөгдсөн", "солигдсон".
-_SINCE = re.compile(
-    r"\bstill\s+(?:current|true|valid|holds?|stands?|applies|in\s+(?:place|effect|force))"
-    r"|\bsince\s+(?:been|then)\b|\b(?:changed|changes|removed|replaced|revised|updated|"
-    r"superseded|dropped|reversed|happened)\s+since\b|\bsince\s+(?:changed|removed|replaced)"
-    r"|\bwhat\s+(?:has\s+|have\s+)?(?:changed|happened)\b|\bwhat\s+became\s+of\b"
-    r"|\bbecome\s+of\b|\bthen\s+(?:and|vs\.?|versus|to)\s+now\b|\band\s+(?:now|today)\b"
-    r"|\bcurrent(?:ly)?\b|\bthese\s+days\b"
-    r"|(?:түүнээс|тэрнээс|үүнээс)\s+хойш|одоо\s+ч|хүчинтэй|хэвээр|солигд|өөрчлөгд|өөрчлөлт"
-    r"|хүчингүй|(?<!\w)одоо(?:гийн)?(?!\w)",
-    re.IGNORECASE,
-)
-
-
-def replay_question(question: str) -> bool:
-    """Whether a question naming a past day asks what became of it since (see above)."""
-    return _SINCE.search(question) is not None
 
 
 class Replay(NamedTuple):

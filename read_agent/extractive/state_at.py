@@ -17,7 +17,6 @@ quoted as what held then (:meth:`read_agent.extractive.ranking.Ranker.held`).
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,11 +26,9 @@ from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.question import BEFORE_CHANGE, Reading, matched
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, Ranker
 from read_agent.extractive.reply import Reply
+from read_agent.reading.lexicon import decided_heading
 
 EVENTS_READ = 10
-_DECISION = re.compile(
-    r"decision|decided|outcome|шийдв", re.IGNORECASE
-)  # events on the topic kb_latest is asked for, per dated folder
 
 
 class StateAt(Ranker):
@@ -85,7 +82,7 @@ class StateAt(Ranker):
         if not full:
             return None
         # What the event decided, and a figure, before its context ("no public price list")
-        full.sort(key=lambda p: (not _DECISION.search(p.heading), AMOUNT.search(p.text) is None))
+        full.sort(key=lambda p: (not decided_heading(p.heading), AMOUNT.search(p.text) is None))
         rest = [p.line() for p in own if p in full[1:]] + [
             p.line() for p in self._best(reading) if p not in full
         ]

@@ -15,10 +15,10 @@ A token without the ``source`` folder gets the pages alone (the server says
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from read_agent.reading.lexicon import lexicon, says, tokens
 from read_agent.tools.toolset import CallLog, Toolset
 
 QUERY_TOOL = "kb_query"
@@ -26,14 +26,6 @@ SOURCE_PREFIX = "source/"
 # Arms whose rank alone says only "near in meaning": not enough to call a page an answer.
 WEAK_ARMS = frozenset({"vector", "graph_augment"})
 WEAK_LABELS = frozenset({"weak_semantic", "outside_window"})
-# Verbs of speech and writing, English and Mongolian ("хэлсэн": said, "ярьсан": talked
-# about, "бичсэн": wrote, "асуусан": asked); not "tell me about" or "who should write".
-_WORDS = re.compile(
-    r"\b(?:say|says|said|told|mention(?:s|ed)?|wrote|written|"
-    r"post(?:s|ed)|repl(?:y|ies|ied)|complain(?:s|ed)?|ask(?:s|ed)?)\b"
-    r"|хэл(?:сэн|эв|ж)|ярь(?:сан|ив|ж)|бич(?:сэн|ив)|асуу(?:сан|в)",
-    re.IGNORECASE,
-)
 
 
 def _results(result: Any) -> Sequence[Mapping[str, Any]]:
@@ -59,8 +51,9 @@ def pages_answer(result: Any) -> bool:
 
 
 def asks_for_words(question: str) -> bool:
-    """Whether a question asks what someone said, wrote or asked."""
-    return _WORDS.search(question) is not None
+    """Whether a question asks what someone said, wrote or asked (the lexicon's
+    ``quote`` words: :mod:`read_agent.reading`)."""
+    return says(tokens(question), lexicon().kinds.get("quote", ()), exact=True)
 
 
 def wants_sources(tools: Toolset, arguments: Mapping[str, Any], result: Any) -> bool:

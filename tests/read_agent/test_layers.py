@@ -1,6 +1,7 @@
 """The read agent's parts import one way, as their ``__init__.py`` docstrings say: the
-read tools at the bottom, the extractive answer on them, the model's part on both, and
-the agent, its connection, the HTTP API and the CLI above, each on its own floor."""
+reading of a question at the bottom, the read tools on it, the extractive answer on
+them, the model's part on both, and the agent, its connection, the HTTP API and the CLI
+above, each on its own floor."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from tests.test_layers import REPO, imports, modules
 # Bottom to top, a floor a line; parts on one floor never import each other.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("errors", "mcp_sessions"),
+    ("reading",),
     ("tools",),
     ("extractive",),
     ("model",),

@@ -17,8 +17,8 @@ from ingest_agent.memory import Memory
 from memserver.clients.mcp import open_http
 from read_agent.agent import Answer, ReadAgent
 from read_agent.extractive.answer import _open_question
-from read_agent.extractive.followup import Turn
 from read_agent.extractive.reply import HEADER, NO_SENTENCE, ingesting, not_yet, notes_for
+from read_agent.reading.conversation import Turn
 from read_agent.tools.citations import extract_citations
 from tests.fixtures.server import copy_example_kb
 from tests.ingest_agent.conftest import IngestServer, serve_kb

@@ -14,6 +14,7 @@ from read_agent.agent import MODE_EXTRACTIVE, Answer, ReadAgent
 from read_agent.extractive.evidence import score
 from read_agent.extractive.question import Reading
 from read_agent.extractive.source_evidence import email_turns, from_source, shown_span, unaddressed
+from read_agent.reading import Wants
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, write_note
 
@@ -26,7 +27,7 @@ SNIPPET = (
 
 
 def reading(*terms: str) -> Reading:
-    return Reading("", "when", terms, (), (), None, None, None, False)
+    return Reading("", Wants.WHEN, terms)
 
 
 def test_a_sentence_is_dated_by_the_day_it_speaks_of_and_keeps_its_speaker() -> None:

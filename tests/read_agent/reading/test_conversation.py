@@ -1,8 +1,9 @@
-"""Follow-ups without a model: pronouns and elliptic questions from the previous turn."""
+"""Follow-ups without a model: pronouns, elliptic questions and a missing subject from the
+previous turn."""
 
 from __future__ import annotations
 
-from read_agent.extractive.followup import (
+from read_agent.reading.conversation import (
     Prior,
     Turn,
     prior_ids,
@@ -59,7 +60,7 @@ def test_the_previous_turn_is_read_from_the_history() -> None:
     assert rewrite("and who does he report to?", None, []) is None
 
 
-def test_there_is_the_place_the_previous_answer_cited_and_a_clause_is_no_name() -> None:
+def test_there_and_a_clause_without_a_subject_are_the_place_the_previous_answer_cited() -> None:
     meeting = Prior(
         "meetings/2026-10-20-initech-renewal-call", "Initech renewal call", linked=("Initech",)
     )
@@ -71,9 +72,17 @@ def test_there_is_the_place_the_previous_answer_cited_and_a_clause_is_no_name() 
     assert rewrite("тэнд юу шийдсэн бэ?", previous, [meeting]) == (
         "Initech renewal call юу шийдсэн бэ?"
     )
-    # Not a place: "there" that only says something exists, and a clause after "and".
+    # Not a place: "there" that only says something exists.
     assert rewrite("was there a follow-up?", previous, [meeting]) is None
-    assert rewrite("and what was decided?", previous, [meeting]) is None
+    # A clause after "and" names nothing of its own: asked of the place the answer cited.
+    assert rewrite("and what was decided?", previous, [meeting]) == (
+        "Initech renewal call: What was decided?"
+    )
+    assert rewrite("Харин юу шийдсэн бэ?", previous, [meeting]) == (
+        "Initech renewal call: Юу шийдсэн бэ?"
+    )
+    # with no place among the previous pages, a clause stays as asked
+    assert rewrite("and what was decided?", previous, [BOB]) is None
     # A name after "and" is still an elliptic question.
     assert rewrite("and Globex?", previous, [meeting]) == (
         "who attended the Globex meeting in October?"
