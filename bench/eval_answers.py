@@ -16,7 +16,11 @@ misses flagged). The embedder is the default local model; ``--embedder hash`` is
 faster and lexical only.
 
     nice -n 10 .venv/bin/python -m bench.eval_answers [--embedder local|hash] [--port 9617]
-        [--json out.json] [--show] [--keep DIR] [--only 1,5,23]
+        [--json out.json] [--show] [--keep DIR] [--only 1,5,23] [--rewordings]
+
+``--rewordings`` also asks the three rewordings of each question and the follow-up chats
+of ``bench/rewordings/`` (``bench.answer_rewordings``), scored with the originals' facts,
+and reports originals and rewordings on the tuning and the validation half.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any
 
 import yaml
 
+from bench import answer_rewordings as rewordings
 from bench.common import create_token, free_port, stop_process, wait_ready
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,6 +76,7 @@ class Question:
     expected: str
     facts: tuple[Fact, ...]
     forbid: tuple[Fact, ...] = ()
+    variant: int = 0  # 0: the question as EXPECTED.md asks it; 1-3: a rewording of it
 
 
 @dataclass
@@ -138,8 +144,12 @@ def load_questions() -> tuple[str, list[Question]]:
     return str(spec["now"]), questions
 
 
+def _flat(answer: str) -> str:
+    return "\n".join(" ".join(line.split()) for line in answer.splitlines())
+
+
 def score(question: Question, answer: str) -> Score:
-    flat = "\n".join(" ".join(line.split()) for line in answer.splitlines())
+    flat = _flat(answer)
     result = Score(question, answer)
     result.missed = [f for f in question.facts if not f.found(flat)]
     result.forbidden = [f for f in question.forbid if f.found(flat)]
@@ -222,11 +232,15 @@ def ask_json(
     return answer, seconds
 
 
-def run(args: argparse.Namespace) -> list[Score]:
+def run(args: argparse.Namespace) -> tuple[list[Score], list[rewordings.Conversation]]:
     now, questions = load_questions()
     if args.only:
         wanted = {int(n) for n in args.only.split(",")}
         questions = [q for q in questions if q.number in wanted]
+    chats: list[rewordings.Conversation] = []
+    if args.rewordings:
+        questions += rewordings.reworded(questions)
+        chat_now, chats = rewordings.conversations(_fact)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="eval-answers-"))
     if args.keep and (work / "kb").exists():
         kb, config = work / "kb", work / "config.yaml"
@@ -248,10 +262,13 @@ def run(args: argparse.Namespace) -> list[Score]:
                 result = score(question, answer)
                 result.seconds = seconds
                 scores.append(result)
+            if chats:
+                with rewordings.read_agent(url, token, _env(config)) as (base, key):
+                    rewordings.ask_chats(chats, chat_now, base, key, _flat)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    return scores
+    return scores, chats
 
 
 @contextlib.contextmanager
@@ -280,7 +297,8 @@ def serve(
 def report(scores: Sequence[Score], show: bool) -> str:
     lines = []
     for s in scores:
-        lines.append(f"{s.question.number:>2} {s.verdict:<8} {s.question.text}")
+        mark = f".{s.question.variant}" if s.question.variant else "  "
+        lines.append(f"{s.question.number:>2}{mark} {s.verdict:<8} {s.question.text}")
         for fact in s.missed:
             flag = "MUST " if fact.level == "must" else ""
             lines.append(f"     {flag}missed: {fact.text}")
@@ -308,13 +326,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true", help="print every answer")
     parser.add_argument("--keep", default=None, help="work in DIR and keep it (reused if ingested)")
     parser.add_argument("--only", default=None, help="comma-separated question numbers")
+    parser.add_argument(
+        "--rewordings",
+        action="store_true",
+        help="also ask bench/rewordings/ (three rewordings of each question, the chats) "
+        "and report originals and rewordings on each half",
+    )
     args = parser.parse_args(argv)
-    scores = run(args)
+    scores, chats = run(args)
     print(report(scores, args.show))
+    if args.rewordings:
+        print(rewordings.report(scores, chats, args.show))
     if args.json:
         rows = [
             {
                 "n": s.question.number,
+                "variant": s.question.variant,
                 "question": s.question.text,
                 "verdict": s.verdict,
                 "missed": [f.text for f in s.missed],

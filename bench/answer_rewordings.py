@@ -1,0 +1,163 @@
+"""The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
+--rewordings``): each rewording of an example question is scored with its original's
+facts, each chat of ``conversations.yaml`` is asked turn by turn through the read
+agent's ``/v1/chat/completions`` (each turn sees the turns before it), and the report
+gives originals and rewordings apart, on each half (``bench.halves``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import yaml
+
+from bench.common import free_port, stop_process, wait_ready
+from bench.halves import TUNE, VALIDATE, halves
+
+REWORDINGS = Path(__file__).with_name("rewordings")
+BIN = Path(sys.executable).parent
+
+
+def reworded(questions: Sequence[Any]) -> list[Any]:
+    """A Question per rewording of ``example.yaml``, with its original's facts and number
+    (``variant`` 1-3)."""
+    spec = yaml.safe_load((REWORDINGS / "example.yaml").read_text(encoding="utf-8"))
+    by_number = {q.number: q for q in questions}
+    return [
+        replace(by_number[int(n)], text=str(text), variant=i)
+        for n, texts in spec.items()
+        if int(n) in by_number
+        for i, text in enumerate(texts, start=1)
+    ]
+
+
+@dataclass
+class Turn:
+    ask: str
+    facts: tuple[Any, ...]
+    forbid: tuple[Any, ...]
+    answer: str = ""
+    missed: list[Any] = field(default_factory=list)
+    forbidden: list[Any] = field(default_factory=list)
+
+    @property
+    def right(self) -> bool:
+        return not self.missed and not self.forbidden
+
+
+@dataclass
+class Conversation:
+    name: str
+    turns: list[Turn]
+
+    @property
+    def right(self) -> bool:
+        return all(t.right for t in self.turns)
+
+
+def conversations(make_fact: Any) -> tuple[str, list[Conversation]]:
+    spec = yaml.safe_load((REWORDINGS / "conversations.yaml").read_text(encoding="utf-8"))
+    out = []
+    for chat in spec["conversations"]:
+        turns = [
+            Turn(
+                str(t["ask"]),
+                tuple(make_fact({"level": "must", **f}) for f in t.get("facts") or ()),
+                tuple(make_fact({"level": "must", **f}) for f in t.get("forbid") or ()),
+            )
+            for t in chat["turns"]
+        ]
+        out.append(Conversation(str(chat["name"]), turns))
+    return str(spec["now"]), out
+
+
+@contextlib.contextmanager
+def read_agent(url: str, token: str, env: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    """``read-agent --no-llm serve`` on a free port: (its base URL, its API key)."""
+    key = secrets.token_urlsafe(24)
+    port = free_port()
+    process = subprocess.Popen(
+        [str(BIN / "read-agent"), "--no-llm", "serve", "--addr", f"127.0.0.1:{port}"],
+        env={**env, "MEMORY_URL": url, "MEMORY_TOKEN": token, "READ_AGENT_API_KEY": key},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", timeout=120)
+        yield f"http://127.0.0.1:{port}", key
+    finally:
+        stop_process(process)
+
+
+def ask_chats(chats: Sequence[Conversation], now: str, base: str, key: str, flatten: Any) -> None:
+    """Each chat turn by turn, its answers scored in place."""
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx2.Client(timeout=600) as http:
+        for chat in chats:
+            messages: list[dict[str, str]] = []
+            for turn in chat.turns:
+                messages.append({"role": "user", "content": turn.ask})
+                body = {"model": "memory", "messages": messages, "now": now}
+                reply = http.post(f"{base}/v1/chat/completions", json=body, headers=headers)
+                if reply.status_code != 200:
+                    turn.answer = f"(HTTP {reply.status_code}: {reply.text[:300]})"
+                else:
+                    turn.answer = str(reply.json()["choices"][0]["message"]["content"])
+                messages.append({"role": "assistant", "content": turn.answer})
+                flat = flatten(turn.answer)
+                turn.missed = [f for f in turn.facts if not f.found(flat)]
+                turn.forbidden = [f for f in turn.forbid if f.found(flat)]
+
+
+def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> str:
+    """Originals and rewordings apart, each on the tuning and the validation half; then the
+    chats, and the gap in percentage points."""
+    half = halves(s.question.number for s in scores)
+    lines = []
+
+    def share(rows: Sequence[Any]) -> str:
+        right = sum(1 for s in rows if s.verdict == "correct")
+        return f"{right}/{len(rows)}" + (f" ({100 * right / len(rows):.0f}%)" if rows else "")
+
+    for name, rows in (
+        ("originals", [s for s in scores if s.question.variant == 0]),
+        ("rewordings", [s for s in scores if s.question.variant > 0]),
+    ):
+        tune = [s for s in rows if half[str(s.question.number)] == TUNE]
+        validate = [s for s in rows if half[str(s.question.number)] == VALIDATE]
+        lines.append(
+            f"{name}: {share(rows)} correct; tuning half {share(tune)}, "
+            f"validation half {share(validate)}"
+        )
+    originals = [s for s in scores if s.question.variant == 0]
+    rewordings = [s for s in scores if s.question.variant > 0]
+    if originals and rewordings:
+        gap = 100 * (
+            sum(s.verdict == "correct" for s in originals) / len(originals)
+            - sum(s.verdict == "correct" for s in rewordings) / len(rewordings)
+        )
+        lines.append(f"gap, originals minus rewordings: {gap:.1f} points")
+    for chat in chats:
+        lines.append(f"chat {'right' if chat.right else 'WRONG'}: {chat.name}")
+        for turn in chat.turns:
+            missed = [f.text for f in turn.missed] + [f"forbidden {f.text}" for f in turn.forbidden]
+            lines.append(f"    {turn.ask}" + (f"  (missed: {'; '.join(missed)})" if missed else ""))
+            if show or missed:
+                lines.extend(f"     | {line}" for line in turn.answer.splitlines()[:6])
+    if chats:
+        lines.append(f"chats right: {sum(c.right for c in chats)}/{len(chats)}")
+    return "\n".join(lines)
+
+
+def environment(config: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "MEMORY_"))}
+    env["MEMORY_CONFIG"] = str(config)
+    return env
