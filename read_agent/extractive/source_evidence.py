@@ -36,6 +36,7 @@ from typing import Any
 from memserver.kb.chunks import BOLD_TURN_AHEAD, turn_opening
 from memserver.timeparse.mentions import MentionReader
 from read_agent.extractive.evidence import MAX_TEXT, Evidence, clean, sentences
+from read_agent.reading.lexicon import is_label
 from read_agent.tools.raw_notes import SOURCE_PREFIX
 
 SOURCE = "source"  # the kind of a piece of a raw note
@@ -99,6 +100,8 @@ def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -
         parts = parts[1:]  # the note's title heading before its first turn
     for raw in (s for part in parts for s in sentences(part)):
         found = turn_opening(raw)  # "Caroline: ...", "**Priya Shah** 16:24 ...", ...
+        if found is not None and is_label(found[0]):
+            found = None  # "Why: ...", "Decision: ...": a line's label, nobody's words
         sentence = clean(found[1] if found is not None else raw)
         if not sentence:
             continue

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from memserver.kb.words import is_cyrillic, words
+from memserver.kb.words import STOPWORDS, is_cyrillic, words
 
 LANG = Path(__file__).with_name("lang")
 _EN_ENDINGS = ("ing", "ed", "es", "s")
@@ -201,3 +201,28 @@ def decided_heading(heading: str) -> bool:
     word of the lexicon's ``decided`` meaning."""
     meaning = lexicon().meaning("decided")
     return meaning is not None and says(tokens(heading), meaning.words)
+
+
+@functools.cache
+def _known_words() -> frozenset[str]:
+    """Every word the lexicon holds (frame, answers, kinds, orders, meanings)."""
+    lex = lexicon()
+    phrases = [
+        *lex.frame,
+        *lex.current,
+        *(
+            p
+            for group in (lex.answer, lex.kinds, lex.order, lex.tense)
+            for v in group.values()
+            for p in v
+        ),
+        *(p for m in lex.meanings for p in (*m.words, *m.inverse)),
+    ]
+    return frozenset(w for p in phrases for w in tokens(p))
+
+
+def is_label(name: str) -> bool:
+    """Whether what opens a line ("Why:", "Decision:", "Шийдвэр:") is a label, not a
+    speaker: each of its words a stop word or a word the lexicon holds."""
+    found = tokens(name)
+    return bool(found) and all(w in STOPWORDS or w in _known_words() for w in found)

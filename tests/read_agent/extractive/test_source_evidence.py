@@ -165,3 +165,15 @@ def test_when_answered_from_a_note_states_the_day_it_speaks_of(
     assert first.endswith(f"[{note_id}.md]") or first.endswith(f"[{note_id}]")
     assert note_id in [c.id for c in answer.citations]
     assert f"Wow, {name}" not in answer.text  # said to them, not about the group
+
+
+def test_a_line_s_label_is_nobody_s_words() -> None:
+    snippet = (
+        "---\nauthor: Maria Lopez\n---\nDecision: usage-based pricing from 2026-10-15.\n"
+        "Why: customers pay for shipments tracked, not for seats."
+    )
+    result = {"id": "source/meetings/pricing.md", "date": "2026-10-07", "snippet": snippet}
+    pieces = from_source(result, 0, mention_reader("UTC"))
+    assert pieces and all(p.speaker in (None, "") for p in pieces)
+    assert {p.author for p in pieces} == {"Maria Lopez"}  # the note's author, not "Why"
+    assert all("by Why" not in p.line() for p in pieces)
