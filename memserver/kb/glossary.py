@@ -35,8 +35,9 @@ year | жил
 driver | жолооч
 warehouse | агуулах
 project | төсөл
-pilot | пилот
+pilot trial | пилот туршилт
 launch go-live | нээлт эхлүүл
+begin began start | эхэл эхл
 deadline due | хугацаа
 invoice | нэхэмжлэх
 discount | хөнгөлөлт

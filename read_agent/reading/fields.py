@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
-from read_agent.reading.lexicon import Lexicon, Match, find, meanings_of, same, tokens
+from read_agent.reading.lexicon import Lexicon, Match, find, meanings_of, same, says, tokens
 from read_agent.reading.model import FieldAsked, Wants
 
 Embed = Callable[[Sequence[str]], Sequence[np.ndarray]]
@@ -118,8 +118,10 @@ def field_asked(
         # a field the answer's type fits, or one its own words name whatever the type
         # ("when did Globex become a customer": the day its status changed)
         return best[1]
-    if wants is not Wants.WHAT and len(typed) == 1:
+    rest = [w for i, w in enumerate(question) if i not in named and not says([w], lex.frame)]
+    if wants is not Wants.WHAT and len(typed) == 1 and rest:
         # the answer's type alone: the one field of that type the subject's folder has
+        # ("who is Bataa?" asks nothing beyond its subject: no field)
         return FieldAsked(folders[0].name, typed[0].name, False, "type")
     if embed is not None and folders:
         return _nearest(question, named, wants, folders[0], schema, embed)

@@ -73,8 +73,9 @@ def test_a_link_read_from_its_other_end_asks_the_pages_that_link_in(question: st
     assert asked(question, ALEX) == ("reports_to", True)
 
 
-def test_a_question_without_a_subject_asks_no_field() -> None:
+def test_a_question_without_a_subject_or_beyond_it_asks_no_field() -> None:
     assert asked("Who is Bob Martinez's boss?") == (None, False)
+    assert asked("Who is Bob?", BOB) == (None, False)  # who someone is: no field of theirs
 
 
 def test_the_section_asked_is_read_by_meaning() -> None:
