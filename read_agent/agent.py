@@ -49,6 +49,7 @@ from read_agent.model import written_answer
 from read_agent.model.tool_loop import STEP_LIMIT_NOTE, CannotDriveTools, ToolLoop
 from read_agent.reading import conversation as followup
 from read_agent.reading.conversation import Turn
+from read_agent.reading.fields import Embed
 from read_agent.tools.citations import CitedPage, verify
 from read_agent.tools.raw_notes import QUERY_TOOL
 from read_agent.tools.toolset import CallLog, ToolRecord, Toolset
@@ -189,6 +190,7 @@ class ReadAgent:
         budget_tokens: int | None = None,
         extractive_results: int = DEFAULT_RESULTS,
         tool_support: ToolSupport | None = None,
+        embed: Embed | None = None,
     ) -> None:
         self.memory = memory
         self.llm = llm
@@ -197,6 +199,7 @@ class ReadAgent:
         self.budget_tokens = budget_tokens
         self.extractive_results = extractive_results
         self.support = tool_support if tool_support is not None else ToolSupport()
+        self.embed = embed
         self._toolset: Toolset | None = None
         self._schema_view: Schema | None = None
 
@@ -367,6 +370,7 @@ class ReadAgent:
             return f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)", []
         schema = await self._schema(tools)
         answerer = Extractive(tools, log, schema, q.now, self.extractive_results)
+        answerer.embed = self.embed
         asked = followup.then_as_of(q.question, q.history)
         if asked is None and q.history:
             asked = await self._follow_up(q.question, q.history, answerer)

@@ -35,6 +35,7 @@ from memserver.terminal.program import add_config_option, configure_logging, run
 from memserver.timeparse.now import parse_now
 from read_agent.agent import DEFAULT_MAX_STEPS, Answer, Turn
 from read_agent.connection import AgentPool, env_api_key, make_llm, memory_target, unwrap
+from read_agent.reading.embedding import reading_embedder
 from read_agent.tools.citations import CitedPage
 
 DEFAULT_ADDR = "127.0.0.1:8788"
@@ -123,6 +124,7 @@ def make_pool(args: argparse.Namespace) -> AgentPool:
         make_llm(settings, enabled=not args.no_llm),
         max_steps=args.max_steps,
         budget_tokens=settings.budget_tokens,
+        embed=reading_embedder(settings.embedding),
     )
     args.pool = pool  # closed by main()
     return pool

@@ -34,6 +34,7 @@ from memserver.errors import ConfigError, MemoryError_
 from read_agent.agent import DEFAULT_MAX_STEPS, ReadAgent, ToolSupport
 from read_agent.errors import MemoryUnavailableError
 from read_agent.mcp_sessions import SessionPool
+from read_agent.reading.fields import Embed
 
 Connector = Callable[[], AbstractAsyncContextManager[MemoryClient]]
 
@@ -105,11 +106,13 @@ class AgentPool:
         *,
         max_steps: int = DEFAULT_MAX_STEPS,
         budget_tokens: int | None = None,
+        embed: Embed | None = None,
     ) -> None:
         self.target = target
         self.llm = llm
         self.max_steps = max_steps
         self.budget_tokens = budget_tokens
+        self.embed = embed  # the reading's, when a question's words leave the field open
         self._shared: ReadAgent | None = None
         self._support = ToolSupport()  # what one session learns, every session knows
         self._stack: contextlib.AsyncExitStack | None = None
@@ -122,6 +125,7 @@ class AgentPool:
             max_steps=self.max_steps,
             budget_tokens=self.budget_tokens,
             tool_support=self._support,
+            embed=self.embed,
         )
 
     async def start(self) -> None:

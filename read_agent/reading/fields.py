@@ -28,7 +28,9 @@ from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 from read_agent.reading.lexicon import Lexicon, Match, find, meanings_of, same, says, tokens
 from read_agent.reading.model import FieldAsked, Wants
 
-Embed = Callable[[Sequence[str]], Sequence[np.ndarray]]
+# (a question's words, texts) -> their vectors: the question embedded as a query, the
+# texts as passages (read_agent.reading.embedding)
+Embed = Callable[[str, Sequence[str]], tuple[np.ndarray, Sequence[np.ndarray]]]
 EMBED_MARGIN = 0.02  # a field picked by the embedder stands this far above the next
 _DATE_TYPES = ("date",)
 _NUMBER_TYPES = ("number", "integer", "money")
@@ -169,9 +171,8 @@ def _nearest(
     rest = " ".join(w for i, w in enumerate(question) if i not in named)
     if len(fields) < 2 or not rest:
         return None
-    texts = [rest] + ["; ".join(field_text(spec, f)) for f in fields]
-    vectors = list(embed(texts))
-    scores = [float(np.dot(vectors[0], v)) for v in vectors[1:]]
+    query, vectors = embed(rest, ["; ".join(field_text(spec, f)) for f in fields])
+    scores = [float(np.dot(query, v)) for v in vectors]
     order = sorted(range(len(fields)), key=lambda i: -scores[i])
     if scores[order[0]] - scores[order[1]] < EMBED_MARGIN:
         return None

@@ -5,6 +5,9 @@ evidence for; in English and Mongolian, the names in either script."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 import pytest
 
 from memserver.kb.schema import load_schema
@@ -197,3 +200,18 @@ def test_first_learned_is_when_the_memory_learned_it_not_a_list_order() -> None:
     )
     assert read("When did we first hear the conclusion?").is_(Kind.LEARNED)
     assert not read("What was the first decision about pricing?").is_(Kind.LEARNED)
+
+
+def test_the_embedder_picks_the_field_the_words_leave_open() -> None:
+    from memserver.clients.embed import make_embedder
+
+    hashed = make_embedder("hash")
+
+    def embed(query: str, passages: Sequence[str]) -> tuple[np.ndarray, Sequence[np.ndarray]]:
+        return hashed.embed_query(query), hashed.embed_passages(passages)
+
+    reading = read("What is Bob's e-mail address?", Context(SCHEMA, [BOB], NAMES, embed=embed))
+    assert reading.field is not None and reading.field.name == "email"
+    assert reading.field.by == "embedder"
+    # without an embedder the words alone leave it open
+    assert read("What is Bob's e-mail address?", Context(SCHEMA, [BOB], NAMES)).field is None
