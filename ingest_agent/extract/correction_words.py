@@ -4,7 +4,7 @@ one was wrong, amended or revised, and, for an incident, what its root cause now
 Each reader takes one sentence (plain text) and returns only what the words say;
 nothing is guessed. English and Mongolian.
 
-- :func:`correction`: "amend the 2021-04-15 decision record", "correct the earlier
+- :func:`correction`: "amend the 2026-07-15 decision record", "correct the earlier
   misunderstanding", "clarified that the ... was a miscommunication" ("clarifying the
   change", "the rule was corrected", "we ruled out X" are none), "we now understand", "previously we
   believed", "the correct account is", "revised"; "засварлав",

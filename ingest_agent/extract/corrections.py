@@ -5,20 +5,20 @@ Two kinds, each a :class:`~ingest_agent.records.DecisionRef` the agent matches t
 earlier page and records on both (:mod:`ingest_agent.pages.reversals`):
 
 - **an amended decision** (status ``amended``): a decision of the note whose own words
-  say it corrects an earlier record ("Update the 2021-04-15 decision record to correct
+  say it corrects an earlier record ("Update the 2026-07-15 pricing decision to correct
   the earlier misunderstanding"), or, when none does, a sentence of the note that says
-  so and names the earlier record ("this clarification supersedes the earlier 2021
+  so and names the earlier record ("this clarification supersedes the July 2026
   decision"), which then belongs to the note's first decision;
 - **a revised root cause** (status ``revised``): a note whose own page is an incident
   (a postmortem) saying what the root cause of an earlier incident was after all ("The
-  actual root cause of the 2021-05-22 outage was a misconfigured DNS record, not a load
-  balancer misconfiguration").
+  actual root cause of the 2026-10-02 tracking outage was an expired certificate, not a
+  database overload").
 
 The earlier record is named by a day: the earliest the sentence gives before the newer
-record's day ("during the 2022-07-20 retrospective they clarified that the 2021-06-18
-disagreement ..." corrects the record of 2021-06-18), else the only such day the whole
-note mentions (a correction note names the record
-it corrects, "Review of the 2021-04-15 decision record"). Without a day there is no
+record's day ("during the 2026-11-05 review they clarified that the 2026-09-08
+disagreement ..." corrects the record of 2026-09-08), else the only such day the whole
+note mentions (a correction note names the record it corrects, "Review of the
+2026-07-15 decision record"). Without a day there is no
 reference: a correction that names nothing changes nothing. The words that pick the
 earlier page among those of that day are those of every sentence of the note naming
 that day (:mod:`ingest_agent.extract.correction_words` reads the cues).

@@ -1,10 +1,10 @@
 """A Decisions section written as one labelled record, read without a model::
 
     ## Decision
-    - **Date:** 2022-05-01 (mid-morning engineering-lead meeting)
-    - **Participants:** Arjun Mehta & Maya Patel
-    - **Outcome:** Adopt new 90-day retention policy.
-    - **Reason:** Data-privacy audit highlighted risk of retaining logs beyond 90 days.
+    - **Date:** 2026-10-07 (pricing review)
+    - **Participants:** Maria Lopez & Alex Kim
+    - **Outcome:** Usage-based pricing replaces per-seat pricing.
+    - **Reason:** Warehouse crews share logins, so seats say nothing of use.
 
 is one decision (its outcome), decided on that date by those people, for that reason,
 not four decisions titled "Date", "Participants", "Outcome" and "Reason". A section is
@@ -39,7 +39,7 @@ ALTERNATIVES = frozenset(
 _LABELS = OUTCOME | DAY | WHO | WHY | ALTERNATIVES
 _BOLD = re.compile(r"^\*\*(?P<label>[^*]{1,40}?)\s*:?\s*\*\*\s*:?\s*(?P<value>.*)$")
 _PLAIN = re.compile(r"^(?P<label>[^:*]{1,40}):\s+(?P<value>.+)$")
-_IDS = re.compile(r"\s*\((?:[A-Z]{1,3}[‐-―-]\d+[^)]*)\)")  # "Arjun Mehta (P-0005)"
+_IDS = re.compile(r"\s*\((?:[A-Z]{1,3}[‐-―-]\d+[^)]*)\)")  # "Alex Kim (P-0012)"
 _LIST = re.compile(r"\s*(?:;|,|\bor\b|\bvs\.?\b)\s*", re.IGNORECASE)
 
 

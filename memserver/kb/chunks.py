@@ -60,13 +60,13 @@ SOURCE_FORMAT = (
     f"/conversation-context-{SOURCE_CONTEXT}-group"
 )
 # A line opening a turn, in the shapes chat exports and transcripts write:
-#   Caroline: text                         a transcript, a chat log
+#   Priya: text                         a transcript, a chat log
 #   **Priya Shah** 16:02                    a Slack-style export (the text on the next line)
-#   **Caroline:** text, **Caroline**: text  a markdown transcript
-#   Caroline (16:02): text                  a transcript with times
-#   [16:02] Caroline: text, 16:02 Caroline: text, 2023-05-08 16:02 Caroline: text
-#   08/05/2023, 16:02 - Caroline: text      a WhatsApp export ([08/05/2023, 16:02:15] too)
-#   > Caroline: text                        a quoted transcript
+#   **Priya:** text, **Priya**: text  a markdown transcript
+#   Priya (16:02): text                  a transcript with times
+#   [16:02] Priya: text, 16:02 Priya: text, 2026-09-23 16:02 Priya: text
+#   23/09/2026, 16:02 - Priya: text      a WhatsApp export ([23/09/2026, 16:02:15] too)
+#   > Priya: text                        a quoted transcript
 # The speaker is one to three words, the first capitalised (checked in is_conversation).
 # Not a list item ("- Priya Shah: ticket for the export bug"): a meeting's action items
 # name an owner per line, and a meeting note is no conversation.
@@ -153,7 +153,7 @@ LABELS = frozenset(
 def turn_opening(text: str) -> tuple[str, str] | None:
     """(speaker, what they say) when ``text`` opens with a turn in one of the shapes of
     :data:`_TURN` ("**Priya Shah** 16:24 Two low-priority ones.", "08/05/2023, 13:56 -
-    Caroline: Hi!"), the speaker capitalised; else None."""
+    Priya: Hi!"), the speaker capitalised; else None."""
     found = _TURN.match(text)
     if found is None:
         return None

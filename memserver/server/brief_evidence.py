@@ -34,7 +34,7 @@ SIBLING_LEADS = 4  # the search's notes whose same-day notes follow them
 _HEADER = re.compile(r"^\s*(from|to|cc|bcc|date|subject|sent)\s*:", re.IGNORECASE)
 # Metadata rather than testimony: e-mail headers, frontmatter keys, attendee lists.
 _LABELS = re.compile(
-    r"\b(from|to|cc|date|subject|slot_id|genre|author|attendees|note-taker)\s*:\**",
+    r"\b(from|to|cc|date|subject|author|attendees|note-taker)\s*:\**",
     re.IGNORECASE,
 )
 _KEYS = re.compile(r"(?:^|\s)[a-z][a-z_]{1,24}:\s")  # "title: ... date: ... status: ..."

@@ -2,18 +2,16 @@
 whom, when, why, what it replaced, what held on a day, where the sources disagree, and
 the evidence for it (:mod:`memserver.server.brief` gathers it within a budget).
 
-A question is such a question when it asks about a decision's provenance ("who
-decided", "what alternatives", "what drove it"), a change ("what did it replace", "what
-changed since"), a past state ("as of", "what would your answer have been", "what did
-you know then"), the evidence ("supporting records", "what supports", "direct or
-inferred") or a disagreement ("do the sources agree", "how do those accounts relate"),
-in English or Mongolian. The brief's lines then come first, each dated and cited::
+A question is such a question when its reading (:mod:`read_agent.reading`) says it asks
+about a decision (who decided, why, the alternatives), a change (what it replaced,
+whether it still holds), a past state (as of a day), the evidence for something, or
+whether the sources agree. The brief's lines then come first, each dated and cited::
 
-    - 2022-05-01 · Adopt new 90-day retention policy: reversed; decided by Arjun Mehta,
-      Maya Patel; why: ... ; replaced by “Shift to cloud-native” (2022-08-20) [decisions/...]
-    - Earlier status of Adopt ...: accepted (2022-05-01 to 2022-08-20) [decisions/...]
+    - 2026-07-15 · Per-seat pricing for Acme Track: reversed; decided by Maria Lopez,
+      Alex Kim; why: ... ; replaced by “Usage-based pricing” (2026-10-07) [decisions/...]
+    - Earlier status of Per-seat ...: accepted (2026-07-15 to 2026-10-07) [decisions/...]
     - The sources disagree on contract_value of [companies/initech]: 96000 (a.md) vs ...
-    - 2022-05-01 · Ok decided: Helix will now retain ... (direct: source/x.md, by Maya Patel)
+    - 2026-07-15 · We settle on $49 per user ... (direct: source/x.md, by Maria Lopez)
 
 After the first, the lines are ranked (:func:`ranked`) by how many of the question's
 topical words they say (any ending, either language) and whether they are dated or name
@@ -230,8 +228,8 @@ def ranked(
     """``lines`` with those saying the most of the question first: one point a topical
     word of it (any ending, either language), three when the line is dated a day it
     names (or ``days``, the day it asks about: what was said that day), one a day it
-    names that the line mentions; ties keep their order, or with ``quoted_first`` (how
-    do the accounts relate: what each note said) a note's own words come first. When the
+    names that the line mentions; ties keep their order, or with ``quoted_first`` (do
+    the sources agree: what each note said) a note's own words come first. When the
     question names several days, the best line said on each of them follows the first."""
     asked = topic_words(question)
     wanted = set(_ISO_DAY.findall(question)) | set(days)

@@ -2,22 +2,23 @@
 cut into sentences, each dated by the day it speaks of.
 
 A note is dated (its frontmatter ``date:``), and what it says is often dated against
-that day: "I went to a support group yesterday" in a note of 2023-05-08 happened on
-2023-05-07. The dates a sentence mentions are read the way the index reads them for its
+that day: "we visited the Pueblo warehouse yesterday" in a note of 2026-09-23 happened
+on 2026-09-22. The dates a sentence mentions are read the way the index reads them for its
 windows (:func:`memserver.timeparse.mentions.mention_reader`, against the note's date
 in the knowledge base's time zone); a sentence that mentions one day, month, year or
 span other than the note's own day is dated by it, with the note's date kept as when it
 was said::
 
-    - 2023-05-07 (said on 2023-05-08) · Caroline: I went to a LGBTQ support group yesterday ... [source/session-01.md]
+    - 2026-09-22 (said on 2026-09-23) · Priya: we visited the Pueblo warehouse yesterday ... [source/slack/deals/2026-09-23.md]
 
 Any other sentence carries the note's date. In a conversation (``Speaker: text``, or any
 turn shape the index knows: ``**Speaker** 16:02``, a WhatsApp export's stamps;
 :func:`memserver.kb.chunks.turn_opening`) a sentence keeps the name of whoever says it
-("Caroline: Do your research ..."); the name is the piece's heading (it counts for the question's words as a heading does) and
-what is compared with the question is the sentence itself without the names of those
-who speak in the notes (:func:`unaddressed`): "Wow, Caroline, that looks awesome!" is no
-evidence about Caroline, and a sentence is none because of who said it
+("Priya: the tablets arrived ..."); the name is the piece's heading (it counts for the
+question's words as a heading does) and what is compared with the question is the
+sentence itself without the names of those who speak in the notes
+(:func:`unaddressed`): "Thanks, Priya, great news!" is no evidence about Priya, and a
+sentence is none because of who said it
 (:func:`evidence.score`).
 
 An e-mail's header lines (``From:``, ``To:``, ``Date:``, ``Subject:``, ...) are no
@@ -99,7 +100,7 @@ def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -
     if len(parts) > 1 and parts[0].lstrip().startswith("#"):
         parts = parts[1:]  # the note's title heading before its first turn
     for raw in (s for part in parts for s in sentences(part)):
-        found = turn_opening(raw)  # "Caroline: ...", "**Priya Shah** 16:24 ...", ...
+        found = turn_opening(raw)  # "Priya: ...", "**Priya Shah** 16:24 ...", ...
         if found is not None and is_label(found[0]):
             found = None  # "Why: ...", "Decision: ...": a line's label, nobody's words
         sentence = clean(found[1] if found is not None else raw)
