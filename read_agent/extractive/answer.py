@@ -59,12 +59,25 @@ from read_agent.extractive.reply import (
     notes_for,
     since,
 )
-from read_agent.reading import Context, Kind, Subject, Wants
+from read_agent.reading import (
+    Context,
+    Kind,
+    Subject,
+    Wants,
+    name_candidates,
+    name_spans,
+    section_of,
+)
 from read_agent.reading import read as read_question
 from read_agent.reading.lexicon import lexicon, says, tokens
 from read_agent.tools.citations import CitedPage, normalize_id
+from read_agent.tools.raw_notes import QUERY_TOOL
 
 DISPUTED = "The sources disagree: "
+RESOLVED_NAMES = 4  # the question's names asked of the entity index at most
+MEANT_RESULTS = 3  # times the usual results asked of the folder a question's words mean
+SURE_NAMES = frozenset({"exact_slug", "exact_title", "alias_hit", "transliteration"})
+FUZZY_NAME = 0.7  # a fuzzy title match this close is the page the name means
 SAME_PERIOD_DAYS = 7  # figures this far apart or nearer are of one period
 REPLACED = frozenset({"reversed", "superseded"})  # a decision's status once replaced
 SECTION_LINES = 8  # a section the question names, read out whole up to this
@@ -94,6 +107,7 @@ class Extractive(CompanyAnswers):
                 r for r in more if _named(r) and r.get("id") not in {x.get("id") for x in results}
             ]
         named = [r for r in results if _named(r)]
+        named += await self._resolved(question, named)
         for item in [*named, *results][: PAGES_READ + len(named)]:
             pid = normalize_id(str(item.get("id") or ""))
             if pid and not pid.startswith("source/") and len(self.pages) < PAGES_READ + 2:
@@ -208,8 +222,15 @@ class Extractive(CompanyAnswers):
                 return quoted if quoted.lead and quoted.lead.startswith(DISPUTED) else found
             if found is not None:
                 return found
+        # "what came out of the pricing review": its Decisions (a company question about a
+        # decision's own page is the brief's to answer: what was decided, what replaced it)
+        for page in pages:
+            section = self._section_asked(reading, page)
+            spec = self.folder(str(page.get("folder")))
+            if section is not None and (not reading.company or (spec and spec.type != "decision")):
+                return section
         if pages and not reading.terms and not reading.identifiers and reading.wants != "amount":
-            return self._section_asked(reading, pages[0]) or self._profile(pages[0])
+            return self._profile(pages[0])
         return await self._evidence_answer(reading, results, named)
 
     # -- 0. a relation of the page linked to a named one ("who attended the Initech
@@ -290,13 +311,14 @@ class Extractive(CompanyAnswers):
     # -- 2. latest / first / next
 
     async def _ordered(self, reading: Reading, results: list[Mapping[str, Any]]) -> Reply | None:
+        results = await self._in_meant_folder(reading, results)
         lead = _by_subject(reading, results)
         if lead is None:
             if reading.order == "next":
                 return Reply(f"Nothing is dated after {self.today()} for this question.")
             return None
         pid = str(lead.get("id"))
-        page = self.pages.get(pid)
+        page = await self.page(pid) if not pid.startswith("source/") else None
         spec = self.folder(str(lead.get("folder")))
         kind = spec.type if spec is not None else str(lead.get("folder"))
         first = f"{_ORDER_WORDS.get(reading.order or '', 'Latest')} {kind}: {lead.get('date')} · "
@@ -309,7 +331,12 @@ class Extractive(CompanyAnswers):
             skip = [spec.date_field] if spec is not None and spec.date_field else []
             own = from_page(page, 0, True, skip_fields=skip)
             body = [p for p in own if p.kind == "section"]
-            if reading.terms:
+            # the section the question asks ("what was decided": its Decisions), whole
+            headings = list(dict.fromkeys(p.heading for p in body if p.heading))
+            asked = section_of(reading.question, headings)
+            lines = [p.line() for p in body if asked and p.heading == asked]
+            lines = lines[:SECTION_LINES]
+            if reading.terms and not lines:
                 ranked = sorted(
                     (p for p in body if score_piece(p, reading)[1] > 0),
                     key=lambda p: -score_piece(p, reading)[0],
@@ -320,6 +347,35 @@ class Extractive(CompanyAnswers):
             if reading.order == "oldest":
                 lines += await self._later(page, str(lead.get("date") or ""))
         return Reply(f"{first} [{pid}]", lines)
+
+    async def _in_meant_folder(
+        self, reading: Reading, results: list[Mapping[str, Any]]
+    ) -> list[Mapping[str, Any]]:
+        """The search's order over the dated folder the question's words mean ("when did
+        we last meet Globex and what was decided": the meetings, not the decisions), asked
+        again in that folder when the search ordered another first."""
+        dated = [f for f in reading.meant if (spec := self.folder(f)) and spec.date_field]
+        first = next((r for r in results if "date_ordered" in (r.get("labels") or ())), None)
+        if not dated or first is None or first.get("folder") == dated[0]:
+            return results
+        if not self.tools.accepts(QUERY_TOOL, "folders"):
+            return results
+        wide = MEANT_RESULTS * self.limit
+        again = await self.call(
+            QUERY_TOOL, {"question": reading.question, "folders": dated[:1], "limit": wide}
+        )
+        found = [r for r in (again or {}).get("results") or () if isinstance(r, Mapping)]
+        names = [n for s in reading.subjects for n in self.names(s.id)]
+        if names:  # about the subject: its name in the title or the text found
+            found = [
+                r
+                for r in found
+                if name_spans(tokens(f"{r.get('title')} {r.get('snippet') or ''}"), names)
+            ]
+        if reading.order in ("newest", "oldest"):  # every one found, in the order asked
+            found.sort(key=lambda r: str(r.get("date") or ""), reverse=reading.order == "newest")
+            found = [{**r, "labels": [*(r.get("labels") or ()), "date_ordered"]} for r in found]
+        return found or results
 
     async def _later(self, page: Mapping[str, Any], day: str) -> list[str]:
         """What pages dated after the first one say about it (its title or date named):
@@ -394,7 +450,7 @@ class Extractive(CompanyAnswers):
         ]
         rest = [p for p in self._best(reading, exclude_field=target) if p not in same_day]
         lines = [p.line() for p in [*same_day, *rest] if not p.text.startswith(f"{target} changed")]
-        return Reply(f"{lead} [{page.get('id')}]", lines[:EVIDENCE_LINES])
+        return Reply(f"{lead} [{page.get('id')}]", lines[:EVIDENCE_LINES], firm=True)
 
     def _when_field(
         self, reading: Reading, spec: FolderSpec, page: Mapping[str, Any]
@@ -453,7 +509,7 @@ class Extractive(CompanyAnswers):
             if body:
                 head = f"{page.get('effective_date')} · " if self.dated(page) else ""
                 lead = f"{head}{page.get('title')} — {section} [{page.get('id')}]"
-                return Reply(lead, body[:SECTION_LINES])
+                return Reply(lead, body[:SECTION_LINES], firm=True)
         return None
 
     def _profile(self, page: Mapping[str, Any]) -> Reply:
@@ -539,6 +595,35 @@ class Extractive(CompanyAnswers):
         return lines
 
     # -- helpers
+
+    async def _resolved(
+        self, question: str, named: Sequence[Mapping[str, Any]]
+    ) -> list[Mapping[str, Any]]:
+        """The pages the entity index resolves the question's names to that the search did
+        not find by their names ("Боб Мартинезийн": Bob Martinez, by his name in the other
+        script with a case ending), as results the question names."""
+        if "kb_resolve" not in self.tools.tools:
+            return []
+        known = [str(r.get("title") or "") for r in named]
+        out: list[Mapping[str, Any]] = []
+        done: list[str] = []
+        for name in name_candidates(question)[:RESOLVED_NAMES]:
+            if any(name.startswith(d) or d.startswith(name) for d in done):
+                continue  # a run already resolved: not its longer stretch
+            if name_spans(tokens(name), known):
+                continue  # the search found it by its name
+            found = await self.call("kb_resolve", {"name": name, "limit": 3})
+            best = next(iter((found or {}).get("candidates") or ()), None)
+            if not isinstance(best, Mapping) or (found or {}).get("ambiguous"):
+                continue
+            sure = best.get("why") in SURE_NAMES or (
+                best.get("why") == "fuzzy_title" and float(best.get("score") or 0) >= FUZZY_NAME
+            )
+            if sure and best.get("id") not in {r.get("id") for r in [*named, *out]}:
+                out.append({**best, "labels": ["alias_hit"], "resolved": name})
+                known.append(str(best.get("title") or ""))
+                done.append(name)
+        return out
 
     def _about_subject(self, reading: Reading) -> Callable[[Evidence], bool]:
         """Whether a piece is about the question's subject: on its page, on a page that

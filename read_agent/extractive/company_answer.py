@@ -84,6 +84,10 @@ class CompanyAnswers(StateAt):
         mixed = interleaved(reply.lines, evidence)
         if answers and (not reply.lead or reply.lead.startswith(NO_SENTENCE)):
             return Reply(said[0].removeprefix("- "), rank([*said[1:], *mixed]))
+        if answers and reading.kinds & {Kind.DECISION, Kind.CHANGE} and not reply.firm:
+            # what was decided, or what replaced it: the brief's decision leads, the
+            # answer's own first line follows
+            return Reply(said[0].removeprefix("- "), rank([*said[1:], f"- {reply.lead}", *mixed]))
         if answers and reading.wants == "who":  # "who decided": the deciders lead
             rest = rank([*said[1:], f"- {reply.lead}", *mixed])
             return Reply(said[0].removeprefix("- "), rest)

@@ -21,7 +21,7 @@ from memserver.kb.words import is_cyrillic, mn_stems
 from read_agent.reading import BEFORE_CHANGE, Context, Reading, Subject
 from read_agent.reading import read as read_question
 from read_agent.reading.fields import Embed
-from read_agent.reading.lexicon import lexicon
+from read_agent.reading.lexicon import lexicon, synonyms
 
 __all__ = ["BEFORE_CHANGE", "Reading", "matched", "read", "same_word", "stem"]
 
@@ -65,6 +65,8 @@ def same_word(a: str, b: str) -> bool:
     if a == b or base.get(a, a) == base.get(b, b) or same_meaning(a, b):
         return True
     if same_name_across_scripts(a, b):  # one name in two scripts: "прия" ~ "priya"
+        return True
+    if synonyms(a, b):  # one meaning: "charge" ~ "pricing", "boss" ~ "manager"
         return True
     sa, sb = stem(a), stem(b)
     if sa == sb:

@@ -37,6 +37,7 @@ class Reply:
     lead: str | None = None
     lines: list[str] = field(default_factory=list)
     window: str | None = None
+    firm: bool = False  # the lead is what was asked (a page's field or section): it stays
 
     def text(self, notes: Sequence[str]) -> str:
         out = [self.lead] if self.lead else []

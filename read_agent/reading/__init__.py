@@ -17,7 +17,15 @@ answer.
 """
 
 from read_agent.reading.model import FieldAsked, Kind, Reading, Subject, Wants
-from read_agent.reading.read import BEFORE_CHANGE, Context, name_spans, read, topical
+from read_agent.reading.read import (
+    BEFORE_CHANGE,
+    Context,
+    name_candidates,
+    name_spans,
+    read,
+    section_of,
+    topical,
+)
 
 __all__ = [
     "BEFORE_CHANGE",
@@ -27,7 +35,9 @@ __all__ = [
     "Reading",
     "Subject",
     "Wants",
+    "name_candidates",
     "name_spans",
     "read",
+    "section_of",
     "topical",
 ]

@@ -19,19 +19,21 @@ inverse word ("manages") with the name before it, asks the pages that link in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
-from read_agent.reading.lexicon import Lexicon, Match, find, meanings_of, same, says, tokens
+from memserver.kb.words import STOPWORDS
+from read_agent.reading.lexicon import Lexicon, Match, find, meanings_of, same, tokens
 from read_agent.reading.model import FieldAsked, Wants
 
 # (a question's words, texts) -> their vectors: the question embedded as a query, the
 # texts as passages (read_agent.reading.embedding)
 Embed = Callable[[str, Sequence[str]], tuple[np.ndarray, Sequence[np.ndarray]]]
 EMBED_MARGIN = 0.02  # a field picked by the embedder stands this far above the next
+UNSAID_WORDS = 1  # topical words a field-asking question may hold beyond the field's
 _DATE_TYPES = ("date",)
 _NUMBER_TYPES = ("number", "integer", "money")
 
@@ -97,17 +99,29 @@ def field_asked(
     schema: Schema | None,
     lex: Lexicon,
     embed: Embed | None = None,
+    skip: Iterable[int] = (),
 ) -> FieldAsked | None:
     """The field of ``folders`` (the subjects' first) the question's words ask about;
     ``names``: where the subjects' names stand among the words (never read as a field's
-    words, and they say a link's direction)."""
+    words, and they say a link's direction); ``skip``: words of its time phrase. A field
+    named while more than ``UNSAID_WORDS`` other topical words stay unexplained is not
+    what the question asks ("which Globex customers asked for SMS notifications?")."""
     named = {i for span in names for i in span}
+    framed = _framed(question, folders, lex) | set(skip)
     best: tuple[tuple[int, int, int, int], FieldAsked] | None = None
     for rank, cand in enumerate(candidates(folders, lex)):
         taken = set(named)
         hits = find(question, cand.own, taken)
         if not hits:
             continue
+        said = {i for h in hits for i in range(h.start, h.end)}
+        unsaid = [
+            w
+            for i, w in enumerate(question)
+            if i not in named | framed | said and w not in STOPWORDS and not w.isdigit()
+        ]
+        if len(unsaid) > UNSAID_WORDS:
+            continue  # the field is a word of the question, not what it asks about
         fit = int(fits(cand.field, wants, schema))
         strong = int(any(h.phrase in cand.strong for h in hits))
         score = (fit, strong, sum(h.end - h.start for h in hits), -rank)
@@ -120,14 +134,32 @@ def field_asked(
         # a field the answer's type fits, or one its own words name whatever the type
         # ("when did Globex become a customer": the day its status changed)
         return best[1]
-    rest = [w for i, w in enumerate(question) if i not in named and not says([w], lex.frame)]
-    if wants is not Wants.WHAT and len(typed) == 1 and rest:
+    rest = [
+        w
+        for i, w in enumerate(question)
+        if i not in named | framed and w not in STOPWORDS and not w.isdigit()
+    ]
+    if wants is not Wants.WHAT and len(typed) == 1 and 0 < len(rest) <= UNSAID_WORDS + 1:
         # the answer's type alone: the one field of that type the subject's folder has
-        # ("who is Bataa?" asks nothing beyond its subject: no field)
+        # ("who is Bataa?" asks nothing beyond its subject, "when did they get the
+        # tracking link?" something else: no field)
         return FieldAsked(folders[0].name, typed[0].name, False, "type")
     if embed is not None and folders:
         return _nearest(question, named, wants, folders[0], schema, embed)
     return None
+
+
+def _framed(question: Sequence[str], folders: Sequence[FolderSpec], lex: Lexicon) -> set[int]:
+    """Where the question's frame stands: its frame, answer, kind and order words, and
+    the candidate folders' own names ("meeting", "project")."""
+    folder_words = [w for spec in folders for w in (spec.name, spec.type)]
+    phrases = {
+        "frame": [*lex.frame, *lex.current, *folder_words],
+        **{f"answer-{k}": v for k, v in lex.answer.items()},
+        **{f"kind-{k}": v for k, v in lex.kinds.items()},
+        **{f"order-{k}": v for k, v in lex.order.items()},
+    }
+    return {i for m in find(question, phrases) for i in range(m.start, m.end)}
 
 
 def _inward(

@@ -33,6 +33,7 @@ class Meaning:
     name: str
     words: tuple[str, ...]
     inverse: tuple[str, ...] = ()
+    synonyms: bool = False  # its words are one word wherever words are compared
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,14 @@ def lexicon(folder: Path = LANG) -> Lexicon:
         return tuple(dict.fromkeys(str(w) for data in files for w in data.get(key) or ()))
 
     meanings: dict[str, tuple[list[str], list[str]]] = {}
+    synonymous: set[str] = set()
     for data in files:
         for name, spec in (data.get("meanings") or {}).items():
             own, inverse = meanings.setdefault(str(name), ([], []))
             own.extend(str(w) for w in spec.get("words") or ())
             inverse.extend(str(w) for w in spec.get("inverse") or ())
+            if spec.get("synonyms"):
+                synonymous.add(str(name))
     base: dict[str, str] = {}
     for data in files:
         for forms in str(data.get("irregular") or "").replace("\n", " ").split(";"):
@@ -102,7 +106,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
         kinds=merged("kinds"),
         order=merged("order"),
         meanings=tuple(
-            Meaning(name, tuple(dict.fromkeys(w)), tuple(dict.fromkeys(i)))
+            Meaning(name, tuple(dict.fromkeys(w)), tuple(dict.fromkeys(i)), name in synonymous)
             for name, (w, i) in meanings.items()
         ),
         pronouns=merged("pronouns"),
@@ -226,3 +230,18 @@ def is_label(name: str) -> bool:
     speaker: each of its words a stop word or a word the lexicon holds."""
     found = tokens(name)
     return bool(found) and all(w in STOPWORDS or w in _known_words() for w in found)
+
+
+@functools.cache
+def synonym_groups(word: str) -> frozenset[str]:
+    """The ``synonyms`` meanings one of whose single words is ``word`` (any ending)."""
+    return frozenset(
+        m.name
+        for m in lexicon().meanings
+        if m.synonyms and any(" " not in w and same(word, w) for w in m.words)
+    )
+
+
+def synonyms(a: str, b: str) -> bool:
+    """Whether two words are one word by a ``synonyms`` meaning ("charge" ~ "price")."""
+    return bool(synonym_groups(a) & synonym_groups(b))

@@ -66,6 +66,7 @@ class Reading:
     section: str | None = None  # a section of the subject's page ("Decisions")
     identifiers: tuple[str, ...] = ()
     folders: tuple[str, ...] = ()  # folders the question names
+    meant: tuple[str, ...] = ()  # folders its words mean ("met": meetings)
     relation: str | None = None  # a typed edge the search read ("reports_to")
     order: str | None = None  # newest | oldest | next
     window: Mapping[str, str] | None = None

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from memserver.kb.schema import FolderSpec, Schema
-from memserver.kb.translit import same_name_across_scripts
+from memserver.kb.translit import same_name_across_scripts, transliterate
 from memserver.kb.words import STOPWORDS, mn_stems
 from read_agent.reading.fields import Embed, field_asked, section_asked
-from read_agent.reading.lexicon import Lexicon, find, lexicon, same, says, tokens
+from read_agent.reading.lexicon import Lexicon, find, lexicon, meanings_of, same, says, tokens
 from read_agent.reading.model import Kind, Reading, Subject, Wants
 
 BEFORE_CHANGE = "before-change"
@@ -53,20 +53,28 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         kinds |= {Kind.AS_OF}
     wants = _wants(q, lex)
     folders = _folders(ctx, intent)
-    field = field_asked(q, spans, wants, folders, ctx.schema, lex, ctx.embed) if folders else None
-    section = (
-        section_asked(q, spans, folders[0].sections, lex) if folders and ctx.subjects else None
+    said_when = _phrase_at(q, time)
+    field = (
+        field_asked(q, spans, wants, folders, ctx.schema, lex, ctx.embed, said_when)
+        if folders
+        else None
+    )
+    subject_folders = [f for f in folders if f.name in {s.folder for s in ctx.subjects}]
+    section = next(
+        (found for f in subject_folders if (found := section_asked(q, spans, f.sections, lex))),
+        None,
     )
     return Reading(
         question=question,
         wants=wants,
-        terms=_terms(q, named | _phrase_at(q, time), intent, lex, as_of is not None),
+        terms=_terms(q, named | said_when, intent, lex, as_of is not None),
         kinds=frozenset(kinds),
         subjects=tuple(ctx.subjects),
         field=field,
         section=section,
         identifiers=tuple(str(i) for i in intent.get("identifiers") or ()),
         folders=tuple(str(f) for f in intent.get("folders") or ()),
+        meant=_meant(q, ctx.schema, lex),
         relation=str(intent["relation"]) if intent.get("relation") else None,
         order=str(time["order"]) if time.get("order") else None,
         window=window,
@@ -98,11 +106,43 @@ def name_spans(question: Sequence[str], names: Sequence[str]) -> list[range]:
     return spans
 
 
+def name_candidates(question: str, lex: Lexicon | None = None) -> list[str]:
+    """The stretches of ``question`` that may name a page, for the entity index to
+    resolve: each run of capitalised words, then that run with the words after it up to
+    a word of the question's frame ("Монгол хэлний хувилбарыг хэн ..." -> "Монгол", then
+    "Монгол хэлний хувилбарыг"); none of the lexicon's own words alone."""
+    lex = lex or lexicon()
+    found = re.findall(r"[^\s?!.,;:()\"“”]+", question)
+    out: list[str] = []
+    i = 0
+    while i < len(found):
+        word = found[i]
+        if not word[:1].isupper() or says(tokens(word), [*lex.frame, *STOPWORDS]):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(found) and found[j][:1].isupper():
+            j += 1
+        k = j
+        while k < len(found) and k - j < 3 and not says(tokens(found[k]), [*lex.frame, *STOPWORDS]):
+            k += 1
+        for end in dict.fromkeys((j, k)):
+            name = re.sub(r"['’]s$", "", " ".join(found[i:end])).strip("'’-")
+            if name and name not in out:
+                out.append(name)
+        i = j
+    return out
+
+
 def _same_name(word: str, part: str) -> bool:
     """A word of the question is a word of a name: the same, with a case ending ("кимд"),
     or the name in the other script."""
     if word == part or part in mn_stems(word) or same_name_across_scripts(word, part):
         return True
+    for stem in (word, *mn_stems(word)):  # "мартинезийн": "мартинез", "martinez"
+        latin = transliterate(stem)
+        if latin is not None and (latin.casefold() == part or same_name_across_scripts(stem, part)):
+            return True
     return len(part) >= 4 and same(word, part)
 
 
@@ -115,6 +155,26 @@ def _phrase_at(q: Sequence[str], time: Mapping[str, Any]) -> set[int]:
         if phrase and list(q[start : start + len(phrase)]) == phrase
         for i in range(start, start + len(phrase))
     }
+
+
+def _meant(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> tuple[str, ...]:
+    """The folders the question's words mean through the lexicon's meanings ("met",
+    "уулзсан": the folder of meetings), beside those the search read by name; the one
+    nearest the question's order word first ("when did we last meet, and what was
+    decided": meetings before decisions)."""
+    if schema is None:
+        return ()
+    orders = [m.start for m in find(q, lex.order)]
+    at: dict[str, int] = {}
+    for spec in schema.folders:
+        own = tokens(spec.name) + tokens(spec.type)
+        phrases = [w for m in meanings_of(own, lex) for w in m.words] + [spec.name, spec.type]
+        found = find(q, {spec.name: phrases})
+        if found:  # nearest the order word first ("the last meeting": meetings)
+            at[spec.name] = min(
+                min((abs(m.start - o) for o in orders), default=m.start) for m in found
+            )
+    return tuple(sorted(at, key=lambda name: at[name]))
 
 
 def _kinds(q: Sequence[str], lex: Lexicon) -> set[Kind]:
@@ -231,3 +291,9 @@ def _claim(question: str, q: Sequence[str], lex: Lexicon) -> str:
     while kept and tokens(kept[0])[0] in STOPWORDS:  # "the", "that": no part of the claim
         kept.pop(0)
     return " ".join(kept) or question
+
+
+def section_of(question: str, sections: Sequence[str], lex: Lexicon | None = None) -> str | None:
+    """The section of ``sections`` the question's words ask ("what was decided" ~
+    Decisions), for a page the answer found rather than one the question named."""
+    return section_asked(tokens(question), [], sections, lex or lexicon())

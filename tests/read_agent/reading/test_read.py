@@ -76,6 +76,14 @@ def test_a_link_read_from_its_other_end_asks_the_pages_that_link_in(question: st
     assert asked(question, ALEX) == ("reports_to", True)
 
 
+def test_a_field_s_word_in_a_question_about_something_else_is_not_asked() -> None:
+    assert asked("Which Globex customers asked for SMS notifications?", GLOBEX) == (None, False)
+    assert asked("Globex's customers: when did they get the tracking link?", GLOBEX) == (
+        None,
+        False,
+    )
+
+
 def test_a_question_without_a_subject_or_beyond_it_asks_no_field() -> None:
     assert asked("Who is Bob Martinez's boss?") == (None, False)
     assert asked("Who is Bob?", BOB) == (None, False)  # who someone is: no field of theirs

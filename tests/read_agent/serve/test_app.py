@@ -22,7 +22,12 @@ from read_agent.connection import AgentPool, Target
 from read_agent.errors import MemoryUnavailableError
 from read_agent.serve.app import MAX_BODY_BYTES, create_app, error_response
 from tests.fixtures.llm_server import LLMServer, Reply, tool_call
-from tests.fixtures.server import RunningServer, free_socket, wait_ready
+from tests.fixtures.server import (
+    PROGRAM_READY_TIMEOUT,
+    RunningServer,
+    free_socket,
+    wait_ready,
+)
 from tests.read_agent.conftest import Seeded, serve_asgi
 
 API_KEY = "ra-test-key"
@@ -307,7 +312,7 @@ def test_read_agent_serve_command_answers_the_openai_client_and_stops_cleanly(
     command = [sys.executable, "-m", "read_agent.cli", "serve", "--addr", f"127.0.0.1:{port}"]
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
-        wait_ready(f"http://127.0.0.1:{port}")
+        wait_ready(f"http://127.0.0.1:{port}", PROGRAM_READY_TIMEOUT, process)
         _script_lookup(llm_server, seeded)
         response = _client(f"http://127.0.0.1:{port}", API_KEY).chat.completions.create(
             model="memory", messages=[{"role": "user", "content": "What was decided?"}]
