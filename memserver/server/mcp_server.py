@@ -113,6 +113,7 @@ class MemoryServer(MCPServer[Any]):
                 validate_token_resource=False,
             )
         self.verifier = verifier  # the HTTP app checks a token before reading the body
+        self.public_url = public_url  # where clients reach it (the OAuth issuer)
         super().__init__(
             name="memory",
             title="Memory System",
