@@ -29,6 +29,7 @@ from starlette.types import Scope as ASGIScope
 from memserver import __version__
 from memserver.errors import DatabaseUnavailable
 from memserver.server.mcp_server import MemoryServer
+from memserver.server.notifications import ChangeListener
 from memserver.server.oauth import MemoryOAuth
 from memserver.server.refusals import AuditRefusals, Label
 from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
@@ -37,6 +38,7 @@ from memserver.web.guard import GuardRules, HostRules, HttpGuard
 from memserver.web.serve import server_config
 
 MAX_MCP_BODY = 4 * 1024 * 1024
+LISTEN_WAIT = 5.0
 
 
 def transport_security(host: str, port: int) -> TransportSecuritySettings:
@@ -221,8 +223,16 @@ def create_http_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            async with manager.run():
+            async with manager.run(), anyio.create_task_group() as tasks:
+                if server.tokens is not None:
+                    changes = ChangeListener(server.tokens.db.url, server.bus, server.listen)
+                    tasks.start_soon(changes.run)
+                    # Serve once page changes are heard (a client may listen at once),
+                    # or after LISTEN_WAIT with the database away (it retries meanwhile).
+                    with anyio.move_on_after(LISTEN_WAIT):
+                        await changes.listening.wait()
                 yield
+                tasks.cancel_scope.cancel()
         finally:
             await anyio.to_thread.run_sync(server.close)
             await anyio.to_thread.run_sync(server.services.close)

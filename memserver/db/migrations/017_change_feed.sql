@@ -33,6 +33,8 @@ BEGIN
     IF TG_TABLE_NAME = 'page_versions' THEN
         INSERT INTO changes (kind, page_id, folder, version)
         VALUES ('page', NEW.page_id, split_part(NEW.page_id, '/', 1), NEW.version);
+        -- delivered at commit to the servers that LISTEN (memserver.server.notifications)
+        PERFORM pg_notify('memserver_pages', NEW.page_id);
     ELSIF TG_TABLE_NAME = 'conflicts' THEN
         IF TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM NEW.status THEN
             INSERT INTO changes (kind, page_id, folder, ref)

@@ -54,3 +54,16 @@ CREATE INDEX oauth_refresh_tokens_grant ON oauth_refresh_tokens (grant_id);
 ALTER TABLE api_tokens ADD COLUMN oauth_grant bigint REFERENCES oauth_grants (id);
 ALTER TABLE api_tokens ADD COLUMN client text;       -- the OAuth client's name, shown in lists
 CREATE UNIQUE INDEX api_tokens_oauth_grant ON api_tokens (oauth_grant);
+
+-- A revoked token's open MCP listen streams end at once on every server that LISTENs
+-- (memserver.server.notifications); its requests are refused by the row itself.
+CREATE FUNCTION api_tokens_revoked() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.revoked_at IS NOT NULL AND OLD.revoked_at IS NULL THEN
+        PERFORM pg_notify('memserver_tokens', NEW.name);
+    END IF;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER api_tokens_revoked AFTER UPDATE OF revoked_at ON api_tokens
+    FOR EACH ROW EXECUTE FUNCTION api_tokens_revoked();
