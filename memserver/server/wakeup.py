@@ -10,7 +10,7 @@ folders, in one snapshot, with no model call:
 * the conflicts recorded, superseded or closed and the changes flagged for review or
   decided in the window;
 * what waits now: the open conflicts and the flagged changes nobody has decided;
-* the most active subjects: pages written most, or linked from most changed pages;
+* the most active subjects: pages written most, or most linked from the pages written;
 * a new cursor: pass it as ``since`` next time and nothing is missed or repeated.
 
 ``since`` is a cursor, a date (midnight in the schema's time zone), an ISO time or a
@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from memserver.store.validity import Interval
 
 DEFAULT_WINDOW = dt.timedelta(days=7)
-MAX_PAGES = 200  # page entries read; a budget of MAX_BUDGET holds fewer
+MAX_PAGES = 200  # page entries read at most
+MIN_LINE_TOKENS = 16  # no page's line is shorter: a budget holds at most budget / this
 MAX_EVENTS = 50
 MAX_WAITING = 20
 MAX_SUBJECTS = 5
@@ -111,9 +112,13 @@ def build_wakeup(
         except CursorError as exc:
             raise MemoryToolError(str(exc), ToolErrorKind.ARGUMENTS) from None
         counted = changes.counts(conn, since, scope)
-        created = changes.created_pages(conn, since, scope)
-        pages = changes.page_changes(conn, since, scope, first_folders=deciding, limit=MAX_PAGES)
-        history = validity.history_of(conn, [p.page_id for p in pages])
+        created = counted["page_created"]
+        fits = min(MAX_PAGES, budget // MIN_LINE_TOKENS)
+        pages = changes.page_changes(
+            conn, since, scope, first_folders=deciding, limit=fits, field=STATUS_FIELD
+        )
+        # values before and after: only for the pages changed (a new page has no before)
+        history = validity.history_of(conn, [p.page_id for p in pages if not p.created])
         conflict_events = changes.events(conn, since, scope, CONFLICT_KINDS, MAX_EVENTS)
         review_events = changes.events(conn, since, scope, REVIEW_KINDS, MAX_EVENTS)
         conflict_rows = {
@@ -161,7 +166,7 @@ def build_wakeup(
             (
                 item,
                 f"- [{subject.page_id}] {subject.title}: {subject.writes} write(s), "
-                f"linked from {subject.mentions} changed page(s)",
+                f"{subject.mentions} link(s) from pages written",
             )
         )
 
@@ -186,6 +191,9 @@ def build_wakeup(
     footer = f'Next time: kb_wakeup(since="{cursor.text}")'
     sections = [decisions, events, flagged, written, still_open, pending, busy]
     fitted, omitted, text = _fit(sections, header, footer, budget)
+    # pages past the ones read (``fits``) were left out too: count them with the rest
+    unread = counted.get("page", 0) - len(pages)
+    omitted["pages"] += max(unread, 0)
     return {
         "since": cursor_or_time(since),
         "cursor": cursor.text,
@@ -244,7 +252,7 @@ def _page_item(
     change: PageChange, rows: Sequence[Interval], hidden: Collection[str]
 ) -> tuple[dict[str, Any], str]:
     fields = [] if change.created else _changed_fields(rows, change, hidden)
-    status = _value_at(rows, STATUS_FIELD, change.last) if STATUS_FIELD not in hidden else None
+    status = change.value if STATUS_FIELD not in hidden else None
     item = {
         "id": change.page_id,
         "title": change.title,
@@ -301,11 +309,6 @@ def _values(rows: Sequence[Interval], version: int) -> dict[str, Interval]:
         for r in rows
         if r.version <= version and (r.ended_version is None or r.ended_version > version)
     }
-
-
-def _value_at(rows: Sequence[Interval], name: str, version: int) -> Any:
-    row = _values(rows, version).get(name)
-    return row.value if row is not None else None
 
 
 def _conflict_item(row: Conflict, kind: str, at: dt.datetime | None) -> tuple[dict[str, Any], str]:

@@ -105,6 +105,7 @@ class PageChange:
     at: dt.datetime  # the latest write
     effective_date: dt.date | None
     note: str | None  # what the latest write says caused it (a source note, a restore)
+    value: Any = None  # the page's value of the field asked for (its status), now
 
     @property
     def created(self) -> bool:
@@ -123,7 +124,7 @@ class EventChange:
 
 @dataclass(frozen=True)
 class Subject:
-    """A page that saw activity: its own writes, and changed pages linking to it."""
+    """A page that saw activity: its own writes, and links to it from pages written."""
 
     page_id: str
     folder: str
@@ -166,28 +167,24 @@ def current(conn: psycopg.Connection[Any], since: Cursor | None = None) -> Curso
 def counts(
     conn: psycopg.Connection[Any], since: Since, folders: Collection[str] | None
 ) -> dict[str, int]:
-    """How many changes of each kind in the window (pages: how many pages, not writes)."""
+    """How many changes of each kind in the window; for pages, how many pages were
+    written (``page``) and how many of them were new (``page_created``)."""
     where, params = since.where()
-    rows = conn.execute(
-        "SELECT kind, count(DISTINCT page_id) FILTER (WHERE kind = 'page'), count(*)"
-        f" FROM changes WHERE {where}"
-        " AND (%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s)) GROUP BY kind",
-        {**params, "scope": scope_list(folders)},
-    ).fetchall()
-    return {str(kind): int(pages if kind == "page" else n) for kind, pages, n in rows}
-
-
-def created_pages(
-    conn: psycopg.Connection[Any], since: Since, folders: Collection[str] | None
-) -> int:
-    """How many pages got their first version in the window."""
-    where, params = since.where()
+    scoped = {**params, "scope": scope_list(folders)}
+    in_scope = "(%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s))"
     row = conn.execute(
-        f"SELECT count(DISTINCT page_id) FROM changes WHERE {where} AND kind = 'page'"
-        " AND version = 1 AND (%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s))",
-        {**params, "scope": scope_list(folders)},
+        "SELECT count(*), count(*) FILTER (WHERE first = 1) FROM ("
+        f" SELECT page_id, min(version) AS first FROM changes WHERE {where} AND kind = 'page'"
+        f" AND {in_scope} GROUP BY page_id) written",
+        scoped,
     ).fetchone()
-    return int(row[0]) if row else 0
+    assert row is not None
+    rows = conn.execute(
+        f"SELECT kind, count(*) FROM changes WHERE {where} AND kind <> 'page' AND {in_scope}"
+        " GROUP BY kind",
+        scoped,
+    ).fetchall()
+    return {"page": int(row[0]), "page_created": int(row[1]), **{str(k): int(n) for k, n in rows}}
 
 
 def page_changes(
@@ -197,9 +194,10 @@ def page_changes(
     *,
     first_folders: Sequence[str] = (),
     limit: int = 200,
+    field: str = "status",
 ) -> list[PageChange]:
     """The pages written in the window, one entry a page: ``first_folders`` first, then
-    the most recently written."""
+    the most recently written; each with its current value of ``field``."""
     where, params = since.where()
     rows = conn.execute(
         "WITH w AS (SELECT page_id, folder, min(version) AS first, max(version) AS last,"
@@ -209,11 +207,17 @@ def page_changes(
         "  GROUP BY page_id, folder"
         "  ORDER BY folder = ANY(%(first)s) DESC, max(at) DESC, page_id LIMIT %(limit)s)"
         " SELECT w.page_id, w.folder, coalesce(p.title, w.page_id), w.first, w.last, w.writes,"
-        "   w.at, p.effective_date, v.note"
+        "   w.at, p.effective_date, v.note, p.fields -> %(field)s"
         " FROM w LEFT JOIN pages p ON p.id = w.page_id"
         " LEFT JOIN page_versions v ON v.page_id = w.page_id AND v.version = w.last"
         " ORDER BY w.folder = ANY(%(first)s) DESC, w.at DESC, w.page_id",
-        {**params, "scope": scope_list(folders), "first": list(first_folders), "limit": limit},
+        {
+            **params,
+            "scope": scope_list(folders),
+            "first": list(first_folders),
+            "limit": limit,
+            "field": field,
+        },
     ).fetchall()
     return [PageChange(*row) for row in rows]
 
@@ -239,24 +243,26 @@ def events(
 def active_subjects(
     conn: psycopg.Connection[Any], since: Since, folders: Collection[str] | None, limit: int = 5
 ) -> list[Subject]:
-    """The pages with the most activity in the window: their own writes plus the changed
-    pages that link to them (both ends in ``folders``)."""
+    """The pages with the most activity in the window: their own writes plus the links
+    to them from the pages written (both ends in ``folders``; a page linking twice, as
+    attendee and decider, counts twice)."""
     where, params = since.where()
     rows = conn.execute(
         "WITH changed AS (SELECT page_id, count(*) AS n FROM changes"
         f"  WHERE {where} AND kind = 'page'"
         "   AND (%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s)) GROUP BY page_id),"
-        " mentioned AS (SELECT l.to_id AS page_id, count(DISTINCT l.from_id) AS n"
+        " mentioned AS (SELECT l.to_id AS page_id, count(*) AS n"
         "  FROM links l JOIN changed c ON c.page_id = l.from_id"
-        "  WHERE l.to_id IS NOT NULL AND l.to_id <> l.from_id GROUP BY l.to_id),"
-        " activity AS (SELECT page_id, sum(w) AS writes, sum(m) AS mentions FROM ("
+        "  WHERE l.to_id IS NOT NULL AND l.to_id <> l.from_id AND (%(scope)s::text[] IS NULL"
+        "   OR split_part(l.to_id, '/', 1) = ANY(%(scope)s)) GROUP BY l.to_id),"
+        " top AS (SELECT page_id, sum(w) AS writes, sum(m) AS mentions FROM ("
         "   SELECT page_id, n AS w, 0 AS m FROM changed"
-        "   UNION ALL SELECT page_id, 0, n FROM mentioned) a GROUP BY page_id)"
-        " SELECT a.page_id, p.folder, p.title, a.writes, a.mentions"
-        " FROM activity a JOIN pages p ON p.id = a.page_id"
-        " WHERE (%(scope)s::text[] IS NULL OR p.folder = ANY(%(scope)s))"
-        "  AND a.writes + a.mentions > 1"
-        " ORDER BY a.mentions + a.writes DESC, a.mentions DESC, a.page_id LIMIT %(limit)s",
+        "   UNION ALL SELECT page_id, 0, n FROM mentioned) a GROUP BY page_id"
+        "  HAVING sum(w) + sum(m) > 1"
+        "  ORDER BY sum(m) + sum(w) DESC, sum(m) DESC, page_id LIMIT %(limit)s)"
+        " SELECT t.page_id, p.folder, p.title, t.writes, t.mentions"
+        " FROM top t JOIN pages p ON p.id = t.page_id"
+        " ORDER BY t.mentions + t.writes DESC, t.mentions DESC, t.page_id",
         {**params, "scope": scope_list(folders), "limit": limit},
     ).fetchall()
     return [Subject(str(p), str(f), str(t), int(w), int(m)) for p, f, t, w, m in rows]

@@ -68,8 +68,8 @@ def kb_wakeup(
     created or changed, with its dates, versions, the fields that changed from -> to
     and the note that changed them), `conflicts` recorded or closed and `reviews`
     flagged or decided in that time, what waits now (`open_conflicts`,
-    `waiting_review`), the `active_subjects` (pages written most or linked from most
-    changed pages), `counts` for the whole window, and `text`, the same brief to read.
+    `waiting_review`), the `active_subjects` (pages written most or linked most from the
+    pages written), `counts` for the whole window, and `text`, the same brief to read.
     Cite pages as [folder/slug] with their dates. `truncated` means items were left out
     to fit (`omitted` counts them per section): ask again with the same `since` and a
     larger budget (at most 6000) if you need them. Then keep the new `cursor`.
