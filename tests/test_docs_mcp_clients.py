@@ -129,6 +129,12 @@ def test_the_remote_connector_steps_serve_the_metadata_clients_start_from(served
     assert metadata["authorization_servers"] == [PUBLIC]
     server = httpx2.get(f"{served.local}/.well-known/oauth-authorization-server", timeout=WAIT)
     assert server.json()["authorization_endpoint"] == f"{PUBLIC}/authorize"
+    # behind the TLS proxy, requests arrive with the public name as Host: it is ours
+    for path in ("/.well-known/oauth-authorization-server", "/ui/login", "/healthz"):
+        proxied = httpx2.get(served.local + path, headers={"Host": "memory.example.com"})
+        assert proxied.status_code == 200, path
+        other = httpx2.get(served.local + path, headers={"Host": "evil.example"})
+        assert other.status_code == 421, path
 
 
 def test_a_desktop_client_given_the_http_config_calls_the_tools(

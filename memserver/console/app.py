@@ -129,7 +129,7 @@ def create_app(
     console = console or Console(
         server, login_key=login_key, read_agent=read_agent, oauth=consent.oauth_of(server)
     )
-    guarded = ConsoleGuard(console_app(console), transport_security(host, port))
+    guarded = ConsoleGuard(console_app(console), transport_security(host, port, server.public_url))
 
     async def home(request: Request) -> Response:
         return redirect(url())

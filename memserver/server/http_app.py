@@ -41,9 +41,11 @@ MAX_MCP_BODY = 4 * 1024 * 1024
 LISTEN_WAIT = 5.0
 
 
-def transport_security(host: str, port: int) -> TransportSecuritySettings:
+def transport_security(
+    host: str, port: int, public_url: str | None = None
+) -> TransportSecuritySettings:
     """The SDK's own Host/Origin check, fed from the same rules as our guard."""
-    rules = HostRules.for_address(host, port)
+    rules = HostRules.for_address(host, port, public_url=public_url)
     if not rules.enabled:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     return TransportSecuritySettings(
@@ -203,7 +205,7 @@ def create_http_app(
         # progress or other notifications during a call, and a 2026-07-28 request is
         # then served in the request's own task (no sibling task, stream or timer).
         json_response=True,
-        transport_security=transport_security(host, port),
+        transport_security=transport_security(host, port, server.public_url),
         host=host,
         max_request_body_size=MAX_MCP_BODY,
         session_idle_timeout=SESSION_IDLE_TIMEOUT,
@@ -238,7 +240,8 @@ def create_http_app(
             await anyio.to_thread.run_sync(server.services.close)
 
     sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
-    rules = GuardRules(hosts=HostRules.for_address(host, port), max_body=MAX_MCP_BODY)
+    hosts = HostRules.for_address(host, port, public_url=server.public_url)
+    rules = GuardRules(hosts=hosts, max_body=MAX_MCP_BODY)
     metadata_url = oauth.resource_metadata_url if oauth is not None else None
     guarded = _TokenFirst(
         HttpGuard(sessions, rules, error_body=jsonrpc_error), server.verifier, metadata_url
