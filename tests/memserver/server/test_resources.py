@@ -46,7 +46,9 @@ def run(server: RunningServer, secret: str, body: Callable[[Client], Awaitable[A
 
 @pytest.fixture(scope="module")
 def pages(mcp_server: RunningServer) -> dict[str, str]:
-    """A person and a decision about them, with a unique tag: {"person": id, "decision": id}."""
+    """A person and a decision they made, with a unique tag: {"person": id, "decision": id,
+    "tag": tag}. Their words are the tag and few others: the session's server is shared,
+    and a later test's search must not find them."""
     tag = uuid.uuid4().hex[:8]
     kb = mcp_server.kb()
     person = kb.put_page(
@@ -55,7 +57,7 @@ def pages(mcp_server: RunningServer) -> dict[str, str]:
             title=f"Rhea Resource {tag}",
             type="person",
             fields={"role": "Buyer"},
-            sections={"Summary": f"Rhea {tag} buys pallets."},
+            sections={"Summary": f"Rhea {tag} keeps the ledger."},
             timeline=(TimelineEntry(dt.date(2026, 5, 1), "Joined.", "team/roster.md"),),
         ),
         None,
@@ -63,14 +65,14 @@ def pages(mcp_server: RunningServer) -> dict[str, str]:
     decision = kb.put_page(
         "decisions",
         Page(
-            title=f"Pallet pricing {tag}",
+            title=f"Ledger format {tag}",
             type="decision",
             fields={
                 "date": "2026-06-01",
                 "status": "accepted",
                 "decided_by": [f"Rhea Resource {tag}"],
             },
-            sections={"Context": f"Pallet pricing {tag}.", "Decision": "Per pallet."},
+            sections={"Context": f"Ledger format {tag}.", "Decision": f"Columns {tag}."},
         ),
         None,
     )
@@ -139,7 +141,7 @@ def test_prompts_brief_and_what_changed_come_from_the_tools_in_the_tokens_scope(
 ) -> None:
     _, people = mcp_server.token("people")
     _, everything = mcp_server.token("*")
-    subject = f"Pallet pricing {pages['tag']}"
+    subject = f"Ledger format {pages['tag']}"
 
     async def body(client: Client) -> dict[str, Any]:
         listed = await client.list_prompts()
@@ -184,8 +186,8 @@ def test_listeners_hear_of_changes_to_pages_they_may_read_and_stop_when_revoked(
         async with client.listen(resource_subscriptions=[person_uri, decision_uri]) as sub:
             out["honored"] = sub.honored.resource_subscriptions
             # the hidden page first: were it announced, it would come before the visible one
-            await anyio.to_thread.run_sync(rewrite, pages["decision"], "Per pallet, revised.")
-            await anyio.to_thread.run_sync(rewrite, pages["person"], "Rhea buys crates now.")
+            await anyio.to_thread.run_sync(rewrite, pages["decision"], f"Rows {pages['tag']}.")
+            await anyio.to_thread.run_sync(rewrite, pages["person"], f"Rhea {pages['tag']} moved.")
             out["first"] = await sub.__anext__()
             await anyio.to_thread.run_sync(mcp_server.tokens.revoke, name)
             try:
