@@ -32,6 +32,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--addr", default=DEFAULT_ADDR, help=f"HOST:PORT to listen on (default {DEFAULT_ADDR})"
     )
+    parser.add_argument(
+        "--public-url",
+        default=os.environ.get("MEMORY_PUBLIC_URL"),
+        help="the https URL clients reach this server at, behind a TLS proxy (default: "
+        "http://ADDR; env MEMORY_PUBLIC_URL). OAuth for remote MCP clients needs https, "
+        "or a loopback address",
+    )
     parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
     parser.add_argument(
         "--trusted",
@@ -87,9 +94,8 @@ def run_serve(args: argparse.Namespace) -> int:
             )
             anyio.run(serve_stdio, server)
             return 0
-        server = build_server(
-            services, tokens=tokens, audit=audit, public_url=f"http://{args.addr}"
-        )
+        public_url = (args.public_url or f"http://{args.addr}").rstrip("/")
+        server = build_server(services, tokens=tokens, audit=audit, public_url=public_url)
         logger.warning("serving %s on http://%s:%d/mcp (console: /ui)", paths.root, host, port)
         serve_http(
             create_app(server, host=host, port=port, read_agent=ReadAgentLink.from_env()),

@@ -138,7 +138,7 @@ def run_list(args: argparse.Namespace) -> int:
     table = Table("name", "folders", "write", "created", "expires", "last used", "status")
     for row in rows:
         table.add_row(
-            row["name"],
+            row["name"] + (f" (OAuth: {row['client']})" if row["client"] else ""),
             ",".join(row["folders"]),
             "yes" if row["write"] else "no",
             _short(row["created"]),

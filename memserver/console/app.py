@@ -2,7 +2,8 @@
 
 ``create_app`` is what ``memserver serve`` and ``memserver up`` run: ``/healthz``, the
 console at ``/ui`` (behind :class:`~memserver.console.guard.ConsoleGuard`), ``/`` sending a
-browser there, and MCP at ``/mcp``, on one port.
+browser there, MCP at ``/mcp`` and, at an https (or loopback) address, OAuth for remote
+MCP clients with its consent page (``memserver.console.consent``), on one port.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from memserver.console import admin, ask, auth, browse, ingest, review
+from memserver.console import admin, ask, auth, browse, consent, ingest, review
 from memserver.console.agent_link import ReadAgentLink
 from memserver.console.guard import ConsoleGuard
 from memserver.console.web import (
@@ -65,6 +66,8 @@ def console_routes() -> list[BaseRoute]:
         Route("/tokens", admin.tokens, methods=["GET"]),
         Route("/tokens/create", admin.create_token, methods=["POST"]),
         Route("/tokens/revoke", admin.revoke_token, methods=["POST"]),
+        Route(f"/{consent.CONSENT}", consent.view, methods=["GET"]),
+        Route(f"/{consent.CONSENT}", consent.answer, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
 
@@ -123,8 +126,10 @@ def create_app(
     """The memory server's HTTP app with the console; ``login_key`` enables ``up``'s
     trusted login link (``/ui/login?key=...``), ``read_agent`` the Ask view; ``console``
     one built with other limits."""
-    console = console or Console(server, login_key=login_key, read_agent=read_agent)
-    guarded = ConsoleGuard(console_app(console), transport_security(host, port))
+    console = console or Console(
+        server, login_key=login_key, read_agent=read_agent, oauth=consent.oauth_of(server)
+    )
+    guarded = ConsoleGuard(console_app(console), transport_security(host, port, server.public_url))
 
     async def home(request: Request) -> Response:
         return redirect(url())
@@ -140,4 +145,5 @@ def create_app(
             Mount(PREFIX, app=guarded),
         ],
         refusal_labels=(console.refusal_label,),
+        oauth=console.oauth,
     )

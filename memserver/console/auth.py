@@ -35,11 +35,29 @@ def _secure(request: Request) -> bool:
     return request.url.scheme == "https"
 
 
-def _login_page(request: Request, *, error: str = "", status: int = 200) -> Response:
+def _next(value: object) -> str:
+    """Where to go after signing in: a console page (``/ui/...``), never another site."""
+    text = str(value or "")
+    if text.startswith(f"{PREFIX}/") and not text.startswith("//") and "\\" not in text:
+        return text
+    return ""
+
+
+def _login_page(
+    request: Request, *, error: str = "", status: int = 200, next_page: str = ""
+) -> Response:
     nonce = secrets.token_urlsafe(24)
     reason = request.query_params.get("reason", "")
+    after = next_page or _next(request.query_params.get("next"))
     response = render(
-        request, None, "login.html", status, login_csrf=nonce, error=error, reason=reason
+        request,
+        None,
+        "login.html",
+        status,
+        login_csrf=nonce,
+        error=error,
+        reason=reason,
+        next_page=after,
     )
     response.set_cookie(
         LOGIN_COOKIE,
@@ -53,8 +71,8 @@ def _login_page(request: Request, *, error: str = "", status: int = 200) -> Resp
     return response
 
 
-def _start(request: Request, session: Session) -> Response:
-    response = redirect(url())
+def _start(request: Request, session: Session, next_page: str = "") -> Response:
+    response = redirect(next_page or url())
     response.set_cookie(
         COOKIE,
         session.id,
@@ -101,10 +119,11 @@ async def login(request: Request) -> Response:
             return _start(request, session)
         return _login_page(request)
     form = await request.form()
+    after = _next(form.get("next"))
     try:
         check_csrf(form.get(CSRF_FIELD), request.cookies.get(LOGIN_COOKIE) or secrets.token_hex())
     except ScopeError as exc:
-        return _login_page(request, error=exc.message, status=403)
+        return _login_page(request, error=exc.message, status=403, next_page=after)
     secret = str(form.get("token") or "")
     refused = _throttled(request, secret)
     if refused is not None:
@@ -126,10 +145,11 @@ async def login(request: Request) -> Response:
             request,
             error="that token is unknown, expired or revoked",
             status=401,
+            next_page=after,
         )
     if audit is not None:
         await blocking(audit.record, session.token_name, "console.login", {}, "ok", 0.0)
-    return _start(request, session)
+    return _start(request, session, after)
 
 
 async def logout(request: Request) -> Response:

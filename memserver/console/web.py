@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Scope as ASGIScope
@@ -46,6 +47,7 @@ from memserver.terminal.progress import EmbeddingMeter
 if TYPE_CHECKING:
     from memserver.server.audit import AuditLog
     from memserver.server.mcp_server import MemoryServer
+    from memserver.server.oauth import MemoryOAuth
     from memserver.server.tokens import TokenStore
     from memserver.server.tools.base import Services
     from memserver.store.reviews import Reviews
@@ -122,8 +124,10 @@ class Console:
         read_agent: ReadAgentLink | None = None,
         sessions: Sessions | None = None,
         throttle: SignInThrottle | None = None,
+        oauth: MemoryOAuth | None = None,
     ) -> None:
         self.server = server
+        self.oauth = oauth  # None: OAuth is off (no consent page)
         self.read_agent = read_agent  # None: the Ask view says how to connect one
         self.conversations = Conversations()
         self.sessions = sessions or Sessions(server.tokens, login_key)
@@ -246,7 +250,7 @@ async def caller_period(request: Request, caller: Caller) -> Period | None:
     return await blocking(dated_period, console.services.kb().db, folders)
 
 
-async def form_of(request: Request, caller: Caller) -> Mapping[str, Any]:
+async def form_of(request: Request, caller: Caller) -> FormData:
     """The posted form, after its CSRF token is checked."""
     form = await request.form()
     try:

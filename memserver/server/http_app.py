@@ -1,4 +1,5 @@
-"""The memory server over HTTP: ``/healthz`` and the Streamable HTTP MCP app at ``/mcp``.
+"""The memory server over HTTP: ``/healthz``, the Streamable HTTP MCP app at ``/mcp``, and
+with ``oauth`` the OAuth endpoints (``memserver.server.oauth``).
 
 ``create_http_app`` puts the MCP endpoint behind ``memserver.web.guard.HttpGuard``
 (Host, Origin, JSON bodies of at most ``MAX_MCP_BODY`` bytes, read within a deadline)
@@ -28,6 +29,8 @@ from starlette.types import Scope as ASGIScope
 from memserver import __version__
 from memserver.errors import DatabaseUnavailable
 from memserver.server.mcp_server import MemoryServer
+from memserver.server.notifications import ChangeListener
+from memserver.server.oauth import MemoryOAuth
 from memserver.server.refusals import AuditRefusals, Label
 from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
 from memserver.server.verifier import StoreTokenVerifier
@@ -35,11 +38,14 @@ from memserver.web.guard import GuardRules, HostRules, HttpGuard
 from memserver.web.serve import server_config
 
 MAX_MCP_BODY = 4 * 1024 * 1024
+LISTEN_WAIT = 5.0
 
 
-def transport_security(host: str, port: int) -> TransportSecuritySettings:
+def transport_security(
+    host: str, port: int, public_url: str | None = None
+) -> TransportSecuritySettings:
     """The SDK's own Host/Origin check, fed from the same rules as our guard."""
-    rules = HostRules.for_address(host, port)
+    rules = HostRules.for_address(host, port, public_url=public_url)
     if not rules.enabled:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     return TransportSecuritySettings(
@@ -86,11 +92,16 @@ class _UnavailableAs503:
 class _TokenFirst:
     """An MCP request without a valid bearer token is refused (401) before its body is
     read: a client with no token cannot make the server hold a body of any size. The
-    scheme is read in any letter case; the SDK's own check reuses this verdict."""
+    scheme is read in any letter case; the SDK's own check reuses this verdict. With
+    OAuth on, the 401 names the protected resource metadata (RFC 9728), where a client
+    finds how to sign in."""
 
-    def __init__(self, app: ASGIApp, verifier: StoreTokenVerifier | None) -> None:
+    def __init__(
+        self, app: ASGIApp, verifier: StoreTokenVerifier | None, metadata_url: str | None = None
+    ) -> None:
         self.app = app
         self.verifier = verifier
+        self.challenge = "Bearer" + (f' resource_metadata="{metadata_url}"' if metadata_url else "")
 
     async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
         if (
@@ -104,7 +115,7 @@ class _TokenFirst:
         scheme, _, token = Headers(scope=scope).get("authorization", "").strip().partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
-            await _unauthorized("no bearer token", scope, receive, send)
+            await _unauthorized("no bearer token", self.challenge, scope, receive, send)
             return
         try:
             access = await self.verifier.check_first(token)
@@ -112,15 +123,45 @@ class _TokenFirst:
             await self.app(scope, receive, send)  # the SDK's own check answers 503
             return
         if access is None:
-            await _unauthorized("unknown, expired or revoked token", scope, receive, send)
+            await _unauthorized(
+                "unknown, expired or revoked token", self.challenge, scope, receive, send
+            )
             return
         await self.app(scope, receive, send)
 
 
-async def _unauthorized(what: str, scope: ASGIScope, receive: Receive, send: Send) -> None:
+async def _unauthorized(
+    what: str, challenge: str, scope: ASGIScope, receive: Receive, send: Send
+) -> None:
     body = jsonrpc_error(401, "invalid_token", f"{what}: send Authorization: Bearer <token>")
-    response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
     await response(scope, receive, send)
+
+
+class _HostChecked:
+    """The OAuth endpoints answer only the Host names the MCP endpoint answers (DNS
+    rebinding); any Origin may call them (the SDK's CORS: browser-based clients)."""
+
+    def __init__(self, app: ASGIApp, hosts: HostRules) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: ASGIScope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.hosts.host_allowed(
+            Headers(scope=scope).get("host")
+        ):
+            body = {"error": "invalid_request", "error_description": "unknown Host header"}
+            await JSONResponse(body, status_code=421)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def oauth_routes(oauth: MemoryOAuth, hosts: HostRules) -> list[BaseRoute]:
+    """The SDK's OAuth routes (``MemoryOAuth.routes``), each behind the Host check."""
+    return [
+        Route(route.path, _HostChecked(route.app, hosts), methods=route.methods)
+        for route in oauth.routes()
+    ]
 
 
 class _McpFirst(Starlette):
@@ -146,6 +187,7 @@ def create_http_app(
     port: int = 8787,
     routes: Sequence[BaseRoute] = (),
     refusal_labels: Sequence[Label] = (),
+    oauth: MemoryOAuth | None = None,
 ) -> Starlette:
     """``/healthz`` plus the Streamable HTTP MCP endpoint at ``/mcp`` (bearer auth).
 
@@ -155,14 +197,15 @@ def create_http_app(
     ``/ui`` mount here, behind a guard fed by the same Host rules; the server does not
     import it). Every refused request is an audit row (``memserver.server.refusals``;
     ``refusal_labels`` say who a request is when its bearer token does not, e.g. the
-    console's session cookie)."""
+    console's session cookie). ``oauth`` adds OAuth 2.1 for remote clients
+    (``memserver.server.oauth``; the console serves its consent page)."""
     mcp_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         # Answers as one JSON body instead of an SSE stream: no tool of ours sends
         # progress or other notifications during a call, and a 2026-07-28 request is
         # then served in the request's own task (no sibling task, stream or timer).
         json_response=True,
-        transport_security=transport_security(host, port),
+        transport_security=transport_security(host, port, server.public_url),
         host=host,
         max_request_body_size=MAX_MCP_BODY,
         session_idle_timeout=SESSION_IDLE_TIMEOUT,
@@ -182,15 +225,27 @@ def create_http_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            async with manager.run():
+            async with manager.run(), anyio.create_task_group() as tasks:
+                if server.tokens is not None:
+                    changes = ChangeListener(server.tokens.db.url, server.bus, server.listen)
+                    tasks.start_soon(changes.run)
+                    # Serve once page changes are heard (a client may listen at once),
+                    # or after LISTEN_WAIT with the database away (it retries meanwhile).
+                    with anyio.move_on_after(LISTEN_WAIT):
+                        await changes.listening.wait()
                 yield
+                tasks.cancel_scope.cancel()
         finally:
             await anyio.to_thread.run_sync(server.close)
             await anyio.to_thread.run_sync(server.services.close)
 
     sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
-    rules = GuardRules(hosts=HostRules.for_address(host, port), max_body=MAX_MCP_BODY)
-    guarded = _TokenFirst(HttpGuard(sessions, rules, error_body=jsonrpc_error), server.verifier)
+    hosts = HostRules.for_address(host, port, public_url=server.public_url)
+    rules = GuardRules(hosts=hosts, max_body=MAX_MCP_BODY)
+    metadata_url = oauth.resource_metadata_url if oauth is not None else None
+    guarded = _TokenFirst(
+        HttpGuard(sessions, rules, error_body=jsonrpc_error), server.verifier, metadata_url
+    )
     # /healthz answers only the Host names the MCP endpoint answers (no key: probes).
     health = HttpGuard(request_response(healthz), GuardRules(hosts=rules.hosts))
     labels = tuple(refusal_labels)
@@ -198,6 +253,7 @@ def create_http_app(
         AuditRefusals(guarded, server.record_audit, labels),
         routes=[
             Route("/healthz", health, methods=["GET"]),
+            *(oauth_routes(oauth, rules.hosts) if oauth is not None else ()),
             *routes,
             Mount("/", app=guarded),
         ],

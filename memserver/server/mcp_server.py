@@ -8,6 +8,9 @@ fixed at start (``MEMORY_TOKEN`` or ``--trusted``). For every call it
 - maps obvious argument aliases onto the real names, refuses unknown arguments, and
   rewrites argument-validation failures into a message that says how to call the tool;
 - runs the tool with ``memserver.server.tools.base.current()`` bound to the caller's scope;
+- serves the memory's pages and schema as resources and two prompts, in the caller's
+  scope (``memserver.server.resources``), and announces page changes to the clients
+  listening for them (``memserver.server.notifications``);
 - translates memory system errors into an error result that says what failed, for a
   model (the text) and for a program (``{"error": {"kind", ...}}``, ``ToolErrorKind``
   in ``memserver.errors``), and appends an audit row
@@ -35,7 +38,13 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp_types import (
+    CallToolResult,
+    InputRequiredResult,
+    SubscriptionsListenRequestParams,
+    ToolAnnotations,
+)
 from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
@@ -50,7 +59,9 @@ from memserver.errors import (
 )
 from memserver.server.audit import AuditEntry, AuditLog, make_entry
 from memserver.server.audit_writer import AuditWriter
+from memserver.server.notifications import ScopedListen
 from memserver.server.prose_scope import redact_for, redact_references, scope_safe_message
+from memserver.server.resources import ResourcesAndPrompts
 from memserver.server.scope import Scope
 from memserver.server.tokens import TokenStore
 from memserver.server.tools import base as toolbase
@@ -113,6 +124,8 @@ class MemoryServer(MCPServer[Any]):
                 validate_token_resource=False,
             )
         self.verifier = verifier  # the HTTP app checks a token before reading the body
+        self.public_url = public_url  # where clients reach it (the OAuth issuer)
+        self.bus = InMemorySubscriptionBus()  # resource-updated events to listen streams
         super().__init__(
             name="memory",
             title="Memory System",
@@ -121,6 +134,7 @@ class MemoryServer(MCPServer[Any]):
             token_verifier=verifier,
             auth=auth,
             log_level="WARNING",
+            subscriptions=self.bus,
         )
         # The SDK wraps every request in an OpenTelemetry span, a no-op without an
         # exporter that still cost ~4% of the server's CPU per call: dropped, as the SDK
@@ -137,6 +151,13 @@ class MemoryServer(MCPServer[Any]):
         self.fixed_scope = fixed_scope
         self._fixed_secret = fixed_secret
         self._specs: dict[str, ToolSpec] = {}
+        # Resources, prompts and listen streams in the caller's scope, in place of the
+        # SDK's unscoped ones (memserver.server.resources, memserver.server.notifications).
+        ResourcesAndPrompts(self).register(self._lowlevel_server)
+        self.listen = ScopedListen(self, self.bus)
+        self._lowlevel_server.add_request_handler(
+            "subscriptions/listen", SubscriptionsListenRequestParams, self.listen
+        )
 
     # -- registration -----------------------------------------------------------------
 

@@ -7,6 +7,11 @@ pipeline tools, or ``*`` for everything) and read or write access. The secret
 token keeps its row (``token list`` still shows it), and its name may then be given to
 a new token.
 
+An OAuth grant's access token (``memserver.server.oauth``) is a token like any other,
+marked with its grant and its client's name: ``issue`` creates it inside the grant's
+transaction, and each refresh ``rotate``s its secret in place (the old secret stops
+working at once), so one grant stays one row with one name and one audit trail.
+
 There is no cache: every ``verify`` and ``get`` is one indexed query (by ``sha256`` or
 by ``name``), so a revocation or expiry written by the CLI is effective on the server's
 next request. Database errors are translated here, at the edge: a duplicate name
@@ -15,6 +20,7 @@ becomes a TokenError, anything else a StoreError.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import re
@@ -36,7 +42,7 @@ SECRET_PREFIX = "ms_"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_COLUMNS = "name, sha256, folders, write, created_at, expires_at, revoked_at"
+_COLUMNS = "name, sha256, folders, write, created_at, expires_at, revoked_at, client, oauth_grant"
 _LIVE_NAME_INDEX = "api_tokens_live_name"  # unique name among tokens not revoked (002)
 
 
@@ -55,6 +61,8 @@ class Token:
     created: dt.datetime
     expires: dt.datetime | None = None
     revoked: dt.datetime | None = None
+    client: str | None = None  # the OAuth client it was issued to (its name)
+    grant: int | None = None  # the OAuth grant whose access token it is
 
     @property
     def all_folders(self) -> bool:
@@ -80,6 +88,7 @@ class Token:
             "created": _iso(self.created),
             "expires": _iso(self.expires),
             "revoked": _iso(self.revoked),
+            "client": self.client,
         }
 
 
@@ -211,6 +220,55 @@ class TokenStore:
         now: dt.datetime | None = None,
     ) -> CreatedToken:
         """Create a token and return it with its secret (shown once, never stored)."""
+        created = self._new(name, folders, write, expires, known_folders, now)
+        try:
+            with self.db.connection() as conn:
+                self._insert(conn, created.token)
+        except psycopg.Error as exc:
+            raise _store_error("create the token", exc) from exc
+        return created
+
+    def issue(
+        self,
+        conn: psycopg.Connection[Any],
+        name: str,
+        folders: Sequence[str],
+        *,
+        write: bool,
+        expires: dt.datetime,
+        client: str,
+        grant: int,
+    ) -> CreatedToken:
+        """Create the access token of an OAuth grant, in the caller's transaction."""
+        created = self._new(name, folders, write, expires, None, None)
+        token = dataclasses.replace(created.token, client=client, grant=grant)
+        self._insert(conn, token)
+        return CreatedToken(token=token, secret=created.secret)
+
+    def rotate(
+        self, conn: psycopg.Connection[Any], grant: int, expires: dt.datetime
+    ) -> CreatedToken | None:
+        """A new secret and expiry for the access token of ``grant``, in the caller's
+        transaction: the old secret stops working at once. None when that token was
+        revoked (in the console or by the CLI)."""
+        secret = _new_secret()
+        row = conn.execute(
+            f"UPDATE api_tokens SET sha256 = %s, expires_at = %s"
+            f" WHERE oauth_grant = %s AND revoked_at IS NULL RETURNING {_COLUMNS}",
+            (hash_secret(secret), expires, grant),
+        ).fetchone()
+        return CreatedToken(token=_token_from_row(row), secret=secret) if row else None
+
+    def _new(
+        self,
+        name: str,
+        folders: str | Sequence[str],
+        write: bool,
+        expires: dt.datetime | None,
+        known_folders: Collection[str] | None,
+        now: dt.datetime | None,
+    ) -> CreatedToken:
+        """A checked token and its secret, not stored yet."""
         now = now or utcnow()
         if not _NAME_RE.match(name):
             raise TokenError(
@@ -222,7 +280,7 @@ class TokenStore:
             raise TokenError(
                 f"the expiry {_iso(expires)} is in the past", "give a future time such as 30d"
             )
-        secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+        secret = _new_secret()
         token = Token(
             name=name,
             sha256=hash_secret(secret),
@@ -231,23 +289,34 @@ class TokenStore:
             created=now.astimezone(dt.UTC),
             expires=_utc(expires),
         )
+        return CreatedToken(token=token, secret=secret)
+
+    @staticmethod
+    def _insert(conn: psycopg.Connection[Any], token: Token) -> None:
         try:
-            with self.db.connection() as conn:
+            with conn.transaction():  # a savepoint inside the caller's transaction
                 conn.execute(
-                    "INSERT INTO api_tokens (name, sha256, folders, write, created_at, expires_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s)",
-                    (name, token.sha256, list(scope), write, now, expires),
+                    "INSERT INTO api_tokens (name, sha256, folders, write, created_at,"
+                    " expires_at, client, oauth_grant) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        token.name,
+                        token.sha256,
+                        list(token.folders),
+                        token.write,
+                        token.created,
+                        token.expires,
+                        token.client,
+                        token.grant,
+                    ),
                 )
         except psycopg.errors.UniqueViolation as exc:
             if exc.diag.constraint_name == _LIVE_NAME_INDEX:
                 raise TokenError(
-                    f"a token named {name!r} already exists",
-                    f"revoke it first (`memserver token revoke --name {name}`) or pick another name",
+                    f"a token named {token.name!r} already exists",
+                    f"revoke it first (`memserver token revoke --name {token.name}`)"
+                    " or pick another name",
                 ) from exc
-            raise _store_error("create the token", exc) from exc
-        except psycopg.Error as exc:
-            raise _store_error("create the token", exc) from exc
-        return CreatedToken(token=token, secret=secret)
+            raise
 
     def revoke(self, name: str, now: dt.datetime | None = None) -> Token:
         """Revoke a token; later requests with its secret get 401. Idempotent (revoking a
@@ -292,8 +361,12 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
     return value.astimezone(dt.UTC) if value is not None else None
 
 
+def _new_secret() -> str:
+    return SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
 def _token_from_row(row: Sequence[Any]) -> Token:
-    name, sha256, folders, write, created, expires, revoked = row
+    name, sha256, folders, write, created, expires, revoked, client, grant = row
     return Token(
         name=name,
         sha256=sha256,
@@ -302,4 +375,6 @@ def _token_from_row(row: Sequence[Any]) -> Token:
         created=created.astimezone(dt.UTC),
         expires=_utc(expires),
         revoked=_utc(revoked),
+        client=client,
+        grant=grant,
     )

@@ -29,11 +29,15 @@ if TYPE_CHECKING:
     from memserver.store.records import PageWrite
 
 DECISIONS = ("accepted", "rejected", "edited")
-_REVIEW_COLUMNS = (
+REVIEW_COLUMNS = (
     "r.id, r.page_id, r.folder, r.version, r.base_version, r.reason, r.flagged_by,"
     " r.created_at, r.status, r.decided_by, r.decided_at, r.result_version,"
     " coalesce(p.title, r.page_id), p.version"
-)
+)  # a Review, from page_reviews r LEFT JOIN pages p
+CONFLICT_COLUMNS = (
+    "c.id, c.page_id, c.folder, c.field, c.old_value, c.new_value, c.old_source,"
+    " c.new_source, c.status, c.created_at, coalesce(p.title, c.page_id), c.note, p.version"
+)  # a Conflict, from conflicts c LEFT JOIN pages p
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,57 @@ def flag_for_review(
     )
 
 
+def pending_reviews(
+    conn: psycopg.Connection[Any], folders: Collection[str] | None, limit: int = 100
+) -> list[Review]:
+    """Flagged changes nobody has decided yet in ``folders``, oldest first."""
+    rows = conn.execute(
+        f"SELECT {REVIEW_COLUMNS} FROM page_reviews r LEFT JOIN pages p ON p.id = r.page_id"
+        " WHERE r.status = 'pending'"
+        " AND (%(scope)s::text[] IS NULL OR r.folder = ANY(%(scope)s))"
+        " ORDER BY r.created_at, r.id LIMIT %(limit)s",
+        {"scope": scope_list(folders), "limit": limit},
+    ).fetchall()
+    return [Review(*row) for row in rows]
+
+
+def conflicts_in(
+    conn: psycopg.Connection[Any],
+    folders: Collection[str] | None,
+    status: Sequence[str] = ("unresolved",),
+    limit: int = 100,
+) -> list[Conflict]:
+    """Conflicts with these statuses in ``folders``, newest first."""
+    rows = conn.execute(
+        f"SELECT {CONFLICT_COLUMNS} FROM conflicts c LEFT JOIN pages p ON p.id = c.page_id"
+        " WHERE c.status = ANY(%(status)s)"
+        " AND (%(scope)s::text[] IS NULL OR c.folder = ANY(%(scope)s))"
+        " ORDER BY c.created_at DESC, c.id DESC LIMIT %(limit)s",
+        {"status": list(status), "scope": scope_list(folders), "limit": limit},
+    ).fetchall()
+    return [Conflict(*row) for row in rows]
+
+
+def conflicts_with_ids(conn: psycopg.Connection[Any], ids: Collection[int]) -> list[Conflict]:
+    """These conflicts rows (whatever their status), by id; the caller scoped the ids."""
+    rows = conn.execute(
+        f"SELECT {CONFLICT_COLUMNS} FROM conflicts c LEFT JOIN pages p ON p.id = c.page_id"
+        " WHERE c.id = ANY(%s) ORDER BY c.id",
+        (sorted(ids),),
+    ).fetchall()
+    return [Conflict(*row) for row in rows]
+
+
+def reviews_with_ids(conn: psycopg.Connection[Any], ids: Collection[int]) -> list[Review]:
+    """These flagged changes (whatever their status), by id; the caller scoped the ids."""
+    rows = conn.execute(
+        f"SELECT {REVIEW_COLUMNS} FROM page_reviews r LEFT JOIN pages p ON p.id = r.page_id"
+        " WHERE r.id = ANY(%s) ORDER BY r.id",
+        (sorted(ids),),
+    ).fetchall()
+    return [Review(*row) for row in rows]
+
+
 class Reviews:
     """The review queue, conflicts and open questions of one knowledge base's index."""
 
@@ -113,20 +168,14 @@ class Reviews:
 
     def pending(self, folders: Collection[str] | None, limit: int = 100) -> list[Review]:
         """Flagged changes nobody has decided yet, oldest first."""
-        rows = self._run(
-            f"SELECT {_REVIEW_COLUMNS} FROM page_reviews r LEFT JOIN pages p ON p.id = r.page_id"
-            " WHERE r.status = 'pending'"
-            " AND (%(scope)s::text[] IS NULL OR r.folder = ANY(%(scope)s))"
-            " ORDER BY r.created_at, r.id LIMIT %(limit)s",
-            {"scope": _scope(folders), "limit": limit},
-        )
-        return [Review(*row) for row in rows]
+        with self.db.checked("read the review lists") as conn:
+            return pending_reviews(conn, folders, limit)
 
     def get(self, review_id: int, folders: Collection[str] | None) -> Review:
         rows = self._run(
-            f"SELECT {_REVIEW_COLUMNS} FROM page_reviews r LEFT JOIN pages p ON p.id = r.page_id"
+            f"SELECT {REVIEW_COLUMNS} FROM page_reviews r LEFT JOIN pages p ON p.id = r.page_id"
             " WHERE r.id = %(id)s AND (%(scope)s::text[] IS NULL OR r.folder = ANY(%(scope)s))",
-            {"id": review_id, "scope": _scope(folders)},
+            {"id": review_id, "scope": scope_list(folders)},
         )
         if not rows:
             raise NotFoundError(f"no flagged change {review_id}", "open the review list again")
@@ -167,16 +216,8 @@ class Reviews:
         limit: int = 100,
     ) -> list[Conflict]:
         """Conflicts with these statuses, newest first."""
-        rows = self._run(
-            "SELECT c.id, c.page_id, c.folder, c.field, c.old_value, c.new_value, c.old_source,"
-            " c.new_source, c.status, c.created_at, coalesce(p.title, c.page_id), c.note, p.version"
-            " FROM conflicts c LEFT JOIN pages p ON p.id = c.page_id"
-            " WHERE c.status = ANY(%(status)s)"
-            " AND (%(scope)s::text[] IS NULL OR c.folder = ANY(%(scope)s))"
-            " ORDER BY c.created_at DESC, c.id DESC LIMIT %(limit)s",
-            {"status": list(status), "scope": _scope(folders), "limit": limit},
-        )
-        return [Conflict(*row) for row in rows]
+        with self.db.checked("read the review lists") as conn:
+            return conflicts_in(conn, folders, status, limit)
 
     def resolve_conflict(
         self, conflict_id: int, *, note: str, folders: Collection[str] | None
@@ -185,7 +226,7 @@ class Reviews:
             "UPDATE conflicts SET status = 'resolved', note = %(note)s, resolved_at = now()"
             " WHERE id = %(id)s AND status <> 'resolved'"
             " AND (%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s)) RETURNING id",
-            {"id": conflict_id, "note": note, "scope": _scope(folders)},
+            {"id": conflict_id, "note": note, "scope": scope_list(folders)},
         )
         if not rows:
             raise NotFoundError(
@@ -195,11 +236,10 @@ class Reviews:
     def conflict(self, conflict_id: int, folders: Collection[str] | None) -> Conflict:
         """One conflicts row, whatever its status (NotFoundError if missing or out of scope)."""
         rows = self._run(
-            "SELECT c.id, c.page_id, c.folder, c.field, c.old_value, c.new_value, c.old_source,"
-            " c.new_source, c.status, c.created_at, coalesce(p.title, c.page_id), c.note, p.version"
-            " FROM conflicts c LEFT JOIN pages p ON p.id = c.page_id WHERE c.id = %(id)s"
+            f"SELECT {CONFLICT_COLUMNS} FROM conflicts c LEFT JOIN pages p ON p.id = c.page_id"
+            " WHERE c.id = %(id)s"
             " AND (%(scope)s::text[] IS NULL OR c.folder = ANY(%(scope)s))",
-            {"id": conflict_id, "scope": _scope(folders)},
+            {"id": conflict_id, "scope": scope_list(folders)},
         )
         if not rows:
             raise NotFoundError(f"no conflict {conflict_id}", "open the review list again")
@@ -231,7 +271,11 @@ class Reviews:
             " note = coalesce(note, '') || %(why)s"
             " WHERE id = %(id)s AND status = 'unresolved'"
             " AND (%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s)) RETURNING id",
-            {"id": conflict_id, "why": f" [{decision} by {by}{where}]", "scope": _scope(folders)},
+            {
+                "id": conflict_id,
+                "why": f" [{decision} by {by}{where}]",
+                "scope": scope_list(folders),
+            },
         )
         if not rows:
             raise UserError(
@@ -249,7 +293,7 @@ class Reviews:
             " WHERE body LIKE %(marker)s"
             " AND (%(scope)s::text[] IS NULL OR folder = ANY(%(scope)s))"
             " ORDER BY updated_at DESC, id LIMIT %(limit)s",
-            {"marker": "%\n## Open Questions\n%", "scope": _scope(folders), "limit": limit},
+            {"marker": "%\n## Open Questions\n%", "scope": scope_list(folders), "limit": limit},
         )
         out = []
         for page_id, folder, title, version, body in rows:
@@ -265,5 +309,6 @@ class Reviews:
             return conn.execute(query, params).fetchall()
 
 
-def _scope(folders: Collection[str] | None) -> list[str] | None:
+def scope_list(folders: Collection[str] | None) -> list[str] | None:
+    """``folders`` as a query parameter (None: every folder)."""
     return None if folders is None else sorted(folders)

@@ -35,6 +35,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 from starlette.datastructures import Headers
@@ -112,14 +113,25 @@ class HostRules:
         return cls(hosts=hosts, origins=origins + tuple(extra_origins))
 
     @classmethod
-    def for_address(cls, host: str, port: int, extra_origins: Iterable[str] = ()) -> HostRules:
-        """The rules for a server listening on ``host:port``."""
+    def for_address(
+        cls,
+        host: str,
+        port: int,
+        extra_origins: Iterable[str] = (),
+        public_url: str | None = None,
+    ) -> HostRules:
+        """The rules for a server listening on ``host:port``; ``public_url`` (where a TLS
+        proxy in front of it is reached: it forwards that name) is one of ours too."""
         if is_wildcard(host):
             return cls(hosts=(), origins=(), enabled=False)
         base = cls.loopback(extra_origins)
         shown = _shown(host)
         hosts = (*base.hosts, f"{shown}:{port}", shown)
         origins = (*base.origins, *(f"{s}://{shown}:{port}" for s in ("http", "https")))
+        public = urlsplit(public_url) if public_url else None
+        if public is not None and public.netloc and public.scheme in ("http", "https"):
+            hosts += (public.netloc.lower(),)
+            origins += (f"{public.scheme}://{public.netloc.lower()}",)
         return cls(hosts=tuple(dict.fromkeys(hosts)), origins=tuple(dict.fromkeys(origins)))
 
     def host_allowed(self, host: str | None) -> bool:

@@ -18,6 +18,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "route",  # kb_route
     "search",  # kb_query, kb_timeline, kb_latest
     "brief",  # kb_brief
+    "wakeup",  # kb_wakeup
     "graph",  # kb_neighbors, kb_resolve
 )
 
