@@ -52,9 +52,10 @@ RELATIVE_DAYS: tuple[tuple[str, int], ...] = (
     (rf"маргааш[{LETTERS}]*", 1),  # tomorrow
 )
 
-# Calendar periods: "өнгөрсөн долоо хоног", "энэ сар", "ирэх жил".
+# Calendar periods: "өнгөрсөн долоо хоног", "энэ сар", "ирэх жил"; "7 хоног" is a week
+# too, as people write it ("өнгөрсөн 7 хоногт": last week).
 PERIOD_RELATIONS: dict[str, int] = {"өнгөрсөн": -1, "энэ": 0, "ирэх": 1, "дараагийн": 1}
-PERIOD_UNITS = r"долоо\s+хоног|сар|жил|улирал"
+PERIOD_UNITS = r"(?:долоо|7)\s+хоног|сар|жил|улирал"
 PERIOD = (
     rf"(?P<rel>{'|'.join(PERIOD_RELATIONS)})\s+(?P<unit>{PERIOD_UNITS})[{LETTERS}]*+"
     rf"(?!\s+\d)"  # "энэ сарын 15" is a day (RELATIVE_MONTH_DAY), not this month
@@ -81,7 +82,7 @@ WEEKDAY = rf"(?:(?P<rel>өнгөрсөн|ирэх|энэ)\s+)?(?P<wd>{'|'.join(W
 
 # Rolling windows and "ago": "сүүлийн 10 хоног", "3 хоногийн өмнө", "2 долоо хоногийн өмнө".
 UNITS = r"долоо\s+хоног|хоног|өдөр|өдр|сар|жил|улирал|цаг"
-LAST_N = rf"(?:сүүлийн|өнгөрсөн)\s+(?P<n>\d{{1,4}})\s+(?P<unit>{UNITS})[{LETTERS}]*"
+LAST_N = rf"(?:сүүлийн|өнгөрсөн(?!\s+7\s+хоног))\s+(?P<n>\d{{1,4}})\s+(?P<unit>{UNITS})[{LETTERS}]*"
 AGO = rf"(?P<n>\d{{1,4}})\s+(?P<unit>{UNITS})[{LETTERS}]*\s+өмнө[{LETTERS}]*"
 
 # Words that end a window phrase: "X-аас хойш", "X хүртэл", "X-ээс өмнө", "X-ийн дараа".
@@ -118,6 +119,7 @@ FUTURE = (
 # Unit words (after lower-casing) -> unit key, checked with startswith, first hit wins.
 UNIT_PREFIXES: tuple[tuple[str, str], ...] = (
     ("долоо", "week"),
+    ("7 хоног", "week"),
     ("хоног", "day"),
     ("өдөр", "day"),
     ("өдр", "day"),
