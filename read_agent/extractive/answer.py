@@ -81,6 +81,7 @@ FUZZY_NAME = 0.7  # a fuzzy title match this close is the page the name means
 SAME_PERIOD_DAYS = 7  # figures this far apart or nearer are of one period
 REPLACED = frozenset({"reversed", "superseded"})  # a decision's status once replaced
 SECTION_LINES = 8  # a section the question names, read out whole up to this
+LEAD_CHARS = 200  # of a section's first item on the first line
 LATER_READ = 6  # pages dated after a first page read for what they say about it
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
 
@@ -505,11 +506,12 @@ class Extractive(CompanyAnswers):
         for section in page.get("sections") or {}:
             if not str(section).startswith(reading.section):
                 continue
-            body = [p.line() for p in own if p.kind == "section" and p.heading.startswith(section)]
-            if body:
+            body = [p for p in own if p.kind == "section" and p.heading.startswith(section)]
+            if body:  # its first item says what was asked on the first line
                 head = f"{page.get('effective_date')} · " if self.dated(page) else ""
-                lead = f"{head}{page.get('title')} — {section} [{page.get('id')}]"
-                return Reply(lead, body[:SECTION_LINES], firm=True)
+                said = _cut(body[0].text, LEAD_CHARS)
+                lead = f"{head}{page.get('title')} — {section}: {said} [{page.get('id')}]"
+                return Reply(lead, [p.line() for p in body[:SECTION_LINES]], firm=True)
         return None
 
     def _profile(self, page: Mapping[str, Any]) -> Reply:
@@ -698,6 +700,11 @@ def _by_subject(reading: Reading, results: Sequence[Mapping[str, Any]]) -> Mappi
         if score > best:
             best, chosen = score, item
     return chosen
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _links(page: Mapping[str, Any], spec: FolderSpec | None) -> str:

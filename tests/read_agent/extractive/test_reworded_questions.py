@@ -40,7 +40,7 @@ def test_who_came_to_a_meeting_are_its_attendees(example: IngestServer) -> None:
 def test_what_came_out_of_a_meeting_is_its_decisions(example: IngestServer) -> None:
     answer = ask(example, "What came out of the pricing review?")
     first, *rest = lines(answer)
-    assert first.startswith("2026-10-07 · Pricing review — Decisions"), first
+    assert first.startswith("2026-10-07 · Pricing review — Decisions: Usage-based pricing"), first
     assert any("$0.45 per tracked shipment" in line for line in rest)
     assert "vacation" not in answer.text and "Alice is out" not in answer.text
 
