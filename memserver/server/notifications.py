@@ -115,7 +115,8 @@ class ChangeListener:
             delay = min(delay * 2, MAX_BACKOFF)
 
     async def _listen(self) -> None:
-        async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as conn:
+        conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+        try:
             await conn.execute(f"LISTEN {PAGES_CHANNEL}")
             await conn.execute(f"LISTEN {TOKENS_CHANNEL}")
             self.listening.set()
@@ -124,3 +125,8 @@ class ChangeListener:
                     await self.bus.publish(ResourceUpdated(uri=page_uri(note.payload)))
                 elif note.channel == TOKENS_CHANNEL:
                     self.listen.end_streams_of(note.payload)
+        finally:
+            # anyio cancels every await of a cancelled task: the close is shielded, or a
+            # server stopping leaves the connection open for the collector to find
+            with anyio.CancelScope(shield=True):
+                await conn.close()

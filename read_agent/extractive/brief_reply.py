@@ -38,6 +38,7 @@ BRIEF_BUDGET = 2_400  # tokens asked of kb_brief: the answer shows a part of it
 SUBJECT_LINES = 4
 HISTORY_SUBJECTS = 2  # the subjects whose earlier values are said
 EVIDENCE_LINES = 8
+ENOUGH_LINES = 3  # lines saying some of the question: then those saying none go
 VALUE_CHARS = 160
 QUOTE_CHARS = 240
 REPLACED = frozenset({"reversed", "superseded"})
@@ -240,7 +241,12 @@ def ranked(
         named = wanted & set(_ISO_DAY.findall(text[12:]))
         return len(said_of(asked, text)) + 3 * dated + len(named - {line[2:12]})
 
-    order = sorted(lines, key=lambda line: (-score(line), quoted_first and "(direct" not in line))
+    scores = {line: score(line) for line in lines}
+    order = sorted(lines, key=lambda line: (-scores[line], quoted_first and "(direct" not in line))
+    # as long as the evidence needs: lines saying nothing of the question go when enough
+    # lines say something of it
+    if sum(1 for x in order if scores[x] > 0) >= ENOUGH_LINES:
+        order = [x for x in order if scores[x] > 0]
     if len(wanted) < 2:
         return order
     # several days asked ("what did A say on D1, and B on D2?"): after the best line, the

@@ -146,7 +146,7 @@ def test_lines_saying_more_of_the_question_and_its_day_come_first() -> None:
     assert out[0].startswith("- 2022-05-31 · Audit")  # the day asked, and three words
     assert out[1].startswith("- 2022-02-01 · Retention")
     assert out[2:4] == lines[3:5]  # as much said: their order kept
-    assert out[-1] == lines[0]
+    assert lines[0] not in out  # enough lines say something of it: the lunch goes
     # the day asked about may be given apart from the question ("as of March 2022")
     assert ranked(lines, "What did we know of lunch?", ["2022-05-31"])[:2] == [lines[2], lines[0]]
     # either language: "үнийн" is "pricing", "шийдвэр" is "decision"
@@ -178,5 +178,6 @@ def test_asked_of_two_days_each_day_s_own_account_shows_early() -> None:
     out = ranked(lines, question)
     assert out[0] == lines[1]  # the line saying the most of the question
     assert lines[4] in out[:3]  # what was said on 2021-05-22, not a later telling of it
-    # one day asked: no account is pulled forward
-    assert ranked(lines, "What did Luis Hernandez say on 2022-06-15?")[-1] == lines[4]
+    # one day asked: no account is pulled forward, and one saying nothing of it goes
+    one_day = ranked(lines, "What did Luis Hernandez say on 2022-06-15?")
+    assert lines[4] not in one_day
