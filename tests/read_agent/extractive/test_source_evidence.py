@@ -176,4 +176,4 @@ def test_a_line_s_label_is_nobody_s_words() -> None:
     pieces = from_source(result, 0, mention_reader("UTC"))
     assert pieces and all(p.speaker in (None, "") for p in pieces)
     assert {p.author for p in pieces} == {"Maria Lopez"}  # the note's author, not "Why"
-    assert all("by Why" not in p.line() for p in pieces)
+    assert pieces and all("by Why" not in p.line() for p in pieces)
