@@ -29,8 +29,8 @@ from memserver import __version__
 from memserver.errors import DatabaseUnavailable
 from memserver.server.mcp_server import MemoryServer
 from memserver.server.refusals import AuditRefusals, Label
-from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
-from memserver.server.verifier import StoreTokenVerifier
+from memserver.server.sessions import SDK_MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
+from memserver.server.verifier import StoreTokenVerifier, checked_token
 from memserver.web.guard import GuardRules, HostRules, HttpGuard
 from memserver.web.serve import server_config
 
@@ -117,6 +117,15 @@ class _TokenFirst:
         await self.app(scope, receive, send)
 
 
+def _admin_request() -> bool:
+    """Whether the request being handled carries an admin token (``*`` and write), as
+    ``_TokenFirst`` verified it."""
+    checked = checked_token()
+    access = checked[1] if checked is not None else None
+    record = getattr(access, "record", None)
+    return record is not None and record.all_folders and record.write
+
+
 async def _unauthorized(what: str, scope: ASGIScope, receive: Receive, send: Send) -> None:
     body = jsonrpc_error(401, "invalid_token", f"{what}: send Authorization: Bearer <token>")
     response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
@@ -166,7 +175,7 @@ def create_http_app(
         host=host,
         max_request_body_size=MAX_MCP_BODY,
         session_idle_timeout=SESSION_IDLE_TIMEOUT,
-        max_sessions=MAX_SESSIONS,
+        max_sessions=SDK_MAX_SESSIONS,
     )
     # Outermost inside the SDK app, so that it also sees errors of the token check.
     mcp_app.user_middleware.insert(0, Middleware(_UnavailableAs503))
@@ -188,7 +197,9 @@ def create_http_app(
             await anyio.to_thread.run_sync(server.close)
             await anyio.to_thread.run_sync(server.services.close)
 
-    sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
+    sessions = SessionLimit(
+        mcp_app, live_sessions=lambda: manager._server_instances, is_admin=_admin_request
+    )
     rules = GuardRules(hosts=HostRules.for_address(host, port), max_body=MAX_MCP_BODY)
     guarded = _TokenFirst(HttpGuard(sessions, rules, error_body=jsonrpc_error), server.verifier)
     # /healthz answers only the Host names the MCP endpoint answers (no key: probes).
