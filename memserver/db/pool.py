@@ -13,7 +13,16 @@ was back. :class:`Pool` instead
   no wait; succeeding -> a fresh pool replaces the old one and the call goes on, so the
   first call after the server is back succeeds;
 - turns a query that fails because its connection broke into ``DatabaseUnavailable``
-  too (other database errors are left to the caller).
+  too (other database errors are left to the caller);
+- gives every statement a server-side ``statement_timeout`` (``STATEMENT_TIMEOUT``;
+  the few long ones, index builds, lift it for their transaction: :func:`unbounded`);
+- watches the connections it hands out (:mod:`memserver.db.watch`): when the server
+  stops answering without closing them (frozen), it is marked down within seconds and
+  the calls waiting on it get ``DatabaseUnavailable`` instead of waiting for ever;
+- while down, at most one call at a time asks whether the server is back, on its own
+  time only while the server refuses (instant, so the first call after it is back
+  succeeds); once the server has let a question wait (frozen), a thread asks, once a
+  second at most, and every call fails at once until it hears "yes".
 """
 
 from __future__ import annotations
@@ -28,13 +37,17 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
+from memserver.db.watch import Watch
 from memserver.errors import DatabaseUnavailable, StoreError
 
 logger = logging.getLogger(__name__)
 
 GET_TIMEOUT = 3.0
 PROBE_TIMEOUT = 2
+PROBE_EVERY = 1.0  # while frozen: seconds between two questions whether the server is back
+SLOW_PROBE = 0.5  # a question that took this long was not refused: the server is frozen
 CONNECT_TIMEOUT = 10
+STATEMENT_TIMEOUT = 60.0  # seconds; the server ends a statement that runs longer
 
 
 class Pool:
@@ -54,16 +67,25 @@ class Pool:
         self._options: dict[str, Any] = {
             "min_size": 1,
             "max_size": max_size,
-            "kwargs": {"connect_timeout": CONNECT_TIMEOUT, "application_name": name},
+            "kwargs": {
+                "connect_timeout": CONNECT_TIMEOUT,
+                "application_name": name,
+                "options": f"-c statement_timeout={int(STATEMENT_TIMEOUT * 1000)}",
+            },
             "configure": configure,
-            "check": ConnectionPool.check_connection,
+            "check": self._check,
             "timeout": GET_TIMEOUT,
             "name": name,
         }
+        self._watch = Watch(url, self._silent)
         self._pool = self._new_pool()
         self._down_since: float | None = None
         self._closed = False
         self._lock = threading.Lock()
+        self._why = ""  # while down: why the server is not answering
+        self._frozen = False  # while down: it let a question wait (no refusal)
+        self._asking = False  # a background question runs
+        self._asked = 0.0  # when the last background question ended
 
     def _new_pool(self) -> ConnectionPool[Any]:
         return ConnectionPool(self.url, open=False, **self._options)
@@ -90,7 +112,7 @@ class Pool:
             self._recover()
         pool, conn = self._getconn()
         try:
-            with conn:  # commit on success, roll back on error (as the pool's own)
+            with self._watch.out(conn), conn:  # commit on success, roll back on error
                 try:
                     yield conn
                 except psycopg.OperationalError as exc:
@@ -115,6 +137,16 @@ class Pool:
                 # another call replaced the pool after an outage meanwhile: use the new one
         raise self._mark_down("the connection pool kept being replaced")
 
+    def _check(self, conn: psycopg.Connection[Any]) -> None:
+        """The pool's check of a connection as it leaves (watched: it may hang too)."""
+        with self._watch.out(conn):
+            ConnectionPool.check_connection(conn)
+
+    def _silent(self, detail: str) -> None:
+        """The watch found the server not answering: fail calls at once from now on."""
+        self._mark_down(detail)
+        self._why, self._frozen = detail, True
+
     def _mark_down(self, detail: str) -> DatabaseUnavailable:
         if self._down_since is None:
             self._down_since = time.monotonic()
@@ -122,20 +154,63 @@ class Pool:
         return DatabaseUnavailable(self.shown_url, detail.strip().splitlines()[0] if detail else "")
 
     def _recover(self) -> None:
-        """While down: one direct connection; a fresh pool if it works, else fail at once."""
-        with self._lock:
+        """While down: ask whether the server is back (see the module docstring); a
+        fresh pool if it is, else DatabaseUnavailable at once."""
+        if not self._lock.acquire(blocking=False):  # another call is asking right now
+            raise DatabaseUnavailable(self.shown_url, self._why or "checking")
+        try:
             if self._down_since is None:
                 return  # another thread recovered meanwhile
+            if self._frozen:  # asking may take PROBE_TIMEOUT: never on a caller's time
+                self._ask_in_background()
+                raise DatabaseUnavailable(self.shown_url, self._why or "checking")
+            started = time.monotonic()
+            why = self._ask()
+            if why is not None:
+                self._why = why
+                self._frozen = time.monotonic() - started >= SLOW_PROBE
+                raise DatabaseUnavailable(self.shown_url, why)
+            self._back()
+        finally:
+            self._lock.release()
+
+    def _ask(self) -> str | None:
+        """None when a new connection opens within PROBE_TIMEOUT, else why not."""
+        try:
+            psycopg.connect(self.url, connect_timeout=PROBE_TIMEOUT).close()
+        except psycopg.Error as exc:
+            return str(exc).strip().splitlines()[0] if str(exc).strip() else "refused"
+        return None
+
+    def _ask_in_background(self) -> None:
+        """Start one background question (none while one runs, or for PROBE_EVERY after
+        the last); the call that follows its "yes" finds a fresh pool."""
+        now = time.monotonic()
+        if self._asking or now - self._asked < PROBE_EVERY:
+            return
+        self._asking, self._asked = True, now
+
+        def ask() -> None:
             try:
-                psycopg.connect(self.url, connect_timeout=PROBE_TIMEOUT).close()
-            except psycopg.Error as exc:
-                raise DatabaseUnavailable(
-                    self.shown_url, str(exc).strip().splitlines()[0] if str(exc) else "refused"
-                ) from exc
-            old, self._pool = self._pool, self._new_pool()
-            self._pool.open(wait=False)
-            outage = time.monotonic() - self._down_since
-            self._down_since = None
+                why = self._ask()
+                with self._lock:
+                    if why is None and self._down_since is not None:
+                        self._back()
+                    elif why is not None:
+                        self._why = why
+            finally:
+                self._asking = False
+                self._asked = time.monotonic()
+
+        threading.Thread(target=ask, name="db-back", daemon=True).start()
+
+    def _back(self) -> None:
+        """The server answers again: a fresh pool (call holding ``_lock``)."""
+        assert self._down_since is not None
+        old, self._pool = self._pool, self._new_pool()
+        self._pool.open(wait=False)
+        outage = time.monotonic() - self._down_since
+        self._down_since, self._frozen, self._why = None, False, ""
         logger.warning("the database at %s is back after %.1f s", self.shown_url, outage)
         # Closing waits for connections still out; never on the caller's thread.
         threading.Thread(target=old.close, name="old-pool-close", daemon=True).start()
@@ -153,4 +228,11 @@ class Pool:
 
     def close(self) -> None:
         self._closed = True
+        self._watch.close()
         self._pool.close()
+
+
+def unbounded(conn: psycopg.Connection[Any]) -> None:
+    """Lift the statement timeout for the rest of ``conn``'s transaction (an index build
+    over a large table may take minutes)."""
+    conn.execute("SET LOCAL statement_timeout = 0")
