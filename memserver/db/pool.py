@@ -5,7 +5,9 @@ down, hands out connections that died with a restarted server, and after an outa
 backs off its reconnect attempts for minutes, so calls kept failing after the server
 was back. :class:`Pool` instead
 
-- checks every connection as it leaves the pool (a dead one is replaced, not handed out);
+- checks every connection as it leaves the pool (a dead one is replaced, not handed out;
+  when the server refuses a new one, the database is down at once, for every pool of
+  this process on that server);
 - waits at most ``GET_TIMEOUT`` seconds for one, then marks the database *down* and
   raises :class:`DatabaseUnavailable`;
 - while down, first tries one direct connection per call (instant when the server is
@@ -64,6 +66,7 @@ class Pool:
     ) -> None:
         self.url = url
         self.shown_url = shown_url
+        self._max_size = max_size
         self._options: dict[str, Any] = {
             "min_size": 1,
             "max_size": max_size,
@@ -73,7 +76,6 @@ class Pool:
                 "options": f"-c statement_timeout={int(STATEMENT_TIMEOUT * 1000)}",
             },
             "configure": configure,
-            "check": self._check,
             "timeout": GET_TIMEOUT,
             "name": name,
         }
@@ -117,16 +119,21 @@ class Pool:
                     yield conn
                 except psycopg.OperationalError as exc:
                     if conn.broken or conn.closed:
-                        raise self._mark_down(str(exc)) from exc
+                        raise self._mark_down(str(exc), tell=True) from exc
                     raise
         finally:
             pool.putconn(conn)
 
     def _getconn(self) -> tuple[ConnectionPool[Any], psycopg.Connection[Any]]:
-        for _ in range(3):
+        """A connection that answers. A dead one (the server restarted or went away) is
+        dropped; then one question on a new connection says which: a refusal marks the
+        database down at once (no wait for the pool's timeout), an answer means the
+        next connection is tried."""
+        asked = False
+        for _ in range(self._max_size + 2):
             pool = self._pool
             try:
-                return pool, pool.getconn()
+                conn = pool.getconn()
             except PoolTimeout as exc:
                 raise self._mark_down(f"no connection within {GET_TIMEOUT:g} s") from exc
             except PoolClosed as exc:
@@ -134,23 +141,36 @@ class Pool:
                     raise  # closed by us: the caller's error, not an outage
                 if pool is self._pool:
                     raise self._mark_down("the connection pool is closed") from exc
-                # another call replaced the pool after an outage meanwhile: use the new one
-        raise self._mark_down("the connection pool kept being replaced")
+                continue  # another call replaced the pool after an outage: use the new one
+            try:
+                with self._watch.out(conn):  # watched: on a frozen server it hangs too
+                    ConnectionPool.check_connection(conn)
+            except psycopg.Error as exc:
+                pool.putconn(conn)  # broken: the pool drops it
+                if self._down_since is not None:  # the watch cut it: the server is silent
+                    raise DatabaseUnavailable(self.shown_url, self._why or str(exc)) from exc
+                why = None if asked else self._ask()
+                asked = True
+                if why is not None:
+                    raise self._mark_down(why, tell=True) from exc
+                continue
+            return pool, conn
+        raise self._mark_down("no connection that answers")
 
-    def _check(self, conn: psycopg.Connection[Any]) -> None:
-        """The pool's check of a connection as it leaves (watched: it may hang too)."""
-        with self._watch.out(conn):
-            ConnectionPool.check_connection(conn)
-
-    def _silent(self, detail: str) -> None:
-        """The watch found the server not answering: fail calls at once from now on."""
+    def _silent(self, detail: str, frozen: bool) -> None:
+        """The server does not answer (this pool's watch or another pool on the same
+        server found it; ``frozen``: it lets questions wait): fail calls at once."""
         self._mark_down(detail)
-        self._why, self._frozen = detail, True
+        self._why = detail
+        self._frozen = self._frozen or frozen
 
-    def _mark_down(self, detail: str) -> DatabaseUnavailable:
+    def _mark_down(self, detail: str, *, tell: bool = False) -> DatabaseUnavailable:
+        """Down from now on; ``tell``: the other pools on this server too."""
         if self._down_since is None:
             self._down_since = time.monotonic()
             logger.warning("the database at %s is unavailable: %s", self.shown_url, detail)
+            if tell:
+                self._watch.tell_others(detail, frozen=False)
         return DatabaseUnavailable(self.shown_url, detail.strip().splitlines()[0] if detail else "")
 
     def _recover(self) -> None:

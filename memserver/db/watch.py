@@ -7,8 +7,8 @@ server-side ``statement_timeout`` can end it (the server is what is stuck). So
 it. When one has been out longer than ``suspect_after`` seconds, it asks the server on a
 new connection of its own (``SELECT 1`` within ``probe_timeout``; at most once every
 ``probe_every`` seconds). A server that answers is only slow, and nothing happens. One
-that does not is *not answering*: ``on_silent`` is told (the pool then fails calls at
-once), and every connection still out since before the probe has its socket shut down,
+that does not is *not answering*: ``on_silent(problem, True)`` is told (the pool then
+fails calls at once), and every connection still out since before the probe has its socket shut down,
 so the thread waiting on it gets an error at once instead of waiting for ever. The
 connection is broken afterwards, and the pool drops it. Every watch of the process on
 the same server is told at once (one process has a pool per database it uses).
@@ -45,7 +45,7 @@ class Watch:
     def __init__(
         self,
         url: str,
-        on_silent: Callable[[str], None],
+        on_silent: Callable[[str, bool], None],
         *,
         suspect_after: float = SUSPECT_AFTER,
         probe_timeout: float = PROBE_TIMEOUT,
@@ -93,8 +93,18 @@ class Watch:
             problem = self.probe()
             if problem is None:
                 continue
-            for watch in [w for w in list(_watches) if w.server == self.server]:
+            for watch in self._same_server():
                 watch.silenced(problem, now)
+
+    def _same_server(self) -> list[Watch]:
+        return [w for w in list(_watches) if w.server == self.server]
+
+    def tell_others(self, problem: str, *, frozen: bool) -> None:
+        """Another pool's finding (the server refused or dropped a connection): the other
+        pools on this server are down too."""
+        for watch in self._same_server():
+            if watch is not self:
+                watch.on_silent(problem, frozen)
 
     def silenced(self, problem: str, before: float) -> None:
         """The server does not answer: say so, and cut every connection out since
@@ -106,7 +116,7 @@ class Watch:
             problem,
             len(stuck),
         )
-        self.on_silent(problem)
+        self.on_silent(problem, True)
         for conn in stuck:
             cut(conn)
 
