@@ -433,6 +433,7 @@ def test_an_open_session_answers_503_while_the_memory_database_is_down(
             before = httpx2.post(f"{url}/ask", json=question, timeout=30)
             stop_postgres(own.db)
             down = [httpx2.post(f"{url}/ask", json=question, timeout=30) for _ in range(2)]
+            health = httpx2.get(f"{url}/healthz", timeout=30)
             assert own.db.server is not None
             own.db.server.restart()
             back = httpx2.post(f"{url}/ask", json=question, timeout=30)
@@ -442,3 +443,4 @@ def test_an_open_session_answers_503_while_the_memory_database_is_down(
         error = answer.json()["error"]
         assert error["code"] == "memory_unavailable" and "database unavailable" in error["message"]
     assert back.status_code == 200
+    assert health.status_code == 503 and "database unavailable" in health.json()["memory_error"]
