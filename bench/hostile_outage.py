@@ -16,7 +16,6 @@ so the main run's server and honest client are not touched. One line each.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import secrets
@@ -112,6 +111,20 @@ class System:
             base_url=self.agent, timeout=30, headers={"Authorization": f"Bearer {self.key}"}
         )
         assert self.ask().status_code == 200  # the read agent's session is open now
+        self.token_list_elsewhere()  # the other knowledge base's database made once
+        self.elsewhere = self.token_list_elsewhere()[0]
+
+    def token_list_elsewhere(self) -> tuple[float, int]:
+        """``memserver token list`` on the other knowledge base: seconds, exit status."""
+        started = time.perf_counter()
+        done = subprocess.run(
+            [*cli(self.other), "token", "list", "--json"],
+            env=self.env,
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
+        return time.perf_counter() - started, done.returncode
 
     @property
     def pgdata(self) -> Path:
@@ -196,10 +209,11 @@ def _endpoints(
         return await anyio.to_thread.run_sync(lambda: portal.call(query))
 
     async def other_kb() -> str:
-        command = [*cli(system.other), "token", "list", "--json"]
-        done = await anyio.run_process(command, check=False, env=system.env)
-        listed = json.loads(done.stdout or b"{}") if done.returncode == 0 else {}
-        return f"exit {done.returncode} ({len(listed.get('tokens', []))} tokens)"
+        took, code = await anyio.to_thread.run_sync(system.token_list_elsewhere)
+        return (
+            f"exit {code} in {took:.1f} s (before the outage: {system.elsewhere:.1f} s; "
+            "it starts that knowledge base's own PostgreSQL)"
+        )
 
     def health() -> httpx2.Response:
         return httpx2.get(f"{system.url}/healthz", timeout=30)

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import BinaryIO
 
 from memserver.convert.budget import (
     DROPPED_ENV,
@@ -43,7 +44,7 @@ def time_limit(size: int) -> float:
 def convert_isolated(
     kind: str,
     name: str,
-    data: bytes,
+    data: bytes | BinaryIO,
     seconds: float | None = None,
     *,
     max_text: int = IMPORT_MAX_TEXT,
@@ -53,7 +54,11 @@ def convert_isolated(
     """The notes of one original of ``kind``, converted in a limited child process that
     stops once it has written ``max_text`` bytes of text or ``max_notes`` notes
     (``memserver.convert.budget``; ``dropped``: for a file dropped into source/)."""
-    limit = time_limit(len(data)) if seconds is None else seconds
+    if isinstance(data, bytes):
+        size, payload, stdin = len(data), data, None
+    else:  # a file: the worker reads it from where it is (this process never holds it)
+        size, payload, stdin = os.fstat(data.fileno()).st_size - data.tell(), None, data
+    limit = time_limit(size) if seconds is None else seconds
     env = {
         **{k: v for k, v in os.environ.items() if k in PASSED_ENV},
         "PYTHONDONTWRITEBYTECODE": "1",  # it may write no file
@@ -66,7 +71,8 @@ def convert_isolated(
     try:
         done = subprocess.run(
             [sys.executable, "-m", "memserver.convert.worker", kind, name],
-            input=data,
+            input=payload,
+            stdin=stdin,
             capture_output=True,
             timeout=limit,
             env=env,

@@ -17,7 +17,7 @@ import datetime as dt
 import hashlib
 import json
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 from memserver.convert.budget import DROPPED_MAX_NOTES
 from memserver.convert.errors import ConversionError
@@ -51,7 +51,13 @@ class NoteText(NamedTuple):
 
 
 def note_text(
-    state: Path, rel: str, kind: str, data: bytes, digest: str, max_bytes: int, fresh: bool
+    state: Path,
+    rel: str,
+    kind: str,
+    data: bytes | BinaryIO,
+    digest: str,
+    max_bytes: int,
+    fresh: bool,
 ) -> NoteText:
     """The text of a dropped-in original that makes one note within ``max_bytes``, from
     the cache (unless ``fresh``) or converted now; else why not. Either is cached: a

@@ -45,7 +45,12 @@ from memserver.kb.converted import (
 )
 from memserver.kb.frontmatter import as_date, date_in_name, read_frontmatter
 from memserver.kb.layout import KBPaths, resolved_path, write_atomic
-from memserver.kb.source_file import TooLarge, UnsafeSource, read_source_file
+from memserver.kb.source_file import (
+    TooLarge,
+    UnsafeSource,
+    open_source_file,
+    read_source_file,
+)
 from memserver.kb.source_names import LINKED_FOLDER, name_problem, safe_name
 
 MANIFEST_VERSION = 1
@@ -186,6 +191,8 @@ def _observe(
     kind = kind_of(rel) if state is not None else None
     limit = max(max_bytes, MAX_ORIGINAL_BYTES) if kind else max_bytes
     try:
+        if kind is not None and state is not None:
+            return _observe_original(rel, full, root, limit, kind, state, max_bytes, fresh)
         read = read_source_file(root, full, limit)
     except UnsafeSource as exc:
         return _Observed(rel, "", 0, now, None, str(exc))
@@ -199,9 +206,6 @@ def _observe(
         return _Observed(rel, digest, big.size, big.mtime_ns / 1e9, None, error)
     data, mtime = read.data, read.mtime
     digest, size = _sha256(data), len(data)
-    if kind is not None and state is not None:
-        note = note_text(state, rel, kind, data, digest, max_bytes, fresh)
-        return _Observed(rel, digest, size, mtime, note.text, note.error, note.date)
     if state is not None and (export := slack_export_part(root, rel)) is not None:
         return _Observed(rel, digest, size, mtime, None, slack_export_error(export))
     if b"\x00" in data:
@@ -230,6 +234,26 @@ def _refused(rel: str, full: Path, problem: str) -> _Observed:
     return _Observed(
         rel, _sha256(marker.encode("utf-8", "surrogateescape")), 0, info.st_mtime, None, problem
     )
+
+
+def _observe_original(
+    rel: str,
+    full: Path,
+    root: Path,
+    limit: int,
+    kind: str,
+    state: Path,
+    max_bytes: int,
+    fresh: bool,
+) -> _Observed:
+    """An original in a known format, streamed: hashed a MiB at a time and handed to its
+    converter as it is on disk (this process never holds a whole original: a 30 MB PDF
+    read whole stayed in the server's memory after it was refused)."""
+    with open_source_file(root, full, limit) as (handle, info):
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        handle.seek(0)
+        note = note_text(state, rel, kind, handle, digest, max_bytes, fresh)
+    return _Observed(rel, digest, info.st_size, info.st_mtime, note.text, note.error, note.date)
 
 
 def _requeued(entry: SourceEntry) -> Status:
