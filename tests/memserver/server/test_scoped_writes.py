@@ -280,7 +280,7 @@ def test_five_hidden_lines_that_read_the_same_survive_a_scoped_write(
                     "source": "notes/sync.md",
                 }
             )
-        page = {
+        page: dict[str, Any] = {
             "title": f"Many Choices {tag}",
             "fields": {"status": "customer"},
             "sections": {"Summary": "A customer."},
