@@ -267,12 +267,12 @@ def test_five_hidden_lines_that_read_the_same_survive_a_scoped_write(
     async def seed(memory: MemoryClient) -> None:
         lines = []
         for n, title in enumerate(titles):
-            page = {
+            decision = {
                 "title": title,
                 "fields": {"date": f"2026-07-1{n}", "status": "accepted"},
                 "sections": {"Decision": f"Chosen {n}."},
             }
-            written = await memory.call("kb_put_page", {"folder": "decisions", "page": page})
+            written = await memory.call("kb_put_page", {"folder": "decisions", "page": decision})
             lines.append(
                 {
                     "date": "2026-11-03",
