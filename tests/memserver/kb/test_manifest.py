@@ -345,7 +345,7 @@ def test_a_name_no_tool_takes_gets_a_failed_entry_shown_escaped(make_kb: MakeKB)
         "\\udcff\\udcfe.md",
     }
     for path, entry in first.items():
-        assert all(ch.isprintable() for ch in path)
+        assert path.isprintable()
         if path != "a.md":
             assert entry.status is Status.FAILED
             assert "rename the file" in (entry.error or "")
