@@ -147,7 +147,7 @@ class System:
         while time.perf_counter() - started < limit:
             with contextlib.suppress(httpx2.HTTPError):
                 if httpx2.get(f"{self.url}/healthz", timeout=5).status_code == 200:
-                    return f"healthy again after {time.perf_counter() - started:.1f} s"
+                    return "healthy again"
             time.sleep(0.1)
         return f"NOT healthy within {limit:.0f} s"
 
@@ -170,15 +170,16 @@ def run_outage_attacks(timeout: float, timed: Timed) -> None:
                 if outage == "frozen":
                     with frozen(system.pgdata):
                         _endpoints(system, portal, memory, outage, timed)
+                    since = time.perf_counter()  # resumed
                 else:
                     pid = pgserver.running_pid(system.pgdata)
                     assert pid is not None
                     os.kill(pid, signal.SIGINT)  # PostgreSQL's fast shutdown
+                    since = time.perf_counter()
                     _endpoints(system, portal, memory, outage, timed)
-                ended = time.perf_counter()
                 back = system.until_healthy(120.0)
                 what = "resumed" if outage == "frozen" else "stopped (up restarts it)"
-                line = f"{back}; {time.perf_counter() - ended:.1f} s after it was {what}"
+                line = f"{back}; {time.perf_counter() - since:.1f} s after it was {what}"
 
                 async def recovery(line: str = line) -> str:
                     return line
