@@ -4,8 +4,12 @@ Starts ``memserver serve`` and ``read-agent serve`` (subprocesses, 127.0.0.1) on
 of example_kb with the local embedder (the stalls this guards against came from
 embedding), ingests it with the rules extractor, then runs each attack of the hardening
 issue (items 6-12) and of the trust issue (30: item 1, an injected note and a model that
-obeys it, ``bench.hostile_injection``; items 2 and 5-8, ``bench.hostile_trust``) in turn,
-every one bounded by ``--attack-timeout`` (``--only injection``: item 1 alone). An
+obeys it, ``bench.hostile_injection``; items 2 and 5-8, ``bench.hostile_trust``) and of
+the limits issue (44: items 2, 4, 5 and 6, printed as item 44 with their section,
+``bench.hostile_limits``, ``bench.hostile_files``, ``bench.hostile_crash``,
+``bench.hostile_outage``) in turn, every one bounded by ``--attack-timeout`` (the crash
+and outage ones, on systems of their own, by 30 minutes; ``--only injection``: item 1
+alone, ``--only limits``: issue 44's alone). An
 honest client asks ``kb_query`` over its own MCP session, paced, in a thread. Printed:
 per attack its outcome (HTTP status or the first words of the error) and how long the
 answer took; the server's RSS before, at its peak and after; the honest query's p50 and
@@ -43,7 +47,11 @@ import httpx2
 import psutil
 
 from bench.common import create_token, free_port, percentile, stop_process, wait_ready
+from bench.hostile_crash import run_crash_attacks
+from bench.hostile_files import run_file_attacks
 from bench.hostile_injection import run_injection_attacks
+from bench.hostile_limits import run_limit_attacks
+from bench.hostile_outage import run_outage_attacks
 from bench.hostile_trust import run_trust_attacks
 from memserver.clients.mcp import open_http
 from memserver.errors import MemoryError_
@@ -144,16 +152,22 @@ async def mcp_attack(target: Target, secret: str, tool: str, args: dict[str, Any
     return f"{'ToolError' if result.is_error else 'ok'}: {first_words(text)}"
 
 
-def timed(target: Target, item: int, name: str, run: Callable[[], Awaitable[str]]) -> None:
+def timed(
+    target: Target,
+    item: int,
+    name: str,
+    run: Callable[[], Awaitable[str]],
+    bound: float | None = None,
+) -> None:
     async def bounded() -> str:
-        with anyio.fail_after(target.timeout):
+        with anyio.fail_after(bound or target.timeout):
             return await run()
 
     started = time.perf_counter()
     try:
         status = anyio.run(bounded)
     except TimeoutError:
-        status = f"NO ANSWER within {target.timeout:.0f} s"
+        status = f"NO ANSWER within {bound or target.timeout:.0f} s"
     except Exception as exc:  # the outcome of an attack, whatever it is, is recorded
         status = f"{type(exc).__name__}: {first_words(str(exc))}"
     target.outcomes.append(Outcome(name, item, status, time.perf_counter() - started, started))
@@ -175,6 +189,9 @@ def http_attack(method: str, url: str, **kwargs: Any) -> Callable[[], Awaitable[
 
 def run_attacks(target: Target, only: str = "all") -> None:
     w, r = target.writer, target.reader
+    if only == "limits":
+        run_issue44_limits(target)
+        return
 
     # issue 30 (trust), item 1: an injected note, a model that obeys it
     run_injection_attacks(
@@ -399,6 +416,24 @@ def run_attacks(target: Target, only: str = "all") -> None:
         target.timeout,
         lambda item, name, run: timed(target, item, name, run),
     )
+    run_issue44_limits(target)
+
+
+def run_issue44_limits(target: Target) -> None:
+    """Issue 44, items 2, 4, 5 and 6: hidden lines, files, crash and outage, shared
+    limits (``bench.hostile_limits``, ``bench.hostile_files``, and on systems of their
+    own ``bench.hostile_crash`` and ``bench.hostile_outage``)."""
+
+    def on(item: int, name: str, run: Callable[[], Awaitable[str]]) -> None:
+        timed(target, item, name, run)
+
+    def long(item: int, name: str, run: Callable[[], Awaitable[str]]) -> None:
+        timed(target, item, name, run, bound=1800)
+
+    run_limit_attacks(target.url, target.kb, target.writer, target.timeout, on)
+    run_file_attacks(target.url, target.kb, target.writer, target.timeout, on, target.pid)
+    run_crash_attacks(target.timeout, long)
+    run_outage_attacks(target.timeout, long)
 
 
 # -- setup --------------------------------------------------------------------------------------
@@ -452,8 +487,9 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="all",
-        choices=("all", "injection"),
-        help="injection: only the injected-note attacks (issue 30, item 1)",
+        choices=("all", "injection", "limits"),
+        help="injection: only the injected-note attacks (issue 30, item 1); limits: only "
+        "issue 44's items 2, 4, 5 and 6",
     )
     args = parser.parse_args()
 

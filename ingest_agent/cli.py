@@ -18,7 +18,9 @@ model extracts; without one the deterministic rules extractor does (``--rules`` 
 it). Exit status: 0 done, 1 some sources failed, 2 a usage or configuration error,
 3 stopped by the token budget, 130 interrupted. With ``--watch`` each pass opens its
 own MCP session, and a pass that cannot reach the server (or whose database is down)
-is logged and tried again at the next interval; its sources stay queued.
+is logged in one line and tried again at the next interval; its sources stay queued.
+Without it, such a pass is one line and another try, five in all (2, 4, 8, 16 s apart),
+then one line and exit status 1.
 
 Progress: on a terminal a bar (notes done / total, the current note, elapsed, time
 left); each note's line is printed when that note finishes (also into a log file or a
@@ -44,7 +46,7 @@ import httpx2
 from mcp.shared.exceptions import MCPError
 
 from ingest_agent.agent import IngestAgent, RunObserver, RunSummary
-from ingest_agent.errors import IngestUsageError
+from ingest_agent.errors import IngestUsageError, ServerUnreachable
 from ingest_agent.heartbeat import Heartbeat
 from ingest_agent.memory import Memory, is_unavailable
 from ingest_agent.records import SourceOutcome
@@ -60,6 +62,20 @@ from memserver.terminal.program import add_config_option, parse_interval, run_tr
 from memserver.terminal.progress import NoteDone, NoteProgress, failure_line
 
 log = logging.getLogger("ingest_agent")
+
+PASS_ATTEMPTS = 5  # tries of a pass without --watch while the server cannot be reached
+PASS_BACKOFF = 2.0  # seconds before the second try; doubled each time
+PASS_BACKOFF_MAX = 30.0
+# What reaching the server over HTTP or stdio fails with (a closed stream, a dropped
+# connection, a session error): never a mistake of ours, worth another try.
+_TRANSPORT = (
+    OSError,
+    httpx2.HTTPError,
+    MCPError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    anyio.EndOfStream,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -218,14 +234,7 @@ async def _run(args: argparse.Namespace, settings: Settings, interval: float | N
         shown = None if args.json else Shown(NoteProgress(sys.stdout))
         try:
             if interval is None:
-                async with _client(args, settings) as client:
-                    agent = await _agent(client, args, budget, llm_client)
-                    only = _source_path(args)
-                    try:
-                        summary = await agent.run([only] if only else None, observer=shown)
-                    except anyio.get_cancelled_exc_class():
-                        _report_interrupted(agent.progress, args.json)
-                        raise
+                summary = await _one_pass(args, settings, budget, llm_client, shown)
                 _report(summary, args.json, shown)
                 return _status(summary)
             while True:  # --watch: a pass in its own session, a bounded sleep, again
@@ -241,6 +250,50 @@ async def _run(args: argparse.Namespace, settings: Settings, interval: float | N
     finally:
         if llm_client is not None:
             llm_client.close()
+
+
+async def _one_pass(
+    args: argparse.Namespace,
+    settings: Settings,
+    budget: TokenBudget,
+    llm: LLMClient | None,
+    shown: Shown | None,
+) -> RunSummary:
+    """The one pass without ``--watch``. A memory server that cannot be reached (or
+    went away during the pass) is one line and another try, ``PASS_ATTEMPTS`` in all,
+    the notes done so far kept; after the last, ServerUnreachable (one line, exit 1)."""
+    only = _source_path(args)
+    for attempt in range(1, PASS_ATTEMPTS + 1):
+        try:
+            async with _client(args, settings) as client:
+                agent = await _agent(client, args, budget, llm)
+                try:
+                    return await agent.run([only] if only else None, observer=shown)
+                except anyio.get_cancelled_exc_class():
+                    _report_interrupted(agent.progress, args.json)
+                    raise
+        except Exception as exc:
+            reason = unreachable(exc)
+            if reason is None:
+                raise
+            if attempt == PASS_ATTEMPTS:
+                raise ServerUnreachable(_where(args, settings), reason, attempt) from None
+            wait = min(PASS_BACKOFF * 2 ** (attempt - 1), PASS_BACKOFF_MAX)
+            log.warning(
+                "the memory server is unavailable (%s); trying again in %.0f s (%d of %d)",
+                reason,
+                wait,
+                attempt + 1,
+                PASS_ATTEMPTS,
+            )
+            await anyio.sleep(wait)
+    raise AssertionError("unreachable")
+
+
+def _where(args: argparse.Namespace, settings: Settings) -> str:
+    if args.kb:
+        return f"the stdio server for {args.kb}"
+    return str(args.url or settings.mcp.base_url)
 
 
 async def _agent(
@@ -284,22 +337,30 @@ async def _watch_pass(
             agent = await _agent(client, args, budget, llm)
             return await agent.run(observer=observer)
     except Exception as exc:
-        if not _transient(exc):
+        reason = unreachable(exc)
+        if reason is None:
             raise
-        log.warning("the memory server is unavailable (%s); trying again next interval", exc)
+        log.warning("the memory server is unavailable (%s); trying again next interval", reason)
         return None
 
 
-def _transient(exc: BaseException) -> bool:
-    """A failure to reach the memory server (or its database) that the next pass may not meet;
-    anything else (a refused token, a missing tool) stops the agent with its error."""
+def unreachable(exc: BaseException) -> str | None:
+    """One line saying why the memory server could not be reached (or its database),
+    when that is all ``exc`` is (an exception group of the session's tasks included): the
+    next try may not meet it. None for anything else (a refused token, a missing tool),
+    which stops the agent with its error."""
 
     def passing(leaf: BaseException) -> bool:
         if isinstance(leaf, ToolCallError):
             return is_unavailable(leaf)
-        return isinstance(leaf, OSError | httpx2.HTTPError | MCPError)
+        return isinstance(leaf, _TRANSPORT)
 
-    return all(passing(leaf) for leaf in _leaves(exc))
+    leaves = _leaves(exc)
+    if not leaves or not all(passing(leaf) for leaf in leaves):
+        return None
+    first = leaves[0]
+    text = " ".join(str(first).split())[:300]
+    return f"{type(first).__name__}: {text}" if text else type(first).__name__
 
 
 def _status(summary: RunSummary) -> int:

@@ -10,7 +10,8 @@
     │       └── ExtractionError  the model's answer is unusable after one retry
     ├── UserError
     │   └── ServerSetupError     the memory server is set up wrong (every note would fail)
-    └── ServerUnavailable        the memory server cannot reach its database right now
+    ├── ServerUnavailable        the memory server cannot reach its database right now
+    └── ServerUnreachable        the memory server could not be reached, try after try
     SourceFailed                 one source cannot be ingested; the run goes on
 
 ``SourceFailed`` carries the one-line reason written to the manifest (``source_mark
@@ -70,4 +71,15 @@ class ServerSetupError(UserError):
         super().__init__(
             f"the memory server cannot ingest anything: {message}",
             "no note was marked failed; fix the server, then run the agent again",
+        )
+
+
+class ServerUnreachable(MemoryError_):
+    """A pass could not reach the memory server (or its database), ``attempts`` times."""
+
+    def __init__(self, where: str, reason: str, attempts: int) -> None:
+        super().__init__(
+            f"cannot reach the memory server at {where} after {attempts} tries ({reason})",
+            "check that it is running (memserver serve, or make up) and that --url or "
+            "MEMORY_URL points at it; the notes not yet ingested stay pending",
         )

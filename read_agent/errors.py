@@ -11,14 +11,17 @@ Hierarchy (``memserver.errors`` classes in brackets)::
     │   ├── BadRequestError        an HTTP body the endpoint cannot use (HTTP 400)
     │   └── [ServerAuthError]      the memory server refused our token (HTTP 502 here)
     ├── [ToolCallError]            a tool failed outside the model loop (HTTP 502)
-    └── MemoryUnavailableError     the memory server cannot be reached (HTTP 503)
+    └── MemoryUnavailableError     the memory server cannot be reached, or its database
+                                   does not answer (HTTP 503)
 
 A missing or wrong API key, a foreign Host or Origin, a body too large or not JSON are
 refused before any of this by ``memserver.web.guard.HttpGuard`` (401, 421, 403, 413,
 415).
 
 Inside the tool-calling loop a failing tool is never raised: its message goes back to
-the model as the tool's result, so the model can correct the call.
+the model as the tool's result, so the model can correct the call; except a memory that
+cannot answer at all (kind ``unavailable``, or a closed session), which is raised as
+MemoryUnavailableError.
 """
 
 from __future__ import annotations

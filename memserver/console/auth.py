@@ -29,6 +29,8 @@ from memserver.console.web import (
 from memserver.errors import MemoryError_, ScopeError
 
 LOGIN_COOKIE = "ms_console_login"
+DEVICE_COOKIE = "ms_console_device"  # this browser signed in with a token before
+DEVICE_SECONDS = 30 * 24 * 3600
 
 
 def _secure(request: Request) -> bool:
@@ -71,8 +73,17 @@ def _login_page(
     return response
 
 
-def _start(request: Request, session: Session, next_page: str = "") -> Response:
+def _start(request: Request, session: Session, secret: str, next_page: str = "") -> Response:
     response = redirect(next_page or url())
+    response.set_cookie(
+        DEVICE_COOKIE,
+        console_of(request).throttle.device_cookie(secret),
+        max_age=DEVICE_SECONDS,
+        path=PREFIX,
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request),
+    )
     response.set_cookie(
         COOKIE,
         session.id,
@@ -90,14 +101,29 @@ def _address(request: Request) -> str:
     return request.client.host if request.client is not None else "?"
 
 
+def _device(request: Request, secret: str) -> str | None:
+    """This browser's device id when it signed in with ``secret`` before."""
+    return console_of(request).throttle.device(request.cookies.get(DEVICE_COOKIE), secret)
+
+
+def _failed(request: Request, secret: str) -> None:
+    console_of(request).throttle.failed(_address(request), secret, _device(request, secret))
+
+
 def _throttled(request: Request, secret: str) -> Response | None:
-    """The 429 page while this address or this secret's prefix has failed too often."""
-    wait = console_of(request).throttle.retry_after(_address(request), secret)
+    """The 429 page while this client (this browser, if it signed in with this token
+    before; else this address) or this secret's prefix has failed too often."""
+    wait = console_of(request).throttle.retry_after(
+        _address(request), secret, _device(request, secret)
+    )
     if wait is None:
         return None
     page = _login_page(
         request,
-        error=f"too many failed sign-ins from here or with that token; try again in {wait} s",
+        error=(
+            f"too many failed sign-ins from here or with that token; try again in {wait} s "
+            "(a browser that signed in with this token before is not held back)"
+        ),
         status=429,
     )
     page.headers["Retry-After"] = str(wait)
@@ -114,9 +140,9 @@ async def login(request: Request) -> Response:
                 return refused
             session = console.sessions.sign_in_trusted(key)
             if session is None:
-                console.throttle.failed(_address(request), key)
+                _failed(request, key)
                 return _login_page(request, error="this login link is not valid", status=401)
-            return _start(request, session)
+            return _start(request, session, key)
         return _login_page(request)
     form = await request.form()
     after = _next(form.get("next"))
@@ -138,7 +164,7 @@ async def login(request: Request) -> Response:
         return page
     audit = console.audit
     if session is None:
-        console.throttle.failed(_address(request), secret)
+        _failed(request, secret)
         if audit is not None:
             await blocking(audit.record, "-", "console.login", {}, "error:auth", 0.0)
         return _login_page(
@@ -149,7 +175,7 @@ async def login(request: Request) -> Response:
         )
     if audit is not None:
         await blocking(audit.record, session.token_name, "console.login", {}, "ok", 0.0)
-    return _start(request, session, after)
+    return _start(request, session, secret, after)
 
 
 async def logout(request: Request) -> Response:

@@ -1,4 +1,4 @@
-"""The sign-in rate limit: failed sign-ins counted per client address and per token prefix.
+"""The sign-in rate limit: failed sign-ins counted per client and per token prefix.
 
 A client that keeps sending wrong tokens is refused with 429 and a ``Retry-After`` once
 it has failed ``limit`` times within ``window`` seconds, for every sign-in it tries
@@ -6,11 +6,23 @@ until the oldest of those failures leaves the window, the right token included: 
 secrets at any speed learns nothing. The *token prefix* (the first characters of the
 secret sent) also counts, so a guesser spread over many addresses is held back too.
 Only failures count; memory is bounded (``max_keys`` per kind, the stalest dropped).
+
+Every local process shares one address (loopback), and a token's first characters may
+be known, so those two windows alone would let any one client lock every user, or one
+token, out. A browser that signed in with a token before is therefore a client of its
+own: it holds a *device cookie* (a random id and an HMAC over it and the token's hash,
+``device_cookie``), and a sign-in with that same token from that browser is counted
+only against that browser's own window (``per_device``), never against the address's or
+the prefix's. The cookie proves nothing for any other token, so a guesser gains no
+attempts by holding one (the scheme OWASP calls device cookies).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
+import secrets
 import threading
 import time
 from collections import OrderedDict, deque
@@ -26,6 +38,7 @@ PREFIX_CHARS = 8  # of the secret after ``ms_``
 class SignInLimits:
     per_address: int = 20
     per_prefix: int = 5
+    per_device: int = 5
     window: float = 300.0
     max_keys: int = 10_000
 
@@ -68,18 +81,39 @@ class FailureWindow:
 
 
 class SignInThrottle:
-    """Both windows of one console: by client address and by token prefix."""
+    """The windows of one console: by client address, by token prefix, and by device
+    (a browser that signed in with the token before; see the module docstring)."""
 
-    def __init__(self, limits: SignInLimits | None = None) -> None:
+    def __init__(self, limits: SignInLimits | None = None, key: bytes | None = None) -> None:
         limits = limits or SignInLimits()
         self.by_address = FailureWindow(limits.per_address, limits.window, limits.max_keys)
         self.by_prefix = FailureWindow(limits.per_prefix, limits.window, limits.max_keys)
+        self.by_device = FailureWindow(limits.per_device, limits.window, limits.max_keys)
+        self._key = key or secrets.token_bytes(32)  # a restart forgets the devices
 
     @staticmethod
     def prefix(secret: str) -> str:
         return secret.strip().removeprefix(SECRET_PREFIX)[:PREFIX_CHARS]
 
-    def retry_after(self, address: str, secret: str) -> int | None:
+    def device_cookie(self, secret: str) -> str:
+        """The cookie a browser gets once it has signed in with ``secret``."""
+        device = secrets.token_urlsafe(16)
+        return f"{device}.{self._mac(device, secret)}"
+
+    def device(self, cookie: str | None, secret: str) -> str | None:
+        """The device id of ``cookie`` when it was given for ``secret``, else None."""
+        device, _, mac = (cookie or "").partition(".")
+        if not device or not mac or not hmac.compare_digest(mac, self._mac(device, secret)):
+            return None
+        return device
+
+    def _mac(self, device: str, secret: str) -> str:
+        token = hashlib.sha256(secret.strip().encode("utf-8", "surrogateescape")).digest()
+        return hmac.new(self._key, device.encode() + b"\0" + token, "sha256").hexdigest()
+
+    def retry_after(self, address: str, secret: str, device: str | None = None) -> int | None:
+        if device is not None:  # this browser signed in with this token before
+            return self.by_device.retry_after(device)
         waits = [
             self.by_address.retry_after(address),
             self.by_prefix.retry_after(self.prefix(secret)),
@@ -87,6 +121,9 @@ class SignInThrottle:
         found = [w for w in waits if w is not None]
         return max(found) if found else None
 
-    def failed(self, address: str, secret: str) -> None:
+    def failed(self, address: str, secret: str, device: str | None = None) -> None:
+        if device is not None:
+            self.by_device.failed(device)
+            return
         self.by_address.failed(address)
         self.by_prefix.failed(self.prefix(secret))

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from email.message import EmailMessage
 
+from memserver.convert import budget
 from memserver.convert.errors import ConversionError
 from memserver.convert.note import Note, slug
 
@@ -190,9 +191,11 @@ def _thread_note(group: list[_Mail]) -> Note:
             text = f"<private>\n{text}\n</private>"
         sections.append("\n".join([head, "", *meta, "", text]))
     people = tuple(dict.fromkeys(p for m in group for p in m.people))
+    body = "\n\n".join(sections)
+    budget.current().note(body)  # stops a mailbox of too many threads or too much text
     return Note(
         title,
-        "\n\n".join(sections),
+        body,
         first.sent.date() if first.sent else None,
         first.sender or None,
         people,

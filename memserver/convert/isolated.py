@@ -4,7 +4,8 @@ reason, never a stalled scan or an exception from inside a parser.
 
 The time limit grows with the original's size (``BASE_SECONDS`` plus ``SECONDS_PER_MIB``
 a MiB, at most ``MAX_SECONDS``); the worker (``memserver.convert.worker``) limits its own
-memory and may write no file, and sees none of the caller's secrets (``PASSED_ENV``).
+memory and may write no file, and sees none of the caller's secrets (``PASSED_ENV``). What
+it may write is limited too, and counted as it writes (``memserver.convert.budget``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ import json
 import os
 import subprocess
 import sys
+from typing import BinaryIO
 
+from memserver.convert.budget import (
+    DROPPED_ENV,
+    IMPORT_MAX_NOTES,
+    IMPORT_MAX_TEXT,
+    NOTES_ENV,
+    TEXT_ENV,
+)
 from memserver.convert.errors import ConversionError
 from memserver.convert.note import Note
 
@@ -32,19 +41,38 @@ def time_limit(size: int) -> float:
     return min(MAX_SECONDS, BASE_SECONDS + SECONDS_PER_MIB * size / (1024 * 1024))
 
 
-def convert_isolated(kind: str, name: str, data: bytes, seconds: float | None = None) -> list[Note]:
-    """The notes of one original of ``kind``, converted in a limited child process."""
-    limit = time_limit(len(data)) if seconds is None else seconds
+def convert_isolated(
+    kind: str,
+    name: str,
+    data: bytes | BinaryIO,
+    seconds: float | None = None,
+    *,
+    max_text: int = IMPORT_MAX_TEXT,
+    max_notes: int = IMPORT_MAX_NOTES,
+    dropped: bool = False,
+) -> list[Note]:
+    """The notes of one original of ``kind``, converted in a limited child process that
+    stops once it has written ``max_text`` bytes of text or ``max_notes`` notes
+    (``memserver.convert.budget``; ``dropped``: for a file dropped into source/)."""
+    if isinstance(data, bytes):
+        size, payload, stdin = len(data), data, None
+    else:  # a file: the worker reads it from where it is (this process never holds it)
+        size, payload, stdin = os.fstat(data.fileno()).st_size - data.tell(), None, data
+    limit = time_limit(size) if seconds is None else seconds
     env = {
         **{k: v for k, v in os.environ.items() if k in PASSED_ENV},
         "PYTHONDONTWRITEBYTECODE": "1",  # it may write no file
         "MEMSERVER_CONVERT_MEMORY": str(MEMORY_BYTES),
         "MEMSERVER_CONVERT_CPU": str(int(limit) + 1),
+        TEXT_ENV: str(max_text),
+        NOTES_ENV: str(max_notes),
+        DROPPED_ENV: "1" if dropped else "0",
     }
     try:
         done = subprocess.run(
             [sys.executable, "-m", "memserver.convert.worker", kind, name],
-            input=data,
+            input=payload,
+            stdin=stdin,
             capture_output=True,
             timeout=limit,
             env=env,

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memserver.convert import budget
 from memserver.convert.errors import ConversionError
 from memserver.convert.note import Note, slug
 
@@ -154,6 +155,7 @@ def _channel_notes(channel: str, messages: list[_Message], private: bool) -> lis
         body = "\n\n".join(lines)
         if private:
             body = f"<private>\n{body}\n</private>"
+        budget.current().note(body)  # stops an export of too many notes or too much text
         notes.append(
             Note(
                 f"#{channel} — {day.isoformat()}",

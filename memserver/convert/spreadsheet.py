@@ -4,7 +4,9 @@ Read by ``openpyxl`` read-only, with the values Excel saved for formulas (a form
 never evaluated) and no external links followed. ``openpyxl`` is what markitdown's own
 ``[xlsx]`` path reads with, through pandas; reading it directly spares pandas (44 MB
 installed) and writes an empty cell as nothing rather than "NaN". A sheet past
-``MAX_CELLS`` cells in all (a sheet that claims a million rows) is refused.
+``MAX_CELLS`` cells in all (a sheet that claims a million rows) is refused, and so is
+one whose table outgrows the conversion's text budget (counted row by row: 150,000
+cells sharing one long string are stopped at the limit, not built first).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 
+from memserver.convert import budget
 from memserver.convert.errors import ConversionError
 
 MAX_CELLS = 500_000
@@ -24,6 +27,7 @@ def xlsx_markdown(data: bytes, name: str) -> str:
     workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
     sections: list[str] = []
     cells = 0
+    spent = budget.current()
     try:
         for sheet in workbook.worksheets:
             rows: list[list[str]] = []
@@ -36,6 +40,7 @@ def xlsx_markdown(data: bytes, name: str) -> str:
                     )
                 texts = [_cell(value) for value in row]
                 if any(texts):
+                    spent.spend(" | ".join(texts))  # the table's text, counted as it grows
                     rows.append(texts)
             if rows:
                 sections.append(f"## {sheet.title}\n\n{_table(rows)}")

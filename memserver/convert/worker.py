@@ -3,7 +3,8 @@ original's bytes on stdin and prints ``{"notes": [...]}`` or ``{"error", "fix"}`
 
 It limits itself before reading anything (``memserver.convert.isolated`` starts it and
 kills it at its time limit): address space ``MEMSERVER_CONVERT_MEMORY`` bytes, CPU
-seconds ``MEMSERVER_CONVERT_CPU``, and no file may be written (``RLIMIT_FSIZE`` 0).
+seconds ``MEMSERVER_CONVERT_CPU``, and no file may be written (``RLIMIT_FSIZE`` 0). The
+text and notes it may write are its budget (``memserver.convert.budget``).
 """
 
 from __future__ import annotations
@@ -29,10 +30,16 @@ def main(argv: list[str]) -> int:
     _limit()
     kind, name = argv
     data = sys.stdin.buffer.read()
+    from memserver.convert.budget import from_environment
     from memserver.convert.formats import CONVERTERS
 
     try:
+        budget = from_environment(name)
         notes = CONVERTERS[kind](name, data)
+        # What the converters did not count as they went, counted now.
+        budget.text = budget.notes = 0
+        for note in notes:
+            budget.note(note.body)
         out: dict[str, object] = {"notes": [n.to_dict() for n in notes]}
     except ConversionError as exc:
         out = {"error": exc.message, "fix": exc.fix, "date": exc.date and exc.date.isoformat()}

@@ -72,7 +72,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from memserver.db import pgserver
 from memserver.db.migrate import MIGRATE_LOCK, apply_migrations
-from memserver.db.pool import Pool
+from memserver.db.pool import Pool, unbounded
 from memserver.db.vectors import (
     check_dims,
     create_vector_indexes,
@@ -319,6 +319,7 @@ class Database:
             return
         check_dims(dims)
         with self.transaction() as conn:
+            unbounded(conn)  # the first model types the vector columns and builds indexes
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_EMBEDDING_LOCK,))
             current = read_embedding(conn)
             if current is None:
@@ -336,6 +337,7 @@ class Database:
         """
         check_dims(dims)
         with self.transaction() as conn:
+            unbounded(conn)  # every vector cleared and the indexes rebuilt: may take minutes
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_EMBEDDING_LOCK,))
             retype_vectors(conn, (model, int(dims)), clear=True)
         self._embedding = (model, int(dims))
@@ -362,6 +364,7 @@ class Database:
             yield
         finally:
             with self.transaction() as conn:
+                unbounded(conn)  # building the HNSW indexes over every row
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_EMBEDDING_LOCK,))
                 current = read_embedding(conn)  # reset_embedding may have run meanwhile
                 create_vector_indexes(conn, (current or info)[1])

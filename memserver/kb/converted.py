@@ -6,7 +6,9 @@ unchanged original is never converted again and a changed one is converted once.
 
 A dropped-in original must make one note that fits the source size limit; one that
 makes several (an mbox of many threads, a Slack export) or a longer one (a 300-page PDF)
-is refused with the command that splits it (``memserver import``).
+is refused with the command that splits it (``memserver import``). The converter stops
+at that limit as it writes (``memserver.convert.budget``), and what is cached is the
+note's text or the reason it has none: never a text over the limit.
 """
 
 from __future__ import annotations
@@ -15,56 +17,28 @@ import datetime as dt
 import hashlib
 import json
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
+from memserver.convert.budget import DROPPED_MAX_NOTES
 from memserver.convert.errors import ConversionError
 from memserver.convert.isolated import convert_isolated
 from memserver.convert.note import Note
 from memserver.kb.layout import write_atomic
 
-# "2": a failure keeps the original's date, and DOCX is read by mammoth directly (a
-# cached failure of the old path is converted again).
-CACHE_FORMAT = "2"
+# "3": the converter stops at the source size limit, and only a note that fits is kept
+# (a text over the limit is cached as its failure: later scans read a line, not 300 MB).
+CACHE_FORMAT = "3"
 # An original in a known format may be larger than a note (a deck with pictures);
 # its converted text must still fit sources.max_bytes.
 MAX_ORIGINAL_BYTES = 64 * 1024 * 1024
 _IMPORT = {"mbox": "email", "eml": "email", "slack": "slack"}
 
 
-def cache_path(state: Path, rel: str, kind: str, digest: str) -> Path:
+def cache_path(state: Path, rel: str, kind: str, digest: str, max_bytes: int) -> Path:
     """Where the conversion of this version of ``rel`` is kept (its name is in the key:
-    a transcript's title and date come from it)."""
-    key = hashlib.sha256(f"{CACHE_FORMAT}\0{kind}\0{rel}\0{digest}".encode()).hexdigest()
-    return state / "converted" / f"{key}.json"
-
-
-def converted(
-    state: Path, rel: str, kind: str, data: bytes, digest: str, fresh: bool = False
-) -> list[Note]:
-    """The notes of the original ``rel`` (bytes ``data``, sha256 ``digest``), from the
-    cache (unless ``fresh``) or converted now; ConversionError (also cached) when it
-    cannot be: a failure is not tried again until the file changes or is reset."""
-    path = cache_path(state, rel, kind, digest)
-    try:
-        cached = None if fresh else json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        cached = None
-    if isinstance(cached, dict) and "error" in cached:
-        day = cached.get("date")
-        raise ConversionError(
-            str(cached["error"]),
-            str(cached.get("fix") or ""),
-            _day(day),
-        )
-    if isinstance(cached, dict) and isinstance(cached.get("notes"), list):
-        return [Note.from_dict(n) for n in cached["notes"]]
-    try:
-        notes = convert_isolated(kind, rel.rsplit("/", 1)[-1], data)
-    except ConversionError as exc:
-        _store(path, {"error": exc.message, "fix": exc.fix, "date": exc.date and str(exc.date)})
-        raise
-    _store(path, {"notes": [n.to_dict() for n in notes]})
-    return notes
+    a transcript's title and date come from it; so is the limit it was converted for)."""
+    key = f"{CACHE_FORMAT}\0{kind}\0{rel}\0{digest}\0{max_bytes}"
+    return state / "converted" / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
 
 class NoteText(NamedTuple):
@@ -77,33 +51,64 @@ class NoteText(NamedTuple):
 
 
 def note_text(
-    state: Path, rel: str, kind: str, data: bytes, digest: str, max_bytes: int, fresh: bool
+    state: Path,
+    rel: str,
+    kind: str,
+    data: bytes | BinaryIO,
+    digest: str,
+    max_bytes: int,
+    fresh: bool,
 ) -> NoteText:
-    """The text of a dropped-in original that makes one note, else why not."""
+    """The text of a dropped-in original that makes one note within ``max_bytes``, from
+    the cache (unless ``fresh``) or converted now; else why not. Either is cached: a
+    failure is not tried again until the file changes or is reset, and no text over the
+    limit is ever kept."""
+    path = cache_path(state, rel, kind, digest, max_bytes)
     try:
-        notes = converted(state, rel, kind, data, digest, fresh)
+        cached = None if fresh else json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        cached = None
+    if isinstance(cached, dict) and "error" in cached:
+        return NoteText(None, str(cached["error"]), _day(cached.get("date")))
+    if isinstance(cached, dict) and isinstance(cached.get("text"), str):
+        return NoteText(cached["text"], None, _day(cached.get("date")))
+    try:
+        notes = convert_isolated(
+            kind,
+            rel.rsplit("/", 1)[-1],
+            data,
+            max_text=max_bytes,
+            max_notes=DROPPED_MAX_NOTES,
+            dropped=True,
+        )
+        found = _one_note(notes, kind, max_bytes)
     except ConversionError as exc:
-        return NoteText(None, f"{exc.message}; {exc.fix}", exc.date)
+        found = NoteText(None, f"{exc.message}; {exc.fix}", exc.date)
+    body = {"text": found.text} if found.text is not None else {"error": found.error}
+    _store(path, {**body, "date": found.date and found.date.isoformat()})
+    return found
+
+
+def _one_note(notes: list[Note], kind: str, max_bytes: int) -> NoteText:
+    """The one note's text, if it fits; ConversionError saying why not otherwise."""
     command = _IMPORT.get(kind, "folder")
     if not notes:
-        return NoteText(None, "it converts to no note; check the file holds text")
+        raise ConversionError("it converts to no note", "check the file holds text")
     if len(notes) > 1:
-        return NoteText(
-            None,
-            (
-                f"it holds {len(notes)} notes ({', '.join(n.title for n in notes[:3])}, ...), and a "
-                f"file in source/ makes one; move it out of source/ and run `memserver import "
-                f"{command} FILE`, which writes one note each into source/"
-            ),
+        raise ConversionError(
+            f"it holds {len(notes)} notes ({', '.join(n.title for n in notes[:3])}, ...), "
+            "and a file in source/ makes one",
+            f"move it out of source/ and run `memserver import {command} FILE`, which writes "
+            "one note each into source/",
         )
     text = notes[0].render()
     size = len(text.encode("utf-8"))
     if size > max_bytes:
-        return NoteText(
-            None,
+        raise ConversionError(
             f"its text is {size:,} bytes, larger than the limit of {max_bytes:,} bytes "
-            "(sources.max_bytes); move it out of source/ and run `memserver import folder "
-            "DIR`, which splits it by headings or pages into notes that fit",
+            "(sources.max_bytes)",
+            "move it out of source/ and run `memserver import folder DIR`, which splits it "
+            "by headings or pages into notes that fit",
             notes[0].date,
         )
     return NoteText(text, None, notes[0].date)

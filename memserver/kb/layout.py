@@ -205,21 +205,50 @@ def resolved_path(path: Path, what: str) -> Path:
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` all at once (temp file in the same folder, fsync,
     rename, fsync the folder); a reader sees the old bytes or the new, never a mix."""
+    staged = stage(path, data)
+    try:
+        put_in_place(staged, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
+        raise
+
+
+STAGED_SUFFIX = ".tmp"
+
+
+def stage(path: Path, data: bytes) -> Path:
+    """``data`` written and synced to a temp file beside ``path`` (``.<name>.<random>.tmp``,
+    :func:`staged_target` reads the name back), ready for :func:`put_in_place`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=STAGED_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    return Path(tmp)
+
+
+def put_in_place(staged: Path, path: Path) -> None:
+    """Rename a staged file over ``path`` and sync the folder (the rename is durable)."""
+    os.replace(staged, path)
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def staged_target(staged: Path) -> Path | None:
+    """The file a staged temp file was made for (None for other names)."""
+    name = staged.name
+    if not (name.startswith(".") and name.endswith(STAGED_SUFFIX)):
+        return None
+    target = name[1:].removesuffix(STAGED_SUFFIX).rpartition(".")[0]  # less the random part
+    return staged.with_name(target) if target else None

@@ -8,8 +8,11 @@ Status of each source file::
     failed    the last attempt failed (error kept); retried when the file changes or on reset
     removed   the file is gone (its pages are kept)
 
-Every change happens under an exclusive ``flock`` on ``.memserver/manifest.lock`` and
-is written atomically (temp file in the same folder, fsync, rename), so concurrent
+Every file under ``source/`` gets an entry: one that is never read (a symlinked folder,
+a name with a control character, listed under its escaped name) is ``failed`` with the
+reason. A scan converts originals (PDFs, mail, ...) first and writes each one's entry as
+it is done. Every change happens under an exclusive ``flock`` on
+``.memserver/manifest.lock`` and is written atomically (temp file in the same folder, fsync, rename), so concurrent
 writers (the server, a CLI scan, a second agent) never lose or corrupt entries. A
 ``manifest.json`` that cannot be read raises ManifestError and is never overwritten.
 """
@@ -26,7 +29,7 @@ import os
 import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
@@ -42,7 +45,13 @@ from memserver.kb.converted import (
 )
 from memserver.kb.frontmatter import as_date, date_in_name, read_frontmatter
 from memserver.kb.layout import KBPaths, resolved_path, write_atomic
-from memserver.kb.source_file import TooLarge, UnsafeSource, read_source_file
+from memserver.kb.source_file import (
+    TooLarge,
+    UnsafeSource,
+    open_source_file,
+    read_source_file,
+)
+from memserver.kb.source_names import LINKED_FOLDER, name_problem, safe_name
 
 MANIFEST_VERSION = 1
 DEFAULT_MAX_SOURCE_BYTES = 2 * 1024 * 1024
@@ -182,6 +191,8 @@ def _observe(
     kind = kind_of(rel) if state is not None else None
     limit = max(max_bytes, MAX_ORIGINAL_BYTES) if kind else max_bytes
     try:
+        if kind is not None and state is not None:
+            return _observe_original(rel, full, root, limit, kind, state, max_bytes, fresh)
         read = read_source_file(root, full, limit)
     except UnsafeSource as exc:
         return _Observed(rel, "", 0, now, None, str(exc))
@@ -195,9 +206,6 @@ def _observe(
         return _Observed(rel, digest, big.size, big.mtime_ns / 1e9, None, error)
     data, mtime = read.data, read.mtime
     digest, size = _sha256(data), len(data)
-    if kind is not None and state is not None:
-        note = note_text(state, rel, kind, data, digest, max_bytes, fresh)
-        return _Observed(rel, digest, size, mtime, note.text, note.error, note.date)
     if state is not None and (export := slack_export_part(root, rel)) is not None:
         return _Observed(rel, digest, size, mtime, None, slack_export_error(export))
     if b"\x00" in data:
@@ -212,6 +220,40 @@ def _observe(
         )
         return _Observed(rel, digest, size, mtime, None, error)
     return _Observed(rel, digest, size, mtime, text, None)
+
+
+def _refused(rel: str, full: Path, problem: str) -> _Observed:
+    """A file (or folder) that is never read: its size, time and link target stand for
+    its content (a change shows), the problem is its error."""
+    try:
+        info = full.lstat()
+        target = os.readlink(full) if full.is_symlink() else ""
+    except OSError:
+        return _Observed(rel, "", 0, time.time(), None, problem)
+    marker = f"refused:{info.st_size}:{info.st_mtime_ns}:{target}"
+    return _Observed(
+        rel, _sha256(marker.encode("utf-8", "surrogateescape")), 0, info.st_mtime, None, problem
+    )
+
+
+def _observe_original(
+    rel: str,
+    full: Path,
+    root: Path,
+    limit: int,
+    kind: str,
+    state: Path,
+    max_bytes: int,
+    fresh: bool,
+) -> _Observed:
+    """An original in a known format, streamed: hashed a MiB at a time and handed to its
+    converter as it is on disk (this process never holds a whole original: a 30 MB PDF
+    read whole stayed in the server's memory after it was refused)."""
+    with open_source_file(root, full, limit) as (handle, info):
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        handle.seek(0)
+        note = note_text(state, rel, kind, handle, digest, max_bytes, fresh)
+    return _Observed(rel, digest, info.st_size, info.st_mtime, note.text, note.error, note.date)
 
 
 def _requeued(entry: SourceEntry) -> Status:
@@ -285,15 +327,16 @@ class Manifest:
                 f"{self.kb.source} does not exist",
                 "create it and put markdown notes in it, or point --kb at a knowledge base",
             )
-        originals = [(rel, full) for rel, full in self._walk() if kind_of(rel) is not None]
-        if originals:  # converted (or read from the cache) before the lock is taken
-            with ThreadPoolExecutor(CONVERT_WORKERS, thread_name_prefix="convert") as pool:
-                list(pool.map(lambda found: self._observe(*found), originals))
+        walked = list(self._walk())
+        observed = self._convert_each(
+            [(rel, full) for rel, full, problem in walked if problem is None and kind_of(rel)]
+        )
         with self._locked():
             before = self._load()
             after: dict[str, SourceEntry] = {}
-            for rel, full in self._walk():
-                after[rel] = _reconcile(before.get(rel), rel, self._observe(rel, full))
+            for rel, full, problem in walked:
+                seen = observed.get(rel) or self._observe(rel, full, problem=problem)
+                after[rel] = _reconcile(before.get(rel), rel, seen)
             for rel, entry in before.items():
                 if rel not in after:
                     gone = entry.status is Status.REMOVED
@@ -408,10 +451,31 @@ class Manifest:
 
     # --- internals ------------------------------------------------------------------------
 
+    def _convert_each(self, originals: Sequence[tuple[str, Path]]) -> dict[str, _Observed]:
+        """Convert (or read from the cache) the originals, ``CONVERT_WORKERS`` at once,
+        outside the lock; each one's entry is written as soon as it is done, so a scan
+        of many slow files shows them one by one. Returns what was seen of each."""
+        observed: dict[str, _Observed] = {}
+        if not originals:
+            return observed
+        with ThreadPoolExecutor(CONVERT_WORKERS, thread_name_prefix="convert") as pool:
+            futures = {pool.submit(self._observe, rel, full): rel for rel, full in originals}
+            for future in as_completed(futures):
+                rel = futures[future]
+                seen = observed[rel] = future.result()
+                with self._locked():
+                    entries = self._load()
+                    self._put(entries, _reconcile(entries.get(rel), rel, seen))
+        return observed
+
     def _root(self) -> Path:
         return resolved_path(self.kb.source, "source/")
 
-    def _observe(self, rel: str, full: Path, fresh: bool = False) -> _Observed:
+    def _observe(
+        self, rel: str, full: Path, fresh: bool = False, problem: str | None = None
+    ) -> _Observed:
+        if problem is not None:  # a name or a kind of file that is never read
+            return _refused(rel, full, problem)
         return _observe(rel, full, self._root(), self.max_bytes, self.kb.state, fresh)
 
     def read_text(self, path: str) -> tuple[str, str]:
@@ -444,11 +508,21 @@ class Manifest:
             raise NotFoundError(f"no source {rel!r}", "check the path (relative to source/)")
         return (old if old.status is Status.REMOVED else replace(old, status=Status.REMOVED)), None
 
-    def _walk(self) -> Iterator[tuple[str, Path]]:
-        """Regular files (and symlinks) under source/, skipping hidden files and folders."""
+    def _walk(self) -> Iterator[tuple[str, Path, str | None]]:
+        """Regular files (and symlinks) under source/, skipping hidden files and folders,
+        each with why it is never read (None: it is read). A symlinked folder is listed
+        (not followed), and a name with a control character is listed under its safe
+        rendering (``\\x1b``), so each gets a failed entry instead of none."""
         for dirpath, dirnames, filenames in os.walk(self.kb.source, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             base = Path(dirpath)
+            kept = []
+            for name in sorted(d for d in dirnames if not d.startswith(".")):
+                if (base / name).is_symlink():
+                    rel = (base / name).relative_to(self.kb.source).as_posix()
+                    yield safe_name(rel), base / name, name_problem(rel) or LINKED_FOLDER
+                else:
+                    kept.append(name)
+            dirnames[:] = kept
             for name in sorted(filenames):
                 if name.startswith("."):
                     continue
@@ -457,7 +531,8 @@ class Manifest:
                     mode = full.lstat().st_mode
                     if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
                         continue  # fifos and sockets would block or fail a read
-                    yield full.relative_to(self.kb.source).as_posix(), full
+                    rel = full.relative_to(self.kb.source).as_posix()
+                    yield safe_name(rel), full, name_problem(rel)
 
     def _put(self, entries: dict[str, SourceEntry], entry: SourceEntry) -> None:
         if entries.get(entry.path) != entry:

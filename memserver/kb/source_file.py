@@ -13,10 +13,13 @@ A file larger than ``max_bytes`` is not read at all: :class:`TooLarge` carries i
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import io
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +52,20 @@ def read_source_file(root: Path, full: Path, max_bytes: int) -> SourceBytes:
     ``root`` is the resolved ``source/`` folder. Raises UnsafeSource (a link leaving it,
     not a regular file, unreadable) or TooLarge.
     """
+    with open_source_file(root, full, max_bytes) as (handle, info):
+        data = _read_all(handle.fileno(), max_bytes)
+    if len(data) > max_bytes:  # it grew while being read
+        raise TooLarge(len(data), max_bytes, info.st_mtime_ns)
+    return SourceBytes(data, len(data), info.st_mtime)
+
+
+@contextlib.contextmanager
+def open_source_file(
+    root: Path, full: Path, max_bytes: int
+) -> Iterator[tuple[io.BufferedReader[io.FileIO], os.stat_result]]:
+    """``full`` opened for reading once it is checked as :func:`read_source_file` checks
+    it, and its ``stat``; for a caller that streams it (hashes it, hands it to a
+    converter) instead of holding all of it."""
     try:
         fd = _open(root, full)
     except FileNotFoundError:
@@ -64,12 +81,12 @@ def read_source_file(root: Path, full: Path, max_bytes: int) -> SourceBytes:
             raise UnsafeSource("not a regular file (a fifo, socket or device)")
         if info.st_size > max_bytes:
             raise TooLarge(info.st_size, max_bytes, info.st_mtime_ns)
-        data = _read_all(fd, max_bytes)
-    finally:
+        handle = io.BufferedReader(io.FileIO(fd, "rb"))
+    except BaseException:
         os.close(fd)
-    if len(data) > max_bytes:  # it grew while being read
-        raise TooLarge(len(data), max_bytes, info.st_mtime_ns)
-    return SourceBytes(data, len(data), info.st_mtime)
+        raise
+    with handle:
+        yield handle, info
 
 
 def _open(root: Path, full: Path) -> int:

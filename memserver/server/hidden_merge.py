@@ -11,6 +11,14 @@ fields into hidden folders. It writes whole pages back, so before its page is st
   hidden span whose shown text the writer left as it was goes back in its place;
 - a list item the writer never saw (a source path that is a hidden page): kept.
 
+Lines and list items that would read the same once redacted (five timeline lines
+``Decision [redacted]`` of one day and source, two open questions about two hidden
+decisions) are shown numbered, ``[redacted 1]`` ... ``[redacted 5]``: a page keeps one
+copy of identical lines, so unnumbered they would reach the writer once and its write
+could not say which hidden original each stands for. The number is the item's place
+among those that read the same, in the stored page the write is based on (the base
+version), so it finds the same original on the way back.
+
 What cannot be put back (the writer rewrote or removed a ``[redacted]`` span, or the
 text around a reference it could not see) is listed in ``lost``: the write is then
 refused, naming each place, and nothing is written.
@@ -21,12 +29,13 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from memserver.kb.page import Page, TimelineEntry
 from memserver.server.prose_scope import REDACTED, Hidden, Piece
+from memserver.server.prose_scope import apply as _apply
 
 DIFF_TOKENS = 2_000  # the most of a changed middle compared token by token
 MAX_CANDIDATES = 100  # new list items tried as the edit of one hidden item
@@ -47,6 +56,7 @@ def merge_text(original: str, pieces: Sequence[Piece], new: str) -> tuple[str, b
     is anchored to was changed)."""
     if not pieces:
         return new, True
+    new = _same_edges(_apply(original, pieces), new)
     shown_tokens, owners, anchors = _shown_tokens(original, pieces)
     new_tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(new)]
     opcodes = _opcodes([t for t, _ in shown_tokens], [t for t, _ in new_tokens])
@@ -87,6 +97,22 @@ def merge_text(original: str, pieces: Sequence[Piece], new: str) -> tuple[str, b
                 out.append(original[pieces[index].start : pieces[index].end])
                 kept.add(index)
     return "".join(out), len(kept) == len(pieces)
+
+
+def _same_edges(shown: str, new: str) -> str:
+    """``new`` with the blank lines and trailing whitespace of ``shown`` around it: a page
+    drops them from a section (so the writer never had them), yet a hidden reference
+    shown as nothing may stand just inside them."""
+    if not shown.strip() or not new.strip():
+        return new
+    lead, trail = _blank_lines(shown), shown[len(shown.rstrip()) :]
+    return lead + new[len(_blank_lines(new)) :].rstrip() + trail
+
+
+def _blank_lines(text: str) -> str:
+    """The blank lines ``text`` starts with (not the first line's indent)."""
+    space = text[: len(text) - len(text.lstrip())]
+    return space[: space.rfind("\n") + 1]
 
 
 def _opcodes(a: Sequence[str], b: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
@@ -153,49 +179,112 @@ def _text(hidden: Hidden, stored: str, new: str) -> tuple[str, bool]:
     return merge_text(stored, hidden.pieces(stored), new)
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """A stored text as a scoped caller reads it, and the number that tells it from
+    others that read the same (``mark``, empty when none does)."""
+
+    text: str
+    original: str
+    mark: str = ""
+    appended: bool = False  # the mark follows the text (it showed no ``[redacted]``)
+
+    def unmarked(self, written: str) -> str | None:
+        """What the writer wrote for this text with its number taken out; None when the
+        number is not there (the text stands for another original)."""
+        if not self.mark:
+            return written
+        if self.mark not in written:
+            return None
+        return " ".join(written.replace(self.mark, "" if self.appended else REDACTED).split())
+
+
+def _numbered(keys: Sequence[Any], texts: Sequence[str]) -> list[tuple[str, str, bool]]:
+    """Each text with a number when another item's key is the same (see the module
+    docstring): (text as shown, its mark, whether the mark was appended)."""
+    count: dict[Any, int] = {}
+    for key in keys:
+        count[key] = count.get(key, 0) + 1
+    seen: dict[Any, int] = {}
+    out: list[tuple[str, str, bool]] = []
+    for key, text in zip(keys, texts, strict=True):
+        if count[key] < 2 or not text:
+            out.append((text, "", False))
+            continue
+        seen[key] = n = seen.get(key, 0) + 1
+        mark = f"[redacted {n}]"
+        at = text.rfind(REDACTED)
+        if at >= 0:
+            out.append((text[:at] + mark + text[at + len(REDACTED) :], mark, False))
+        else:
+            out.append((f"{text} {mark}", mark, True))
+    return out
+
+
+def _shown_items(hidden: Hidden, stored: Sequence[str]) -> list[_Shown]:
+    views = [" ".join(hidden.text(s).split()) for s in stored]
+    return [
+        _Shown(text, original, mark, appended)
+        for original, (text, mark, appended) in zip(stored, _numbered(views, views), strict=True)
+    ]
+
+
 def _items(
     hidden: Hidden, stored: Sequence[str], new: Sequence[str], where: str, lost: list[str]
 ) -> list[str]:
     """A list of texts: items shown and kept come back as stored, edited ones merged,
     items the writer never saw (shown as nothing) kept."""
-    shown = {hidden.text(s): s for s in stored}
-    out: list[str] = []
-    used: set[str] = set()
+    shown = _shown_items(hidden, stored)
+    waiting: dict[str, list[int]] = {}
+    for at, view in enumerate(shown):
+        if view.text:
+            waiting.setdefault(view.text, []).append(at)
+    out: list[tuple[str, int | None]] = []  # (text, the stored item it is) in order
     for item in new:
-        original = shown.get(item)
-        if original is not None and original not in used:
-            out.append(original)
-            used.add(original)
+        queue = waiting.get(" ".join(item.split()))
+        if queue:
+            at = queue.pop(0)
+            out.append((stored[at], at))
         else:
-            out.append(item)
+            out.append((item, None))
+    kept = {at for _, at in out if at is not None}
     for at, original in enumerate(stored):
-        if original in used or not hidden.pieces(original):
+        if at in kept or not hidden.pieces(original):
             continue
-        view = " ".join(hidden.text(original).split())
-        if not view:  # never shown: kept after the item it followed
-            before = next((out.index(s) for s in reversed(stored[:at]) if s in out), -1)
-            out.insert(before + 1, original)
+        view = shown[at]
+        if not view.text:  # never shown: kept after the item it followed
+            before = max(
+                (n for n, (_, a) in enumerate(out) if a is not None and a < at), default=-1
+            )
+            out.insert(before + 1, (original, at))
             continue
-        merged = _best(hidden, original, [o for o in out if o not in stored])
+        fresh = [n for n, (_, a) in enumerate(out) if a is None]
+        merged = _best(hidden, view, [(n, out[n][0]) for n in fresh])
         if merged is None:
-            lost.append(f"{where}: {view!r}")
+            lost.append(f"{where}: {view.text!r}")
         else:
-            out[out.index(merged[0])] = merged[1]
-    return out
+            out[merged[0]] = (merged[1], at)
+    return [text for text, _ in out]
 
 
-def _best(hidden: Hidden, original: str, candidates: Sequence[str]) -> tuple[str, str] | None:
-    """The candidate that is an edit of ``original`` as shown, merged; None if none is."""
-    view = hidden.text(original)
+def _best(
+    hidden: Hidden, view: _Shown, candidates: Sequence[tuple[int, str]]
+) -> tuple[int, str] | None:
+    """The candidate that is an edit of ``view``'s original as shown, merged (its place
+    and text); None if none is."""
+    plain = hidden.text(view.original)
+    unmarked = [
+        (n, t) for n, c in candidates[:MAX_CANDIDATES] if (t := view.unmarked(c)) is not None
+    ]
     ranked = sorted(  # the likeliest edits first (bounded: a writer may send thousands)
-        candidates[:MAX_CANDIDATES],
-        key=lambda c: difflib.SequenceMatcher(None, view, c).quick_ratio(),
+        unmarked,
+        key=lambda c: difflib.SequenceMatcher(None, plain, c[1]).quick_ratio(),
         reverse=True,
     )
-    for candidate in ranked[:3]:
-        text, whole = _text(hidden, original, candidate)
+    for n, candidate in ranked[:3]:
+        text, whole = _text(hidden, view.original, candidate)
         if whole:
-            return candidate, text
+            return n, text
     return None
 
 
@@ -279,6 +368,26 @@ def _texts(value: Any) -> list[str]:
     return []
 
 
+def _shown_entries(
+    hidden: Hidden, stored: Sequence[TimelineEntry]
+) -> list[tuple[tuple[str, str, str | None], _Shown]]:
+    """Each stored entry's key as shown (date, text, source) and its text as shown."""
+    keys = [
+        (
+            e.date.isoformat(),
+            entry_text(hidden, e.text),
+            (hidden.text(e.source) if e.source else None) or None,
+        )
+        for e in stored
+    ]
+    out = []
+    for entry, key, (text, mark, appended) in zip(
+        stored, keys, _numbered(keys, [k[1] for k in keys]), strict=True
+    ):
+        out.append(((key[0], text, key[2]), _Shown(text, entry.text, mark, appended)))
+    return out
+
+
 def _timeline(
     hidden: Hidden,
     stored: Sequence[TimelineEntry],
@@ -286,34 +395,37 @@ def _timeline(
     lost: list[str],
 ) -> tuple[TimelineEntry, ...]:
     """Entries as shown come back as stored; an edited entry (same date) is merged."""
-
-    def shown(entry: TimelineEntry) -> tuple[str, str, str | None]:
-        source = hidden.text(entry.source) if entry.source else None
-        return entry.date.isoformat(), entry_text(hidden, entry.text), source or None
-
-    by_view: dict[tuple[str, str, str | None], TimelineEntry] = {}
-    for entry in stored:
-        by_view.setdefault(shown(entry), entry)
+    shown = _shown_entries(hidden, stored)
+    waiting: dict[tuple[str, str, str | None], list[int]] = {}
+    for at, (key, _) in enumerate(shown):
+        waiting.setdefault(key, []).append(at)
     out = list(new)
     matched: set[int] = set()
+    kept: set[int] = set()
     for n, entry in enumerate(new):
-        original = by_view.pop(_key(entry), None)
-        if original is not None:
-            out[n] = original
+        queue = waiting.get(_key(entry))
+        if queue:
+            at = queue.pop(0)
+            out[n] = stored[at]
             matched.add(n)
-    for original in by_view.values():
-        if not (hidden.pieces(original.text) or hidden.pieces(original.source or "")):
+            kept.add(at)
+    for at, original in enumerate(stored):
+        if at in kept or not (hidden.pieces(original.text) or hidden.pieces(original.source or "")):
             continue
-        candidates = [n for n, e in enumerate(new) if n not in matched and e.date == original.date]
-        for n in candidates:
-            text, whole = _text(hidden, original.text, new[n].text)
-            same_source = (new[n].source or None) == shown(original)[2]
-            if whole and same_source:
+        (_, _, source), view = shown[at]
+        for n, entry in enumerate(new):
+            if n in matched or entry.date != original.date:
+                continue
+            written = view.unmarked(entry.text)
+            if written is None or (entry.source or None) != source:
+                continue
+            text, whole = _text(hidden, original.text, written)
+            if whole:
                 out[n] = TimelineEntry(original.date, text, original.source)
                 matched.add(n)
                 break
         else:
-            lost.append(f"timeline entry of {original.date.isoformat()}: {shown(original)[1]!r}")
+            lost.append(f"timeline entry of {original.date.isoformat()}: {view.text!r}")
     return tuple(out)
 
 
@@ -332,31 +444,31 @@ def _plain(value: Any) -> Any:
 
 def shown_page(page: Page, hidden: Hidden | None, hidden_fields: Sequence[str]) -> Page:
     """``page`` as a scoped caller reads it: hidden link fields left out, references
-    redacted, list items that show nothing dropped (so its markdown stays valid)."""
+    redacted, list items that show nothing dropped (so its markdown stays valid), and
+    items that would read the same numbered (see the module docstring)."""
     fields = {k: v for k, v in page.fields.items() if k not in hidden_fields}
     if hidden is None:
         return dataclasses.replace(page, fields=fields)
-    data: Mapping[str, Any] = hidden.value(
-        {
-            "fields": fields,
-            "aliases": list(page.aliases),
-            "sources": list(page.sources),
-            "sections": dict(page.sections),
-            "open_questions": list(page.open_questions),
-        }
-    )
-    timeline = tuple(
-        TimelineEntry(
-            e.date, entry_text(hidden, e.text), hidden.text(e.source) if e.source else None
-        )
-        for e in page.timeline
-    )
+
+    def items(values: Sequence[str]) -> tuple[str, ...]:
+        return tuple(v.text for v in _shown_items(hidden, values) if v.text)
+
+    def value(v: Any) -> Any:
+        if isinstance(v, list | tuple) and all(isinstance(x, str) for x in v):
+            return tuple(t.text for t in _shown_items(hidden, v) if t.text)
+        return hidden.value(v)
+
     return dataclasses.replace(
         page,
-        fields={k: tuple(v) if isinstance(v, list) else v for k, v in data["fields"].items()},
-        aliases=tuple(data["aliases"]),
-        sources=tuple(data["sources"]),
-        sections=data["sections"],
-        open_questions=tuple(data["open_questions"]),
-        timeline=timeline,
+        fields={k: value(v) for k, v in fields.items()},
+        aliases=items(page.aliases),
+        sources=items(page.sources),
+        sections=hidden.value(dict(page.sections)),
+        open_questions=items(page.open_questions),
+        timeline=tuple(
+            TimelineEntry(original.date, key[1], key[2])
+            for original, (key, _) in zip(
+                page.timeline, _shown_entries(hidden, page.timeline), strict=True
+            )
+        ),
     )

@@ -32,8 +32,8 @@ from memserver.server.mcp_server import MemoryServer
 from memserver.server.notifications import ChangeListener
 from memserver.server.oauth import MemoryOAuth
 from memserver.server.refusals import AuditRefusals, Label
-from memserver.server.sessions import MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
-from memserver.server.verifier import StoreTokenVerifier
+from memserver.server.sessions import SDK_MAX_SESSIONS, SESSION_IDLE_TIMEOUT, SessionLimit
+from memserver.server.verifier import StoreTokenVerifier, checked_token
 from memserver.web.guard import GuardRules, HostRules, HttpGuard
 from memserver.web.serve import server_config
 
@@ -130,6 +130,15 @@ class _TokenFirst:
         await self.app(scope, receive, send)
 
 
+def _admin_request() -> bool:
+    """Whether the request being handled carries an admin token (``*`` and write), as
+    ``_TokenFirst`` verified it."""
+    checked = checked_token()
+    access = checked[1] if checked is not None else None
+    record = getattr(access, "record", None)
+    return record is not None and record.all_folders and record.write
+
+
 async def _unauthorized(
     what: str, challenge: str, scope: ASGIScope, receive: Receive, send: Send
 ) -> None:
@@ -209,7 +218,7 @@ def create_http_app(
         host=host,
         max_request_body_size=MAX_MCP_BODY,
         session_idle_timeout=SESSION_IDLE_TIMEOUT,
-        max_sessions=MAX_SESSIONS,
+        max_sessions=SDK_MAX_SESSIONS,
     )
     # Outermost inside the SDK app, so that it also sees errors of the token check.
     mcp_app.user_middleware.insert(0, Middleware(_UnavailableAs503))
@@ -239,7 +248,9 @@ def create_http_app(
             await anyio.to_thread.run_sync(server.close)
             await anyio.to_thread.run_sync(server.services.close)
 
-    sessions = SessionLimit(mcp_app, live_sessions=lambda: manager._server_instances)
+    sessions = SessionLimit(
+        mcp_app, live_sessions=lambda: manager._server_instances, is_admin=_admin_request
+    )
     hosts = HostRules.for_address(host, port, public_url=server.public_url)
     rules = GuardRules(hosts=hosts, max_body=MAX_MCP_BODY)
     metadata_url = oauth.resource_metadata_url if oauth is not None else None

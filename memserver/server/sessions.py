@@ -10,7 +10,14 @@ flight. Here:
 
 - a token holds at most ``MAX_SESSIONS_PER_TOKEN`` open sessions; one more is refused
   with 429 and a message saying how to free one (other tokens are unaffected);
-- the whole server holds at most ``MAX_SESSIONS``;
+- room is reserved so that no group of tokens can take every session: each token's
+  first ``RESERVED_PER_TOKEN`` sessions are its own, sessions beyond them come from a
+  room of ``SHARED_SESSIONS`` that all tokens share (when it is taken, one more is
+  refused with 429, and each token can still open its own few), and tokens that are
+  not admin hold at most ``MAX_SESSIONS`` in all (room for 250 tokens' own sessions
+  beside the shared room). Admin tokens (``*`` and write) hold sessions of their own
+  only: the SDK's table has ``ADMIN_SESSIONS`` places beyond ``MAX_SESSIONS`` for them,
+  so a flood of other tokens never locks an admin out;
 - a session with no request in flight for ``SESSION_IDLE_TIMEOUT`` seconds is closed
   by the SDK (the client then opens a new one; ours do that per question or per pass);
 - a token has at most ``MAX_IN_FLIGHT_PER_TOKEN`` requests in flight, whatever the
@@ -39,7 +46,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 logger = logging.getLogger(__name__)
 
 MAX_SESSIONS_PER_TOKEN: Final = 64
-MAX_SESSIONS: Final = 2_000
+RESERVED_PER_TOKEN: Final = 4
+SHARED_SESSIONS: Final = 1_000
+MAX_SESSIONS: Final = 2_000  # of tokens that are not admin
+ADMIN_SESSIONS: Final = 128
+SDK_MAX_SESSIONS: Final = MAX_SESSIONS + ADMIN_SESSIONS  # the SDK's own table, a backstop
 MAX_IN_FLIGHT_PER_TOKEN: Final = 64
 SESSION_IDLE_TIMEOUT: Final = 10 * 60.0
 _SESSION_HEADER = b"mcp-session-id"
@@ -56,12 +67,20 @@ class SessionLimit:
         live_sessions: Callable[[], Container[str]],
         per_token: int = MAX_SESSIONS_PER_TOKEN,
         in_flight: int = MAX_IN_FLIGHT_PER_TOKEN,
+        *,
+        is_admin: Callable[[], bool] = lambda: False,
+        reserved: int = RESERVED_PER_TOKEN,
+        shared: int = SHARED_SESSIONS,
+        total: int = MAX_SESSIONS,
     ) -> None:
         self.app = app
         self.live_sessions = live_sessions
         self.per_token = per_token
         self.in_flight = in_flight
+        self.is_admin = is_admin  # whether the request being handled is an admin token's
+        self.reserved, self.shared, self.total = reserved, shared, total
         self._owned: dict[str, set[str]] = {}
+        self._admins: set[str] = set()  # credentials of admin tokens that hold sessions
         self._opening: dict[str, int] = {}  # opening requests still being answered
         self._answering: dict[str, int] = {}  # every request still being answered
 
@@ -98,10 +117,12 @@ class SessionLimit:
         opening = _SESSION_HEADER.decode() not in headers and (
             version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
         )
-        if opening and self.open_sessions(credential) >= self.per_token:
-            logger.warning("refused a new MCP session: a token holds %d already", self.per_token)
-            await _too_many(_sessions_message(self.per_token), "30", send)
-            return
+        if opening:
+            refused = self._no_room(credential)
+            if refused is not None:
+                logger.warning("refused a new MCP session: %s", refused.split(";")[0])
+                await _too_many(refused, "30", send)
+                return
 
         tables = [self._answering, self._opening] if opening else [self._answering]
         _count(tables, credential, +1)
@@ -126,6 +147,25 @@ class SessionLimit:
             await self.app(scope, receive, note_session)
         finally:
             answered()
+
+    def _no_room(self, credential: str) -> str | None:
+        """Why ``credential`` may not open one more session now (None: it may)."""
+        held = self.open_sessions(credential)
+        if held >= self.per_token:
+            return _sessions_message(self.per_token)
+        if self.is_admin():
+            self._admins.add(credential)
+            return None  # admin sessions are their own (the SDK's table has room for them)
+        self._admins.discard(credential)
+        others = [c for c in list(self._owned) + list(self._opening) if c not in self._admins]
+        counts = {c: self.open_sessions(c) for c in set(others)}
+        if sum(counts.values()) >= self.total:
+            return _full_message(self.total, self.reserved)
+        if held < self.reserved:
+            return None  # this token's own few
+        if sum(max(0, n - self.reserved) for n in counts.values()) >= self.shared:
+            return _shared_message(self.shared, self.reserved)
+        return None
 
     async def _closing(self, headers: Headers, scope: Scope, receive: Receive, send: Send) -> None:
         """A session closed by its client stops counting as soon as the answer says so (the
@@ -165,6 +205,22 @@ def _sessions_message(limit: int) -> str:
         f"this token already holds {limit} open MCP sessions, the most one token may hold; "
         "close sessions you no longer use (HTTP DELETE with their mcp-session-id, which MCP "
         f"clients do on exit) or wait until idle ones expire ({SESSION_IDLE_TIMEOUT:.0f} s)"
+    )
+
+
+def _shared_message(shared: int, reserved: int) -> str:
+    return (
+        f"the {shared} MCP sessions all tokens share are taken, and this token holds its own "
+        f"{reserved} already; close sessions you no longer use (HTTP DELETE with their "
+        f"mcp-session-id) or wait until idle ones expire ({SESSION_IDLE_TIMEOUT:.0f} s)"
+    )
+
+
+def _full_message(total: int, reserved: int) -> str:
+    return (
+        f"the server holds {total} MCP sessions, the most it keeps for tokens that are not "
+        "admin; close sessions you no longer use or wait until idle ones expire "
+        f"({SESSION_IDLE_TIMEOUT:.0f} s). A client of protocol 2026-07-28 needs no session"
     )
 
 

@@ -3,7 +3,9 @@
 :class:`KnowledgeBase` opens a knowledge base (schema, index database, embedder), holds
 its schema (re-read when schema.yaml changes) and is made of three parts:
 
-- the write path, ``put_page`` and ``restore``: :mod:`memserver.store.page_writes`;
+- the write path, ``put_page`` and ``restore``: :mod:`memserver.store.page_writes`
+  (a write a crash cut off is settled when the knowledge base is opened:
+  :mod:`memserver.store.page_files`);
 - the reads, within a reader's folders: :mod:`memserver.store.page_reads`;
 - background embedding: :mod:`memserver.store.background_embedding`.
 
@@ -28,6 +30,7 @@ from memserver.kb.layout import KBPaths
 from memserver.kb.manifest import DEFAULT_MAX_SOURCE_BYTES, Manifest, SourceEntry
 from memserver.kb.schema import Schema, load_schema
 from memserver.store import validity
+from memserver.store.page_files import settle_staged
 from memserver.store.page_reads import PageReads
 from memserver.store.page_writes import PageWrites
 from memserver.timeparse.mentions import mention_reader
@@ -60,7 +63,7 @@ class KnowledgeBase(PageWrites, PageReads):
         self._schema_lock = threading.Lock()
         self._sources_lock = threading.Lock()
         self.background = None
-        self.before_commit = None
+        self.write_step = None
 
     @classmethod
     def open(
@@ -93,6 +96,7 @@ class KnowledgeBase(PageWrites, PageReads):
             if check_embedding:
                 db.ensure_embedding(embedder.name, embedder.dims)
             adopt_chunk_format(db)
+            settle_staged(paths, db)  # a write a crash cut off: file and index agree again
         except BaseException:
             db.close()
             raise

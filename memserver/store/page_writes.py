@@ -8,14 +8,20 @@ Write path (``put_page``)
     take the page's lock ->
     compare ``base_version`` with the current version -> in one transaction: the pages
     row, a page_versions row, aliases, chunks, timeline entries, links, conflicts ->
-    write the markdown atomically (temp file in the same folder, fsync, rename) ->
-    commit. If anything fails after the file was written (the commit included), the
-    previous bytes are put back (or the new file removed) before the lock is released,
-    so the file and the index never disagree and no other writer sees the gap.
+    stage the markdown (a temp file beside the page, synced) -> commit -> rename the
+    staged file into place -> release the lock.
+
+    The database commits first, so the page file never holds a write the database
+    does not: a failure before the commit (the commit included) removes the staged file
+    and leaves the page as it was. A process killed between the commit and the rename
+    leaves the staged file behind; :func:`memserver.store.page_files.settle_staged`
+    (run whenever a knowledge base is opened) puts it in place when the database holds
+    exactly those bytes and removes it otherwise, so after any crash the file and the
+    index agree.
 
     The lock is a session-level advisory lock on the page id, taken as the write's
-    transaction begins and held until after a possible file restore (a
-    transaction-level lock would be released by the failed commit before the restore).
+    transaction begins and held until the file is in place (a transaction-level lock
+    would be released by the commit before the rename).
     If embedding fails, the page is still written and keyword-indexed with stale chunks,
     the result says ``degraded: ["embedding_unavailable"]`` and the next ``reindex``
     embeds them.
@@ -43,7 +49,7 @@ from memserver.errors import (
 from memserver.index.embedding import EMBEDDING_PENDING, vectors_for
 from memserver.index.indexer import PAGE_LOCK_SPACE, PreparedPage, Vectors, prepare_page
 from memserver.index.indexer import write_pages as index_pages
-from memserver.kb.layout import KBPaths, check_name, write_atomic
+from memserver.kb.layout import KBPaths, check_name, put_in_place, stage
 from memserver.kb.manifest import Manifest
 from memserver.kb.page import Page, check_page, page_slug, parse_page, render_page
 from memserver.store import validity
@@ -65,8 +71,9 @@ class PageWrites(BackgroundEmbedding):
 
     paths: KBPaths
     manifest: Manifest
-    # Test hook: called with the page id after the file is written, before the commit.
-    before_commit: Callable[[str], None] | None
+    # Test hook: called with (step, page id) at each step of a write: "staged" (the file
+    # staged, before the commit), "committed" (before the rename), "in_place" (after it).
+    write_step: Callable[[str, str], None] | None
 
     if TYPE_CHECKING:  # the rest of KnowledgeBase: its schema, and PageReads
 
@@ -154,12 +161,11 @@ class PageWrites(BackgroundEmbedding):
         prepared, path, base_version = write.prepared, write.path, write.base_version
         page_id = prepared.id
         new_bytes = prepared.markdown.encode("utf-8")
-        written = False
-        previous: bytes | None = None
+        staged: Path | None = None
         try:
             with conn.transaction():
-                # A session lock, taken inside the transaction: a rollback keeps it, and
-                # ``_store`` releases it after a possible file restore.
+                # A session lock, taken inside the transaction: it outlives the commit
+                # (the file is renamed after it), and ``_store`` releases it.
                 conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", lock)
                 previous = path.read_bytes() if path.exists() else None
                 current, current_hash, latest = conn.execute(
@@ -212,15 +218,30 @@ class PageWrites(BackgroundEmbedding):
                     flag_for_review(
                         conn, prepared.id, prepared.folder.name, version, current, write
                     )
-                written = True
-                write_atomic(path, new_bytes)
-                if self.before_commit is not None:
-                    self.before_commit(page_id)
+                staged = stage(path, new_bytes)
+                self._step("staged", page_id)
         except BaseException:
-            if written:
-                _put_back(path, previous)
+            if staged is not None:
+                staged.unlink(missing_ok=True)
             raise
+        # Committed: from here on the page is this version, whatever happens to this
+        # process (a staged file left by a kill is put in place by settle_staged).
+        self._step("committed", page_id)
+        try:
+            put_in_place(staged, path)
+        except OSError:
+            logger.exception(
+                "%s version %d is stored but its file could not be renamed into place;"
+                " it is put there when the knowledge base is next opened",
+                page_id,
+                version,
+            )
+        self._step("in_place", page_id)
         return PutResult(page_id, version, current is None, write.degraded, str(path))
+
+    def _step(self, step: str, page_id: str) -> None:
+        if self.write_step is not None:
+            self.write_step(step, page_id)
 
     @staticmethod
     def _insert_conflicts(
@@ -264,17 +285,6 @@ class PageWrites(BackgroundEmbedding):
             slug=slug,
             note=f"restore of version {version}",
         )
-
-
-def _put_back(path: Path, previous: bytes | None) -> None:
-    """Undo a page file write: the previous bytes again, or no file."""
-    try:
-        if previous is None:
-            path.unlink(missing_ok=True)
-        else:
-            write_atomic(path, previous)
-    except OSError:
-        logger.exception("could not restore %s after a failed write", path)
 
 
 def _unlock(conn: psycopg.Connection[Any], lock: tuple[int, str]) -> None:

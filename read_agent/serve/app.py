@@ -349,14 +349,16 @@ def create_app(
 
     async def healthz(request: Request) -> Response:
         """Up, and whether the memory server answers on a pooled session (it lists the
-        token's tools; 503 if not: a broken session is dropped and the next request opens
-        a new one)."""
+        token's tools and one page, so a memory whose database does not answer is 503
+        too; a broken session is dropped and the next request opens a new one)."""
         problem = None
         try:
             # Shielded: a prober that hangs up must not cancel a lent session half-way.
             with anyio.CancelScope(shield=True), anyio.fail_after(HEALTH_PING_SECONDS):
                 async with pool.agent() as agent:
-                    await agent.memory.list_tools()
+                    tools = await agent.memory.list_tools()
+                    if any(t.name == "kb_list_pages" for t in tools):
+                        await agent.memory.call("kb_list_pages", {"limit": 1})
         except Exception as exc:  # any failure to reach it is what this reports
             problem = f"{type(unwrap(exc)).__name__}: {unwrap(exc)}"[:300]
         return JSONResponse(

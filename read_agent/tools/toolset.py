@@ -7,7 +7,9 @@ and input schema.
 
 ``Toolset.run`` executes one call the model asked for and always returns text for the
 model: the result as compact JSON, or the server's error message (so the model can fix
-its call). It also records the call and collects the pages the result contained
+its call). A memory that cannot answer at all (its database does not answer, or the
+session closed) is no message for the model: it is MemoryUnavailableError, which the
+HTTP API answers with 503 ``memory_unavailable``. It also records the call and collects the pages the result contained
 (``citations.pages_in``), which are the only pages an answer may cite.
 """
 
@@ -23,7 +25,9 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, Tool
 
-from memserver.clients.mcp import MemoryClient, result_text
+from memserver.clients.mcp import MemoryClient, result_text, tool_call_error
+from memserver.errors import ToolErrorKind
+from read_agent.errors import MemoryUnavailableError
 from read_agent.tools.citations import CitedPage, merge_pages, pages_in
 
 MAX_RESULT_CHARS = 16_000
@@ -128,12 +132,20 @@ class Toolset:
             try:
                 result = await self.memory.call_result(name, arguments)
             except MCPError as exc:
+                if exc.code == CONNECTION_CLOSED:  # no answer can come from this session
+                    self.broken = True
+                    raise MemoryUnavailableError(
+                        f"the memory server closed the session during {name}: {exc}",
+                        "check that the memory server is running; ask again",
+                    ) from exc
                 ok, text = False, f"{name} failed: {exc}"
-                self.broken = self.broken or exc.code == CONNECTION_CLOSED
             else:
                 ok = not result.is_error
                 structured = result.structured_content
                 if not ok:
+                    failure = tool_call_error(name, result)
+                    if failure.kind is ToolErrorKind.UNAVAILABLE:  # nothing to answer from
+                        raise MemoryUnavailableError(failure.message, failure.hint) from failure
                     text = result_text(result) or f"{name} reported an error"
                     structured = None
                 elif structured is not None:

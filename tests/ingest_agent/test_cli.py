@@ -6,6 +6,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -360,3 +361,28 @@ def test_a_read_only_token_is_refused_in_one_line(
     monkeypatch.setenv("MEMORY_TOKEN", "ms_not-a-token")
     assert main(["--url", small_server.url]) == 2
     assert "refused the token" in capsys.readouterr().err
+
+
+def test_a_server_that_cannot_be_reached_is_one_line_a_try_then_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The issue's case: the server died under a pass and the agent ended in a 368-line
+    exception group. Each try is one line; after the last, one line and exit status 1."""
+    from ingest_agent import cli
+
+    monkeypatch.setattr(cli, "PASS_BACKOFF", 0.01)
+    monkeypatch.setenv("MEMORY_TOKEN", "ms_any")
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        assert main(["--url", url, "--rules"]) == 1
+    tries = [r.getMessage() for r in caplog.records if r.name == "ingest_agent"]
+    assert len(tries) == cli.PASS_ATTEMPTS - 1
+    assert tries and all("the memory server is unavailable (ConnectError" in t for t in tries)
+    assert tries and all("\n" not in t for t in tries)
+    assert not any(r.exc_info for r in caplog.records)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"ingest-agent: cannot reach the memory server at {url} after 5")

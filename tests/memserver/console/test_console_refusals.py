@@ -126,3 +126,31 @@ def test_sessions_are_capped_per_token_and_the_database_outage_has_its_page(
     assert int(down.headers["retry-after"]) > 0 and 'id="error-message"' in down.text
     assert login_down.status_code == 503 and "database unavailable" in login_down.text
     assert back.status_code == 200
+
+
+def test_one_client_cannot_lock_everyone_out(pg_scratch: Path) -> None:
+    """The issue's case: every local process is one address, and a token's first
+    characters may be known. A flood of wrong sign-ins from loopback, some starting like
+    the owner's token, holds back new clients; the owner's browser, which signed in with
+    that token before, still signs in, and no other browser gains from that."""
+    limits = SignInLimits(per_address=6, per_prefix=3, window=600)
+    with serve_on_own_database(pg_scratch, _console(limits)) as own, ExitStack() as clients:
+        owner = own.tokens.create("owner", "people").secret
+        other = own.tokens.create("other", "people").secret
+        answered, browser = _sign_in(clients, own.base_url, owner)
+        assert answered.status_code == 303 and "ms_console_device" in browser.cookies
+        form = browser.get("/ui/")
+        browser.post("/ui/logout", data={"csrf": csrf_of(form.text)})
+        prefix = owner[: len("ms_") + PREFIX_CHARS]
+        for n in range(6):  # the flood: six wrong secrets, three starting like the owner's
+            wrong = f"{prefix}wrong{n}" if n < 3 else f"ms_flood{n}-wrong"
+            assert _sign_in(clients, own.base_url, wrong)[0].status_code == 401
+        new_client = _sign_in(clients, own.base_url, owner)[0]
+        login = browser.get("/ui/login")
+        again = browser.post("/ui/login", data={"csrf": csrf_of(login.text), "token": owner})
+        # the owner's device cookie says nothing for another token: still held back
+        login = browser.get("/ui/login")
+        guessed = browser.post("/ui/login", data={"csrf": csrf_of(login.text), "token": other})
+    assert new_client.status_code == 429 and "not held back" in new_client.text
+    assert again.status_code == 303
+    assert guessed.status_code == 429

@@ -518,3 +518,45 @@ def test_reads_run_in_autocommit_and_the_connection_goes_back_as_it_was(
         with db.connection() as conn:  # the same (only) connection, back to normal
             assert not conn.autocommit
             assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
+
+
+def _fake_starting_postmaster(pgdata: Path, pid: int) -> None:
+    """A postmaster.pid saying a live process (not PostgreSQL) is starting the server."""
+    lines = [str(pid), str(pgdata), str(int(time.time())), "5432", str(pgdata), "", "0 0"]
+    (pgdata / "postmaster.pid").write_text("\n".join([*lines, "starting"]) + "\n")
+
+
+def test_a_restart_that_cannot_finish_says_so_and_holds_no_other_knowledge_base(
+    pg_scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's hang: a restart waited for ever for a server that never became ready,
+    holding the machine-wide lock, so a command on another knowledge base hung too. Now
+    it waits ``START_TIMEOUT`` at most and holds only its own data directory's lock."""
+    kb = KBPaths.of(pg_scratch / "kb")
+    other = KBPaths.of(pg_scratch / "other")
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    db = Database.open(kb, env={})
+    try:
+        assert db.server is not None
+        pgdata = db.server.pgdata
+        os.kill(pgserver.running_pid(pgdata) or 0, signal.SIGINT)
+        _until(lambda: pgserver.running_pid(pgdata) is None)
+        _fake_starting_postmaster(pgdata, sleeper.pid)
+        monkeypatch.setattr(pgserver, "START_TIMEOUT", 1.0)
+        with pytest.raises(StoreError, match="not ready within 1 s"):
+            db.server.restart()
+        monkeypatch.setattr(pgserver, "START_TIMEOUT", 600.0)
+        with ThreadPoolExecutor(1) as pool:
+            restarting = pool.submit(db.server.restart)  # waits for the "starting" one
+            child = _run_child(other.root)  # another knowledge base opens meanwhile
+            assert child.returncode == 0, child.stderr
+            assert not restarting.done()
+            sleeper.kill()  # the process that said it was starting goes: started for real
+            sleeper.wait(30)
+            restarting.result(timeout=120)
+        with db.connection() as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        sleeper.kill()
+        sleeper.wait(30)
+        db.close()

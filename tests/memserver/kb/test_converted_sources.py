@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,9 +38,9 @@ def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real: Callable[..., list[Note]] = converted.convert_isolated
 
-    def counted(kind: str, name: str, data: bytes, seconds: float | None = None) -> list[Note]:
+    def counted(kind: str, name: str, data: bytes, *args: Any, **kwargs: Any) -> list[Note]:
         seen.append(name)
-        return real(kind, name, data, seconds)
+        return real(kind, name, data, *args, **kwargs)
 
     monkeypatch.setattr(converted, "convert_isolated", counted)
     return seen
@@ -175,3 +177,55 @@ def test_a_slack_export_folder_dropped_in_is_refused_with_the_import_command(
         "which is imported whole; move the export out of source/ and run `memserver import "
         "slack DIR`, which writes a note per channel and day"
     }
+
+
+def test_a_text_over_the_limit_is_never_cached_and_scans_stay_light(
+    make_kb: MakeKB, conversions: list[str]
+) -> None:
+    """The issue's workbook: 150,000 cells of one shared string, 300 MB of table, was
+    converted whole, cached, and read back by every scan. The conversion stops at the
+    limit and what is cached is its reason (a few hundred bytes); a scan reads that."""
+    from tests.fixtures.hostile_files import shared_string_xlsx
+
+    paths = make_kb(sources={"shared.xlsx": shared_string_xlsx(20_000)})
+    manifest = Manifest(paths)
+    [entry] = manifest.scan().entries
+    assert entry.status is Status.FAILED and "larger than the limit" in (entry.error or "")
+    [cached] = (paths.state / "converted").iterdir()
+    assert cached.stat().st_size < 1_000
+    manifest.scan()
+    assert conversions == ["shared.xlsx"]
+
+
+def test_each_original_has_its_entry_as_soon_as_it_is_converted(
+    make_kb: MakeKB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scan of many slow files showed nothing until all were converted (20 hostile
+    files: 190 s). Each entry is written when its file is done: here the second file
+    waits until the first one's entry is in manifest.json."""
+    import threading
+
+    from memserver.kb import manifest as manifest_module
+
+    paths = make_kb(sources={"meetings/2026-09-22-a.vtt": VTT, "meetings/2026-09-23-b.vtt": VTT})
+    monkeypatch.setattr(manifest_module, "CONVERT_WORKERS", 1)
+    real: Callable[..., list[Note]] = converted.convert_isolated
+    first_written = threading.Event()
+
+    def written() -> bool:
+        listed = paths.manifest.read_text(encoding="utf-8") if paths.manifest.exists() else ""
+        return '"meetings/2026-09-22-a.vtt"' in listed
+
+    def slow_second(kind: str, name: str, data: bytes, *args: Any, **kwargs: Any) -> list[Note]:
+        if name.endswith("b.vtt"):  # bounded: the scan runs in this thread
+            deadline = time.monotonic() + 60
+            while not written():
+                assert time.monotonic() < deadline, "the first entry was not written"
+                time.sleep(0.02)
+            first_written.set()
+        return real(kind, name, data, *args, **kwargs)
+
+    monkeypatch.setattr(converted, "convert_isolated", slow_second)
+    entries = Manifest(paths).scan().entries
+    assert first_written.is_set()
+    assert [e.status for e in entries] == [Status.PENDING, Status.PENDING]

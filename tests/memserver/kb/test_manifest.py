@@ -207,7 +207,10 @@ def test_symlinks_escaping_source_are_refused_and_recorded(make_kb: MakeKB, tmp_
     os.symlink(tmp_path, kb.source / "outside-dir")
     manifest = Manifest(kb)
     entries = {e.path: e for e in manifest.scan().entries}
-    assert set(entries) == {"a.md", "leak.md"}  # symlinked folders are not followed
+    # a symlinked folder is not followed, and has its failed entry saying so
+    assert set(entries) == {"a.md", "leak.md", "outside-dir"}
+    assert entries["outside-dir"].status is Status.FAILED
+    assert "a symlinked folder" in (entries["outside-dir"].error or "")
     assert entries["leak.md"].status is Status.FAILED
     assert "outside source" in (entries["leak.md"].error or "")
     with pytest.raises(UserError, match="resolves outside source"):
@@ -322,3 +325,32 @@ def test_two_processes_writing_at_once_lose_nothing(make_kb: MakeKB) -> None:
 def test_scan_without_source_folder_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="source does not exist"):
         Manifest(KBPaths.of(tmp_path)).scan()
+
+
+def test_a_name_no_tool_takes_gets_a_failed_entry_shown_escaped(make_kb: MakeKB) -> None:
+    """The issue's case: a name with a newline or an escape character stayed pending for
+    ever (every source tool refused it, so no failed entry could be written) and reached
+    the agent's log raw. Each is a failed entry under its escaped name, once."""
+    kb = make_kb(sources={"a.md": "A"})
+    for name in ("bad\nname.md", "esc\x1b[31mred.md", "turn\u202eed.md"):
+        (kb.source / name).write_text("hidden", encoding="utf-8")
+    (kb.source / os.fsdecode(b"\xff\xfe.md")).write_text("x", encoding="utf-8")
+    manifest = Manifest(kb)
+    first = {e.path: e for e in manifest.scan().entries}
+    assert set(first) == {
+        "a.md",
+        "bad\\nname.md",
+        "esc\\x1b[31mred.md",
+        "turn\\u202eed.md",
+        "\\udcff\\udcfe.md",
+    }
+    for path, entry in first.items():
+        assert path.isprintable()
+        if path != "a.md":
+            assert entry.status is Status.FAILED
+            assert "rename the file" in (entry.error or "")
+    assert [e.path for e in manifest.pending()] == ["a.md"]
+    assert {e.path: e for e in manifest.scan().entries} == first  # stable: nothing retried
+    (kb.source / "bad\nname.md").rename(kb.source / "good-name.md")
+    after = {e.path: e.status for e in manifest.scan().entries}
+    assert after["bad\\nname.md"] is Status.REMOVED and after["good-name.md"] is Status.PENDING

@@ -18,7 +18,7 @@ import pytest
 from memserver.clients.mcp import MemoryClient, open_http
 from memserver.db.database import Database
 from memserver.errors import ToolCallError
-from tests.fixtures.own_database import serve_on_own_database, stop_postgres
+from tests.fixtures.own_database import frozen_postgres, serve_on_own_database, stop_postgres
 
 TIMEOUT = 60
 
@@ -66,3 +66,38 @@ def test_calls_fail_fast_while_the_database_is_down_and_work_when_it_is_back(
     failed = [m for r in caplog.records if "tool kb_list_pages failed" in (m := r.getMessage())]
     assert len(failed) == 3 and all("database unavailable" in m for m in failed), failed
     assert [r.getMessage() for r in caplog.records if r.exc_info] == []
+
+
+def test_a_frozen_database_is_answered_at_once_and_found_again(
+    own_database: tuple[str, str, Database],
+) -> None:
+    """PostgreSQL stopped by SIGSTOP keeps its sockets open and answers nothing: the
+    calls waiting on it are cut once a new connection finds it silent, and later calls
+    fail at once (the bench measures how fast: under 5 s)."""
+    base_url, secret, db = own_database
+
+    async def body() -> tuple[list[int], list[str], dict[str, object]]:
+        async with open_http(f"{base_url}/mcp", secret, timeout=TIMEOUT) as memory:
+            await memory.call("kb_list_pages", {"limit": 1})  # the token is known
+            statuses, errors = [], []
+            with frozen_postgres(db):
+                async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+                    for _ in range(2):
+                        statuses.append((await http.get(f"{base_url}/healthz")).status_code)
+                        with pytest.raises(ToolCallError) as caught:
+                            await memory.call("kb_list_pages", {"limit": 1})
+                        errors.append(caught.value.server_message)
+            while True:  # back within the test's bound once resumed
+                try:
+                    return statuses, errors, await memory.call("kb_list_pages", {"limit": 1})
+                except ToolCallError:
+                    await anyio.sleep(0.1)
+
+    async def main() -> tuple[list[int], list[str], dict[str, object]]:
+        with anyio.fail_after(TIMEOUT):
+            return await body()
+
+    statuses, errors, back = anyio.run(main)
+    assert statuses == [503, 503]
+    assert errors and all(m.startswith("database unavailable, retrying") for m in errors)
+    assert back["total"] == 0

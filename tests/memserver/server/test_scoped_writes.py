@@ -251,3 +251,63 @@ def test_a_huge_rewrite_around_hidden_references_is_refused_within_the_call_boun
     message = run(mcp_server, secret, body)
     assert "would lose what you cannot see: section 'Summary'" in message
     assert mcp_server.kb().get_page(company).version == before.version
+
+
+def test_five_hidden_lines_that_read_the_same_survive_a_scoped_write(
+    mcp_server: RunningServer, linked: dict[str, str]
+) -> None:
+    """The issue's case: a company's timeline names five decisions on one day from one
+    note; a ``companies`` writer reads them as ``Decision [redacted 1]`` ... ``5``, changes
+    one field, and all five originals are still there."""
+    tag = uuid.uuid4().hex[:8]
+    _, admin = mcp_server.token("*", write=True, name="admin")
+    titles = [f"Choice {n} {tag}" for n in range(5)]
+    company = f"companies/many-choices-{tag}"
+
+    async def seed(memory: MemoryClient) -> None:
+        lines = []
+        for n, title in enumerate(titles):
+            decision = {
+                "title": title,
+                "fields": {"date": f"2026-07-1{n}", "status": "accepted"},
+                "sections": {"Decision": f"Chosen {n}."},
+            }
+            written = await memory.call("kb_put_page", {"folder": "decisions", "page": decision})
+            lines.append(
+                {
+                    "date": "2026-11-03",
+                    "text": f"Decision “{title}” ({written['id']})",
+                    "source": "notes/sync.md",
+                }
+            )
+        page: dict[str, Any] = {
+            "title": f"Many Choices {tag}",
+            "fields": {"status": "customer"},
+            "sections": {"Summary": "A customer."},
+            "timeline": lines,
+        }
+        assert (await memory.call("kb_put_page", {"folder": "companies", "page": page}))[
+            "id"
+        ] == company
+
+    run(mcp_server, admin, seed)
+    before = _stored(mcp_server, company)
+    _, secret = mcp_server.token("companies", write=True, name="companies-writer")
+
+    async def body(memory: MemoryClient) -> dict[str, Any]:
+        view = await memory.call("kb_get_page", {"id": company})
+        page = {k: view[k] for k in ("title", "fields", "sources", "sections", "timeline")}
+        page["fields"] = {**page["fields"], "status": "churned"}
+        await memory.call(
+            "kb_put_page", {"id": company, "page": page, "base_version": view["version"]}
+        )
+        return view
+
+    view = run(mcp_server, secret, body)
+    assert sorted(e["text"] for e in view["timeline"]) == [
+        f"Decision [redacted {n}]" for n in range(1, 6)
+    ]
+    assert _stored(mcp_server, company) == {
+        **before,
+        "fields": {**before["fields"], "status": "churned"},
+    }

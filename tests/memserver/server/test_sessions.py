@@ -12,7 +12,12 @@ from typing import Any
 import anyio
 from starlette.types import Message, Receive, Scope, Send
 
-from memserver.server.sessions import MAX_IN_FLIGHT_PER_TOKEN, SessionLimit, token_credential
+from memserver.server.sessions import (
+    MAX_IN_FLIGHT_PER_TOKEN,
+    SessionLimit,
+    _sessions_message,
+    token_credential,
+)
 
 
 class HeldApp:
@@ -151,3 +156,96 @@ def test_sessionless_requests_open_no_session_and_handshake_ones_do() -> None:
 
 def _credential(token: str) -> str:
     return token_credential(f"Bearer {token}")
+
+
+class SessionApp:
+    """An ASGI app that opens a session for every request (the SDK's initialize)."""
+
+    def __init__(self) -> None:
+        self.live: set[str] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session = f"s{len(self.live)}"
+        self.live.add(session)
+        headers = [(b"mcp-session-id", session.encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+def test_no_group_of_tokens_can_take_every_session() -> None:
+    """The issue's flood, scaled down: tokens open sessions until refused. Every other
+    token can still open its own reserved few, and an admin token its sessions, after
+    the shared room and then the whole room for tokens that are not admin are taken."""
+
+    async def body() -> None:
+        app = SessionApp()
+        admin = {"now": False}
+        limit = SessionLimit(
+            app,
+            live_sessions=lambda: app.live,
+            per_token=8,
+            is_admin=lambda: admin["now"],
+            reserved=2,
+            shared=10,
+            total=20,
+        )
+
+        async def open_until_refused(token: str) -> tuple[int, str]:
+            opened = 0
+            while True:
+                status, answered = await answer(limit, post(token, version=None))
+                if status != 200:
+                    return opened, answered["error"]["message"]
+                opened += 1
+
+        with anyio.fail_after(30):
+            # flooders take their own 2 and the shared 10 (8 each at most)
+            assert await open_until_refused("flood-1") == (8, limit_message(8))
+            opened, message = await open_until_refused("flood-2")
+            assert opened == 6 and "sessions all tokens share are taken" in message
+            # a newcomer still opens its own two, not a third
+            opened, message = await open_until_refused("late")
+            assert opened == 2 and "holds its own 2 already" in message
+            # tokens' own sessions fill what is left of the 20
+            for n in range(3):
+                await open_until_refused(f"own-{n}")
+            assert sum(limit.open_sessions(_credential(t)) for t in _tokens()) == 20
+            opened, message = await open_until_refused("one-too-many")
+            assert opened == 0 and "holds 20 MCP sessions" in message
+            # an admin token is never locked out by them
+            admin["now"] = True
+            assert await open_until_refused("admin") == (8, limit_message(8))
+
+    anyio.run(body)
+
+
+def limit_message(per_token: int) -> str:
+    return _sessions_message(per_token)
+
+
+def _tokens() -> list[str]:
+    return ["flood-1", "flood-2", "late", "own-0", "own-1", "own-2", "one-too-many"]
+
+
+def test_the_served_limit_knows_an_admin_token_from_its_verified_record() -> None:
+    """``_admin_request`` reads the record ``_TokenFirst`` verified for the request."""
+    import contextvars
+    import datetime as dt
+
+    from memserver.server.http_app import _admin_request
+    from memserver.server.tokens import Token
+    from memserver.server.verifier import VerifiedToken, _checked
+
+    def verdict(folders: tuple[str, ...], write: bool) -> bool:
+        record = Token("t", "h", folders, write, dt.datetime.now(dt.UTC))
+        access = VerifiedToken(token="h", client_id="t", scopes=[], record=record)
+
+        def inside() -> bool:
+            _checked.set(("h", access))
+            return _admin_request()
+
+        return contextvars.copy_context().run(inside)
+
+    assert verdict(("*",), True)
+    assert not verdict(("*",), False) and not verdict(("people",), True)
+    assert not contextvars.copy_context().run(_admin_request)  # nothing verified: not admin

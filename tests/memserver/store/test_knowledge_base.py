@@ -169,18 +169,19 @@ def _index_snapshot(kb: KnowledgeBase) -> list[list[tuple[Any, ...]]]:
     ]
 
 
-def test_failure_between_file_write_and_commit_keeps_file_and_index(kb: KnowledgeBase) -> None:
+def test_failure_between_staging_and_commit_keeps_file_and_index(kb: KnowledgeBase) -> None:
     kb.put_page("people", alice(), None)
     path = kb.paths.page_path("people", "alice-chen")
     before_bytes = path.read_bytes()
     before_index = _index_snapshot(kb)
     seen: list[str] = []
 
-    def crash(page_id: str) -> None:
-        seen.append(path.read_text(encoding="utf-8"))  # the new file is in place here
-        raise RuntimeError("power cut")
+    def crash(step: str, page_id: str) -> None:
+        if step == "staged":  # the new file is staged beside the page here
+            seen.extend(p.read_text(encoding="utf-8") for p in path.parent.glob(".*.tmp"))
+            raise RuntimeError("power cut")
 
-    kb.before_commit = crash
+    kb.write_step = crash
     with pytest.raises(RuntimeError, match="power cut"):
         kb.put_page("people", alice(role="CEO"), 1)
     assert "role: CEO" in seen[0]
@@ -193,7 +194,7 @@ def test_failure_between_file_write_and_commit_keeps_file_and_index(kb: Knowledg
     with pytest.raises(NotFoundError):
         kb.get_page("people/bob-martinez")
 
-    kb.before_commit = None  # and the page is still writable afterwards
+    kb.write_step = None  # and the page is still writable afterwards
     assert kb.put_page("people", alice(role="CEO"), 1).version == 2
     assert [p.name for p in path.parent.iterdir()] == ["alice-chen.md"]  # no temp files left
 

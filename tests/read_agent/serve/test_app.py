@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -416,3 +417,35 @@ def test_text_that_is_not_unicode_is_a_400_and_breaks_nothing(
     assert answer.status_code == 200 and f"[{seeded.meeting}]" in answer.json()["answer"]
     health = httpx2.get(f"{keyed_url}/healthz", timeout=10)
     assert health.status_code == 200 and health.json()["memory_connected"] is True
+
+
+def test_an_open_session_answers_503_while_the_memory_database_is_down(
+    pg_scratch: Path,
+) -> None:
+    """The issue's case: with a session already open, every answer during the outage was
+    200 "the search failed". It is 503 ``memory_unavailable``, as for a new session, and
+    the first question after the database is back is answered."""
+    from tests.fixtures.own_database import serve_on_own_database, stop_postgres
+
+    with serve_on_own_database(pg_scratch) as own:
+        secret = own.tokens.create("outage-reader", "*").secret
+        endpoint = EndpointSettings(
+            name="mcp", base_url=f"{own.base_url}/mcp", api_key=secret, timeout=20
+        )
+        pool = AgentPool(Target(lambda: connect(endpoint), False, own.base_url), None)
+        with serve_asgi(create_app(pool)) as url:
+            question = {"question": "Who leads the Globex rollout?"}
+            before = httpx2.post(f"{url}/ask", json=question, timeout=30)
+            stop_postgres(own.db)
+            down = [httpx2.post(f"{url}/ask", json=question, timeout=30) for _ in range(2)]
+            health = httpx2.get(f"{url}/healthz", timeout=30)
+            assert own.db.server is not None
+            own.db.server.restart()
+            back = httpx2.post(f"{url}/ask", json=question, timeout=30)
+    assert before.status_code == 200
+    for answer in down:
+        assert answer.status_code == 503, answer.text
+        error = answer.json()["error"]
+        assert error["code"] == "memory_unavailable" and "database unavailable" in error["message"]
+    assert back.status_code == 200
+    assert health.status_code == 503 and "database unavailable" in health.json()["memory_error"]
