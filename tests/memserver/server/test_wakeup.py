@@ -214,12 +214,12 @@ def test_a_cursor_misses_nothing_when_writers_commit_out_of_order(
     start = wakeup(server)
     a_waiting, a_go = threading.Event(), threading.Event()
 
-    def hold_a(page_id: str) -> None:
-        if page_id == "people/alpha-first":
+    def hold_a(step: str, page_id: str) -> None:
+        if step == "staged" and page_id == "people/alpha-first":
             a_waiting.set()
             assert a_go.wait(WAIT)
 
-    kb.before_commit = hold_a
+    kb.write_step = hold_a
     writer = threading.Thread(target=kb.put_page, args=("people", person("Alpha First"), None))
     writer.start()
     try:
@@ -230,7 +230,7 @@ def test_a_cursor_misses_nothing_when_writers_commit_out_of_order(
     finally:
         a_go.set()
         writer.join(WAIT)
-    kb.before_commit = None
+    kb.write_step = None
     after = wakeup(server, since=middle["cursor"])
     assert ids(after) == ["people/alpha-first"]
     assert ids(wakeup(server, since=after["cursor"])) == []
