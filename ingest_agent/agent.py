@@ -46,7 +46,13 @@ from mcp_types import REQUEST_TIMEOUT
 from ingest_agent.errors import ServerSetupError, ServerUnavailable, SourceFailed
 from ingest_agent.extract.rules import RulesExtractor
 from ingest_agent.llm.review import ReviewPolicy, review_reason
-from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
+from ingest_agent.memory import (
+    WRITING_FOR,
+    Memory,
+    is_unavailable,
+    is_validation,
+    is_version_conflict,
+)
 from ingest_agent.names import norm
 from ingest_agent.pages.drafts import (
     Work,
@@ -262,9 +268,11 @@ class IngestAgent:
         tool_calls = self.memory.calls
         model_seconds = self.llm.model_seconds if self.llm is not None else 0.0
         self._degraded = {}
+        writing = WRITING_FOR.set(path)
         try:
             source = await self.memory.read(path)
             outcome.path = source.path
+            WRITING_FOR.set(source.path)
             source = self._redacted(source)
             hint = await self.memory.route(source.content) if self._wants_hint(source) else ()
             extraction = await self._extract(source, hint)
@@ -310,6 +318,7 @@ class IngestAgent:
             if not self.dry_run:
                 await self._mark_failed(outcome.path, reason)
         finally:
+            WRITING_FOR.reset(writing)
             outcome.llm_calls = self.budget.calls - calls
             outcome.tokens = self.budget.used - tokens
             outcome.seconds = time.perf_counter() - started
