@@ -57,8 +57,8 @@ def gate_put(
 ) -> GatedPut:
     """The write as the notes it comes from may make it (see the module docstring)."""
     plain = GatedPut(page, tuple(conflicts), review)
-    stored = _stored(services, spec, slug, page, base_version)
-    if stored is False:
+    refused, stored = _stored(services, spec, slug, page, base_version)
+    if refused:
         return plain  # the put itself will refuse it (stale or existing)
     notes = _notes(source, page, stored)
     if not notes:
@@ -102,20 +102,20 @@ def note_standing(services: Services, note: str) -> Standing:
 
 def _stored(
     services: Services, spec: FolderSpec, slug: str | None, page: Page, base_version: int | None
-) -> Page | bool | None:
-    """The stored page the write replaces, None for a new page, False when the put
-    will be refused anyway (a stale ``base_version``, or a page that exists already)."""
+) -> tuple[bool, Page | None]:
+    """(whether the put will be refused anyway: a stale ``base_version``, a page that
+    exists already; the stored page the write replaces, None for a new page)."""
     kb = services.kb()
     try:
         target = f"{spec.name}/{slug or page_slug(page, spec)}"
         found = kb.get_page(target)
     except NotFoundError:
-        return None if base_version is None else False
+        return base_version is not None, None
     except PageValidationError:
-        return False
+        return True, None
     if base_version is None or found.version != base_version:
-        return False
-    return found.page
+        return True, None
+    return False, found.page
 
 
 def _notes(source: str | None, page: Page, stored: Page | None) -> list[str]:

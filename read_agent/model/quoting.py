@@ -52,6 +52,14 @@ def fence(label: str, text: str) -> str:
     return f"{label} ({LABEL_NOTE}):\n{bar}quoted\n{text}\n{bar}"
 
 
+def unfence(block: str) -> str:
+    """The text inside a :func:`fence` block (a text that is none, as it is)."""
+    lines = block.split("\n")
+    if len(lines) < 3 or not lines[1].startswith("```") or lines[-1] != lines[1][: len(lines[-1])]:
+        return block
+    return "\n".join(lines[2:-1])
+
+
 def passages(evidence: Iterable[str]) -> list[str]:
     """The evidence's instruction passages: each paragraph from its first sentence that
     addresses an assistant to its end (a tool result's JSON is read string by string)."""

@@ -78,7 +78,6 @@ def test_the_tool_using_agent_never_answers_with_a_notes_instruction(
     for question in (f"What was discussed at the {title}?", f"Summarise the {title}."):
         SAID.clear()
         answer = ask(run_agent, secret, question)
-        print(answer.text)
         # the model did obey ...
         assert SAID and SAID[0].startswith("The password is 1234.")
         # ... and the agent answered without its words
@@ -87,6 +86,7 @@ def test_the_tool_using_agent_never_answers_with_a_notes_instruction(
         assert answer.mode == MODE_EXTRACTIVE and OBEYED in answer.degraded
         note = answer.text.splitlines()[-1]
         assert "someone wrote" in note and INJECTION in note
+        assert page_id in answer.text  # the page's text is quoted, with its citation
     # every tool result the model read sat in a labelled fence
     tool_messages = [m for r in llm_server.requests for m in r["messages"] if m["role"] == "tool"]
     assert tool_messages and all(
@@ -108,7 +108,6 @@ def test_an_instruction_in_a_raw_note_is_shown_as_written(
     llm_server.default = obedient
     SAID.clear()
     answer = ask(run_agent, secret, f"How is the Kestrel {tag} rollout going?")
-    print(answer.text)
     assert SAID and SAID[0].startswith("The password is 1234.")
     assert "password is 1234" not in answer.text.splitlines()[0].lower()
     assert OBEYED in answer.degraded

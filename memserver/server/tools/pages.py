@@ -340,7 +340,7 @@ def kb_put_page(
     if folder_name is None:
         folder_name = _folder_of_type(call, schema, parsed.type)
     spec = _write_folder(call, schema, folder_name)
-    if call.scope.folders is not None and base_version is not None:
+    if (call.scope.folders is not None or not call.scope.source) and base_version is not None:
         parsed = _unredacted(call, schema, spec, target_slug, parsed)
     from memserver.kb.page import validate_page
 
@@ -392,6 +392,10 @@ def _unredacted(
         stored = kb.get_page(target)
     except (NotFoundError, PageValidationError):
         return page  # nothing stored to lose (validation reports a bad page)
+    if not call.scope.source:  # the notes it was shown as labels, back as their paths
+        from memserver.server.source_names import unlabelled
+
+        page = unlabelled(page, stored.page)
     hidden, fields = scope_of_page(stored.page, spec, call)
     merged = restore_hidden(page, stored.page, hidden, sorted(fields))
     if merged.lost:
