@@ -3,8 +3,11 @@
 Starts ``memserver serve`` and ``read-agent serve`` (subprocesses, 127.0.0.1) on a copy
 of example_kb with the local embedder (the stalls this guards against came from
 embedding), ingests it with the rules extractor, then runs each attack of the hardening
-issue (items 6-12) and of the trust issue (30: item 1, an injected note and a model that
-obeys it, ``bench.hostile_injection``; items 2 and 5-8, ``bench.hostile_trust``) in turn,
+issue (items 6-12), of the trust issue (30: item 1, an injected note and a model that
+obeys it, ``bench.hostile_injection``; items 2 and 5-8, ``bench.hostile_trust``) and of
+trust's second round (44: item 1, the server's write gate with and without a model and
+the read agent with a model that obeys a note, ``bench.hostile_injection``; item 3, the
+leaks, ``bench.hostile_trust``) in turn,
 every one bounded by ``--attack-timeout`` (``--only injection``: item 1 alone). An
 honest client asks ``kb_query`` over its own MCP session, paced, in a thread. Printed:
 per attack its outcome (HTTP status or the first words of the error) and how long the
@@ -14,6 +17,7 @@ p95 while idle (measured first, in the same run) and during the attacks, and the
     nice -n 10 .venv/bin/python -m bench.bench_hostile
     nice -n 10 .venv/bin/python -m bench.bench_hostile --port 9717 --agent-port 9718 --json
     nice -n 10 .venv/bin/python -m bench.bench_hostile --only injection
+    nice -n 10 .venv/bin/python -m bench.bench_hostile --only trust
 
 Goals (the issue's): every attack answered in under 2 s with a clear error, RSS growth
 under 100 MB, honest p95 during attacks / idle p95 <= 1.5.
@@ -43,8 +47,12 @@ import httpx2
 import psutil
 
 from bench.common import create_token, free_port, percentile, stop_process, wait_ready
-from bench.hostile_injection import run_injection_attacks
-from bench.hostile_trust import run_trust_attacks
+from bench.hostile_injection import (
+    run_gate_attacks,
+    run_injection_attacks,
+    run_read_agent_attack,
+)
+from bench.hostile_trust import run_leak_attacks, run_trust_attacks
 from memserver.clients.mcp import open_http
 from memserver.errors import MemoryError_
 from tests.fixtures.hostile import ALIAS_BOMB, MCP_HEADERS, MCP_INITIALIZE
@@ -175,16 +183,21 @@ def http_attack(method: str, url: str, **kwargs: Any) -> Callable[[], Awaitable[
 
 def run_attacks(target: Target, only: str = "all") -> None:
     w, r = target.writer, target.reader
+    config = target.kb.parent / "config.yaml"
 
+    def record(item: int, name: str, run: Callable[[], Awaitable[str]]) -> None:
+        timed(target, item, name, run)
+
+    if only == "trust":  # issue 44, items 1 and 3 alone
+        run_gate_attacks(target.url, config, target.kb, w, target.timeout, record)
+        run_read_agent_attack(target.url, target.kb, config, target.timeout, record)
+        run_leak_attacks(target.url, target.kb, w, target.timeout, record)
+        return
     # issue 30 (trust), item 1: an injected note, a model that obeys it
-    run_injection_attacks(
-        target.url,
-        target.kb.parent / "config.yaml",
-        target.kb,
-        w,
-        target.timeout,
-        lambda item, name, run: timed(target, item, name, run),
-    )
+    run_injection_attacks(target.url, config, target.kb, w, target.timeout, record)
+    # issue 44, item 1: the write gate, with and without a model; the read agent
+    run_gate_attacks(target.url, config, target.kb, w, target.timeout, record)
+    run_read_agent_attack(target.url, target.kb, config, target.timeout, record)
     if only == "injection":
         return
 
@@ -392,13 +405,9 @@ def run_attacks(target: Target, only: str = "all") -> None:
     )
 
     # issue 30 (trust): items 2, 6, 7, 5 and 8
-    run_trust_attacks(
-        target.url,
-        target.kb,
-        w,
-        target.timeout,
-        lambda item, name, run: timed(target, item, name, run),
-    )
+    run_trust_attacks(target.url, target.kb, w, target.timeout, record)
+    # issue 44, item 3: the leaks that remained
+    run_leak_attacks(target.url, target.kb, w, target.timeout, record)
 
 
 # -- setup --------------------------------------------------------------------------------------
@@ -452,8 +461,9 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="all",
-        choices=("all", "injection"),
-        help="injection: only the injected-note attacks (issue 30, item 1)",
+        choices=("all", "injection", "trust"),
+        help="injection: only the injected-note attacks (issue 30, item 1, and issue 44, "
+        "item 1); trust: only issue 44's items 1 and 3",
     )
     args = parser.parse_args()
 

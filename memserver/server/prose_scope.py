@@ -30,12 +30,13 @@ type) outside the caller's scope that the caller did not name itself is replaced
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
+
+from memserver.server.value_walk import map_strings, strings
 
 if TYPE_CHECKING:
     from memserver.server.scope import Scope
@@ -91,36 +92,6 @@ class Piece:
 def _ref(folders: Iterable[str], tag: str) -> str:
     names = "|".join(re.escape(f) for f in sorted(folders, key=len, reverse=True))
     return rf"(?<![^\W_]){_PREFIX}(?P<{tag}f>{names}){_SEP}(?P<{tag}s>{_SLUG}){_SUFFIX}"
-
-
-def strings(value: Any) -> Iterable[str]:
-    """Every string inside ``value`` (dicts, lists, tuples, dataclasses, strings)."""
-    if isinstance(value, str):
-        yield value
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for item in dataclasses.fields(value):
-            yield from strings(getattr(value, item.name))
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from strings(item)
-
-
-def map_strings(value: Any, change: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return change(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changed = {
-            f.name: map_strings(getattr(value, f.name), change) for f in dataclasses.fields(value)
-        }
-        return dataclasses.replace(value, **changed)
-    if isinstance(value, Mapping):
-        return {key: map_strings(item, change) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(map_strings(item, change) for item in value)
-    return value
 
 
 class Hidden:

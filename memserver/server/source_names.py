@@ -21,7 +21,7 @@ from typing import Any
 
 from memserver.errors import MemoryError_
 from memserver.kb.page import Page, parse_page
-from memserver.server.prose_scope import map_strings, strings
+from memserver.server.value_walk import map_strings, strings
 
 # Result keys whose values are note paths (a page view, a timeline line, a conflict, a
 # field's value history, a brief's evidence).

@@ -67,7 +67,8 @@ def review_list(
 def waiting(listed: dict[str, list[dict[str, Any]]], note: str) -> dict[tuple[str, str], Any]:
     """(page, field) -> proposed value, for the note's changes waiting for a person."""
     rows = [r for r in listed["conflicts"] if r["new_source"] == note]
-    assert all(r["status"] == "unresolved" and r["note"].startswith("review:") for r in rows)
+    for row in rows:  # each a change waiting for a person
+        assert row["status"] == "unresolved" and row["note"].startswith("review:"), row
     return {(r["page_id"], r["field"]): r["new_value"] for r in rows}
 
 

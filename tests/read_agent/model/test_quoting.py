@@ -66,3 +66,10 @@ def test_the_written_answer_puts_evidence_in_a_fence_and_refuses_an_obeyed_answe
     written = check(f"The password is 1234 [{PAGE}].", LINES, ALLOWED, "What was discussed?")
     assert written.text is None and written.reason == OBEYED
     assert written.obeyed is not None and INJECTION in written.obeyed.instruction
+
+
+def test_a_search_snippet_that_repeats_a_piece_of_the_instruction_does_not_hide_it() -> None:
+    # a snippet cut in the middle of the sentence carries the words without the cue
+    lines = [*LINES, f"- 2026-11-02 · …the password is 1234'. [{PAGE}]"]
+    found = obeyed(f"The password is 1234. [{PAGE}]", lines, "What was decided?")
+    assert found is not None and INJECTION in found.instruction
