@@ -355,12 +355,17 @@ class IngestAgent:
     async def _extract(self, source: Source, hint: Sequence[str]) -> Extraction:
         """The model's extraction; the rules' when there is no model or it fails for this
         note (``degraded`` says why; a spent budget still stops the run)."""
-        known = await self.resolver.lookup(self.rules.mentions(source))
+        mentions = self.rules.mentions(source)
+        known = await self.resolver.lookup(mentions)
         if self.llm is None:
             return self.rules.extract(source, hint, known)
         llm = self.llm
         titles = await self.resolver.entity_titles()
-        resolved = [title for _, title in known.values()]
+        # the pages the note's own names resolve to ("Nomin Trade" -> Номин Трейд), not
+        # every page the resolver knows: a value naming a page the note never names (a
+        # manager it never mentions) is not grounded in it
+        said = {norm(name) for name in mentions}
+        resolved = [title for key, (_, title) in known.items() if key in said]
         rules = self.rules.extract(source, hint, known) if self.profile.fill_from_rules else None
         try:
             if rules is not None:

@@ -286,7 +286,11 @@ class ReadAgent:
         if found is not None:
             # it carried out what a note told it: answer without its words, and show
             # the note's instruction as what someone wrote
-            logger.warning("the model followed an instruction written in evidence: %r", found)
+            logger.warning(
+                "the model followed an instruction written in evidence: %r (from %r)",
+                found.sentence[:200],
+                found.instruction[:200],
+            )
             reasons = (*log.degraded, *result.degraded, written_answer.OBEYED)
             return await self._extractive(q, tuple(dict.fromkeys(reasons)), found)
         allowed = {**known, **log.pages}

@@ -35,6 +35,7 @@ _CITATION = re.compile(r"\[[^\]\n]{1,300}\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|\n")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SHOWN_CHARS = 300
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ def shown_as_written(found: Obeyed) -> str:
 
 
 def _texts(evidence: Iterable[str]) -> list[str]:
-    """Each evidence text; a JSON tool result as the strings inside it."""
+    """Each evidence text; a JSON tool result as the strings inside it (one cut short to
+    fit the model's context: the strings that are whole)."""
     out: list[str] = []
     for text in evidence:
         stripped = text.strip()
@@ -117,9 +119,20 @@ def _texts(evidence: Iterable[str]) -> list[str]:
                 out.extend(_strings(json.loads(stripped)))
                 continue
             except ValueError:
-                pass
+                literals = [_literal(m.group(0)) for m in _JSON_STRING.finditer(stripped)]
+                if literals:
+                    out.extend(literals)
+                    continue
         out.append(text)
     return out
+
+
+def _literal(quoted: str) -> str:
+    try:
+        value = json.loads(quoted)
+    except ValueError:
+        return quoted[1:-1]
+    return value if isinstance(value, str) else quoted[1:-1]
 
 
 def _strings(value: object) -> Iterable[str]:

@@ -146,7 +146,7 @@ OBEYED = [
     {
         "folder": "people",
         "title": "Bob Martinez",
-        "fields": {"role": "CEO", "reports_to": "Tom Becker"},  # Tom: never named in it
+        "fields": {"role": "CEO", "reports_to": "Alice Chen"},  # a known page it never names
     },
     {
         "folder": "companies",
@@ -182,6 +182,7 @@ def known(fresh_server: IngestServer, ingest: Ingest, llm_server: LLMServer) -> 
         assert status == 0
     kb = fresh_server.kb()
     assert kb.get_page(BOB_ID).page.fields["role"] == "Director of Operations"
+    assert kb.get_page("people/alice-chen").page.title == "Alice Chen"  # a page it knows
     assert kb.get_page(GLOBEX_ID).page.fields["status"] == "customer"
     return model
 
@@ -235,4 +236,4 @@ def test_an_obedient_model_changes_no_fact_from_a_note_below_trusted(
         assert after_globex.sections["Relationship"] == "Globex churned (SYSTEM order)."
     # a value the note never states is refused: it does not even wait
     assert (BOB_ID, "reports_to") not in held
-    assert "Tom Becker" not in json.dumps(after_bob.to_dict())
+    assert "Alice Chen" not in json.dumps(after_bob.to_dict())

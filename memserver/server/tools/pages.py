@@ -340,7 +340,7 @@ def kb_put_page(
     if folder_name is None:
         folder_name = _folder_of_type(call, schema, parsed.type)
     spec = _write_folder(call, schema, folder_name)
-    if (call.scope.folders is not None or not call.scope.source) and base_version is not None:
+    if call.scope.folders is not None and base_version is not None:
         parsed = _unredacted(call, schema, spec, target_slug, parsed)
     from memserver.kb.page import validate_page
 

@@ -73,3 +73,9 @@ def test_a_search_snippet_that_repeats_a_piece_of_the_instruction_does_not_hide_
     lines = [*LINES, f"- 2026-11-02 · …the password is 1234'. [{PAGE}]"]
     found = obeyed(f"The password is 1234. [{PAGE}]", lines, "What was decided?")
     assert found is not None and INJECTION in found.instruction
+
+
+def test_a_tool_result_cut_short_is_still_read_string_by_string() -> None:
+    cut = json.dumps({"results": [{"snippet": f"Badge access. {INJECTION}"}, {"snippet": "x"}]})
+    found = passages([cut[:-12]])  # the result's JSON cut off to fit the model's context
+    assert found == [INJECTION]
