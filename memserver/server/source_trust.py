@@ -126,7 +126,11 @@ def _notes(source: str | None, page: Page, stored: Page | None) -> list[str]:
         before = {rule_key(s) for s in _cited(stored)}
     named = [source] if source and source.strip() else []
     added = [s for s in _cited(page) if rule_key(s) not in before]
-    return list(dict.fromkeys(rule_key(n) for n in [*named, *added] if rule_key(n)))
+    notes: dict[str, str] = {}  # one per note however it is spelled; as the note names it
+    for name in (n.strip().removeprefix("source/") for n in [*named, *added]):
+        if rule_key(name):
+            notes.setdefault(rule_key(name), name)
+    return list(notes.values())
 
 
 def _cited(page: Page) -> list[str]:
