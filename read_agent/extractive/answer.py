@@ -34,6 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memserver.kb.lifecycle import DRAFT_VALUES, REVERSAL_VALUES, lifecycle_field
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import STOPWORDS, normalize_name, words
 from read_agent.extractive.brief_reply import (
@@ -70,7 +71,11 @@ from read_agent.extractive.reply import (
 from read_agent.tools.citations import CitedPage, normalize_id
 
 DISPUTED = "The sources disagree: "
-REPLACED = frozenset({"reversed", "superseded"})  # a decision's status once replaced
+REPLACED = REVERSAL_VALUES  # a decision's status once replaced
+# A decision nobody accepted yet (one a note below trusted proposed waits for a person,
+# memserver.kb.trust_gate) does not hold either.
+NOT_HOLDING = REPLACED | frozenset(DRAFT_VALUES)
+LEAD_READS = 3  # candidates for the lead whose page is read to see whether it holds
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LATER_READ = 6  # pages dated after a first page read for what they say about it
 # "when did you first learn / hear of it": when the memory learned it, not a list's order
@@ -534,16 +539,23 @@ class Extractive(CompanyAnswers):
             disputed = _disagreement([p for (_, c), p in scored if c >= top_cover - 1e-9])
             if disputed is not None:
                 return Reply(disputed, [p.line() for p in best])
+        # a decision a newer one reversed is history, and one still proposed is not
+        # decided: what holds leads (the decisions that could lead are read to know)
+        leading = [p.page for (_, c), p in scored if c >= 0.5 and p.page]
+        for page_id in list(dict.fromkeys(leading))[:LEAD_READS]:
+            if self.is_decision(page_id):
+                await self.page(page_id)
         if reading.wants == "amount":
             # A figure answers "what price ...": the best piece that gives one leads, if it
             # holds at least half the question's words ("Үнэ: нэг хүргэлтэд 900 төгрөг").
             priced = [(c, p) for (_, c), p in scored if c >= 0.5 and AMOUNT.search(p.text)]
-            # the fullest first, then the newest: the figure agreed last holds
-            priced.sort(key=lambda cp: (-cp[0], newest_first(cp[1].date or "")))
+            # the fullest first, then what holds, then the newest: the figure agreed last
+            priced.sort(
+                key=lambda cp: (-cp[0], self._replaced(cp[1].page), newest_first(cp[1].date or ""))
+            )
             ranked = [p for _, p in priced]
             full = [p for p in ranked if p in full] or ranked[:1] or full
         if full:
-            # a decision a newer one reversed is history, not what holds: it comes after
             full.sort(key=lambda p: self._replaced(p.page))
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
@@ -582,10 +594,16 @@ class Extractive(CompanyAnswers):
 
     # -- helpers
 
+    def is_decision(self, page_id: str) -> bool:
+        """The page is in a folder whose pages a lifecycle field can end (decisions)."""
+        spec = self.folder(page_id.split("/", 1)[0])
+        return spec is not None and lifecycle_field(spec) is not None
+
     def _replaced(self, page_id: str) -> bool:
-        """The page is a decision a newer one reversed or superseded."""
+        """The page is a decision a newer one reversed or superseded, or one still
+        proposed (waiting for a person)."""
         fields = (self.pages.get(page_id) or {}).get("fields") or {}
-        return bool(fields.get("superseded_by")) or fields.get("status") in REPLACED
+        return bool(fields.get("superseded_by")) or fields.get("status") in NOT_HOLDING
 
     def _notes(self, result: Mapping[str, Any]) -> list[str]:
         reasons = [*self.log.degraded, *(result.get("degraded") or ())]

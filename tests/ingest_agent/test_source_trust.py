@@ -237,3 +237,27 @@ def test_an_obedient_model_changes_no_fact_from_a_note_below_trusted(
     # a value the note never states is refused: it does not even wait
     assert (BOB_ID, "reports_to") not in held
     assert "Alice Chen" not in json.dumps(after_bob.to_dict())
+
+
+def test_a_reversal_that_waits_is_not_what_the_read_agent_answers(
+    decided: IngestServer, ingest: Ingest
+) -> None:
+    """The accepted decision still holds: the one a #random note proposed comes after it."""
+    import anyio
+
+    from memserver.clients.mcp import open_http
+    from read_agent.agent import ReadAgent
+
+    note = "slack/random/2026-11-01.md"
+    write(decided, note, REVERSAL)
+    status, _ = ingest(decided, "--file", note)
+    assert status == 0
+
+    async def ask() -> str:
+        with anyio.fail_after(60):
+            async with open_http(decided.url, decided.write_token, timeout=30) as memory:
+                answer = await ReadAgent(memory, None).ask("What is our current pricing?")
+        return answer.text
+
+    first = anyio.run(ask).splitlines()[0]
+    assert USAGE in first and "Per-seat pricing is back" not in first, first
