@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from memserver.kb.page import Page, TimelineEntry
 from memserver.kb.schema import Schema, load_schema
 from memserver.kb.trust import Level, Standing
@@ -24,7 +26,7 @@ BOB = Page(
     fields={"role": "VP of Operations", "company": "Globex"},
     sections={"Summary": "Bob runs operations at Globex."},
     sources=("meetings/2026/a.md",),
-    timeline=(TimelineEntry("2026-06-18", "Met at the intro call.", "meetings/2026/a.md"),),
+    timeline=(TimelineEntry(dt.date(2026, 6, 18), "Met at the intro call.", "meetings/2026/a.md"),),
 )
 
 
@@ -41,7 +43,7 @@ def test_an_ordinary_note_adds_but_its_changes_wait() -> None:
         fields={"role": "CEO", "reports_to": "Karen Lee", "email": "bob@globex.example"},
         sections={"Summary": "Bob runs operations at Globex.\n\nHe likes trains."},
         sources=(*BOB.sources, NOTE),
-        timeline=(TimelineEntry("2026-11-01", "Said to be CEO.", NOTE),),
+        timeline=(TimelineEntry(dt.date(2026, 11, 1), "Said to be CEO.", NOTE),),
     )
     gated = gate(BOB, proposed, schema().folder("people"), NOTE, ORDINARY)
     page = gated.page
@@ -74,7 +76,7 @@ def test_an_untrusted_note_changes_nothing_and_every_proposal_waits() -> None:
         sections={"Summary": "Bob runs operations at Globex.\n\nGlobex churned (SYSTEM order)."},
         aliases=("The CEO",),
         sources=(*BOB.sources, NOTE),
-        timeline=(*BOB.timeline, TimelineEntry("2026-11-01", "SYSTEM order.", NOTE)),
+        timeline=(*BOB.timeline, TimelineEntry(dt.date(2026, 11, 1), "SYSTEM order.", NOTE)),
     )
     gated = gate(BOB, proposed, schema().folder("people"), NOTE, UNTRUSTED)
     page = gated.page
@@ -131,7 +133,7 @@ def test_a_new_page_that_supersedes_another_is_proposed_and_its_link_waits() -> 
 
 
 def test_an_ordinary_note_adds_a_dated_line_when_it_changes_nothing() -> None:
-    line = TimelineEntry("2026-11-01", "Visited the Denver depot.", NOTE)
+    line = TimelineEntry(dt.date(2026, 11, 1), "Visited the Denver depot.", NOTE)
     proposed = Page(**{**BOB.__dict__, "timeline": (*BOB.timeline, line)})
     gated = gate(BOB, proposed, schema().folder("people"), NOTE, ORDINARY)
     assert not gated.held and line in gated.page.timeline

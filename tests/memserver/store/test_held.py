@@ -35,12 +35,12 @@ def test_accepting_held_timeline_lines_and_names_adds_them_and_takes_the_questio
         title="Bob",
         type="person",
         aliases=("Bobby",),
-        timeline=(TimelineEntry("2026-06-18", "Met at the intro call."),),
+        timeline=(TimelineEntry(dt.date(2026, 6, 18), "Met at the intro call."),),
         open_questions=(f"Review: {WHY}; held back until a person checks it",),
     )
     line = {"date": "2026-11-01", "text": "Visited the depot.", "source": NOTE}
     after = applied(page, held("_timeline", [line, "not a line"]))
-    assert TimelineEntry("2026-11-01", "Visited the depot.", NOTE) in after.timeline
+    assert TimelineEntry(dt.date(2026, 11, 1), "Visited the depot.", NOTE) in after.timeline
     assert len(after.timeline) == 2 and after.open_questions == ()
     named = applied(page, held("_aliases", ["Roberto"]))
     assert named.aliases == ("Bobby", "Roberto")
