@@ -3,13 +3,16 @@
 Starts ``memserver serve`` and ``read-agent serve`` (subprocesses, 127.0.0.1) on a copy
 of example_kb with the local embedder (the stalls this guards against came from
 embedding), ingests it with the rules extractor, then runs each attack of the hardening
-issue (items 6-12) and of the trust issue (30: item 1, an injected note and a model that
-obeys it, ``bench.hostile_injection``; items 2 and 5-8, ``bench.hostile_trust``) and of
-the limits issue (44: items 2, 4, 5 and 6, printed as item 44 with their section,
-``bench.hostile_limits``, ``bench.hostile_files``, ``bench.hostile_crash``,
-``bench.hostile_outage``) in turn, every one bounded by ``--attack-timeout`` (the crash
-and outage ones, on systems of their own, by 30 minutes; ``--only injection``: item 1
-alone, ``--only limits``: issue 44's alone). An
+issue (items 6-12), of the trust issue (30: item 1, an injected note and a model that
+obeys it, ``bench.hostile_injection``; items 2 and 5-8, ``bench.hostile_trust``), of
+trust's second round (44: item 1, the server's write gate with and without a model and
+the read agent with a model that obeys a note, ``bench.hostile_injection``; item 3, the
+leaks, ``bench.hostile_trust``) and of the limits issue (44: items 2, 4, 5 and 6, printed
+as item 44 with their section, ``bench.hostile_limits``, ``bench.hostile_files``,
+``bench.hostile_crash``, ``bench.hostile_outage``) in turn, every one bounded by
+``--attack-timeout`` (the crash and outage ones, on systems of their own, by 30 minutes;
+``--only injection``: item 1 alone, ``--only trust``: issue 44's items 1 and 3,
+``--only limits``: issue 44's items 2, 4, 5 and 6). An
 honest client asks ``kb_query`` over its own MCP session, paced, in a thread. Printed:
 per attack its outcome (HTTP status or the first words of the error) and how long the
 answer took; the server's RSS before, at its peak and after; the honest query's p50 and
@@ -18,6 +21,7 @@ p95 while idle (measured first, in the same run) and during the attacks, and the
     nice -n 10 .venv/bin/python -m bench.bench_hostile
     nice -n 10 .venv/bin/python -m bench.bench_hostile --port 9717 --agent-port 9718 --json
     nice -n 10 .venv/bin/python -m bench.bench_hostile --only injection
+    nice -n 10 .venv/bin/python -m bench.bench_hostile --only trust
 
 Goals (the issue's): every attack answered in under 2 s with a clear error, RSS growth
 under 100 MB, honest p95 during attacks / idle p95 <= 1.5.
@@ -49,10 +53,14 @@ import psutil
 from bench.common import create_token, free_port, percentile, stop_process, wait_ready
 from bench.hostile_crash import run_crash_attacks
 from bench.hostile_files import run_file_attacks
-from bench.hostile_injection import run_injection_attacks
+from bench.hostile_injection import (
+    run_gate_attacks,
+    run_injection_attacks,
+    run_read_agent_attack,
+)
 from bench.hostile_limits import run_limit_attacks
 from bench.hostile_outage import run_outage_attacks
-from bench.hostile_trust import run_trust_attacks
+from bench.hostile_trust import run_leak_attacks, run_trust_attacks
 from memserver.clients.mcp import open_http
 from memserver.errors import MemoryError_
 from tests.fixtures.hostile import ALIAS_BOMB, MCP_HEADERS, MCP_INITIALIZE
@@ -192,16 +200,21 @@ def run_attacks(target: Target, only: str = "all") -> None:
     if only == "limits":
         run_issue44_limits(target)
         return
+    config = target.kb.parent / "config.yaml"
 
+    def record(item: int, name: str, run: Callable[[], Awaitable[str]]) -> None:
+        timed(target, item, name, run)
+
+    if only == "trust":  # issue 44, items 1 and 3 alone
+        run_gate_attacks(target.url, config, target.kb, w, target.timeout, record)
+        run_read_agent_attack(target.url, target.kb, config, target.timeout, record)
+        run_leak_attacks(target.url, target.kb, w, target.timeout, record)
+        return
     # issue 30 (trust), item 1: an injected note, a model that obeys it
-    run_injection_attacks(
-        target.url,
-        target.kb.parent / "config.yaml",
-        target.kb,
-        w,
-        target.timeout,
-        lambda item, name, run: timed(target, item, name, run),
-    )
+    run_injection_attacks(target.url, config, target.kb, w, target.timeout, record)
+    # issue 44, item 1: the write gate, with and without a model; the read agent
+    run_gate_attacks(target.url, config, target.kb, w, target.timeout, record)
+    run_read_agent_attack(target.url, target.kb, config, target.timeout, record)
     if only == "injection":
         return
 
@@ -408,14 +421,11 @@ def run_attacks(target: Target, only: str = "all") -> None:
         {"id": "people/bob-martinez", "version": 10**20},
     )
 
+    # issue 44, item 3: the leaks that remained (before item 5's wrong sign-ins, which
+    # lock this address out of the console for a while)
+    run_leak_attacks(target.url, target.kb, w, target.timeout, record)
     # issue 30 (trust): items 2, 6, 7, 5 and 8
-    run_trust_attacks(
-        target.url,
-        target.kb,
-        w,
-        target.timeout,
-        lambda item, name, run: timed(target, item, name, run),
-    )
+    run_trust_attacks(target.url, target.kb, w, target.timeout, record)
     run_issue44_limits(target)
 
 
@@ -487,9 +497,10 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="all",
-        choices=("all", "injection", "limits"),
-        help="injection: only the injected-note attacks (issue 30, item 1); limits: only "
-        "issue 44's items 2, 4, 5 and 6",
+        choices=("all", "injection", "trust", "limits"),
+        help="injection: only the injected-note attacks (issue 30, item 1, and issue 44, "
+        "item 1); trust: only issue 44's items 1 and 3; limits: only issue 44's items 2, "
+        "4, 5 and 6",
     )
     args = parser.parse_args()
 

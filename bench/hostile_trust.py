@@ -10,6 +10,7 @@ sessions per token, a symlink loop read by 40 racing calls is a clear error, and
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -209,4 +211,131 @@ def run_trust_attacks(url: str, kb: Path, writer: str, timeout: float, timed: Ti
     big.unlink()
 
 
-__all__ = ["run_trust_attacks"]
+async def _sign_in(client: httpx2.AsyncClient, secret: str) -> httpx2.Response:
+    form = await client.get("/ui/login")
+    nonce = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    return await client.post(
+        "/ui/login", data={"csrf": nonce.group(1) if nonce else "", "token": secret}
+    )
+
+
+def run_leak_attacks(url: str, kb: Path, writer: str, timeout: float, timed: Timed) -> None:
+    """Issue 44, item 3: the leaks that remained, each read by a ``people,meetings`` token."""
+    from urllib.parse import quote
+
+    from memserver.server.source_names import label
+
+    tag = uuid.uuid4().hex[:6]
+    command = _cli(kb)
+    reader = create_token(command, f"bench-leaks-{tag}", "people,meetings")
+    old, new = f"Lease the Harbor warehouse {tag}", f"Harbor depot contract {tag}"
+    missing = f"Lease the Harbor silo {tag}"
+    slug = f"2026-11-18-лизинг-харбор-{tag}"
+    note = f"decisions/2026-11-03-harbor-lease-{tag}.md"
+
+    async def session(secret: str, body: Callable[[MemoryClient], Awaitable[Any]]) -> Any:
+        async with open_http(f"{url}/mcp", secret, timeout=timeout) as memory:
+            return await body(memory)
+
+    async def seed(memory: MemoryClient) -> str:
+        did = f"decisions/{slug}"
+        await memory.call(
+            "kb_put_page",
+            {
+                "id": did,
+                "page": {
+                    "title": old,
+                    "fields": {"date": "2026-11-18", "status": "accepted"},
+                    "sources": [note],
+                },
+            },
+        )
+        person = await memory.call(
+            "kb_put_page",
+            {
+                "folder": "people",
+                "page": {
+                    "title": f"Quinn Harbor {tag}",
+                    "sources": [note],
+                    "sections": {
+                        "Summary": f"Pushed for [[{old}]] in {did}.",
+                        "Role": f"Still talks about {old} every week.",
+                    },
+                    "timeline": [{"date": "2026-11-18", "text": "Argued.", "source": note}],
+                    "open_questions": [
+                        f"Console: /ui/page/decisions/{quote(slug)}",
+                        f"Windows: knowledge\\decisions\\{slug}.md",
+                        f"Full width: decisions／{slug}",
+                        f"Slug alone: {slug}",
+                    ],
+                },
+            },
+        )
+        view = await memory.call("kb_get_page", {"id": did})
+        page = {k: view[k] for k in ("fields", "sections", "sources")}
+        await memory.call(
+            "kb_put_page",
+            {"id": did, "page": {**page, "title": new}, "base_version": view["version"]},
+        )
+        return str(person["id"])
+
+    person = anyio.run(session, writer, seed)
+    forms = {
+        "id": f"decisions/{slug}",
+        "slug": slug,
+        "percent-encoded slug": quote(slug),
+        "old title": old,
+        "new title": new,
+        "note path": "harbor-lease",
+    }
+
+    async def echoes(memory: MemoryClient) -> str:
+        said: dict[str, list[str]] = {}
+        for name in (old, new, missing):
+            brief = await memory.call("kb_brief", {"question": f"[[{name}]]"})
+            query = await memory.call("kb_query", {"question": f"[[{name}]]"})
+            resolve = await memory.call("kb_resolve", {"name": name})
+            texts = [brief["question"], brief["text"].splitlines()[0], query["question"]]
+            said[name] = [t.replace(name, "NAME") for t in (*texts, resolve["name"])]
+        same = said[old] == said[new] == said[missing]
+        return (
+            f"{'ok' if same else 'FAILED'}: kb_brief, kb_query, kb_resolve echo a hidden "
+            f"page's title and a missing one {'alike' if same else 'DIFFERENTLY'}: {said[old]}"
+        )
+
+    timed(3, "44: existence oracle (kb_query/brief/resolve)", lambda: session(reader, echoes))
+
+    async def searched_for() -> str:
+        shown = []
+        async with httpx2.AsyncClient(base_url=url, timeout=30) as client:
+            signed = await _sign_in(client, reader)
+            for name in (old, missing):
+                page = await client.get("/ui/", params={"q": f"[[{name}]]"})
+                found = re.search(r"searched for “([^”]*)”", page.text)
+                shown.append(html.unescape(found.group(1)).replace(name, "NAME") if found else None)
+        same = shown[0] == shown[1] is not None
+        return (
+            f"{'ok' if same else 'FAILED'}: sign-in HTTP {signed.status_code}; the console "
+            f"searched for {shown[0]!r} and {shown[1]!r}"
+        )
+
+    timed(3, "44: existence oracle (console searched for)", searched_for)
+
+    async def read_forms(memory: MemoryClient) -> str:
+        page = await memory.call("kb_get_page", {"id": person})
+        history = await memory.call("kb_history", {"id": person, "version": 1})
+        found = await memory.call("kb_query", {"question": f"Quinn Harbor {tag}"})
+        text = json.dumps([page, history, found], ensure_ascii=False)
+        leaks = [name for name, form in forms.items() if re.search(re.escape(form), text, re.I)]
+        labelled = page["sources"] == [label(note)]
+        return (
+            f"{'FAILED: LEAKED ' + str(leaks) if leaks else 'ok: none'} of "
+            f"{len(forms)} forms (percent-encoded URL, backslash, full-width ／, slug alone, "
+            f"renamed title now and in history, note path) in kb_get_page, kb_history, "
+            f"kb_query; sources shown as {page['sources']} ({'labels' if labelled else 'PATHS'})"
+        )
+
+    timed(3, "44: hidden page forms, note paths", lambda: session(reader, read_forms))
+
+
+__all__ = ["run_leak_attacks", "run_trust_attacks"]

@@ -46,7 +46,13 @@ from mcp_types import REQUEST_TIMEOUT
 from ingest_agent.errors import ServerSetupError, ServerUnavailable, SourceFailed
 from ingest_agent.extract.rules import RulesExtractor
 from ingest_agent.llm.review import ReviewPolicy, review_reason
-from ingest_agent.memory import Memory, is_unavailable, is_validation, is_version_conflict
+from ingest_agent.memory import (
+    WRITING_FOR,
+    Memory,
+    is_unavailable,
+    is_validation,
+    is_version_conflict,
+)
 from ingest_agent.names import norm
 from ingest_agent.pages.drafts import (
     Work,
@@ -262,9 +268,11 @@ class IngestAgent:
         tool_calls = self.memory.calls
         model_seconds = self.llm.model_seconds if self.llm is not None else 0.0
         self._degraded = {}
+        writing = WRITING_FOR.set(path)
         try:
             source = await self.memory.read(path)
             outcome.path = source.path
+            WRITING_FOR.set(source.path)
             source = self._redacted(source)
             hint = await self.memory.route(source.content) if self._wants_hint(source) else ()
             extraction = await self._extract(source, hint)
@@ -310,6 +318,7 @@ class IngestAgent:
             if not self.dry_run:
                 await self._mark_failed(outcome.path, reason)
         finally:
+            WRITING_FOR.reset(writing)
             outcome.llm_calls = self.budget.calls - calls
             outcome.tokens = self.budget.used - tokens
             outcome.seconds = time.perf_counter() - started
@@ -346,12 +355,17 @@ class IngestAgent:
     async def _extract(self, source: Source, hint: Sequence[str]) -> Extraction:
         """The model's extraction; the rules' when there is no model or it fails for this
         note (``degraded`` says why; a spent budget still stops the run)."""
-        known = await self.resolver.lookup(self.rules.mentions(source))
+        mentions = self.rules.mentions(source)
+        known = await self.resolver.lookup(mentions)
         if self.llm is None:
             return self.rules.extract(source, hint, known)
         llm = self.llm
         titles = await self.resolver.entity_titles()
-        resolved = [title for _, title in known.values()]
+        # the pages the note's own names resolve to ("Nomin Trade" -> Номин Трейд), not
+        # every page the resolver knows: a value naming a page the note never names (a
+        # manager it never mentions) is not grounded in it
+        said = {norm(name) for name in mentions}
+        resolved = [title for key, (_, title) in known.items() if key in said]
         rules = self.rules.extract(source, hint, known) if self.profile.fill_from_rules else None
         try:
             if rules is not None:

@@ -19,6 +19,7 @@ import logging
 import os
 import socket
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,10 @@ from memserver.kb.schema import Schema, schema_from_view
 log = logging.getLogger(__name__)
 
 LIST_PAGE = 500
+# The note the agent is ingesting (set per source, in its own task): every page write
+# names it (``kb_put_page``'s ``source``), so the server weighs the write by that note's
+# trust, even when the note is already one of the page's sources.
+WRITING_FOR: ContextVar[str | None] = ContextVar("writing_for", default=None)
 READ_ATTEMPTS = 3  # a source edited while its pages are read is read again, this often
 
 
@@ -407,7 +412,14 @@ class Memory:
             args["conflicts"] = list(conflicts)
         if review and self.accepts("kb_put_page", "review"):
             args["review"] = review
+        note = WRITING_FOR.get()
+        if note and self.accepts("kb_put_page", "source"):
+            args["source"] = note
         result = await self.call("kb_put_page", args)
+        if result.get("held"):
+            log.info(
+                "%s: %d change(s) wait for a person's review", result["id"], len(result["held"])
+            )
         self.remember(result["id"], page)
         return str(result["id"]), int(result["version"])
 

@@ -14,8 +14,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest_agent.names import norm
+from memserver.kb.lifecycle import (
+    REVERSAL_VALUES,
+    SUPERSEDE_VERBS,
+    lifecycle_field,
+    supersede_fields,
+)
 from memserver.kb.page import Page
 from memserver.kb.schema import FieldSpec, FolderSpec
+
+__all__ = [
+    "REVERSAL_VALUES",
+    "SUPERSEDE_VERBS",
+    "lifecycle_field",
+    "supersede_fields",
+]
 
 
 @dataclass(frozen=True)
@@ -184,26 +197,7 @@ def link_names(value: Any) -> list[str]:
 
 
 # --- decisions: the fields that say a page was superseded or reversed ---------------------
-
-SUPERSEDE_VERBS = frozenset({"supersedes", "reverses", "replaces", "superseded_by"})
-REVERSAL_VALUES = frozenset({"reversed", "superseded"})
-
-
-def supersede_fields(folder: FolderSpec) -> list[FieldSpec]:
-    """Link fields from a page to another page of its own folder that supersede it."""
-    return [
-        f
-        for f in folder.fields
-        if f.is_link and f.folder == folder.name and (f.verb or f.name) in SUPERSEDE_VERBS
-    ]
-
-
-def lifecycle_field(folder: FolderSpec) -> FieldSpec | None:
-    """The enum field that says whether a page still holds (``reversed``, ``superseded``)."""
-    for spec in folder.fields:
-        if spec.type == "enum" and REVERSAL_VALUES & set(spec.values):
-            return spec
-    return None
+# (read from the schema in memserver.kb.lifecycle, which the server's write gate shares)
 
 
 # --- corrections: an amended decision, a revised root cause -------------------------------

@@ -65,10 +65,10 @@ from ingest_agent.records import (
     supersede_fields,
 )
 from memserver.kb.frontmatter import read_frontmatter
+from memserver.kb.lifecycle import draft_value
 from memserver.kb.page import Page
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 
-DRAFT_VALUES = ("proposed", "draft")
 REVIEW_PREFIX = "Review: "
 # (field, value kept, value proposed, what is proposed): one change held back.
 _Held = tuple[str, Any, Any, str]
@@ -85,12 +85,6 @@ _GENERIC_KEYS = frozenset({"title", "date", "aliases", "sources", "tags", "autho
 
 def _status_why(life: FieldSpec, value: Any) -> str:
     return f"that its {life.name} is now {value}"
-
-
-def draft_value(spec: FieldSpec | None) -> str | None:
-    if spec is None:
-        return None
-    return next((v for v in DRAFT_VALUES if v in spec.values), None)
 
 
 class ReviewPolicy:

@@ -160,6 +160,12 @@ def write_pages(
                 for p, version in pages
             ],
         )
+        # every title a page has had (redaction hides a renamed page by its old one too)
+        cur.executemany(
+            "INSERT INTO page_titles (page_id, folder, title, title_norm)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            [(p.id, p.folder.name, p.page.title, p.page.title.lower()) for p, _ in pages],
+        )
         if existing:
             for table in ("page_aliases", "chunks", "timeline_entries"):
                 key = "page_id"

@@ -31,6 +31,7 @@ from memserver.kb.schema_model import (
     VerbPhrase,
     slug_placeholders,
 )
+from memserver.kb.trust import TrustRules
 from memserver.kb.yaml_limits import MAX_SCHEMA_CHARS, check_expansion, check_size
 
 
@@ -106,7 +107,10 @@ def schema_from_view(view: Mapping[str, Any]) -> Schema:
 def _build(data: dict[str, Any]) -> Schema:
     folders = tuple(_build_folder(f) for f in data["folders"])
     return Schema(
-        timezone=data.get("timezone") or "UTC", rules=data.get("rules") or "", folders=folders
+        timezone=data.get("timezone") or "UTC",
+        rules=data.get("rules") or "",
+        folders=folders,
+        trust=TrustRules.of(data.get("trust")),
     )
 
 

@@ -33,6 +33,8 @@ from memserver.kb.schema_model import (
     VerbPhrase,
     slug_placeholders,
 )
+from memserver.kb.trust import rule_key
+from memserver.kb.words import normalize_name
 
 
 def schema_problems(data: dict[str, Any], lines: YamlMarks) -> list[Problem]:
@@ -115,6 +117,43 @@ def _semantic_problems(data: dict[str, Any], lines: Mapping[Path_, int]) -> Iter
             )
     for index, folder in folders:
         yield from _check_folder(index, folder, names, lines)
+    trust = data.get("trust")
+    if isinstance(trust, dict):
+        yield from _check_trust(trust, lines)
+
+
+def _check_trust(trust: dict[str, Any], lines: Mapping[Path_, int]) -> Iterator[Problem]:
+    """Folder rules that name a place under source/ once each; author names with letters."""
+    sources = trust.get("sources")
+    seen: dict[str, str] = {}
+    for key in sources if isinstance(sources, dict) else ():
+        at: list[str | int] = ["trust", "sources", key]
+        folded = rule_key(str(key))
+        if ".." in folded.split("/") or not folded:
+            yield problem(
+                lines,
+                at,
+                f"{key!r} is not a folder under source/",
+                "write a folder path relative to source/, e.g. slack/random",
+            )
+        elif folded in seen:
+            yield problem(
+                lines,
+                at,
+                f"{key!r} names the same place as {seen[folded]!r}",
+                "keep one of them",
+            )
+        else:
+            seen[folded] = str(key)
+    authors = trust.get("authors")
+    for name in authors if isinstance(authors, dict) else ():
+        if not normalize_name(str(name)):
+            yield problem(
+                lines,
+                ["trust", "authors", name],
+                f"author {name!r} has no letters or digits",
+                "write the name as notes write it, e.g. Alex Kim",
+            )
 
 
 def _check_timezone(tz: str, lines: Mapping[Path_, int]) -> Iterator[Problem]:

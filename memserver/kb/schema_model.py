@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memserver.errors import NotFoundError
+from memserver.kb.trust import TrustRules
 
 FIELD_TYPES = ("string", "text", "date", "number", "bool", "enum", "list", "link", "links")
 LINK_TYPES = ("link", "links")
@@ -149,6 +150,8 @@ class Schema:
     timezone: str
     rules: str
     folders: tuple[FolderSpec, ...] = field(default=())
+    # how far each source is trusted (memserver.kb.trust); not shown to tokens
+    trust: TrustRules = field(default_factory=TrustRules)
 
     def folder(self, name: str) -> FolderSpec:
         for spec in self.folders:

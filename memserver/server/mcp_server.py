@@ -446,7 +446,7 @@ def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
         async def run_async(*args: Any, **kwargs: Any) -> Any:
             spec.access.require(toolbase.current().scope, spec.name)
             try:
-                return _in_scope(await fn(*args, **kwargs), spec)
+                return _in_scope(await fn(*args, **kwargs), spec, kwargs)
             except MemoryToolError:
                 raise
             except MemoryError_ as exc:
@@ -458,7 +458,7 @@ def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             spec.access.require(toolbase.current().scope, spec.name)
-            return _in_scope(fn(*args, **kwargs), spec)
+            return _in_scope(fn(*args, **kwargs), spec, kwargs)
         except MemoryToolError:
             raise
         except MemoryError_ as exc:
@@ -467,12 +467,14 @@ def _guarded(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
     return run
 
 
-def _in_scope(result: Any, spec: ToolSpec) -> Any:
-    """A read tool's result without references to pages the caller cannot see."""
+def _in_scope(result: Any, spec: ToolSpec, arguments: Mapping[str, Any]) -> Any:
+    """A read tool's result without references to pages the caller cannot see (its own
+    words, ``arguments``, echoed back as it wrote them)."""
     call = toolbase.current()
     if spec.access is not Access.READ:
         return result
-    return redact_for(result, call.scope, call.services)
+    said = json.dumps(arguments, ensure_ascii=False, default=str) if arguments else ""
+    return redact_for(result, call.scope, call.services, said)
 
 
 def _decode_json(value: Any, schema: Mapping[str, Any]) -> Any:

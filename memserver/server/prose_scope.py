@@ -30,11 +30,13 @@ type) outside the caller's scope that the caller did not name itself is replaced
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import unquote
+
+from memserver.server.value_walk import map_strings, strings
 
 if TYPE_CHECKING:
     from memserver.server.scope import Scope
@@ -44,11 +46,19 @@ REDACTED = "[redacted]"
 OTHER_FOLDER = "[a folder outside your scope]"
 
 # A slug is letters, digits and marks of any script joined by '-' (``slugify``): it stops
-# at whitespace, ASCII punctuation other than '-', dashes and quotes.
-_SLUG_CHAR = r"[^\s!-,./:-@\[-`{-~\u2013\u2014\u2018\u2019\u201c\u201d\u00ab\u00bb\u2026]"
+# at whitespace, ASCII punctuation other than '-', dashes, quotes and the full-width
+# slash; in a URL its letters may be percent-encoded (``%D0%BD``).
+_SLUG_CHAR = (
+    r"(?:%[0-9A-Fa-f]{2}"
+    r"|[^\s!-,./:-@\[-`{-~\u2013\u2014\u2018\u2019\u201c\u201d\u00ab\u00bb\u2026\uff0f])"
+)
 _SLUG = rf"{_SLUG_CHAR}+(?:-{_SLUG_CHAR}+)*"
+# A slug alone, without its folder, is only told from a word by its hyphens.
+_BARE_SLUG = rf"(?<![^\W_])(?<![/\\\uff0f%-])(?P<bs>{_SLUG_CHAR}+(?:-{_SLUG_CHAR}+)+)(?![^\W_])"
+# Between a folder and a slug: a slash, a backslash (a Windows path), a full-width slash.
+_SEP = r"[/\\\uff0f]"
 # How an id is written as a path or URL around it.
-_PREFIX = r"(?:(?:https?://[^\s/]+)?/ui/page/|(?:\.{1,2}/)+|/?knowledge/)?"
+_PREFIX = r"(?:(?:https?://[^\s/]+)?/ui/page/|(?:\.{1,2}[/\\])+|[/\\]?knowledge[/\\])?"
 _SUFFIX = r"(?:\.md)?(?:[#?][^\s()\[\]<>\"'`*|]+)?"
 _WRAP = r"`|\*{1,3}|_{1,3}"
 _NAME = r"[^\[\]|\n]{1,300}"
@@ -63,6 +73,12 @@ class PageLookup(Protocol):
         self, names: Collection[str], folders: Collection[str]
     ) -> Mapping[str, str]: ...
 
+    def former_titles(self, page_ids: Collection[str]) -> Mapping[str, Sequence[str]]: ...
+
+    def pages_slugged(
+        self, slugs: Collection[str], folders: Collection[str]
+    ) -> Mapping[str, str]: ...
+
 
 @dataclass(frozen=True)
 class Piece:
@@ -75,46 +91,30 @@ class Piece:
 
 def _ref(folders: Iterable[str], tag: str) -> str:
     names = "|".join(re.escape(f) for f in sorted(folders, key=len, reverse=True))
-    return rf"(?<![^\W_]){_PREFIX}(?P<{tag}f>{names})/(?P<{tag}s>{_SLUG}){_SUFFIX}"
-
-
-def strings(value: Any) -> Iterable[str]:
-    """Every string inside ``value`` (dicts, lists, tuples, dataclasses, strings)."""
-    if isinstance(value, str):
-        yield value
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for item in dataclasses.fields(value):
-            yield from strings(getattr(value, item.name))
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from strings(item)
-
-
-def map_strings(value: Any, change: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return change(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changed = {
-            f.name: map_strings(getattr(value, f.name), change) for f in dataclasses.fields(value)
-        }
-        return dataclasses.replace(value, **changed)
-    if isinstance(value, Mapping):
-        return {key: map_strings(item, change) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(map_strings(item, change) for item in value)
-    return value
+    return rf"(?<![^\W_]){_PREFIX}(?P<{tag}f>{names}){_SEP}(?P<{tag}s>{_SLUG}){_SUFFIX}"
 
 
 class Hidden:
     """The pages of hidden folders one value refers to, and how its texts hide them."""
 
-    def __init__(self, folders: Collection[str], pages: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        folders: Collection[str],
+        pages: Mapping[str, str],
+        former: Mapping[str, Sequence[str]] | None = None,
+        said: str = "",
+    ) -> None:
+        """``pages``: id -> title of the hidden pages referred to; ``former``: the titles
+        they had before a rename (hidden as well); ``said``: the caller's own words (a
+        title in them is not hidden: echoing it tells nothing, hiding it would tell the
+        page exists; the page's id still is)."""
         self.folders = frozenset(folders)
         self.pages = dict(pages)  # id -> title
-        self._titles = {t.casefold(): t for t in self.pages.values() if t.strip()}
+        spoken = said.casefold()
+        names = [*self.pages.values(), *(t for ts in (former or {}).values() for t in ts)]
+        self._titles = {t.casefold(): t for t in names if t.strip() and t.casefold() not in spoken}
+        slugs = (i.split("/", 1)[1] for i in self.pages)
+        self._slugs = {slug for slug in slugs if slug not in spoken}
         ref = _ref(self.folders, "r")
         flags = re.IGNORECASE
         self._forms: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | None]]] = [
@@ -124,6 +124,7 @@ class Hidden:
             (re.compile(rf"\[\[(?P<n>{_NAME})(?:\|(?P<w>[^\[\]\n]*))?\]\]"), self._named),
             (re.compile(rf"[ \t]?[\[(]{ref}[\])]", flags), self._none),
             (re.compile(rf"(?P<wrap>{_WRAP})?{ref}(?(wrap)(?P=wrap))", flags), self._none),
+            (re.compile(rf"(?P<wrap>{_WRAP})?{_BARE_SLUG}(?(wrap)(?P=wrap))", flags), self._bare),
         ]
         self._title_re = (
             re.compile(
@@ -146,19 +147,26 @@ class Hidden:
             return None
         ref = re.compile(_ref(folders, "r"), re.IGNORECASE)
         named = re.compile(rf"\[\[(?P<n>{_NAME})(?:\|[^\[\]\n]*)?\]\]")
+        bare = re.compile(_BARE_SLUG)
         ids: set[str] = set()
         names: set[str] = set()
+        slugs: set[str] = set()
         for text in strings(value):
             ids.update(_id(m) for m in ref.finditer(text))
             names.update(m.group("n").strip() for m in named.finditer(text))
+            slugs.update(unquote(m.group("bs")).lower() for m in bare.finditer(text))
         pages = dict(lookup.titles(ids)) if ids else {}
         names -= {n for n in names if ref.fullmatch(n)}
         if names:
             pages.update(lookup.pages_titled(names, folders))
-        if said:  # echoing them back tells nothing, and hiding them would tell they exist
+        if slugs:
+            pages.update(lookup.pages_slugged(slugs, folders))
+        if said:  # an id the caller wrote itself is not hidden from it
             words = said.lower()
-            pages = {i: t for i, t in pages.items() if i not in words and t.lower() not in words}
-        return cls(folders, pages) if pages else None
+            pages = {i: t for i, t in pages.items() if i not in words}
+        if not pages:
+            return None
+        return cls(folders, pages, lookup.former_titles(list(pages)), said)
 
     # -- one text ---------------------------------------------------------------------
 
@@ -204,6 +212,9 @@ class Hidden:
         words = match.group("w")
         return self._said(words) if words else ""
 
+    def _bare(self, match: re.Match[str]) -> str | None:
+        return "" if unquote(match.group("bs")).lower() in self._slugs else None
+
     def _named(self, match: re.Match[str]) -> str | None:
         if " ".join(match.group("n").split()).casefold() not in self._titles:
             return None
@@ -218,7 +229,7 @@ class Hidden:
 
 
 def _id(match: re.Match[str]) -> str:
-    return f"{match.group('rf').lower()}/{match.group('rs').lower()}"
+    return f"{match.group('rf').lower()}/{unquote(match.group('rs')).lower()}"
 
 
 class _Spans:
@@ -259,13 +270,21 @@ def redact_references(
     return value if hidden is None else hidden.value(value)
 
 
-def redact_for(value: Any, scope: Scope, services: Services) -> Any:
+def redact_for(value: Any, scope: Scope, services: Services, said: str = "") -> Any:
     """``value`` as ``scope`` may read it: the one redaction every way out uses (tool
-    results, error messages, the console's views)."""
+    results, error messages, the console's views); for a token that may not read the
+    notes, their paths as labels (``memserver.server.source_names``). ``said``: the caller's own words (its
+    question, the name it looks up): never redacted where they are echoed, so the echo
+    never tells whether a hidden page by that name exists; only what comes from pages
+    is."""
+    if not scope.source:  # note paths name their subjects: labels instead
+        from memserver.server.source_names import hide_paths
+
+        value = hide_paths(value)
     if scope.folders is None:
         return value
     hidden = [f for f in services.schema().folder_names if not scope.allows_folder(f)]
-    return redact_references(value, hidden, services.kb())
+    return redact_references(value, hidden, services.kb(), said)
 
 
 def scope_safe_message(message: str, hidden_names: Collection[str], said: str) -> str:

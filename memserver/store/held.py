@@ -1,10 +1,12 @@
-"""Applying or dropping a proposal the ingest agent held back for review.
+"""Applying or dropping a proposal held back for review.
 
-The agent (``ingest_agent/llm/review.py``) keeps a page's accepted content, adds the Open
-Question ``Review: <source> proposes <why>; held back until a person checks it`` and
-records the proposed value in an ``unresolved`` conflicts row whose note is
-``review: <source> proposes <why>`` (``field``: the field name, or ``## <Section>`` for a
-section). Accepting sets that field or replaces that section's text; both accepting and
+The ingest agent (``ingest_agent/llm/review.py``) and the server's write gate
+(``memserver.kb.trust_gate``) keep a page's content, add the Open Question
+``Review: <source> proposes <why>; held back until a person checks it`` and record the
+proposed value in an ``unresolved`` conflicts row whose note is
+``review: <source> proposes <why>`` (``field``: the field name, ``## <Section>`` for a
+section, ``_timeline`` for dated lines, ``_aliases`` for names). Accepting sets that
+field, replaces that section's text or adds the lines or names; both accepting and
 rejecting take the Open Question off the page (unless another held row still needs it).
 Only pure page arithmetic lives here; the callers write through the guarded put.
 """
@@ -16,11 +18,15 @@ from collections.abc import Collection
 
 from memserver.errors import UserError
 from memserver.kb.page import Page
+from memserver.kb.page_model import TimelineEntry, add_timeline_entries
 from memserver.store.reviews import Conflict
 
 NOTE_PREFIX = "review: "
 QUESTION_PREFIX = "Review: "  # the ingest agent's Open Question (ingest_agent/llm/review.py)
 SECTION_PREFIX = "## "
+# What the server's write gate holds besides fields and sections (memserver.kb.trust_gate).
+TIMELINE_FIELD = "_timeline"
+ALIASES_FIELD = "_aliases"
 
 
 def is_held(conflict: Conflict) -> bool:
@@ -59,6 +65,12 @@ def applied(page: Page, conflict: Conflict, shared: Collection[str] = ()) -> Pag
         else:
             sections[name] = str(conflict.new_value)
         page = dataclasses.replace(page, sections=sections)
+    elif field == TIMELINE_FIELD:  # dated lines the server's write gate held
+        entries = [_entry(e) for e in conflict.new_value or ()]
+        page = add_timeline_entries(page, [e for e in entries if e is not None])
+    elif field == ALIASES_FIELD:
+        added = [str(a) for a in conflict.new_value or ()]
+        page = dataclasses.replace(page, aliases=(*page.aliases, *added))
     elif field.startswith("_"):
         raise UserError(
             f"the held change {conflict.id} proposes a whole page ({field}), not one value",
@@ -82,3 +94,13 @@ def without_question(page: Page, conflict: Conflict, shared: Collection[str] = (
     start = question_of(conflict)
     questions = tuple(q for q in page.open_questions if not q.startswith(start))
     return dataclasses.replace(page, open_questions=questions)
+
+
+def _entry(value: object) -> TimelineEntry | None:
+    """A held timeline line ({date, text, source}) back as an entry (None: not one)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        return TimelineEntry(value["date"], str(value.get("text") or ""), value.get("source"))
+    except (KeyError, UserError):
+        return None

@@ -95,14 +95,43 @@ class PageReads:
         return {str(page_id): str(title) for page_id, title in rows}
 
     def pages_titled(self, names: Collection[str], folders: Collection[str]) -> dict[str, str]:
-        """``{id: title}`` of the pages of ``folders`` titled one of ``names`` (any case;
-        for redacting ``[[Title]]`` links)."""
+        """``{id: title}`` of the pages of ``folders`` titled one of ``names`` now or
+        before a rename (any case; for redacting ``[[Title]]`` links)."""
         if not names or not folders:
             return {}
         with self.db.connection() as conn:
             rows = conn.execute(
-                "SELECT id, title FROM pages WHERE folder = ANY(%s) AND lower(title) = ANY(%s)",
+                "SELECT DISTINCT p.id, p.title FROM page_titles t JOIN pages p ON p.id = t.page_id"
+                " WHERE t.folder = ANY(%s) AND t.title_norm = ANY(%s)",
                 (list(folders), sorted({n.lower() for n in names})),
+            ).fetchall()
+        return {str(page_id): str(title) for page_id, title in rows}
+
+    def former_titles(self, page_ids: Collection[str]) -> dict[str, list[str]]:
+        """``{id: [titles]}``: the titles these pages had before a rename."""
+        if not page_ids:
+            return {}
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT t.page_id, t.title FROM page_titles t JOIN pages p ON p.id = t.page_id"
+                " WHERE t.page_id = ANY(%s) AND t.title_norm <> lower(p.title)"
+                " ORDER BY t.page_id, t.title",
+                (list(page_ids),),
+            ).fetchall()
+        found: dict[str, list[str]] = {}
+        for page_id, title in rows:
+            found.setdefault(str(page_id), []).append(str(title))
+        return found
+
+    def pages_slugged(self, slugs: Collection[str], folders: Collection[str]) -> dict[str, str]:
+        """``{id: title}`` of the pages of ``folders`` whose slug is one of ``slugs``
+        (for redacting a slug written without its folder)."""
+        if not slugs or not folders:
+            return {}
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, title FROM pages WHERE folder = ANY(%s) AND slug = ANY(%s)",
+                (list(folders), sorted({s.lower() for s in slugs})),
             ).fetchall()
         return {str(page_id): str(title) for page_id, title in rows}
 

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from memserver.kb.lifecycle import DRAFT_VALUES, REVERSAL_VALUES, lifecycle_field
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import STOPWORDS, normalize_name, words
 from read_agent.extractive.company_answer import PAGES_READ, CompanyAnswers, past_day
@@ -79,7 +80,11 @@ MEANT_RESULTS = 3  # times the usual results asked of the folder a question's wo
 SURE_NAMES = frozenset({"exact_slug", "exact_title", "alias_hit", "transliteration"})
 FUZZY_NAME = 0.7  # a fuzzy title match this close is the page the name means
 SAME_PERIOD_DAYS = 7  # figures this far apart or nearer are of one period
-REPLACED = frozenset({"reversed", "superseded"})  # a decision's status once replaced
+REPLACED = REVERSAL_VALUES  # a decision's status once replaced
+# A decision nobody accepted yet (one a note below trusted proposed waits for a person,
+# memserver.kb.trust_gate) does not hold either.
+NOT_HOLDING = REPLACED | frozenset(DRAFT_VALUES)
+LEAD_READS = 3  # candidates for the lead whose page is read to see whether it holds
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LEAD_CHARS = 200  # of a section's first item on the first line
 LATER_READ = 6  # pages dated after a first page read for what they say about it
@@ -550,16 +555,23 @@ class Extractive(CompanyAnswers):
             disputed = _disagreement(on_subject, self._about_subject(reading))
             if disputed is not None:
                 return Reply(disputed, [p.line() for p in best])
+        # a decision a newer one reversed is history, and one still proposed is not
+        # decided: what holds leads (the decisions that could lead are read to know)
+        leading = [p.page for (_, c), p in scored if c >= 0.5 and p.page]
+        for page_id in list(dict.fromkeys(leading))[:LEAD_READS]:
+            if self.is_decision(page_id):
+                await self.page(page_id)
         if reading.wants == "amount":
             # A figure answers "what price ...": the best piece that gives one leads, if it
             # holds at least half the question's words ("Үнэ: нэг хүргэлтэд 900 төгрөг").
             priced = [(c, p) for (_, c), p in scored if c >= 0.5 and AMOUNT.search(p.text)]
-            # the fullest first, then the newest: the figure agreed last holds
-            priced.sort(key=lambda cp: (-cp[0], newest_first(cp[1].date or "")))
+            # the fullest first, then what holds, then the newest: the figure agreed last
+            priced.sort(
+                key=lambda cp: (-cp[0], self._replaced(cp[1].page), newest_first(cp[1].date or ""))
+            )
             ranked = [p for _, p in priced]
             full = [p for p in ranked if p in full] or ranked[:1] or full
         if full:
-            # a decision a newer one reversed is history, not what holds: it comes after
             full.sort(key=lambda p: self._replaced(p.page))
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
@@ -643,10 +655,16 @@ class Extractive(CompanyAnswers):
 
         return about
 
+    def is_decision(self, page_id: str) -> bool:
+        """The page is in a folder whose pages a lifecycle field can end (decisions)."""
+        spec = self.folder(page_id.split("/", 1)[0])
+        return spec is not None and lifecycle_field(spec) is not None
+
     def _replaced(self, page_id: str) -> bool:
-        """The page is a decision a newer one reversed or superseded."""
+        """The page is a decision a newer one reversed or superseded, or one still
+        proposed (waiting for a person)."""
         fields = (self.pages.get(page_id) or {}).get("fields") or {}
-        return bool(fields.get("superseded_by")) or fields.get("status") in REPLACED
+        return bool(fields.get("superseded_by")) or fields.get("status") in NOT_HOLDING
 
     def _notes(self, result: Mapping[str, Any]) -> list[str]:
         reasons = [*self.log.degraded, *(result.get("degraded") or ())]

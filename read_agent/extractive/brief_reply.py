@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memserver.kb.glossary import other_language
+from memserver.kb.lifecycle import DRAFT_VALUES, REVERSAL_VALUES
 from memserver.kb.translit import same_name_across_scripts
 from memserver.kb.words import STOPWORDS, words
 from read_agent.extractive.evidence import INFERRED
@@ -41,7 +42,8 @@ EVIDENCE_LINES = 8
 ENOUGH_LINES = 3  # lines saying some of the question: then those saying none go
 VALUE_CHARS = 160
 QUOTE_CHARS = 240
-REPLACED = frozenset({"reversed", "superseded"})
+REPLACED = REVERSAL_VALUES
+NOT_HOLDING = REPLACED | frozenset(DRAFT_VALUES)  # a proposed decision is not decided yet
 SKIPPED_FIELDS = frozenset({"aliases", "sources", "type", "title"})
 
 
@@ -67,10 +69,11 @@ def brief_lines(
     subjects = [s for s in brief.get("subjects") or () if isinstance(s, Mapping)]
     kept = [s for s in subjects if not aside(s)] or subjects
     dropped = {str(s.get("id")) for s in subjects if s not in kept}
-    # what holds first: a decision a later one reversed or superseded after it
+    # what holds first: a decision a later one reversed or superseded, or one still
+    # proposed, after it
     kept.sort(
         key=lambda s: (
-            bool(s.get("superseded_by")) or s.get("status") in REPLACED,
+            bool(s.get("superseded_by")) or s.get("status") in NOT_HOLDING,
             bool(decisions) and s.get("folder") not in decisions,
             bool(events) and s.get("folder") not in events,
         )

@@ -20,6 +20,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from memserver.kb.lifecycle import DRAFT_VALUES
 from memserver.kb.words import normalize_name, words
 from read_agent.extractive.evidence import Evidence, from_page
 from read_agent.extractive.evidence import score as score_piece
@@ -142,8 +143,9 @@ class StateAt(Ranker):
     ) -> Mapping[str, Any] | None:
         """The page of the newest event that says the state on ``day``: not one about a
         company the question does not name ("what is our pricing?" is company-wide, a
-        customer's own price is not it), and not a decision a newer one on or before the
-        day replaced. None of them so: the newest event."""
+        customer's own price is not it), not a decision still proposed (waiting for a
+        person), and not a decision a newer one on or before the day replaced. None of
+        them so: the newest event."""
         decision = (
             {f.name for f in self.schema.folders if f.type == "decision"} if self.schema else set()
         )
@@ -155,7 +157,7 @@ class StateAt(Ranker):
         )
         for item in ordered:
             page = await self.page(str(item.get("id")))
-            if page is None or self._about_other(reading, page):
+            if page is None or self._about_other(reading, page) or _proposed(page):
                 continue
             if not await self._replaced_by(page, day):
                 return page
@@ -191,3 +193,8 @@ class StateAt(Ranker):
         when = str((later or {}).get("effective_date") or (later or {}).get("date") or "")
         # not found (the server's view of an earlier day): it was not known then
         return later is not None and (not when or when[:10] <= day)
+
+
+def _proposed(page: Mapping[str, Any]) -> bool:
+    """A decision nobody accepted yet (its status the draft value): not what was decided."""
+    return (page.get("fields") or {}).get("status") in DRAFT_VALUES

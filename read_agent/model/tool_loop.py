@@ -10,6 +10,9 @@ and what the loop does about it:
 - the same call again (same tool, same arguments) after its result: not run again;
   the result says to answer from what it has, and a second repeat ends the loop;
 - more than ``max_steps`` turns: the last turn must answer;
+- a tool's result reaches it in a fenced block labelled as quoted data, never
+  instructions (:func:`read_agent.model.quoting.fence`); the loop keeps the results, so
+  the agent can check the answer did not carry out an instruction written in them;
 - its answer is blank (a provider looping on ``tool_choice``): ``CannotDriveTools``, and
   the agent answers from evidence it finds itself (:mod:`read_agent.model.written_answer`); so
   it does when the answer cites nothing after no lookup at all (a plan written as the
@@ -29,6 +32,7 @@ from memserver.clients.budget import TokenBudget, estimate_tokens
 from memserver.clients.llm import ChatResult, LLMClient, ToolCall
 from memserver.clients.profile import ModelProfile
 from memserver.clients.threads import run_abandonable
+from read_agent.model.quoting import fence
 from read_agent.model.text_calls import calls_in
 from read_agent.tools.raw_notes import QUERY_TOOL, query_with_sources
 from read_agent.tools.toolset import CallLog, ToolRecord, Toolset
@@ -63,6 +67,7 @@ class LoopResult:
     model_seconds: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
     degraded: dict[str, None] = field(default_factory=dict)
+    evidence: list[str] = field(default_factory=list)  # the tool results the model read
 
 
 @dataclass
@@ -99,6 +104,9 @@ class ToolLoop:
             messages.append(result.as_message())
             for call in calls:
                 text, repeats = await self._run_call(call, seen)
+                if not repeats:
+                    out.evidence.append(text)
+                    text = fence(f"Result of {call.name}", text)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
                 if repeats:
                     out.degraded.setdefault("repeated_call", None)

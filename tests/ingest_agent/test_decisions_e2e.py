@@ -131,8 +131,8 @@ def test_plain_facts_that_disagree_are_an_open_conflict_and_a_stated_update_is_n
 ) -> None:
     call, chat, update = (
         "meetings/2026-06-01-globex-call.md",
-        "slack/2026-06-03.md",
-        "slack/2026-06-30.md",
+        "slack/sales/2026-06-03.md",
+        "slack/sales/2026-06-30.md",
     )
     write(
         small_server,

@@ -178,29 +178,56 @@ def test_a_new_decision_claiming_a_reversal_in_its_prose_is_proposed(
     assert "reverses, supersedes or replaces" in flagged(listed)[free_id]
 
 
-def test_a_plain_update_the_note_states_applies_at_once(slack: Slack, karen: ScriptedModel) -> None:
-    project = "projects/mongolian-localization.md"
-    status, _ = slack.ingest_file(project)
+PLAIN_UPDATE = slack_note(
+    "Karen Lee is now Chief Executive Officer of Globex.\n\n"
+    "Mongolian Localization moves to 2026-12-15.",
+    front="type: person\n",
+)
+PLAIN_ANSWER = [
+    {"folder": "people", "title": "Karen Lee", "fields": {"role": "Chief Executive Officer"}},
+    {"folder": "projects", "title": "Mongolian Localization", "fields": {"due_date": "2026-12-15"}},
+]
+PROJECT_ID = "projects/mongolian-localization"
+
+
+def trust_vendors(slack: Slack, level: str) -> None:
+    """Declare #vendors' folder ``level`` in the served knowledge base's schema.yaml."""
+    schema = slack.server.paths.schema
+    text = schema.read_text(encoding="utf-8")
+    schema.write_text(
+        text.replace("    slack/random: untrusted\n", f"    slack/vendors: {level}\n"),
+        encoding="utf-8",
+    )
+
+
+def test_a_plain_update_the_note_states_applies_at_once_from_a_trusted_channel(
+    slack: Slack, karen: ScriptedModel
+) -> None:
+    status, _ = slack.ingest_file("projects/mongolian-localization.md")
     assert status == 0
     kb = slack.server.kb()
-    project_id = "projects/mongolian-localization"
-    assert kb.get_page(project_id).page.fields["due_date"] == "2026-11-30"
-    text = slack_note(
-        "Karen Lee is now Chief Executive Officer of Globex.\n\n"
-        "Mongolian Localization moves to 2026-12-15.",
-        front="type: person\n",
-    )
-    answer = [
-        {"folder": "people", "title": "Karen Lee", "fields": {"role": "Chief Executive Officer"}},
-        {
-            "folder": "projects",
-            "title": "Mongolian Localization",
-            "fields": {"due_date": "2026-12-15"},
-        },
-    ]
-    slack.run_note(karen, text, answer)
+    assert kb.get_page(PROJECT_ID).page.fields["due_date"] == "2026-11-30"
+    trust_vendors(slack, "trusted")
+    slack.run_note(karen, PLAIN_UPDATE, PLAIN_ANSWER)
 
     assert kb.get_page(KAREN_ID).page.fields["role"] == "Chief Executive Officer"
-    assert kb.get_page(project_id).page.fields["due_date"] == "2026-12-15"
+    assert kb.get_page(PROJECT_ID).page.fields["due_date"] == "2026-12-15"
     listed = slack.review_list()
     assert held_rows(listed) == {} and flagged(listed) == {}
+
+
+def test_the_same_update_from_a_channel_nobody_declared_waits_for_a_person(
+    slack: Slack, karen: ScriptedModel
+) -> None:
+    status, _ = slack.ingest_file("projects/mongolian-localization.md")
+    assert status == 0
+    slack.run_note(karen, PLAIN_UPDATE, PLAIN_ANSWER)  # slack/vendors: ordinary by default
+
+    kb = slack.server.kb()
+    assert kb.get_page(KAREN_ID).page.fields["role"] == "COO"
+    assert kb.get_page(PROJECT_ID).page.fields["due_date"] == "2026-11-30"
+    listed = slack.review_list()
+    held = held_rows(listed)
+    assert held[(KAREN_ID, "role")] == "Chief Executive Officer"
+    assert held[(PROJECT_ID, "due_date")] == "2026-12-15"
+    assert "ordinary by default" in flagged(listed)[KAREN_ID]

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from read_agent.agent import MODE_AGENT, MODE_EXTRACTIVE, Answer, ReadAgent, Turn
+from read_agent.model.quoting import unfence
 from read_agent.tools.citations import CitedPage, extract_citations
 from tests.fixtures.llm_server import LLMServer, Reply, tool_call
 from tests.fixtures.server import RunningServer
@@ -18,7 +19,7 @@ def _tool_names(request: dict[str, Any]) -> set[str]:
 
 
 def _tool_messages(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+    return [unfence(m["content"]) for m in request["messages"] if m["role"] == "tool"]
 
 
 def test_answer_keeps_returned_citations_and_removes_a_fabricated_one(

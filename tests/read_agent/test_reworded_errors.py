@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from memserver.errors import ToolErrorKind
+from read_agent.model.quoting import unfence
 from tests.fixtures.llm_server import LLMServer
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, Seeded
@@ -31,7 +32,9 @@ def test_a_failed_tool_call_reaches_the_model_whatever_its_words(
 
     answer = run_agent(secret, body)
     assert reworded_errors == [ToolErrorKind.NOT_FOUND]
-    told = [m["content"] for m in llm_server.requests[1]["messages"] if m["role"] == "tool"]
+    told = [
+        unfence(m["content"]) for m in llm_server.requests[1]["messages"] if m["role"] == "tool"
+    ]
     assert told == ["Error: Reworded failure #1."]
     assert [(c.name, c.ok) for c in answer.tool_calls] == [
         ("kb_get_page", False),

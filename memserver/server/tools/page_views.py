@@ -78,6 +78,7 @@ class PutView(TypedDict):
     id: str
     version: int
     created: bool
+    held: list[dict[str, Any]]  # proposals that wait for a person (source_trust)
     degraded: list[str]
 
 

@@ -280,6 +280,15 @@ def kb_put_page(
             "(e.g. it reverses a decision). The page is written and listed for review."
         ),
     ] = None,
+    source: Annotated[
+        str | None,
+        Field(
+            description="The source note this write comes from (its path under source/, "
+            "as source_read gave it). How far that note is trusted decides which changes "
+            "are written at once and which wait for a person.",
+            max_length=1000,
+        ),
+    ] = None,
 ) -> PutView:
     """Create or update a page: validate it against its folder, render it, store and index it.
 
@@ -294,8 +303,11 @@ def kb_put_page(
     Record in `conflicts` each fact a newer source replaced (status "superseded") or
     that two sources disagree on (status "unresolved"; also list it under
     open_questions). Give `review` with a reason when a person should check the
-    change (it is written at once and listed for review). Returns the id, the new
-    version, whether it was created, and `degraded` reasons (e.g. stored without
+    change (it is written at once and listed for review). Name the note the write
+    comes from in `source`: a change to what a page holds (a value replaced, a status,
+    a supersede link) from a note the knowledge base does not trust is not written but
+    waits for a person, and is listed in `held`. Returns the id, the new version,
+    whether it was created, `held` and `degraded` reasons (e.g. stored without
     embeddings).
     """
     call = current()
@@ -335,19 +347,33 @@ def kb_put_page(
     problems = problems + list(validate_page(parsed, spec))
     if problems:
         raise PageValidationError(problems, source=f"{folder_name}/{target_slug or '<new>'}")
+    from memserver.server.source_trust import gate_put
+    from memserver.store.records import ConflictRecord
+
+    put = gate_put(
+        call.services,
+        spec,
+        target_slug,
+        parsed,
+        base_version,
+        source,
+        [ConflictRecord.of(c) for c in conflicts or ()],
+        review,
+    )
     result = call.services.kb().put_page(
         folder_name,
-        parsed,
+        put.page,
         base_version,
         written_by=call.scope.token_name,
         slug=target_slug,
-        conflicts=conflicts or (),
-        review=review,
+        conflicts=put.conflicts,
+        review=put.review,
     )
     return {
         "id": result.id,
         "version": result.version,
         "created": result.created,
+        "held": list(put.held),
         "degraded": list(result.degraded),
     }
 
@@ -366,6 +392,10 @@ def _unredacted(
         stored = kb.get_page(target)
     except (NotFoundError, PageValidationError):
         return page  # nothing stored to lose (validation reports a bad page)
+    if not call.scope.source:  # the notes it was shown as labels, back as their paths
+        from memserver.server.source_names import unlabelled
+
+        page = unlabelled(page, stored.page)
     hidden, fields = scope_of_page(stored.page, spec, call)
     merged = restore_hidden(page, stored.page, hidden, sorted(fields))
     if merged.lost:

@@ -8,6 +8,7 @@ already accepted is refused and writes nothing; open questions are redacted for 
 
 from __future__ import annotations
 
+import html
 import uuid
 from dataclasses import replace
 
@@ -91,3 +92,31 @@ def test_open_questions_in_review_are_redacted_for_a_scoped_token(
     assert listing.status_code == 200
     assert "Is [redacted] reversed?" in listing.text
     assert page_id not in listing.text and title not in listing.text
+
+
+def test_searched_for_shows_the_callers_words_whether_a_hidden_page_has_them_or_not(
+    console_server: ConsoleServer,
+) -> None:
+    """The console's "searched for" is no existence oracle: a hidden page's title and a
+    title no page has come back alike, as the person typed them."""
+    tag = uuid.uuid4().hex[:6]
+    _, admin = console_server.token("*", write=True, name="admin")
+    title = f"Lease the Harbor warehouse {tag}"
+    console_server.call(
+        admin,
+        "kb_put_page",
+        {
+            "folder": "decisions",
+            "page": {"title": title, "fields": {"date": "2026-11-18", "status": "accepted"}},
+        },
+    )
+    _, secret = console_server.token("people,meetings", name="searcher")
+    shown: list[str] = []
+    with console_server.signed_in(secret) as client:
+        for name in (title, f"Lease the Harbor silo {tag}"):
+            page = client.get("/ui/", params={"q": f"[[{name}]]"})
+            assert page.status_code == 200
+            start = page.text.index("searched for “") + len("searched for “")
+            said = html.unescape(page.text[start : page.text.index("”", start)])
+            shown.append(said.replace(name, "NAME"))
+    assert shown == ["[[NAME]]", "[[NAME]]"]

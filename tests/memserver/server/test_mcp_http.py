@@ -15,6 +15,7 @@ from mcp_types import Tool
 from memserver import cli
 from memserver.clients.mcp import MemoryClient, result_text
 from memserver.errors import ServerAuthError, ToolCallError
+from memserver.server.source_names import label
 from memserver.server.tools.base import Access
 from tests.fixtures.server import RunningServer, run_session
 
@@ -302,7 +303,9 @@ def test_put_then_get_by_any_spelling_of_the_id(mcp_server: RunningServer) -> No
     assert pages and all(p["id"] == put["id"] and p["version"] == 1 for p in pages)
     page = pages[0]
     assert page["title"] == f"Pat Example {tag}" and page["fields"]["role"] == "Analyst"
-    assert page["timeline"] == [{"date": "2026-09-01", "text": "Joined Acme.", "source": "hr.md"}]
+    # a token without the source folder reads a note's path as its label
+    shown = label("hr.md")
+    assert page["timeline"] == [{"date": "2026-09-01", "text": "Joined Acme.", "source": shown}]
     assert f"Pat {tag} analyses routes." in page["markdown"]
 
 

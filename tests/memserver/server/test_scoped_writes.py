@@ -18,6 +18,7 @@ import pytest
 from memserver.clients.mcp import MemoryClient
 from memserver.errors import ToolCallError
 from memserver.kb.page import parse_page
+from memserver.server.source_names import label
 from tests.fixtures.server import RunningServer, run_session
 
 run = run_session
@@ -195,10 +196,12 @@ def test_redacted_markdown_is_valid_and_its_sources_show_only_visible_paths(
         return page, old
 
     page, old = run(mcp_server, secret, body)
-    assert page["sources"] == ["notes/a.md", "notes/b.md"]
+    # a token without the source folder reads each note's path as its label
+    shown = [label("notes/a.md"), label("notes/b.md")]
+    assert page["sources"] == shown
     for markdown in (page["markdown"], old["markdown"]):
         parsed = parse_page(markdown)
-        assert parsed.sources == ("notes/a.md", "notes/b.md")
+        assert parsed.sources == tuple(shown)
         assert linked["companies"] not in markdown and linked["decisions"] not in markdown
         assert "[redacted]" in markdown
 
