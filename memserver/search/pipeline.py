@@ -52,6 +52,7 @@ from memserver.search import model_steps as search_models
 from memserver.search.cross_script import latin_names
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent, analyze, plan_graph
+from memserver.search.settings import ARMS
 from memserver.search.shaping import ArmRun, fill_outside_window, result_limit, shape
 from memserver.search.text_query import TextQuery
 from memserver.search.timeline import timeline_events
@@ -86,7 +87,6 @@ log = logging.getLogger(__name__)
 
 SOURCE_FOLDER = "source"
 ROUTE_MIN_FOLDERS = 4  # route only when the caller can read at least this many folders
-MAX_ENTITIES = 3
 ONE_DAY = dt.timedelta(days=1)
 RECENT_VECTORS = 64
 
@@ -484,7 +484,7 @@ class Searcher:
                 continue
             covered.append(name)
             out.append(hit)
-            if len(out) >= MAX_ENTITIES:
+            if len(out) >= ARMS.max_entities:
                 break
         if out or not intent.terms or (intent.relation is None and tq.order is None):
             return out  # a misspelt name is worth a fuzzy lookup only on a graph path
@@ -492,7 +492,9 @@ class Searcher:
             return out  # nothing written like a name ("latest decision about billing")
         guess = " ".join(intent.terms)
         try:
-            found = resolve(self.db, None, guess, scope, schema=self.schema, limit=MAX_ENTITIES)
+            found = resolve(
+                self.db, None, guess, scope, schema=self.schema, limit=ARMS.max_entities
+            )
         except UserError:
             return []
         return [

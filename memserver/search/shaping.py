@@ -25,6 +25,7 @@ from memserver.search import model_steps as search_models
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent
 from memserver.search.page_details import lead_snippets, page_info
+from memserver.search.settings import FUSION
 from memserver.search.text_query import TextQuery
 from memserver.search.types import Mode, SearchRequest, SearchResult, window_dates
 from memserver.timeparse.window import NEWEST, TimeQuery, order_bounds
@@ -140,14 +141,6 @@ def result_tokens(result: SearchResult) -> int:
     return fz.text_tokens(result.title, result.snippet, *(t.text for t in result.timeline)) + 8
 
 
-# Results filled from outside a window: one dated next to it scores up to NEAR_WINDOW
-# more than one far from it, halving NEAR_WINDOW_DAYS after the window ends (or before
-# it starts). A question dates what a note tells a few days after it happened ("accepted
-# on May 23" in a note of May 27), and nothing is dated in a window of one day.
-NEAR_WINDOW = 0.1
-NEAR_WINDOW_DAYS = 7
-
-
 def nearness(date: str | None, start: dt.date | None, end: dt.date | None) -> float:
     """0-1: how near a result's ISO ``date`` is to the window ``[start, end)`` (1 inside,
     0 undated or without a window)."""
@@ -163,7 +156,7 @@ def nearness(date: str | None, start: dt.date | None, end: dt.date | None) -> fl
         days = (day - end).days + 1
     else:
         return 1.0
-    return NEAR_WINDOW_DAYS / (NEAR_WINDOW_DAYS + days)
+    return FUSION.near_window_days / (FUSION.near_window_days + days)
 
 
 def fill_outside_window(
@@ -175,11 +168,11 @@ def fill_outside_window(
 ) -> tuple[list[SearchResult], int, int]:
     """A windowed search's results, then those of the same search without the window
     that it lacks (label ``outside_window``), those dated nearer the ``window`` first
-    among close scores (:data:`NEAR_WINDOW`), up to ``limit`` and the mode's budget:
+    among close scores (``FUSION.near_window``), up to ``limit`` and the mode's budget:
     ``(results, tokens, how many were filled)``."""
     seen = {r.id for r in inside}
     lacking = [r for r in wider if r.id not in seen]
-    near = [r.score * (1 + NEAR_WINDOW * nearness(r.date, *window)) for r in lacking]
+    near = [r.score * (1 + FUSION.near_window * nearness(r.date, *window)) for r in lacking]
     order = sorted(range(len(lacking)), key=lambda i: -near[i])  # stable: ties keep their order
     extra = [replace(lacking[i], labels=(*lacking[i].labels, OUTSIDE_WINDOW)) for i in order][
         : max(0, limit - len(inside))

@@ -37,6 +37,7 @@ from memserver.errors import MemoryError_
 from memserver.graph.resolve import dated_folders
 from memserver.search.types import SearchRequest
 from memserver.server.brief_evidence import Evidence, cut, gather_evidence, key_words
+from memserver.server.brief_settings import BRIEF
 from memserver.server.tools.as_of import hidden_fields
 from memserver.store import validity
 
@@ -45,16 +46,6 @@ if TYPE_CHECKING:
     from memserver.server.tools.base import CallContext
     from memserver.store.validity import Interval
 
-DEFAULT_BUDGET = 1_500
-MAX_BUDGET = 6_000
-MIN_BUDGET = 200
-MAX_SUBJECTS = 3
-MAX_CHAIN = 4
-CHAIN_WORDS = 2  # of the question's words a subject says before its chain is followed
-CANDIDATES = 2 * MAX_SUBJECTS
-NEIGHBOUR_EVENTS = 8  # events linking to entity results weighed when few events were found  # the best page results weighed as subjects
-MAX_EARLIER = 3  # earlier values shown per subject, newest first
-MAX_REASON_CHARS = 160
 CHAIN_FIELDS = ("supersedes", "superseded_by")
 DECIDER_FIELDS = ("decided_by",)
 
@@ -190,11 +181,13 @@ def _candidates(call: CallContext, question: str, ranked: Sequence[str]) -> list
     when they are all entities (the people who decided), the events next in line and
     those linking to them and titled by the question's words (the decisions) too."""
     visible = list(dict.fromkeys(p for p in ranked if call.scope.page_visible(p)))
-    first = visible[:CANDIDATES]
+    first = visible[: BRIEF.candidates]
     events = dated_folders(call.services.schema())
     if any(p.split("/", 1)[0] in events for p in first):
         return first
-    later = [p for p in visible[CANDIDATES : 2 * CANDIDATES] if p.split("/", 1)[0] in events]
+    later = [
+        p for p in visible[BRIEF.candidates : 2 * BRIEF.candidates] if p.split("/", 1)[0] in events
+    ]
     entities = [p for p in first if p.split("/", 1)[0] not in events]
     with call.services.kb().db.reading() as conn:  # the events that name those entities
         rows = conn.execute(
@@ -211,7 +204,9 @@ def _candidates(call: CallContext, question: str, ranked: Sequence[str]) -> list
         and call.scope.page_visible(str(pid))
         and asked & key_words(str(title))
     ]
-    return list(dict.fromkeys([*first, *later[:MAX_SUBJECTS], *linked[:NEIGHBOUR_EVENTS]]))
+    return list(
+        dict.fromkeys([*first, *later[: BRIEF.max_subjects], *linked[: BRIEF.neighbour_events]])
+    )
 
 
 def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Subject]:
@@ -234,21 +229,23 @@ def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Su
         # An event answers; of the entities it involves, the one the question names most.
         entities = [s for s in ranked if s.folder not in events]
         ranked = [s for s in ranked if s.folder in events] + entities[:1]
-    kept = ranked[:MAX_SUBJECTS]
+    kept = ranked[: BRIEF.max_subjects]
     named = [  # a page the question names by its whole title is always one of them
         s for s in found if key_words(s.title) and key_words(s.title) <= asked and s not in kept
     ]
-    return [*kept[: MAX_SUBJECTS - len(named[:1])], *named[:1]]
+    return [*kept[: BRIEF.max_subjects - len(named[:1])], *named[:1]]
 
 
 def chain_starts(question: str, subjects: Sequence[Subject]) -> set[str]:
     """The subjects whose supersession chain the brief follows: the first, and those
-    saying at least ``CHAIN_WORDS`` of the question's words. A subject there for one word
+    saying at least ``BRIEF.chain_words`` of the question's words. A subject there for one word
     (the company's name) tells no story the question asks for; the pages replacing it
     would only take the place of evidence."""
     asked = key_words(question)
     return {
-        s.id for i, s in enumerate(subjects) if i == 0 or _said(question, asked, s) >= CHAIN_WORDS
+        s.id
+        for i, s in enumerate(subjects)
+        if i == 0 or _said(question, asked, s) >= BRIEF.chain_words
     }
 
 
@@ -298,7 +295,7 @@ def _subject(
         changed_since=[
             {"field": r.field, "to": r.value, "date": r.valid_from.isoformat(), "source": r.source}
             for r in (validity.changed_since(rows, as_of) if as_of else [])
-        ][:MAX_EARLIER],
+        ][: BRIEF.max_earlier],
     )
 
 
@@ -329,12 +326,12 @@ def _earlier(
                 "valid_to": change,
                 "replaced_by": after[0].value if after else None,
                 "source": r.ended_source,
-                "reason": cut(reason, MAX_REASON_CHARS) if reason else None,
+                "reason": cut(reason, BRIEF.max_reason_chars) if reason else None,
             }
         )
     out.sort(key=lambda x: (x["valid_to"], x["field"]), reverse=True)
     out.sort(key=lambda x: x["field"] != "status")  # a status change first
-    return out[:MAX_EARLIER]
+    return out[: BRIEF.max_earlier]
 
 
 def _with_chain(
@@ -360,7 +357,7 @@ def _with_chain(
         if telling is not None and subject.id not in telling:
             continue  # its links are shown, the pages they reach are not added
         for page_id in (*subject.superseded_by, *subject.supersedes):
-            if page_id in seen or len(out) >= MAX_SUBJECTS + MAX_CHAIN:
+            if page_id in seen or len(out) >= BRIEF.max_subjects + BRIEF.max_chain:
                 continue
             seen.add(page_id)
             rows = history.get(page_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -247,17 +248,19 @@ def test_a_rare_name_in_the_sources_leaves_their_order_to_the_keyword_arm(
 ) -> None:
     """The one note naming Zgorzelec answers the question; the vector arm, which would
     rank the notes by meaning, is left out of the source fusion (no source_vector rank)."""
-    monkeypatch.setattr(source_arms, "RARE_MIN_CHUNKS", 0)
-    monkeypatch.setattr(source_arms, "RARE_DF", 1)
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, rare_min_chunks=0))
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, rare_df=1))
     response = ask(search_world, "Globex accounts in Zgorzelec", include_sources=True)
     sources = [r for r in response.results if r.folder == "source"]
     assert sources[0].id == "source/notes/2026-10-02-invoice-followup.md"
     assert sources and all("source_vector" not in r.ranks for r in sources)
-    monkeypatch.setattr(source_arms, "RARE_DF", 0)  # nothing is rare: both arms rank the notes
+    monkeypatch.setattr(
+        source_arms, "SOURCES", replace(source_arms.SOURCES, rare_df=0)
+    )  # nothing is rare: both arms rank the notes
     again = ask(search_world, "Globex accounts in Zgorzelec", include_sources=True).results
     assert any("source_vector" in r.ranks for r in again if r.folder == "source")
     # "payable" is as rare, but an ordinary word: the notes' meaning still counts
-    monkeypatch.setattr(source_arms, "RARE_DF", 1)
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, rare_df=1))
     plain = ask(search_world, "Globex accounts payable", include_sources=True).results
     assert any("source_vector" in r.ranks for r in plain if r.folder == "source")
 
