@@ -46,14 +46,21 @@ from memserver.graph.resolve import dated_folders, resolve
 from memserver.kb.schema import Schema
 from memserver.kb.words import is_cyrillic
 from memserver.routing.router import Router
-from memserver.search import arms, source_arms
+from memserver.search import arms, parts, source_arms
 from memserver.search import fusion as fz
 from memserver.search import model_steps as search_models
 from memserver.search.cross_script import latin_names
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent, analyze, plan_graph
 from memserver.search.settings import ARMS
-from memserver.search.shaping import ArmRun, fill_outside_window, result_limit, shape
+from memserver.search.shaping import (
+    ArmRun,
+    fill_outside_window,
+    result_limit,
+    result_tokens,
+    shape,
+    short_of_quota,
+)
 from memserver.search.text_query import TextQuery
 from memserver.search.timeline import timeline_events
 from memserver.search.types import (
@@ -211,6 +218,23 @@ class Searcher:
     # ---------------------------------------------------------------- search
 
     def search(self, req: SearchRequest) -> SearchResponse:
+        """The response to ``req``; a question that asks several things at once is
+        searched whole and part by part, and the results merged
+        (:mod:`memserver.search.parts`)."""
+        if req.order is not None or req.focus is not None or req.arms is not None:
+            return self._search_one(req)  # a tool's own reading, or one arm measured
+        schema = self.schema
+        now = reference_time(req.now, schema.tz)
+
+        def core(text: str) -> str:
+            return parse_time(text, now=now, tz=schema.tz).query
+
+        mode = check_mode(req.mode)
+        return parts.search_in_parts(
+            req, self._search_one, core, result_limit(req, mode), mode.budget, result_tokens
+        )
+
+    def _search_one(self, req: SearchRequest) -> SearchResponse:
         began = time.perf_counter()
         mode = check_mode(req.mode)
         schema = self.schema
@@ -290,7 +314,7 @@ class Searcher:
                     searched = scope
             outside = 0
             limit = result_limit(req, mode)
-            if tq.window is not None and len(results) < limit:
+            if tq.window is not None and short_of_quota(results, limit, sources):
                 # A window is a preference, never a wall: a note written in 2023 tells
                 # what happened in 2021. Fill up from the same search without it.
                 unbounded = replace(tq, window=None, phrase=None)
