@@ -1,10 +1,10 @@
 """A brief on a question: what a client model needs to answer it, within a token budget.
 
 ``build_brief`` runs the question through the search (the caller's scope, raw notes only
-for a token that may read them), takes the pages it is about (among the best page
-results, events before entities, then those whose title, values and date say most of
-what the question says; and the pages the supersession links of the first and of those
-saying two or more of its words reach) and gathers, for each:
+for a token that may read them), takes the pages it is about (what the search ranks
+highest, events before entities, and the pages the question names by their title or
+alias in the entity index; and the pages the supersession links of the first and of
+those saying two or more of its words reach) and gathers, for each:
 
 * the current values (or those of ``as_of``), and the earlier values with the date they
   changed, the note that changed them and the reason (the page's timeline line of that
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from memserver.errors import MemoryError_
 from memserver.graph.resolve import dated_folders
-from memserver.search.types import SearchRequest
+from memserver.search.types import SearchRequest, SearchResult
 from memserver.server.brief_evidence import Evidence, cut, gather_evidence, key_words
 from memserver.server.brief_settings import BRIEF
 from memserver.server.tools.as_of import hidden_fields
@@ -145,6 +145,7 @@ def build_brief(
         now=now,
         route=True,
         as_of=as_of,
+        limit=BRIEF.search_limit,
     )
     found = searcher.search(request)
     # The router narrows to the folders the question names ("policy" -> policies), but a
@@ -154,8 +155,9 @@ def build_brief(
     routed = {r.id for r in found.results}
     results = [*found.results, *(r for r in wide.results if r.id not in routed)]
     pages = [r for r in results if not r.id.startswith("source/")]
-    notes = [r for r in results if r.id.startswith("source/")]
-    ids = _candidates(call, question, [r.id for r in pages])
+    notes = [r for r in results if r.id.startswith("source/")][: BRIEF.search_notes]
+    named = named_pages(pages)
+    ids = _candidates(call, [r.id for r in pages], named)
     kb = call.services.kb()
     with kb.db.reading() as conn:
         history = validity.history_of(conn, ids)
@@ -164,7 +166,7 @@ def build_brief(
         subject = _subject(call, page_id, history.get(page_id, []), as_of)
         if subject is not None:
             subjects.append(subject)
-    picked = _pick(call, question, subjects)
+    picked = _pick(call, subjects, named)
     subjects = _with_chain(call, picked, history, as_of, chain_starts(question, picked))
     with kb.db.reading() as conn:
         # on the subjects and on the other pages the search found for the question
@@ -176,64 +178,56 @@ def build_brief(
     return _fit(question, as_of, budget, subjects, conflicts, evidence, degraded)
 
 
-def _candidates(call: CallContext, question: str, ranked: Sequence[str]) -> list[str]:
-    """The best page results the caller may read, a few more than the subjects kept;
-    when they are all entities (the people who decided), the events next in line and
-    those linking to them and titled by the question's words (the decisions) too."""
+def named_pages(results: Sequence[SearchResult]) -> list[str]:
+    """The page results the question names: a run of its words is the page's title or
+    alias in the entity index (the title arm found it, not by a similar spelling)."""
+    return [
+        r.id
+        for r in results
+        if "title" in r.ranks and not any(x.startswith("fuzzy") for x in r.labels)
+    ]
+
+
+def _candidates(call: CallContext, ranked: Sequence[str], named: Sequence[str]) -> list[str]:
+    """The pages weighed as subjects, in the search's order: its best page results the
+    caller may read, a few more than the subjects kept, the events among its results
+    (what happened: a meeting, a decision, an incident) and the pages the question names.
+    When the search found no event, the events linking to most of the entities it found
+    and the question names (the decision the people it found made)."""
     visible = list(dict.fromkeys(p for p in ranked if call.scope.page_visible(p)))
-    first = visible[: BRIEF.candidates]
     events = dated_folders(call.services.schema())
-    if any(p.split("/", 1)[0] in events for p in first):
-        return first
-    later = [
-        p for p in visible[BRIEF.candidates : 2 * BRIEF.candidates] if p.split("/", 1)[0] in events
-    ]
-    entities = [p for p in first if p.split("/", 1)[0] not in events]
-    with call.services.kb().db.reading() as conn:  # the events that name those entities
+    found_events = [p for p in visible if p.split("/", 1)[0] in events][: BRIEF.candidates]
+    named = [p for p in named if call.scope.page_visible(p)]
+    out = list(dict.fromkeys([*found_events, *visible[: BRIEF.candidates], *named]))
+    entities = [p for p in out if p.split("/", 1)[0] not in events]
+    if found_events or not entities:
+        return out
+    with call.services.kb().db.reading() as conn:  # the events naming those entities
         rows = conn.execute(
-            "SELECT l.from_id, p.title FROM links l JOIN pages p ON p.id = l.from_id"
-            " WHERE l.to_id = ANY(%s) AND l.from_id <> ALL(%s) GROUP BY l.from_id, p.title"
-            " ORDER BY count(*) DESC, l.from_id DESC LIMIT 60",
-            (entities, first),
+            "SELECT l.from_id FROM links l WHERE l.to_id = ANY(%s) GROUP BY l.from_id"
+            " ORDER BY count(DISTINCT l.to_id) DESC, max(l.from_id) DESC LIMIT 60",
+            (entities,),
         ).fetchall()
-    asked = key_words(question)
-    linked = [  # titled by the question's words: "the pricing decision" for "decided on pricing"
+    linked = [
         str(pid)
-        for pid, title in rows
-        if str(pid).split("/", 1)[0] in events
-        and call.scope.page_visible(str(pid))
-        and asked & key_words(str(title))
+        for (pid,) in rows
+        if str(pid).split("/", 1)[0] in events and call.scope.page_visible(str(pid))
     ]
-    return list(
-        dict.fromkeys([*first, *later[: BRIEF.max_subjects], *linked[: BRIEF.neighbour_events]])
-    )
+    return list(dict.fromkeys([*out, *linked[: BRIEF.neighbour_events]]))
 
 
-def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Subject]:
-    """The pages the question is about: events (what happened: a meeting, a decision,
-    an incident) before entities, then those whose own title, values and date say most
-    of what the question says (the people it names, its topic, the day it names), then
-    the search's order; a page that says nothing of it comes last."""
+def _pick(call: CallContext, found: Sequence[Subject], named: Collection[str]) -> list[Subject]:
+    """The pages the question is about, each group in the search's order: the events
+    (an event answers what happened), then the pages the question names (one of them at
+    least, when there is one), then the others."""
     events = dated_folders(call.services.schema())
-    asked = key_words(question)
-
-    def said(s: Subject) -> int:
-        return _said(question, asked, s)
-
-    order = sorted(  # a page saying none of the question's words comes last
-        enumerate(found),
-        key=lambda x: (said(x[1]) == 0, x[1].folder not in events, -said(x[1]), x[0]),
-    )
-    ranked = [s for _, s in order]
-    if ranked and ranked[0].folder in events:
-        # An event answers; of the entities it involves, the one the question names most.
-        entities = [s for s in ranked if s.folder not in events]
-        ranked = [s for s in ranked if s.folder in events] + entities[:1]
-    kept = ranked[: BRIEF.max_subjects]
-    named = [  # a page the question names by its whole title is always one of them
-        s for s in found if key_words(s.title) and key_words(s.title) <= asked and s not in kept
-    ]
-    return [*kept[: BRIEF.max_subjects - len(named[:1])], *named[:1]]
+    happened = [s for s in found if s.folder in events]
+    names = [s for s in found if s.id in named and s.folder not in events]
+    others = [s for s in found if s not in happened and s not in names]
+    kept = [*happened, *names, *others][: BRIEF.max_subjects]
+    if names and not any(s in kept for s in names):
+        kept = [*kept[: BRIEF.max_subjects - 1], names[0]]
+    return kept
 
 
 def chain_starts(question: str, subjects: Sequence[Subject]) -> set[str]:

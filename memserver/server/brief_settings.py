@@ -11,6 +11,13 @@ class BriefSettings:
     default_budget: int = 1_500  # tokens (characters / 4, as the search counts them)
     max_budget: int = 6_000
     min_budget: int = 200
+    # The search a brief is built from returns this many results at most: pages and
+    # notes each have half of it (search.kinds.quotas), so the pages weighed as subjects
+    # are as many as a search of pages alone returns (the balanced mode's 20).
+    search_limit: int = 40
+    # ... of whose notes the first this many are quoted (a search's share of notes):
+    # more would push the subjects' own timeline lines out of the budget.
+    search_notes: int = 10
     max_subjects: int = 3
     max_chain: int = 4  # pages a supersession chain adds beyond the subjects
     chain_words: int = 2  # of the question's words a subject says before its chain is followed
