@@ -511,3 +511,24 @@ def test_a_question_of_several_parts_keeps_each_parts_best(
     assert len(got) == len(set(got)) <= 20
     single = ask(search_world, "Who is Alice Chen", include_sources=True)
     assert single.parts == ()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Zgorzelec",  # only a note says it
+        "Globex go-live checklist in March 2025",  # nothing inside the window
+        "latest word from Zgorzelec",
+        "What did Alice Chen decide? And what is INV-2026-044?",
+    ],
+)
+def test_a_search_that_found_anything_never_returns_an_empty_list(
+    search_world: World, question: str
+) -> None:
+    found = [
+        arm
+        for arm in ("keyword", "vector", "title", "source_keyword", "source_note", "source_vector")
+        if ask(search_world, question, include_sources=True, arms={arm}).results
+    ]
+    assert found
+    assert ask(search_world, question, include_sources=True).results
