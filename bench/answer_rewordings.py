@@ -20,7 +20,7 @@ import httpx2
 import yaml
 
 from bench.common import free_port, stop_process, wait_ready
-from bench.halves import TUNE, VALIDATE, halves
+from bench.halves import TUNING, VALIDATION, halves
 
 REWORDINGS = Path(__file__).with_name("rewordings")
 BIN = Path(sys.executable).parent
@@ -131,8 +131,8 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
         ("originals", [s for s in scores if s.question.variant == 0]),
         ("rewordings", [s for s in scores if s.question.variant > 0]),
     ):
-        tune = [s for s in rows if half[str(s.question.number)] == TUNE]
-        validate = [s for s in rows if half[str(s.question.number)] == VALIDATE]
+        tune = [s for s in rows if half[str(s.question.number)] == TUNING]
+        validate = [s for s in rows if half[str(s.question.number)] == VALIDATION]
         lines.append(
             f"{name}: {share(rows)} correct; tuning half {share(tune)}, "
             f"validation half {share(validate)}"

@@ -13,7 +13,14 @@ sources. Beside it, over the same notes:
   as rank_bm25 does) over whole sessions (the session's date and time as LoCoMo writes it,
   then its turns), ``\\w+`` tokens lowercased, no stemming: the baseline of the data's
   README, whose figures it reproduces;
-* ``vector``: the same index and pipeline with the source vector arm alone.
+* ``keyword``, ``note``, ``vector``: the same index and pipeline with one source arm
+  alone (sentence keywords, the system's BM25 over whole notes, sentence vectors);
+* ``kb_brief``: the sessions the evidence of a ``kb_brief`` on the question cites, in
+  order (``--no-brief`` leaves it out).
+
+Every table is given for all questions and for each half of ``bench/halves.py`` (a
+question's id is ``<conversation>:<its index in the conversation's qa list>``): misses
+are read on the tuning half only (``bench/README.md``).
 
 It also counts the questions that got 0-1 (and fewer than 3) results from kb_query. The
 knowledge bases live in ``--work`` (outside the repository) and are kept between runs: a
@@ -21,6 +28,8 @@ note is rewritten only when its text changes, so the reindex embeds only what ch
 
     .venv/bin/python -m bench.eval_locomo --embedder hash            # a few minutes
     .venv/bin/python -m bench.eval_locomo --embedder local --show-misses --json out.json
+
+``--show-misses`` lists the misses of the tuning half only.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.halves import HALVES, TUNING, half
 from memserver.clients.embed import LOCAL_ENGINES, make_embedder
 from memserver.clients.mcp import open_stdio
 from memserver.search.pipeline import Searcher, SearchRequest
@@ -66,6 +76,7 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class Question:
+    id: str  # "<conversation>:<index in its qa list>": fixes its half (bench/halves.py)
     conversation: str
     category: str
     text: str
@@ -125,7 +136,7 @@ def load(path: Path, chat: str = "plain") -> list[Conversation]:
             )
             note = f"---\ndate: {start.date().isoformat()}\n---\n{body}\n"
             conv.notes[int(found.group(1))] = (when, note)
-        for qa in item["qa"]:
+        for index, qa in enumerate(item["qa"]):
             category = CATEGORIES.get(qa.get("category", 0))
             turns = [
                 (int(m.group(1)), e)
@@ -136,6 +147,7 @@ def load(path: Path, chat: str = "plain") -> list[Conversation]:
             if category and evidence:
                 conv.questions.append(
                     Question(
+                        f"{conv.name}:{index}",
                         conv.name,
                         category,
                         qa["question"],
@@ -288,9 +300,10 @@ def stdio_command(kb: Path, config: Path) -> list[str]:
 
 
 async def ask_mcp(
-    kb: Path, config: Path, questions: Sequence[Question], now: str
+    kb: Path, config: Path, questions: Sequence[Question], now: str, *, brief: bool = False
 ) -> list[dict[str, Any]]:
-    """Every question through kb_query over a stdio MCP session with a trusted server."""
+    """Every question through kb_query (and kb_brief with ``brief``) over a stdio MCP
+    session with a trusted server."""
     command = stdio_command(kb, config)
     rows = []
     async with open_stdio(kb, trusted=True, command=command, timeout=120) as client:
@@ -300,27 +313,45 @@ async def ask_mcp(
                 "kb_query", {"question": q.text, "include_sources": True, "now": now}
             )
             results = found.get("results", [])
-            rows.append(
-                {
-                    "sessions": sessions_of(results),
-                    "count": len(results),
-                    "window": (found.get("time") or {}).get("window"),
-                    "ms": (time.perf_counter() - began) * 1000,
-                }
-            )
+            row = {
+                "sessions": sessions_of(results),
+                "count": len(results),
+                "window": (found.get("time") or {}).get("window"),
+                "ms": (time.perf_counter() - began) * 1000,
+            }
+            if brief:
+                got = await client.call("kb_brief", {"question": q.text, "now": now})
+                cited = [{"id": str(e.get("source") or "")} for e in got.get("evidence") or ()]
+                row["brief"] = sessions_of(cited)
+            rows.append(row)
     return rows
+
+
+# The source arms measured alone: the name a table gives each, and the pipeline's arm.
+SINGLE_ARMS = {"keyword": "source_keyword", "note": "source_note", "vector": "source_vector"}
+
+
+def one_arm(
+    searcher: Searcher, text: str, now: dt.datetime, arm: str = "source_vector"
+) -> list[dict[str, Any]]:
+    """The results of ``text`` through the search pipeline with one source arm alone."""
+    request = SearchRequest(text, now=now, include_sources=True, arms={arm}, route=False)
+    return [r.to_dict() for r in searcher.search(request).results]
 
 
 def vector_only(searcher: Searcher, text: str, now: dt.datetime) -> list[dict[str, Any]]:
     """The results of ``text`` through the search pipeline with the source vector arm alone."""
-    request = SearchRequest(
-        text, now=now, include_sources=True, arms={"source_vector"}, route=False
-    )
-    return [r.to_dict() for r in searcher.search(request).results]
+    return one_arm(searcher, text, now, "source_vector")
 
 
-def ask_vector(searcher: Searcher, questions: Sequence[Question], now: dt.datetime) -> list[Any]:
-    return [sessions_of(vector_only(searcher, q.text, now)) for q in questions]
+def ask_arms(
+    searcher: Searcher, questions: Sequence[Question], now: dt.datetime
+) -> dict[str, list[list[int]]]:
+    """For each single arm (SINGLE_ARMS), the sessions it ranks for each question."""
+    return {
+        name: [sessions_of(one_arm(searcher, q.text, now, arm)) for q in questions]
+        for name, arm in SINGLE_ARMS.items()
+    }
 
 
 def first_hit(ranked: Sequence[int], answers: frozenset[int]) -> int | None:
@@ -331,13 +362,17 @@ def first_hit(ranked: Sequence[int], answers: frozenset[int]) -> int | None:
 
 
 def table(rows: Sequence[Mapping[str, Any]], systems: Sequence[str]) -> str:
-    """Session R@1 / R@3 / R@5 per category, one cell per system."""
+    """Session R@1 / R@3 / R@5 per category, one cell per system (n/a when it did not
+    run)."""
     head = "| system | " + " | ".join(
         f"{c} (n={sum(1 for r in rows if r['category'] == c)})" for c in CATEGORIES.values()
     )
     lines = [head + " | all |", "|---|" + "---|" * (len(CATEGORIES) + 1)]
     for system in systems:
         cells = []
+        if any(system not in r for r in rows):
+            lines.append(f"| {system} | " + " | ".join(["n/a"] * (len(CATEGORIES) + 1)) + " |")
+            continue
         for category in [*CATEGORIES.values(), None]:
             ranks = [r[system] for r in rows if category is None or r["category"] == category]
             n = max(1, len(ranks))
@@ -370,7 +405,8 @@ def arguments(description: str, work: str) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = arguments(__doc__.split("\n\n")[0], "/tmp/memserver-locomo")
-    parser.add_argument("--no-vector", action="store_true", help="skip the vector-only run")
+    parser.add_argument("--no-vector", action="store_true", help="skip the single-arm runs")
+    parser.add_argument("--no-brief", action="store_true", help="skip kb_brief")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument("--json", type=Path, help="write every question's outcome here")
     parser.add_argument(
@@ -389,37 +425,47 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for conv in conversations:
         with built(root, conv, args.embedder, args.engine) as kb:
-            vector: list[Any] = [None] * len(conv.questions)
+            single: dict[str, list[list[int]]] = {}
             if not args.no_vector:
                 searcher = Searcher.for_kb(kb, route=False)
-                vector = ask_vector(searcher, conv.questions, now)
+                single = ask_arms(searcher, conv.questions, now)
                 searcher.close()
-        asked = asyncio.run(ask_mcp(root / conv.name, config, conv.questions, args.now))
-        for q, mcp, vec, bm in zip(conv.questions, asked, vector, bm25_rankings(conv), strict=True):
-            rows.append(
-                {
-                    "conversation": conv.name,
-                    "category": q.category,
-                    "q": q.text,
-                    "answers": sorted(q.sessions),
-                    "sessions": len(conv.notes),
-                    "kb_query": first_hit(mcp["sessions"], q.sessions),
-                    "bm25": first_hit(bm, q.sessions),
-                    "vector": first_hit(vec, q.sessions) if vec is not None else None,
-                    "top": mcp["sessions"][:5],
-                    "bm25_top": bm[:5],
-                    "count": mcp["count"],
-                    "window": mcp["window"],
-                    "ms": round(mcp["ms"], 1),
-                }
-            )
-    systems = ["kb_query", "bm25"] + ([] if args.no_vector else ["vector"])
+        asked = asyncio.run(
+            ask_mcp(root / conv.name, config, conv.questions, args.now, brief=not args.no_brief)
+        )
+        for i, (q, mcp, bm) in enumerate(
+            zip(conv.questions, asked, bm25_rankings(conv), strict=True)
+        ):
+            row = {
+                "id": q.id,
+                "half": half(q.id),
+                "conversation": conv.name,
+                "category": q.category,
+                "q": q.text,
+                "answers": sorted(q.sessions),
+                "sessions": len(conv.notes),
+                "kb_query": first_hit(mcp["sessions"], q.sessions),
+                "bm25": first_hit(bm, q.sessions),
+                "top": mcp["sessions"][:5],
+                "bm25_top": bm[:5],
+                "count": mcp["count"],
+                "window": mcp["window"],
+                "ms": round(mcp["ms"], 1),
+            }
+            if "brief" in mcp:
+                row["kb_brief"] = first_hit(mcp["brief"], q.sessions)
+            for name, ranked in single.items():
+                row[name] = first_hit(ranked[i], q.sessions)
+            rows.append(row)
+    systems = ["kb_query", "kb_brief", "bm25", *SINGLE_ARMS]
     print(
         f"# {len(rows)} questions over {len(conversations)} conversations, embedder "
         f"{args.embedder}, now {args.now}; {time.perf_counter() - began:.0f} s\n"
     )
-    print("Session R@1 / R@3 / R@5\n")
-    print(table(rows, systems))
+    for part in (None, *HALVES):
+        mine = [r for r in rows if part is None or r["half"] == part]
+        print(f"Session R@1 / R@3 / R@5, {part or 'all'} ({len(mine)} questions)\n")
+        print(table(mine, systems) + "\n")
     few = [r for r in rows if r["count"] <= 1]
     short = [r for r in rows if r["count"] < 3 and r["sessions"] >= 3]
     ms = sorted(r["ms"] for r in rows)
@@ -429,6 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.show_misses:
         for r in rows:
+            if r["half"] != TUNING:
+                continue  # the validation half's misses are not read (bench/README.md)
             if r["kb_query"] is None or r["kb_query"] > 5:
                 print(
                     f"MISS {r['conversation']} {r['category']:10} rank={r['kb_query']} "

@@ -28,7 +28,13 @@ hit@5, hit@10 (one of them there) and cover@10 (the share of them there), for
 * ``kb_brief``: the tool of that name when the server has one (the notes its evidence
   cites, in order), else "n/a";
 * ``bm25``: BM25 over whole notes (``bench/eval_locomo.py``'s);
-* ``vector``: the same index with the source vector arm alone.
+* ``keyword``, ``note``, ``vector``: the same index with one source arm alone (sentence
+  keywords, the system's BM25 over whole notes, sentence vectors).
+
+The questions are the tier's and ours (``bench/orgmem_questions.yaml``, ``--questions``;
+``--no-ours`` leaves ours out). Every table is given for all questions and for each
+half of ``bench/halves.py`` (by question id); ``--show-misses`` lists the tuning half's
+misses only (``bench/README.md``).
 
 **Answers**: the read agent's answer without a model (and with the model of
 ``LLM_BASE_URL``/``LLM_MODEL`` when set), and beside it BM25's top three notes, each cut
@@ -64,8 +70,9 @@ import yaml
 
 from bench import orgmem_scoring as scoring
 from bench.eval_answers import ingest
-from bench.eval_locomo import BM25, stdio_command, tokens, vector_only, work_root
+from bench.eval_locomo import BM25, SINGLE_ARMS, one_arm, stdio_command, tokens, work_root
 from bench.eval_locomo_answers import ask_all
+from bench.halves import HALVES, TUNING, half
 from memserver.clients.embed import make_embedder
 from memserver.clients.mcp import open_stdio
 from memserver.kb.frontmatter import frontmatter_end, load_yaml
@@ -75,6 +82,7 @@ from memserver.store.knowledge_base import KnowledgeBase
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "orgmem-small"
 SCHEMA = Path(__file__).with_name("orgmem_schema.yaml")
+OURS = Path(__file__).with_name("orgmem_questions.yaml")
 NOW = "2026-12-01T12:00:00+00:00"  # after every artefact; fixed so runs compare
 CATEGORIES = {
     "C1": "supersession",
@@ -83,6 +91,7 @@ CATEGORIES = {
     "C4": "audit replay",
     "C5": "justification",
     "C6": "contradiction",
+    "F": "fact",  # ours only: one fact looked up
 }
 ANSWER_CHARS = 2_000
 BASELINE_NOTES = 3
@@ -190,6 +199,28 @@ def load_tier(data: Path) -> Tier:
             )
         )
     return tier
+
+
+def our_questions(path: Path, slot_ids: Sequence[str]) -> list[OrgQuestion]:
+    """Our questions (``bench/orgmem_questions.yaml``); a gold artefact the tier does not
+    hold is an error that names it."""
+    known = set(slot_ids)
+    out = []
+    for row in yaml.safe_load(path.read_text(encoding="utf-8"))["questions"]:
+        missing = [e for e in row["evidence"] if e not in known]
+        if missing:
+            raise SystemExit(f"{path}: {row['id']} names artefacts the tier lacks: {missing}")
+        gold = {"answer": row.get("answer") or ""}
+        out.append(
+            OrgQuestion(
+                row["id"],
+                row["category"],
+                " ".join(row["question"].split()),
+                gold,
+                tuple(row["evidence"]),
+            )
+        )
+    return out
 
 
 def write_kb(kb: Path, tier: Tier) -> None:
@@ -368,6 +399,8 @@ def answer_cell(rows: Sequence[Mapping[str, Any]], system: str) -> str:
 def show_misses(rows: Sequence[Mapping[str, Any]]) -> str:
     out = []
     for r in rows:
+        if r["half"] != TUNING:
+            continue  # the validation half's misses are not read (bench/README.md)
         ev, agent = r["evidence"]["kb_query"], r["answers"]["agent"]
         if ev["hit@10"] and ev["cover@10"] == 1 and not agent["missed"]:
             continue
@@ -395,6 +428,8 @@ def uptime() -> str:
 
 def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     tier = load_tier(args.data)
+    if not args.no_ours:
+        tier.questions += our_questions(args.questions, [a.slot_id for a in tier.artefacts])
     root, config = work_root(args.work, args.embedder)
     kb = root / tier.name
     if args.fresh and kb.exists():
@@ -419,7 +454,10 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
         opened.reindex()  # the vectors the ingest left to a background embedder
         info["reindex_seconds"] = round(time.perf_counter() - began, 1)
         searcher = Searcher.for_kb(opened, route=False)
-        vector = [names.ranked(vector_only(searcher, q.text, now), False) for q in tier.questions]
+        single = {
+            name: [names.ranked(one_arm(searcher, q.text, now, arm), False) for q in tier.questions]
+            for name, arm in SINGLE_ARMS.items()
+        }
         searcher.close()
     asked, brief = anyio.run(ask_mcp, kb, config, tier.questions, names)
     texts = [q.text for q in tier.questions]
@@ -429,15 +467,14 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
     if os.environ.get("LLM_BASE_URL") and not args.no_model:
         with_model = anyio.run(functools.partial(ask_all, kb, config, texts, now, model=True))
     rows = []
-    for i, (q, mcp, vec, bm) in enumerate(
-        zip(tier.questions, asked, vector, bm25_ranked(tier), strict=True)
-    ):
+    for i, (q, mcp, bm) in enumerate(zip(tier.questions, asked, bm25_ranked(tier), strict=True)):
         evidence: dict[str, dict[str, Any] | None] = {
             s: evidence_scores(mcp[s], q.evidence) for s in ("kb_query", "kb_query+pages")
         }
         evidence["kb_brief"] = evidence_scores(mcp["kb_brief"], q.evidence) if brief else None
         evidence["bm25"] = evidence_scores(bm, q.evidence)
-        evidence["vector"] = evidence_scores(vec, q.evidence)
+        for name, ranked in single.items():
+            evidence[name] = evidence_scores(ranked[i], q.evidence)
         answer = answers[i]["answer"][:ANSWER_CHARS]
         scored = {
             "agent": answer_scores(q, answer, tier.people),
@@ -445,6 +482,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
         }
         row: dict[str, Any] = {
             "id": q.id,
+            "half": half(q.id),
             "category": q.category,
             "q": q.text,
             "gold_notes": list(q.evidence),
@@ -473,6 +511,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=("local", "hash"), default="local")
     parser.add_argument("--fresh", action="store_true", help="ingest every note again")
     parser.add_argument("--no-model", action="store_true", help="even when LLM_BASE_URL is set")
+    parser.add_argument("--questions", type=Path, default=OURS, help="our questions (YAML)")
+    parser.add_argument("--no-ours", action="store_true", help="the tier's questions only")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument("--json", type=Path, help="write every question's outcome here")
     args = parser.parse_args(argv)
@@ -481,20 +521,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.work.resolve().is_relative_to(REPO):
         raise SystemExit(f"--work {args.work} is inside the repository: pass a directory outside")
     rows, info = run(args)
-    systems = ["kb_query", "kb_query+pages", "kb_brief", "bm25", "vector"]
+    systems = ["kb_query", "kb_query+pages", "kb_brief", "bm25", *SINGLE_ARMS]
     print(
         f"# {len(rows)} questions, tier {info['tier']}, embedder {info['embedder']}, now "
         f"{info['now']}; ingest {info['ingest']}; reindex {info['reindex_seconds']:.0f} s, "
         f"questions {info['questions_seconds']:.0f} s; {info['seconds']:.0f} s in all\n"
         f"# load at start: {info['load_start']}\n# load at end:   {info['load_end']}\n"
     )
-    print("Evidence: hit@5 / hit@10 / cover@10 (kb_brief: n/a when the server has none)\n")
-    print(category_table(rows, systems, evidence_cell))
     answer_systems = ["agent", "bm25 top 3"] + (
         ["agent+model"] if "model_answer" in rows[0] else []
     )
-    print(f"\nKey facts stated (answers cut at {ANSWER_CHARS:,} characters)\n")
-    print(category_table(rows, answer_systems, answer_cell))
+    for part in (None, *HALVES):
+        mine = [r for r in rows if part is None or r["half"] == part]
+        print(
+            f"Evidence, {part or 'all'} ({len(mine)} questions): hit@5 / hit@10 / cover@10 "
+            "(kb_brief: n/a when the server has none)\n"
+        )
+        print(category_table(mine, systems, evidence_cell) + "\n")
+    for part in (None, *HALVES):
+        mine = [r for r in rows if part is None or r["half"] == part]
+        print(f"Key facts stated, {part or 'all'} (answers cut at {ANSWER_CHARS:,} characters)\n")
+        print(category_table(mine, answer_systems, answer_cell) + "\n")
     modes: dict[str, int] = {}
     for r in rows:
         modes[r["mode"]] = modes.get(r["mode"], 0) + 1

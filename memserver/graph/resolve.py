@@ -55,17 +55,27 @@ _RANK = {
     "transliteration": 2,
     "semantic": 3,
 }
-TRANSLITERATED_WHOLE = 0.9  # the whole name's key equals a title's or alias's
-TRANSLITERATED_FIRST = 0.8  # a one-word name's key equals a title's first word
-TRANSLITERATED_PROBABLE = 0.75
 _SCORE = {"exact_slug": 1.0, "exact_title": 0.95, "alias_hit": 0.95}
-# Word similarity ("Bob" inside "Bob Martinez") counts a little less than similarity
-# of the whole title, so a full-name match ranks first.
-WORD_WEIGHT = 0.9
-FUZZY_PROBABLE = 0.5  # fuzzy score from which the verdict is "probable"
-SEMANTIC_MIN = 0.5  # semantic candidates below this are not listed
-SEMANTIC_PROBABLE = 0.9  # e5 similarities are compressed high; only near-identical counts
-TIE = 0.005  # scores this close are "equally good"
+
+
+@dataclass(frozen=True)
+class ResolveSettings:
+    """How names are resolved to pages: the scores of the weaker ways of matching and
+    the scores from which a match is "probable"."""
+
+    transliterated_whole: float = 0.9  # the whole name's key equals a title's or alias's
+    transliterated_first: float = 0.8  # a one-word name's key equals a title's first word
+    transliterated_probable: float = 0.75
+    # Word similarity ("Bob" inside "Bob Martinez") counts a little less than similarity
+    # of the whole title, so a full-name match ranks first.
+    word_weight: float = 0.9
+    fuzzy_probable: float = 0.5  # fuzzy score from which the verdict is "probable"
+    semantic_min: float = 0.5  # semantic candidates below this are not listed
+    semantic_probable: float = 0.9  # e5 similarities are compressed high
+    tie: float = 0.005  # scores this close are "equally good"
+
+
+RESOLVE = ResolveSettings()
 _SEMANTIC_POOL = 50  # nearest chunks fetched before grouping by page
 
 
@@ -213,7 +223,7 @@ def _fuzzy(db: Database, norm: str, where: _Where) -> list[Candidate]:
     with db.connection() as conn:
         rows = conn.execute(
             _FUZZY,
-            {"norm": norm, "w": WORD_WEIGHT, **where.params()},
+            {"norm": norm, "w": RESOLVE.word_weight, **where.params()},
         ).fetchall()
     return [
         Candidate(page_id, title, folder, float(sim), "fuzzy_title", day)
@@ -250,11 +260,11 @@ def _transliterated(db: Database, name: str, where: _Where) -> list[Candidate]:
         for other in (title, *aliases):
             key = name_key(other)
             if key in variants:
-                score = TRANSLITERATED_WHOLE
+                score = RESOLVE.transliterated_whole
                 break
             first = key.split(" ", 1)[0]
             if " " in key and first in variants:
-                score = max(score, TRANSLITERATED_FIRST)
+                score = max(score, RESOLVE.transliterated_first)
         if score:
             out.append(Candidate(page_id, title, folder, score, "transliteration", day))
     return out
@@ -286,7 +296,7 @@ def _semantic(db: Database, embedder: Embedder, name: str, where: _Where) -> lis
     return [
         Candidate(page_id, title, folder, float(sim), "semantic", day)
         for page_id, folder, title, day, sim in rows
-        if sim >= SEMANTIC_MIN
+        if sim >= RESOLVE.semantic_min
     ]
 
 
@@ -298,11 +308,11 @@ def _verdict(ranked: list[Candidate]) -> tuple[str, bool, int]:
     if best.why in STRONG:
         top = [c for c in ranked if _RANK[c.why] == _RANK[best.why]]
     else:
-        top = [c for c in ranked if c.why == best.why and best.score - c.score <= TIE]
+        top = [c for c in ranked if c.why == best.why and best.score - c.score <= RESOLVE.tie]
     threshold = {
-        "fuzzy_title": FUZZY_PROBABLE,
-        "transliteration": TRANSLITERATED_PROBABLE,
-        "semantic": SEMANTIC_PROBABLE,
+        "fuzzy_title": RESOLVE.fuzzy_probable,
+        "transliteration": RESOLVE.transliterated_probable,
+        "semantic": RESOLVE.semantic_probable,
     }
     if best.why not in STRONG and best.score < threshold[best.why]:
         return "new", False, 1
@@ -361,7 +371,7 @@ def resolve(
     # Exact matches decide the verdict alone; the slower steps run only without one.
     if not found and fuzzy:
         found = _fuzzy(db, norm, where)
-        if not any(c.score >= FUZZY_PROBABLE for c in found):
+        if not any(c.score >= RESOLVE.fuzzy_probable for c in found):
             found += _transliterated(db, bare, where)
     if not found and embedder is not None:
         found = _semantic(db, embedder, bare, where)

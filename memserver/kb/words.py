@@ -29,6 +29,43 @@ _STOPWORD_TEXT = """
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
+# The words a question of each language asks with, and the words that join one question
+# to the next in a sentence ("..., and what drove it?"): where a long question splits
+# into its parts (memserver.search.parts).
+QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "which",
+        "when",
+        "where",
+        "why",
+        "how",
+        "who",
+        "whom",
+        "whose",
+        "юу",
+        "юуг",
+        "юуны",
+        "юунд",
+        "хэн",
+        "хэнийг",
+        "хэний",
+        "хэнд",
+        "хэзээ",
+        "хаана",
+        "хаашаа",
+        "яагаад",
+        "яаж",
+        "ямар",
+        "аль",
+        "хэд",
+        "хэдэн",
+    ]
+)
+CLAUSE_JOINERS = frozenset(
+    ["and", "or", "but", "also", "then", "ба", "болон", "бас", "мөн", "тэгээд"]
+)
+
 # Mongolian case and plural endings, longest first (stripped to find the word's stem).
 _MN_SUFFIXES = (
     "тайгаа",

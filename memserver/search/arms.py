@@ -40,24 +40,8 @@ from memserver.graph import neighbors as graphs
 from memserver.kb.layout import slugify
 from memserver.search.fusion import Hit, TimelineLine
 from memserver.search.intent import GraphPlan, Intent
+from memserver.search.settings import ARMS
 from memserver.search.text_query import Conn, TextQuery, best_per_key, staged, window_sql
-
-POOL = 50  # candidates per arm (gbrain: >= 50)
-# Chunks ranked per keyword stage at most. A word on tens of thousands of chunks (a
-# common surname at 100,000 pages) would otherwise cost one heap read per chunk; past
-# this many matches the ranking is among the first MATCH_CAP found.
-MATCH_CAP = 2000
-SHORT_WINDOW_DAYS = 8  # windows up to this long use an exact vector scan
-SCAN_TUPLES = 40_000  # HNSW iterative scan bound
-# The page vector arm's HNSW search width. With e5 vectors (bench/bench_vector_recall.py)
-# a width of 100 returned 99.4% of the exact nearest 10 pages at 2,000 pages but 98.0% at
-# 5,000 (worst question 60%), where 200 returns 99.6% (worst 90%) for about 1 ms more:
-# recall falls as the graph grows, so the width has room to spare.
-PAGE_EF_SEARCH = 200
-WINDOW_SCAN_TUPLES = 8_000
-FUZZY_MAX_WORDS = 4  # a longer question is not a misspelt name
-FUZZY_MIN = 0.35
-
 
 # --------------------------------------------------------------------------- keyword
 
@@ -69,10 +53,10 @@ def keyword(
     *,
     start: dt.date | None = None,
     end: dt.date | None = None,
-    limit: int = POOL,
+    limit: int = ARMS.pool,
 ) -> list[Hit]:
     """Pages whose chunks hold all the words, then (if too few) most of them; best chunk
-    per page, ranked by ts_rank_cd within each stage (among at most MATCH_CAP matches)."""
+    per page, ranked by ts_rank_cd within each stage (among at most ``ARMS.match_cap`` matches)."""
     if query.empty or not folders:
         return []
 
@@ -86,7 +70,7 @@ def keyword(
         )
 
     params = {**query.params(), "folders": list(folders), "start": start, "end": end}
-    rows = staged(conn, query, build, {**params, "pool": limit * 4, "cap": MATCH_CAP}, limit)
+    rows = staged(conn, query, build, {**params, "pool": limit * 4, "cap": ARMS.match_cap}, limit)
     return [
         Hit(pid, folder, float(r), text, day, detail)
         for detail, (pid, folder, text, day, r) in rows
@@ -104,12 +88,12 @@ def vector(
     *,
     start: dt.date | None = None,
     end: dt.date | None = None,
-    limit: int = POOL,
+    limit: int = ARMS.pool,
 ) -> list[Hit]:
     """Nearest chunks by cosine, best chunk per page.
 
     The HNSW index is scanned iteratively so the folder and date filters cannot starve
-    the LIMIT; a window of at most ``SHORT_WINDOW_DAYS`` is scanned exactly instead
+    the LIMIT; a window of at most ``ARMS.short_window_days`` is scanned exactly instead
     (few rows, and exact beats an index scan that must skip most of the graph).
     """
     if not folders:
@@ -117,7 +101,7 @@ def vector(
     windowed = start is not None or end is not None
     pool = limit if windowed else limit * 2  # chunks; enough for ~limit distinct pages
     distance = db.distance_sql()
-    short = start is not None and end is not None and (end - start).days <= SHORT_WINDOW_DAYS
+    short = start is not None and end is not None and (end - start).days <= ARMS.short_window_days
     order = f"({distance}) + 0" if short else distance  # "+ 0" keeps the index out
     sql = (
         "WITH c AS MATERIALIZED ("
@@ -130,8 +114,8 @@ def vector(
     params = {"q": query_vector, "folders": list(folders), "start": start, "end": end, "pool": pool}
     # A window admits few of the graph's tuples: bound the scan rather than walk it all
     # (the dated and timeline arms enumerate the window anyway).
-    budget = WINDOW_SCAN_TUPLES if windowed else SCAN_TUPLES
-    with vector_scan(conn, ef_search=max(pool, PAGE_EF_SEARCH), max_scan_tuples=budget):
+    budget = ARMS.window_scan_tuples if windowed else ARMS.scan_tuples
+    with vector_scan(conn, ef_search=max(pool, ARMS.page_ef_search), max_scan_tuples=budget):
         rows = conn.execute(sql, params).fetchall()
     return [
         Hit(pid, folder, 1.0 - float(d), text, day)
@@ -176,7 +160,7 @@ def title(
     folders: Sequence[str],
     *,
     fuzzy: bool = True,
-    limit: int = POOL,
+    limit: int = ARMS.pool,
 ) -> list[Hit]:
     """Pages named by a run of the question's words (exact), else by a similar name.
 
@@ -213,12 +197,12 @@ def title(
         ):
             best[pid] = hit
     hits = sorted(best.values(), key=lambda h: (-h.score, h.id))
-    if fuzzy and not hits and intent.terms and total <= FUZZY_MAX_WORDS:
+    if fuzzy and not hits and intent.terms and total <= ARMS.fuzzy_max_words:
         rows = conn.execute(
             _FUZZY, {"q": full, "folders": list(folders), "limit": limit}
         ).fetchall()
         for pid, folder, sim, day in rows:
-            if pid not in best and sim >= FUZZY_MIN:
+            if pid not in best and sim >= ARMS.fuzzy_min:
                 hits.append(Hit(pid, folder, float(sim) * 0.5, None, day, "fuzzy_title", full))
     return hits[:limit]
 
@@ -234,7 +218,7 @@ def timeline(
     end: dt.date | None,
     *,
     newest: bool = True,
-    limit: int = POOL,
+    limit: int = ARMS.pool,
 ) -> list[Hit]:
     """Timeline entries inside the window, newest first; with words in the question, only
     the entries naming them (in the entry, or in its page's title), best match first."""
@@ -311,7 +295,7 @@ def dated(
     end: dt.date | None,
     *,
     newest: bool = True,
-    limit: int = POOL,
+    limit: int = ARMS.pool,
 ) -> list[Hit]:
     """Pages by effective date inside ``[start, end)`` (either end open), newest first."""
     if not folders:
@@ -343,7 +327,7 @@ def graph(
     start: dt.date | None = None,
     end: dt.date | None = None,
     newest: bool = True,
-    limit: int = POOL,
+    limit: int = ARMS.pool,
 ) -> list[Hit]:
     """Pages reached by the planned paths, ordered by date (newest first by default)."""
     hits: list[Hit] = []
@@ -374,7 +358,7 @@ def graph(
 
 
 def graph_augment(
-    conn: Conn, seeds: Sequence[str], folders: Collection[str], limit: int = POOL
+    conn: Conn, seeds: Sequence[str], folders: Collection[str], limit: int = ARMS.pool
 ) -> list[Hit]:
     """Depth-1 neighbours of the best results (tokenmax), both ends in scope."""
     hits: list[Hit] = []

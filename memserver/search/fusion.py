@@ -34,13 +34,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-RRF_K = 60.0
-RRF_SHARE = 0.7  # the rest is the vector arm's cosine
-BOOST_MIN, BOOST_MAX = 0.5, 1.5
-HIGH_VECTOR = 0.85  # e5 cosines are compressed high: 0.85+ is a close paraphrase
-WEAK_VECTOR = 0.80
-AUTOCUT_DROP = 0.2
-CHARS_PER_TOKEN = 4
+from memserver.search.settings import FUSION
 
 VECTOR_ARMS = ("vector", "source_vector")
 
@@ -110,10 +104,11 @@ class Candidate:
 def fuse(
     arms: Mapping[str, Sequence[Hit]],
     weights: Mapping[str, float] | None = None,
-    k: float = RRF_K,
+    k: float | None = None,
 ) -> list[Candidate]:
     """Reciprocal rank fusion of ``arms`` (name -> hits best first), best first."""
     weights = weights or {}
+    k = FUSION.rrf_k if k is None else k
     found: dict[str, Candidate] = {}
     for arm, hits in arms.items():
         weight = weights.get(arm, 1.0)
@@ -150,7 +145,8 @@ def fuse(
         cos = cand.cosine
         if cos is not None and hi > lo:
             cos = (cos - lo) / (hi - lo)
-        cand.score = RRF_SHARE * norm + (1 - RRF_SHARE) * cos if cos is not None else norm
+        share = FUSION.rrf_share
+        cand.score = share * norm + (1 - share) * cos if cos is not None else norm
     return sort_by_score(found.values())
 
 
@@ -159,20 +155,20 @@ def sort_by_score(cands: Iterable[Candidate]) -> list[Candidate]:
 
 
 def clamp_boost(value: float) -> float:
-    return min(BOOST_MAX, max(BOOST_MIN, float(value)))
+    return min(FUSION.boost_max, max(FUSION.boost_min, float(value)))
 
 
 def apply_boosts(
     cands: list[Candidate],
     source_boost: Mapping[str, float],
     named_folders: Collection[str] = (),
-    named_boost: float = 1.15,
+    named_boost: float | None = None,
 ) -> list[Candidate]:
     """Multiply by the folder's prior, and slightly favour folders the question names."""
     for cand in cands:
         cand.score *= clamp_boost(source_boost.get(cand.folder, 1.0))
         if cand.folder in named_folders:
-            cand.score *= named_boost
+            cand.score *= FUSION.named_boost if named_boost is None else named_boost
     return sort_by_score(cands)
 
 
@@ -192,15 +188,12 @@ def apply_recency(
     return sort_by_score(cands)
 
 
-ENTRY_ONLY = 0.85  # a page inside a window only through a timeline entry ranks a bit lower
-
-
 def filter_window(
     cands: list[Candidate],
     start: dt.date | None,
     end: dt.date | None,
     event_folders: Collection[str] | None = None,
-    entry_only: float = ENTRY_ONLY,
+    entry_only: float | None = None,
 ) -> list[Candidate]:
     """Pages dated inside ``[start, end)``, or with a timeline entry inside it.
 
@@ -209,6 +202,8 @@ def filter_window(
     folder outside ``event_folders`` (None = every page is an event) counts as such,
     since its date is merely its newest timeline entry.
     """
+
+    entry_only = FUSION.entry_only if entry_only is None else entry_only
 
     def inside(day: dt.date | None) -> bool:
         if day is None:
@@ -287,10 +282,10 @@ def label(cand: Candidate, all_terms_arms: Collection[str] = ("keyword",)) -> li
     elif any(arm in cand.ranks for arm in all_terms_arms):
         labels.append("keyword_partial")
     cos = cand.cosine
-    if cos is not None and cos >= HIGH_VECTOR:
+    if cos is not None and cos >= FUSION.high_vector:
         labels.append("high_vector_match")
     only_vector = set(cand.ranks) <= {"vector", "source_vector"}
-    if cos is not None and only_vector and cos < WEAK_VECTOR:
+    if cos is not None and only_vector and cos < FUSION.weak_vector:
         labels.append("weak_semantic")
     if "graph" in cand.ranks:
         labels.append(f"graph:{cand.details.get('graph', 'linked')}")
@@ -306,11 +301,15 @@ def label(cand: Candidate, all_terms_arms: Collection[str] = ("keyword",)) -> li
     return labels
 
 
-def autocut(cands: list[Candidate], drop: float = AUTOCUT_DROP, keep: int = 3) -> list[Candidate]:
+def autocut(
+    cands: list[Candidate], drop: float | None = None, keep: int | None = None
+) -> list[Candidate]:
     """Cut at the first fall between neighbours of at least ``drop`` x the top score.
 
     Pinned, date-ordered and promoted results are never cut, and at least ``keep`` stay.
     """
+    drop = FUSION.autocut_drop if drop is None else drop
+    keep = FUSION.autocut_keep if keep is None else keep
     if len(cands) <= keep:
         return cands
     top = max(c.score for c in cands)
@@ -327,7 +326,7 @@ def autocut(cands: list[Candidate], drop: float = AUTOCUT_DROP, keep: int = 3) -
 
 def text_tokens(*texts: str | None) -> int:
     """Tokens by the chars / 4 rule."""
-    return sum(len(t) for t in texts if t) // CHARS_PER_TOKEN + 1
+    return sum(len(t) for t in texts if t) // FUSION.chars_per_token + 1
 
 
 def budget_cut(

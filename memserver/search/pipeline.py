@@ -46,13 +46,21 @@ from memserver.graph.resolve import dated_folders, resolve
 from memserver.kb.schema import Schema
 from memserver.kb.words import is_cyrillic
 from memserver.routing.router import Router
-from memserver.search import arms, source_arms
+from memserver.search import arms, parts, source_arms
 from memserver.search import fusion as fz
 from memserver.search import model_steps as search_models
 from memserver.search.cross_script import latin_names
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent, analyze, plan_graph
-from memserver.search.shaping import ArmRun, fill_outside_window, result_limit, shape
+from memserver.search.settings import ARMS
+from memserver.search.shaping import (
+    ArmRun,
+    fill_outside_window,
+    result_limit,
+    result_tokens,
+    shape,
+    short_of_quota,
+)
 from memserver.search.text_query import TextQuery
 from memserver.search.timeline import timeline_events
 from memserver.search.types import (
@@ -86,7 +94,6 @@ log = logging.getLogger(__name__)
 
 SOURCE_FOLDER = "source"
 ROUTE_MIN_FOLDERS = 4  # route only when the caller can read at least this many folders
-MAX_ENTITIES = 3
 ONE_DAY = dt.timedelta(days=1)
 RECENT_VECTORS = 64
 
@@ -211,6 +218,23 @@ class Searcher:
     # ---------------------------------------------------------------- search
 
     def search(self, req: SearchRequest) -> SearchResponse:
+        """The response to ``req``; a question that asks several things at once is
+        searched whole and part by part, and the results merged
+        (:mod:`memserver.search.parts`)."""
+        if req.order is not None or req.focus is not None or req.arms is not None:
+            return self._search_one(req)  # a tool's own reading, or one arm measured
+        schema = self.schema
+        now = reference_time(req.now, schema.tz)
+
+        def core(text: str) -> str:
+            return parse_time(text, now=now, tz=schema.tz).query
+
+        mode = check_mode(req.mode)
+        return parts.search_in_parts(
+            req, self._search_one, core, result_limit(req, mode), mode.budget, result_tokens
+        )
+
+    def _search_one(self, req: SearchRequest) -> SearchResponse:
         began = time.perf_counter()
         mode = check_mode(req.mode)
         schema = self.schema
@@ -290,7 +314,7 @@ class Searcher:
                     searched = scope
             outside = 0
             limit = result_limit(req, mode)
-            if tq.window is not None and len(results) < limit:
+            if tq.window is not None and short_of_quota(results, limit, sources):
                 # A window is a preference, never a wall: a note written in 2023 tells
                 # what happened in 2021. Fill up from the same search without it.
                 unbounded = replace(tq, window=None, phrase=None)
@@ -484,7 +508,7 @@ class Searcher:
                 continue
             covered.append(name)
             out.append(hit)
-            if len(out) >= MAX_ENTITIES:
+            if len(out) >= ARMS.max_entities:
                 break
         if out or not intent.terms or (intent.relation is None and tq.order is None):
             return out  # a misspelt name is worth a fuzzy lookup only on a graph path
@@ -492,7 +516,9 @@ class Searcher:
             return out  # nothing written like a name ("latest decision about billing")
         guess = " ".join(intent.terms)
         try:
-            found = resolve(self.db, None, guess, scope, schema=self.schema, limit=MAX_ENTITIES)
+            found = resolve(
+                self.db, None, guess, scope, schema=self.schema, limit=ARMS.max_entities
+            )
         except UserError:
             return []
         return [

@@ -9,6 +9,7 @@ of a relation's pages, exact-name pinning, autocut, the mode's result count, sni
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,12 +20,13 @@ from memserver.db.database import Database
 from memserver.graph.resolve import dated_folders
 from memserver.kb.page import drop_field_lines
 from memserver.kb.schema import Schema
-from memserver.search import arms, source_arms
+from memserver.search import arms, kinds, parts, source_arms
 from memserver.search import fusion as fz
 from memserver.search import model_steps as search_models
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent
 from memserver.search.page_details import lead_snippets, page_info
+from memserver.search.settings import FUSION
 from memserver.search.text_query import TextQuery
 from memserver.search.types import Mode, SearchRequest, SearchResult, window_dates
 from memserver.timeparse.window import NEWEST, TimeQuery, order_bounds
@@ -87,9 +89,7 @@ def shape(
     elif intent.relation is not None and run.arms.get("graph"):
         cands = fz.promote(cands, {h.id for h in run.arms["graph"]})
     cands = fz.pin_exact(cands, run.exact)
-    if mode.autocut and tq.order is None:
-        cands = fz.autocut(cands)
-    cands = cands[: result_limit(req, mode)]
+    cands = by_kind(cands, run.arms, result_limit(req, mode), mode.autocut and tq.order is None)
     ids = [c.id for c in cands]
     lines = arms.timeline_lines(conn, ids, TextQuery.of(intent), start, end)
     leads = lead_snippets(conn, [c.id for c in cands if not c.snippet])
@@ -117,8 +117,54 @@ def shape(
             )
         )
 
-    kept, tokens = fz.budget_cut(results, result_tokens, mode.budget)
-    return kept, tokens
+    return kinds.split_budget(results, result_tokens, mode.budget, result_id)
+
+
+def by_kind(
+    cands: list[Candidate], found: Mapping[str, Sequence[Hit]], limit: int, cut: bool
+) -> list[Candidate]:
+    """The shaped candidates cut to the response, pages and notes each on their own
+    (:mod:`memserver.search.kinds`): autocut (with ``cut``) within each kind, each kind
+    within its quota of ``limit``, each keeping its arms' first results; in their order."""
+    pages = [c for c in cands if not kinds.is_note(c.id)]
+    notes = [c for c in cands if kinds.is_note(c.id)]
+
+    def guarded(pool: list[Candidate], arms_of_kind: Sequence[str], quota: int) -> list[str]:
+        ids = {c.id for c in pool}
+        reserve = kinds.reserve_of(quota, len(arms_of_kind))
+        return [i for i in kinds.guarded_ids(found, arms_of_kind, reserve) if i in ids]
+
+    page_cut = fz.autocut(pages) if cut else pages
+    note_cut = fz.autocut(notes) if cut else notes
+    page_quota, note_quota = kinds.quotas(
+        len({c.id for c in page_cut} | set(guarded(pages, FUSION.page_guard_arms, limit))),
+        len({c.id for c in note_cut} | set(guarded(notes, FUSION.note_guard_arms, limit))),
+        limit,
+    )
+    page_guard = guarded(pages, FUSION.page_guard_arms, page_quota)
+    note_guard = guarded(notes, FUSION.note_guard_arms, note_quota)
+    chosen = {
+        c.id
+        for cut_, pool, guard, quota in (
+            (page_cut, pages, page_guard, page_quota),
+            (note_cut, notes, note_guard, note_quota),
+        )
+        for c in kinds.keep_arms_best(cut_, pool, guard, quota, _id, _fixed)
+    }
+    return [c for c in cands if c.id in chosen]
+
+
+def _id(cand: Candidate) -> str:
+    return cand.id
+
+
+def _fixed(cand: Candidate) -> bool:
+    """A result the shaping put where it is for a reason the arms do not know of."""
+    return cand.pinned or cand.ordered or cand.promoted
+
+
+def result_id(result: SearchResult) -> str:
+    return result.id
 
 
 def _in(cand: Candidate, start: dt.date | None, end: dt.date | None, folders: Any) -> bool:
@@ -128,7 +174,7 @@ def _in(cand: Candidate, start: dt.date | None, end: dt.date | None, folders: An
     return (start is None or day >= start) and (end is None or day < end)
 
 
-OUTSIDE_WINDOW = "outside_window"
+OUTSIDE_WINDOW = parts.OUTSIDE_WINDOW
 
 
 def result_limit(req: SearchRequest, mode: Mode) -> int:
@@ -138,14 +184,6 @@ def result_limit(req: SearchRequest, mode: Mode) -> int:
 
 def result_tokens(result: SearchResult) -> int:
     return fz.text_tokens(result.title, result.snippet, *(t.text for t in result.timeline)) + 8
-
-
-# Results filled from outside a window: one dated next to it scores up to NEAR_WINDOW
-# more than one far from it, halving NEAR_WINDOW_DAYS after the window ends (or before
-# it starts). A question dates what a note tells a few days after it happened ("accepted
-# on May 23" in a note of May 27), and nothing is dated in a window of one day.
-NEAR_WINDOW = 0.1
-NEAR_WINDOW_DAYS = 7
 
 
 def nearness(date: str | None, start: dt.date | None, end: dt.date | None) -> float:
@@ -163,7 +201,18 @@ def nearness(date: str | None, start: dt.date | None, end: dt.date | None) -> fl
         days = (day - end).days + 1
     else:
         return 1.0
-    return NEAR_WINDOW_DAYS / (NEAR_WINDOW_DAYS + days)
+    return FUSION.near_window_days / (FUSION.near_window_days + days)
+
+
+def short_of_quota(results: Sequence[SearchResult], limit: int, sources: bool) -> bool:
+    """Whether a response holds fewer than ``limit`` results, or (with ``sources``) fewer
+    notes or pages than their share of it: a windowed search then fills up from outside
+    the window (:func:`fill_outside_window`)."""
+    if len(results) < limit:
+        return True
+    notes = sum(1 for r in results if kinds.is_note(r.id))
+    page_quota, note_quota = kinds.quotas(limit, limit, limit)
+    return sources and (notes < note_quota or len(results) - notes < page_quota)
 
 
 def fill_outside_window(
@@ -175,17 +224,23 @@ def fill_outside_window(
 ) -> tuple[list[SearchResult], int, int]:
     """A windowed search's results, then those of the same search without the window
     that it lacks (label ``outside_window``), those dated nearer the ``window`` first
-    among close scores (:data:`NEAR_WINDOW`), up to ``limit`` and the mode's budget:
+    among close scores (``FUSION.near_window``), pages and notes each up to their quota
+    of ``limit`` (the window's own first) and their share of the mode's budget:
     ``(results, tokens, how many were filled)``."""
     seen = {r.id for r in inside}
     lacking = [r for r in wider if r.id not in seen]
-    near = [r.score * (1 + NEAR_WINDOW * nearness(r.date, *window)) for r in lacking]
+    near = [r.score * (1 + FUSION.near_window * nearness(r.date, *window)) for r in lacking]
     order = sorted(range(len(lacking)), key=lambda i: -near[i])  # stable: ties keep their order
-    extra = [replace(lacking[i], labels=(*lacking[i].labels, OUTSIDE_WINDOW)) for i in order][
-        : max(0, limit - len(inside))
-    ]
-    kept, tokens = fz.budget_cut([*inside, *extra], result_tokens, mode.budget)
-    return kept, tokens, max(0, len(kept) - len(inside))
+    extra = [replace(lacking[i], labels=(*lacking[i].labels, OUTSIDE_WINDOW)) for i in order]
+    both = [*inside, *extra]
+    notes = [r for r in both if kinds.is_note(r.id)]
+    pages = [r for r in both if not kinds.is_note(r.id)]
+    page_quota, note_quota = kinds.quotas(len(pages), len(notes), limit)
+    chosen = {r.id for r in [*pages[:page_quota], *notes[:note_quota]]}
+    kept, tokens = kinds.split_budget(
+        [r for r in both if r.id in chosen], result_tokens, mode.budget, result_id
+    )
+    return kept, tokens, sum(1 for r in kept if r.id not in seen)
 
 
 def visible_snippet(schema: Schema, cand: Candidate, snippet: str, req: SearchRequest) -> str:

@@ -23,38 +23,11 @@ import numpy as np
 
 from memserver.db.database import Database
 from memserver.db.vectors import vector_scan
-from memserver.search.arms import MATCH_CAP, POOL
 from memserver.search.fusion import Hit
+from memserver.search.settings import ARMS, SOURCES
 from memserver.search.source_notes import note_keyword, source_window_sql, window_params
 from memserver.search.text_query import Conn, TextQuery, best_per_key, staged
 from memserver.search.types import SOURCE_PREFIX
-
-# A name (TextQuery.naming) at most this many source chunks hold picks its notes (a
-# ticket id, a figure, a place): source_keyword marks the files holding one ``rare_term``.
-# Only names: in sentence-sized chunks many ordinary words are that rare too ("premium",
-# "insurance"), and the notes holding them need not be the ones asked about.
-RARE_DF = 3
-RARE_MIN_CHUNKS = 30  # in fewer source chunks than this, rarity says nothing
-# The vector arm reads this many nearest sentences per file it returns: one note's
-# sentences on its subject sit close together, and the pool is also where a sentence's
-# hubness is measured (below). 6 per file (300 sentences): recall@5 0.95 / 0.95 / 0.93 on
-# three draws of bench/eval_search.py's notes; 10: 0.98 / 0.95 / 0.93, for 5 ms more.
-SENTENCES_PER_FILE = 10
-# Notes built from the same phrases put many sentences at nearly the same place, where an
-# HNSW scan with pgvector's default search width misses some of the nearest: at 40 the
-# nearest 10 of 8,247 sentences were 93% found (one question 10%), at 400 99.8% (the
-# worst 90%), for 2.8 ms instead of 2.3 (bench/eval_search.py's sources).
-SOURCE_EF_SEARCH = 400
-# Notes written from recurring phrases ("X raised a risk on the billing cleanup: the
-# vendor is slow to answer") put whole families of near-identical sentences close to any
-# question on their topic, above the one sentence that says what was asked in other
-# words: hubs. The vector arm lowers a sentence's cosine by HUB_WEIGHT x its mean cosine
-# to its HUB_NEIGHBOURS most similar sentences of the pool it retrieved (cross-domain
-# similarity local scaling, CSLS, within the pool). On bench/eval_search.py's sources:
-# recall@5 0.74 -> 0.88 vector-only and 0.86 -> 0.95 hybrid, the same from 0.2 to 0.4
-# and for 5 to 20 neighbours (bench/RESULTS.md, Search quality).
-HUB_NEIGHBOURS = 10
-HUB_WEIGHT = 0.25
 
 
 @dataclass(frozen=True)
@@ -80,14 +53,14 @@ def source_rank_sql(conn: Conn, query: TextQuery) -> SourceRank:
 
     Conversation notes of one person share most of their words, so plain ``ts_rank_cd``
     (no rarity) ranks two common words above one rare word (a ticket id, a figure, a
-    place) that only the right note holds. ``df`` is counted up to MATCH_CAP chunks (a
+    place) that only the right note holds. ``df`` is counted up to ``ARMS.match_cap`` chunks (a
     word on more is common either way)."""
     counts = ", ".join(
         f"(SELECT count(*) FROM (SELECT 1 FROM source_chunks WHERE tsv @@ ({query._term(i)})"
         " LIMIT %(cap)s) m)"
         for i in range(len(query.terms))
     )
-    params = {**query.params(), "cap": MATCH_CAP}
+    params = {**query.params(), "cap": ARMS.match_cap}
     row = conn.execute(f"SELECT (SELECT count(*) FROM source_chunks), {counts}", params).fetchone()
     total = float(row[0]) if row else 0.0
     matched: list[str] = []
@@ -98,7 +71,7 @@ def source_rank_sql(conn: Conn, query: TextQuery) -> SourceRank:
         params[f"idf{i}"] = idf
         idf_total += idf
         matched.append(f"(CASE WHEN tsv @@ ({query._term(i)}) THEN %(idf{i})s ELSE 0 END)")
-        if 0 < df <= RARE_DF and total >= RARE_MIN_CHUNKS and i in query.naming:
+        if 0 < df <= SOURCES.rare_df and total >= SOURCES.rare_min_chunks and i in query.naming:
             rare.append(i)
     params["rare_terms"] = rare  # not a placeholder: read by source_keyword
     matched_sql = "(" + (" + ".join(matched) or "0") + ")"
@@ -112,11 +85,11 @@ def source_keyword(
     *,
     start: dt.date | None = None,
     end: dt.date | None = None,
-    limit: int = POOL,
+    limit: int = ARMS.pool,
 ) -> list[Hit]:
     """Raw source chunks matching the words (staged like :func:`keyword`), ranked by
     :func:`source_rank_sql`, best chunk per source file. A file holding a name that at most
-    RARE_DF source chunks hold has detail ``rare_term``."""
+    ``SOURCES.rare_df`` source chunks hold has detail ``rare_term``."""
     if query.empty:
         return []
     ranking = source_rank_sql(conn, query)
@@ -154,10 +127,10 @@ def source_keyword(
 
 
 def hubness(vectors: np.ndarray, pool: np.ndarray, *, within: bool) -> np.ndarray:
-    """The mean cosine of each of ``vectors`` to its HUB_NEIGHBOURS most similar vectors of
+    """The mean cosine of each of ``vectors`` to its ``SOURCES.hub_neighbours`` most similar vectors of
     ``pool`` (``within``: ``vectors`` is the pool; a vector is not its own neighbour).
     Zeros when the pool is too small to tell."""
-    k = HUB_NEIGHBOURS
+    k = SOURCES.hub_neighbours
     if len(vectors) == 0 or len(pool) <= k + int(within):
         return np.zeros(len(vectors))
 
@@ -191,13 +164,13 @@ class Hubs:
         self, keys: Sequence[tuple[str, str]], cosines: np.ndarray, vectors: np.ndarray
     ) -> np.ndarray:
         """``cosines`` of the sentences ``keys`` ((path, text)) lowered by
-        ``HUB_WEIGHT x (hubness - the pool's mean hubness)``: a sentence of the pool by its
+        ``SOURCES.hub_weight x (hubness - the pool's mean hubness)``: a sentence of the pool by its
         hubness there, another by its closeness to the pool."""
         if not self.active:
             return cosines
         near = hubness(vectors, self.vectors, within=False)
         hub = np.array([self.hubs.get(key, float(h)) for key, h in zip(keys, near, strict=True)])
-        return cosines - HUB_WEIGHT * (hub - self.mean)
+        return cosines - SOURCES.hub_weight * (hub - self.mean)
 
 
 _NO_HUBS = Hubs(np.zeros((0, 0)), {}, 0.0, False)
@@ -225,10 +198,10 @@ def nearest_sentences(
     *,
     start: dt.date | None = None,
     end: dt.date | None = None,
-    limit: int = POOL,
+    limit: int = ARMS.pool,
 ) -> NearestSentences:
     """The nearest raw source sentences by their own vector and by their context's (the
-    ``limit x SENTENCES_PER_FILE`` nearest of each), scored by :func:`sentence_scores`:
+    ``limit x SOURCES.sentences_per_file`` nearest of each), scored by :func:`sentence_scores`:
     each cosine damped by its hubness in the pool, so a sentence of a family that sits
     near any question on its topic loses to one as near standing alone, and the better
     of a sentence's own and its context's counts. Best sentence per file, best first."""
@@ -248,9 +221,9 @@ def nearest_sentences(
         " FROM source_chunks WHERE id IN (SELECT id FROM own UNION SELECT id FROM around)"
         " ORDER BY path, ordinal"
     )
-    pool = limit * SENTENCES_PER_FILE
+    pool = limit * SOURCES.sentences_per_file
     params = {"q": query_vector, **window_params(start, end), "pool": pool}
-    with vector_scan(conn, ef_search=max(SOURCE_EF_SEARCH, pool), max_scan_tuples=40_000):
+    with vector_scan(conn, ef_search=max(SOURCES.ef_search, pool), max_scan_tuples=40_000):
         # Binary: 300 vectors read as text cost ~30 ms to parse, as binary ~5.
         rows = conn.execute(sql, params, binary=True).fetchall()
     if not rows:
@@ -270,13 +243,13 @@ def source_cosines(
 ) -> list[Hit]:
     """The score of each source file's best sentence (exact, no index), best first: the
     vector evidence for files the keyword arm found beyond the vector arm's pool. With
-    ``near`` each file's SENTENCES_PER_FILE closest sentences by their own vector and by
+    ``near`` each file's ``SOURCES.sentences_per_file`` closest sentences by their own vector and by
     their context's are scored like the arm's own (:func:`sentence_scores`), else its
     closest of each, undamped."""
     if not paths:
         return []
     own, around = db.distance_sql(), db.distance_sql(column="context_embedding")
-    per_file = SENTENCES_PER_FILE if near is not None and near.active else 1
+    per_file = SOURCES.sentences_per_file if near is not None and near.active else 1
     rows = conn.execute(
         "SELECT path, text, doc_date, d, embedding, dc, context_embedding FROM (SELECT path,"
         f" text, doc_date, {own} AS d, embedding, {around} AS dc, context_embedding,"

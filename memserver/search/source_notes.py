@@ -6,7 +6,7 @@ the dates a note mentions (the rows of ``memserver.index.source_notes``).
   speakers included: a note that answers with several moderately matching turns, which
   the sentence arms score by its best sentence alone. A note's vote in the fusion is its
   score over the best note's (``Hit.share``), times how much of the question's words the
-  notes use at all (GATE_POWER).
+  notes use at all (``SOURCES.gate_power``).
 * :func:`source_window_sql`: a note is inside a window when its date is, or when one of
   its sentences mentions a date inside it (a mention no longer than the window, or than a
   week: "this year" says little about "on March 3").
@@ -23,31 +23,17 @@ from typing import Any
 
 from memserver.index.source_notes import light_stem, words_of
 from memserver.kb.words import STOPWORDS, mn_stems
-from memserver.search.arms import POOL
 from memserver.search.fusion import Hit
+from memserver.search.settings import ARMS, SOURCES
 from memserver.search.text_query import Conn
 from memserver.search.types import SOURCE_PREFIX
 from memserver.timeparse.mentions import MENTION_MAX_DAYS
-
-K1, B = 1.2, 0.75
-# The arm's votes are scaled by the largest part of the question's rarity that one note
-# holds, to this power (_held_share), a word no note holds counting at its rarest: a
-# question put in other words than the notes' (a paraphrase) leaves the note arm little
-# to say. On bench/eval_sources.py's paraphrases the note arm alone finds 3 of 17 in its
-# first five, and unscaled its votes cost the hybrid recall@5 0.98 -> 0.88; scaled so,
-# the hybrid is where it was without the arm (R@1 / R@5 0.72 / 0.98). A word no note holds
-# once counted three times its rarity: on LoCoMo's questions such words are mostly the
-# asker's own ("describe", "participate", "host"), beside words the right session does
-# hold, and that weight silenced the arm where it ranked that session first
-# (bench/RESULTS.md: session R@5 0.915 / 0.974 / 0.969 -> 0.922 / 0.974 / 0.971).
-GATE_POWER = 3
-MENTION_MIN_DAYS = 7  # a mention up to a week long counts inside any window it overlaps
 
 
 def window_params(start: dt.date | None, end: dt.date | None) -> dict[str, Any]:
     """The parameters :func:`source_window_sql` reads."""
     days = (end - start).days if start is not None and end is not None else MENTION_MAX_DAYS
-    return {"start": start, "end": end, "mention_days": max(MENTION_MIN_DAYS, days)}
+    return {"start": start, "end": end, "mention_days": max(SOURCES.mention_min_days, days)}
 
 
 def source_window_sql(start: dt.date | None, end: dt.date | None, path: str, date: str) -> str:
@@ -93,7 +79,7 @@ def note_keyword(
     *,
     start: dt.date | None = None,
     end: dt.date | None = None,
-    limit: int = POOL,
+    limit: int = ARMS.pool,
 ) -> list[Hit]:
     """Whole notes ranked by BM25 over their words, best first (inside the window when
     there is one, :func:`source_window_sql`)."""
@@ -103,8 +89,8 @@ def note_keyword(
     like = "".join(" OR term LIKE %(p" + str(i) + ")s" for i in range(len(prefixes)))
     params: dict[str, Any] = {
         "words": words,
-        "k1": K1,
-        "b": B,
+        "k1": SOURCES.k1,
+        "b": SOURCES.b,
         "pool": limit,
         **{f"p{i}": p for i, p in enumerate(prefixes)},
         **window_params(start, end),
@@ -137,7 +123,7 @@ def note_keyword(
             None,
             day,
             "note",
-            share=(float(score) / top if top > 0 else 1.0) * gate**GATE_POWER,
+            share=(float(score) / top if top > 0 else 1.0) * gate**SOURCES.gate_power,
         )
         for path, day, score, _, _ in rows
     ]

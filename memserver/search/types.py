@@ -114,6 +114,9 @@ class SearchResponse:
     # Results filled in from the search without its window, after the ones inside it,
     # because fewer than the mode's results were inside (each labelled outside_window).
     outside_window: int = 0
+    # A question that asks several things: the questions its parts were searched with
+    # (memserver.search.parts), its results merged from theirs and the whole's.
+    parts: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +131,7 @@ class SearchResponse:
             "results": [r.to_dict() for r in self.results],
             "tokens": self.tokens,
             "outside_window": self.outside_window,
+            "parts": list(self.parts),
             "arms": dict(self.arms),
             "took_ms": round(self.took_ms, 1),
             "intent": dict(self.intent),

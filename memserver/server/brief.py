@@ -1,10 +1,10 @@
 """A brief on a question: what a client model needs to answer it, within a token budget.
 
 ``build_brief`` runs the question through the search (the caller's scope, raw notes only
-for a token that may read them), takes the pages it is about (among the best page
-results, events before entities, then those whose title, values and date say most of
-what the question says; and the pages the supersession links of the first and of those
-saying two or more of its words reach) and gathers, for each:
+for a token that may read them), takes the pages it is about (what the search ranks
+highest, events before entities, and the pages the question names by their title or
+alias in the entity index; and the pages the supersession links of the first and of
+those saying two or more of its words reach) and gathers, for each:
 
 * the current values (or those of ``as_of``), and the earlier values with the date they
   changed, the note that changed them and the reason (the page's timeline line of that
@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from memserver.errors import MemoryError_
 from memserver.graph.resolve import dated_folders
-from memserver.search.types import SearchRequest
+from memserver.search.types import SearchRequest, SearchResult
 from memserver.server.brief_evidence import Evidence, cut, gather_evidence, key_words
+from memserver.server.brief_settings import BRIEF
 from memserver.server.tools.as_of import hidden_fields
 from memserver.store import validity
 
@@ -45,16 +46,6 @@ if TYPE_CHECKING:
     from memserver.server.tools.base import CallContext
     from memserver.store.validity import Interval
 
-DEFAULT_BUDGET = 1_500
-MAX_BUDGET = 6_000
-MIN_BUDGET = 200
-MAX_SUBJECTS = 3
-MAX_CHAIN = 4
-CHAIN_WORDS = 2  # of the question's words a subject says before its chain is followed
-CANDIDATES = 2 * MAX_SUBJECTS
-NEIGHBOUR_EVENTS = 8  # events linking to entity results weighed when few events were found  # the best page results weighed as subjects
-MAX_EARLIER = 3  # earlier values shown per subject, newest first
-MAX_REASON_CHARS = 160
 CHAIN_FIELDS = ("supersedes", "superseded_by")
 DECIDER_FIELDS = ("decided_by",)
 
@@ -154,6 +145,7 @@ def build_brief(
         now=now,
         route=True,
         as_of=as_of,
+        limit=BRIEF.search_limit,
     )
     found = searcher.search(request)
     # The router narrows to the folders the question names ("policy" -> policies), but a
@@ -163,8 +155,9 @@ def build_brief(
     routed = {r.id for r in found.results}
     results = [*found.results, *(r for r in wide.results if r.id not in routed)]
     pages = [r for r in results if not r.id.startswith("source/")]
-    notes = [r for r in results if r.id.startswith("source/")]
-    ids = _candidates(call, question, [r.id for r in pages])
+    notes = [r for r in results if r.id.startswith("source/")][: BRIEF.search_notes]
+    named = named_pages(pages)
+    ids = _candidates(call, [r.id for r in pages], named)
     kb = call.services.kb()
     with kb.db.reading() as conn:
         history = validity.history_of(conn, ids)
@@ -173,7 +166,7 @@ def build_brief(
         subject = _subject(call, page_id, history.get(page_id, []), as_of)
         if subject is not None:
             subjects.append(subject)
-    picked = _pick(call, question, subjects)
+    picked = _pick(call, subjects, named)
     subjects = _with_chain(call, picked, history, as_of, chain_starts(question, picked))
     with kb.db.reading() as conn:
         # on the subjects and on the other pages the search found for the question
@@ -185,70 +178,68 @@ def build_brief(
     return _fit(question, as_of, budget, subjects, conflicts, evidence, degraded)
 
 
-def _candidates(call: CallContext, question: str, ranked: Sequence[str]) -> list[str]:
-    """The best page results the caller may read, a few more than the subjects kept;
-    when they are all entities (the people who decided), the events next in line and
-    those linking to them and titled by the question's words (the decisions) too."""
+def named_pages(results: Sequence[SearchResult]) -> list[str]:
+    """The page results the question names: a run of its words is the page's title or
+    alias in the entity index (the title arm found it, not by a similar spelling)."""
+    return [
+        r.id
+        for r in results
+        if "title" in r.ranks and not any(x.startswith("fuzzy") for x in r.labels)
+    ]
+
+
+def _candidates(call: CallContext, ranked: Sequence[str], named: Sequence[str]) -> list[str]:
+    """The pages weighed as subjects, in the search's order: its best page results the
+    caller may read, a few more than the subjects kept, the events among its results
+    (what happened: a meeting, a decision, an incident) and the pages the question names.
+    When the search found no event, the events linking to most of the entities it found
+    and the question names (the decision the people it found made)."""
     visible = list(dict.fromkeys(p for p in ranked if call.scope.page_visible(p)))
-    first = visible[:CANDIDATES]
     events = dated_folders(call.services.schema())
-    if any(p.split("/", 1)[0] in events for p in first):
-        return first
-    later = [p for p in visible[CANDIDATES : 2 * CANDIDATES] if p.split("/", 1)[0] in events]
-    entities = [p for p in first if p.split("/", 1)[0] not in events]
-    with call.services.kb().db.reading() as conn:  # the events that name those entities
+    found_events = [p for p in visible if p.split("/", 1)[0] in events][: BRIEF.candidates]
+    named = [p for p in named if call.scope.page_visible(p)]
+    out = list(dict.fromkeys([*found_events, *visible[: BRIEF.candidates], *named]))
+    entities = [p for p in out if p.split("/", 1)[0] not in events]
+    if found_events or not entities:
+        return out
+    with call.services.kb().db.reading() as conn:  # the events naming those entities
         rows = conn.execute(
-            "SELECT l.from_id, p.title FROM links l JOIN pages p ON p.id = l.from_id"
-            " WHERE l.to_id = ANY(%s) AND l.from_id <> ALL(%s) GROUP BY l.from_id, p.title"
-            " ORDER BY count(*) DESC, l.from_id DESC LIMIT 60",
-            (entities, first),
+            "SELECT l.from_id FROM links l WHERE l.to_id = ANY(%s) GROUP BY l.from_id"
+            " ORDER BY count(DISTINCT l.to_id) DESC, max(l.from_id) DESC LIMIT 60",
+            (entities,),
         ).fetchall()
-    asked = key_words(question)
-    linked = [  # titled by the question's words: "the pricing decision" for "decided on pricing"
+    linked = [
         str(pid)
-        for pid, title in rows
-        if str(pid).split("/", 1)[0] in events
-        and call.scope.page_visible(str(pid))
-        and asked & key_words(str(title))
+        for (pid,) in rows
+        if str(pid).split("/", 1)[0] in events and call.scope.page_visible(str(pid))
     ]
-    return list(dict.fromkeys([*first, *later[:MAX_SUBJECTS], *linked[:NEIGHBOUR_EVENTS]]))
+    return list(dict.fromkeys([*out, *linked[: BRIEF.neighbour_events]]))
 
 
-def _pick(call: CallContext, question: str, found: Sequence[Subject]) -> list[Subject]:
-    """The pages the question is about: events (what happened: a meeting, a decision,
-    an incident) before entities, then those whose own title, values and date say most
-    of what the question says (the people it names, its topic, the day it names), then
-    the search's order; a page that says nothing of it comes last."""
+def _pick(call: CallContext, found: Sequence[Subject], named: Collection[str]) -> list[Subject]:
+    """The pages the question is about, each group in the search's order: the events
+    (an event answers what happened), then the pages the question names (one of them at
+    least, when there is one), then the others."""
     events = dated_folders(call.services.schema())
-    asked = key_words(question)
-
-    def said(s: Subject) -> int:
-        return _said(question, asked, s)
-
-    order = sorted(  # a page saying none of the question's words comes last
-        enumerate(found),
-        key=lambda x: (said(x[1]) == 0, x[1].folder not in events, -said(x[1]), x[0]),
-    )
-    ranked = [s for _, s in order]
-    if ranked and ranked[0].folder in events:
-        # An event answers; of the entities it involves, the one the question names most.
-        entities = [s for s in ranked if s.folder not in events]
-        ranked = [s for s in ranked if s.folder in events] + entities[:1]
-    kept = ranked[:MAX_SUBJECTS]
-    named = [  # a page the question names by its whole title is always one of them
-        s for s in found if key_words(s.title) and key_words(s.title) <= asked and s not in kept
-    ]
-    return [*kept[: MAX_SUBJECTS - len(named[:1])], *named[:1]]
+    happened = [s for s in found if s.folder in events]
+    names = [s for s in found if s.id in named and s.folder not in events]
+    others = [s for s in found if s not in happened and s not in names]
+    kept = [*happened, *names, *others][: BRIEF.max_subjects]
+    if names and not any(s in kept for s in names):
+        kept = [*kept[: BRIEF.max_subjects - 1], names[0]]
+    return kept
 
 
 def chain_starts(question: str, subjects: Sequence[Subject]) -> set[str]:
     """The subjects whose supersession chain the brief follows: the first, and those
-    saying at least ``CHAIN_WORDS`` of the question's words. A subject there for one word
+    saying at least ``BRIEF.chain_words`` of the question's words. A subject there for one word
     (the company's name) tells no story the question asks for; the pages replacing it
     would only take the place of evidence."""
     asked = key_words(question)
     return {
-        s.id for i, s in enumerate(subjects) if i == 0 or _said(question, asked, s) >= CHAIN_WORDS
+        s.id
+        for i, s in enumerate(subjects)
+        if i == 0 or _said(question, asked, s) >= BRIEF.chain_words
     }
 
 
@@ -298,7 +289,7 @@ def _subject(
         changed_since=[
             {"field": r.field, "to": r.value, "date": r.valid_from.isoformat(), "source": r.source}
             for r in (validity.changed_since(rows, as_of) if as_of else [])
-        ][:MAX_EARLIER],
+        ][: BRIEF.max_earlier],
     )
 
 
@@ -329,12 +320,12 @@ def _earlier(
                 "valid_to": change,
                 "replaced_by": after[0].value if after else None,
                 "source": r.ended_source,
-                "reason": cut(reason, MAX_REASON_CHARS) if reason else None,
+                "reason": cut(reason, BRIEF.max_reason_chars) if reason else None,
             }
         )
     out.sort(key=lambda x: (x["valid_to"], x["field"]), reverse=True)
     out.sort(key=lambda x: x["field"] != "status")  # a status change first
-    return out[:MAX_EARLIER]
+    return out[: BRIEF.max_earlier]
 
 
 def _with_chain(
@@ -360,7 +351,7 @@ def _with_chain(
         if telling is not None and subject.id not in telling:
             continue  # its links are shown, the pages they reach are not added
         for page_id in (*subject.superseded_by, *subject.supersedes):
-            if page_id in seen or len(out) >= MAX_SUBJECTS + MAX_CHAIN:
+            if page_id in seen or len(out) >= BRIEF.max_subjects + BRIEF.max_chain:
                 continue
             seen.add(page_id)
             rows = history.get(page_id)

@@ -23,13 +23,11 @@ from memserver.errors import MemoryError_
 from memserver.graph.resolve import dated_folders
 from memserver.kb.frontmatter import read_frontmatter
 from memserver.kb.words import STOPWORDS, words
+from memserver.server.brief_settings import BRIEF
 
 if TYPE_CHECKING:
     from memserver.server.tools.base import CallContext
 
-SENTENCES_PER_NOTE = 2  # the first subject's own notes; one from every other note
-MAX_SENTENCE_CHARS = 300
-SIBLING_LEADS = 4  # the search's notes whose same-day notes follow them
 
 _HEADER = re.compile(r"^\s*(from|to|cc|bcc|date|subject|sent)\s*:", re.IGNORECASE)
 # Metadata rather than testimony: e-mail headers, frontmatter keys, attendee lists.
@@ -108,7 +106,9 @@ def gather_evidence(
             streams.append([(n, s.id) for n in notes])
         # The search's best notes, each followed by the same day's notes on its subject.
         lead = [
-            n for note in found[:SIBLING_LEADS] for n in (note, *_same_day(call, [note], terms))
+            n
+            for note in found[: BRIEF.sibling_leads]
+            for n in (note, *_same_day(call, [note], terms))
         ]
         streams.insert(1 if streams else 0, [(n, None) for n in [*lead, *found]])
         order: list[tuple[str, str | None]] = []
@@ -185,7 +185,7 @@ def _quotes(
         if as_of is not None and day is not None and day > as_of:
             continue
         author = _author(call, path)
-        count = SENTENCES_PER_NOTE if page is not None and page == lead else 1
+        count = BRIEF.sentences_per_note if page is not None and page == lead else 1
         for text in _best(sentences, terms, count):
             out.append(
                 Evidence(text, "direct", day.isoformat() if day else None, path, page, author)
@@ -204,7 +204,7 @@ def _best(sentences: Sequence[tuple[int, str, Any]], terms: set[str], count: int
         if len(_KEYS.findall(clean)) >= 3:  # a frontmatter's keys quoted as a line
             continue
         hits = len(key_words(clean) & terms)
-        scored.append((-hits, ordinal, cut(clean, MAX_SENTENCE_CHARS)))
+        scored.append((-hits, ordinal, cut(clean, BRIEF.max_sentence_chars)))
     scored.sort()
     picked = sorted(scored[:count], key=lambda x: x[1])
     return [text for _, _, text in picked]

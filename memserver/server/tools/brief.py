@@ -8,7 +8,8 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.server.brief import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, build_brief
+from memserver.server.brief import build_brief
+from memserver.server.brief_settings import BRIEF
 from memserver.server.tools.as_of import AsOfArg, as_of_date
 from memserver.server.tools.base import Access, current, tool
 from memserver.server.tools.search import (
@@ -50,12 +51,12 @@ def kb_brief(
     budget: Annotated[
         int,
         Field(
-            ge=MIN_BUDGET,
-            le=MAX_BUDGET,
+            ge=BRIEF.min_budget,
+            le=BRIEF.max_budget,
             description=f"At most this many tokens (about 4 characters each); "
-            f"default {DEFAULT_BUDGET}.",
+            f"default {BRIEF.default_budget}.",
         ),
-    ] = DEFAULT_BUDGET,
+    ] = BRIEF.default_budget,
     now: NowArg = None,
 ) -> BriefView:
     """Get a compact, cited brief to answer a question about what was decided, by whom,

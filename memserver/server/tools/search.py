@@ -95,6 +95,7 @@ class QueryView(TypedDict):
     results: list[ResultView]
     tokens: int
     outside_window: int
+    parts: list[str]  # a question of several parts: the questions each was searched with
     arms: dict[str, int]
     took_ms: float
     intent: dict[str, Any]
@@ -271,11 +272,13 @@ def kb_query(
     folder, date, a snippet, timeline lines that matched, and `labels` saying why it
     matched (exact_title_match, alias_hit, keyword_exact, high_vector_match,
     graph:<verb>, timeline_match, weak_semantic ...). `intent` says how the
-    question was read (topical terms, folders it names, a relation). Read a page in
+    question was read (topical terms, folders it names, a relation). A question
+    that asks several things ("who decided it, and why did they?") is searched whole and
+    part by part, and `parts` lists the questions its parts were searched with. With
+    `include_sources`, pages and source notes each have half of `limit` (and of the
+    mode's budget), what one kind does not fill going to the other. Read a page in
     full with kb_get_page. `degraded` lists anything that fell back (e.g.
-    reranker_unavailable).
-    graph:<verb>, timeline_match, weak_semantic ...). Read a page in full with
-    kb_get_page. `degraded` lists anything that fell back (e.g. reranker_unavailable);
+    reranker_unavailable);
     `ingest_in_progress` means notes are still being ingested (`ingest.summary`: "12/28
     notes ingested"): if nothing fits, say the knowledge base is still being built.
     With `as_of` (YYYY-MM-DD) you get what was known then: pages and notes dated after

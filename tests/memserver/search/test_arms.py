@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 import numpy as np
@@ -180,7 +181,7 @@ def test_sources_arms_one_hit_per_file(search_world: World) -> None:
 def test_hubness_is_closeness_to_the_rest_of_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
     """A family of near-identical sentences sits close to each other; a sentence standing
     alone does not. Within a pool a vector is not its own neighbour."""
-    monkeypatch.setattr(source_arms, "HUB_NEIGHBOURS", 2)
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, hub_neighbours=2))
     rng = np.random.default_rng(3)
     base = rng.normal(size=16)
     family = np.stack([base + 0.05 * rng.normal(size=16) for _ in range(4)])
@@ -196,7 +197,7 @@ def test_hubness_is_closeness_to_the_rest_of_the_pool(monkeypatch: pytest.Monkey
     vectors = np.vstack([family[0], loner[0]])
     damped = near.damp(keys, np.array([0.8, 0.8]), vectors)
     beyond = source_arms.hubness(loner, family, within=False)[0]
-    weight = source_arms.HUB_WEIGHT
+    weight = source_arms.SOURCES.hub_weight
     assert damped.tolist() == pytest.approx([0.8 - weight * 0.4, 0.8 - weight * (beyond - 0.5)])
     idle = dataclasses.replace(near, active=False)  # a pool too small to tell
     assert idle.damp(keys, np.array([0.8, 0.8]), vectors).tolist() == [0.8, 0.8]
@@ -205,10 +206,10 @@ def test_hubness_is_closeness_to_the_rest_of_the_pool(monkeypatch: pytest.Monkey
 def test_the_source_vector_arm_damps_hubs_on_the_cosine_scale(
     search_world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With damping the arm's scores move off the raw cosines, by HUB_WEIGHT x (a
+    """With damping the arm's scores move off the raw cosines, by hub_weight x (a
     sentence's hubness - the pool's mean), and the files the keyword arm found beyond the
     pool are damped against that pool the same way; without it they are the cosines."""
-    monkeypatch.setattr(source_arms, "HUB_NEIGHBOURS", 1)
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, hub_neighbours=1))
     db = search_world.kb.db
     vector = search_world.kb.embedder.embed_query("Globex go-live checklist")
     with search_world.kb.db.connection() as conn:
@@ -220,7 +221,7 @@ def test_the_source_vector_arm_damps_hubs_on_the_cosine_scale(
     assert [h.score for h in near.hits] == sorted((h.score for h in near.hits), reverse=True)
     assert {h.id: h.score for h in damped} == pytest.approx({h.id: h.score for h in near.hits})
     assert any(abs(h.score - raw[h.id]) > 1e-4 for h in near.hits)
-    monkeypatch.setattr(source_arms, "HUB_WEIGHT", 0.0)
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, hub_weight=0.0))
     plain = nearest(search_world, vector)
     assert {h.id: h.score for h in plain} == pytest.approx(raw)
 
@@ -292,9 +293,9 @@ def test_source_files_holding_a_rare_name_are_marked(
     corpus rarity means nothing at all."""
     query = intent(search_world, "Globex accounts in Zgorzelec")
     found = run(search_world, source_arms.source_keyword, query)
-    assert found and all(h.detail != "rare_term" for h in found)  # 3 sources: below RARE_MIN_CHUNKS
-    monkeypatch.setattr(source_arms, "RARE_MIN_CHUNKS", 0)
-    monkeypatch.setattr(source_arms, "RARE_DF", 1)
+    assert found and all(h.detail != "rare_term" for h in found)  # 3 sources: below rare_min_chunks
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, rare_min_chunks=0))
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, rare_df=1))
     marked = {
         h.id
         for h in run(search_world, source_arms.source_keyword, query)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -26,6 +27,7 @@ from tests.memserver.search.search_pages import NOW, PUBLIC, World, search_world
 
 __all__ = ["search_world"]
 
+PAGE_ARMS = {"keyword", "vector", "title", "timeline", "dated", "graph"}
 RESULT_FIELDS = {"id", "title", "folder", "date", "score", "snippet", "ranks", "labels", "timeline"}
 
 
@@ -247,17 +249,19 @@ def test_a_rare_name_in_the_sources_leaves_their_order_to_the_keyword_arm(
 ) -> None:
     """The one note naming Zgorzelec answers the question; the vector arm, which would
     rank the notes by meaning, is left out of the source fusion (no source_vector rank)."""
-    monkeypatch.setattr(source_arms, "RARE_MIN_CHUNKS", 0)
-    monkeypatch.setattr(source_arms, "RARE_DF", 1)
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, rare_min_chunks=0))
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, rare_df=1))
     response = ask(search_world, "Globex accounts in Zgorzelec", include_sources=True)
     sources = [r for r in response.results if r.folder == "source"]
     assert sources[0].id == "source/notes/2026-10-02-invoice-followup.md"
     assert sources and all("source_vector" not in r.ranks for r in sources)
-    monkeypatch.setattr(source_arms, "RARE_DF", 0)  # nothing is rare: both arms rank the notes
+    monkeypatch.setattr(
+        source_arms, "SOURCES", replace(source_arms.SOURCES, rare_df=0)
+    )  # nothing is rare: both arms rank the notes
     again = ask(search_world, "Globex accounts in Zgorzelec", include_sources=True).results
     assert any("source_vector" in r.ranks for r in again if r.folder == "source")
     # "payable" is as rare, but an ordinary word: the notes' meaning still counts
-    monkeypatch.setattr(source_arms, "RARE_DF", 1)
+    monkeypatch.setattr(source_arms, "SOURCES", replace(source_arms.SOURCES, rare_df=1))
     plain = ask(search_world, "Globex accounts payable", include_sources=True).results
     assert any("source_vector" in r.ranks for r in plain if r.folder == "source")
 
@@ -465,3 +469,66 @@ def test_a_window_ranks_pages_inside_it_first_and_fills_in_the_rest(
     # Nothing at all inside: the search is not empty, and says where its results are from.
     empty = ask(search_world, "Globex go-live checklist in March 2025")
     assert empty.results and empty.outside_window == len(empty.results)
+
+
+def test_pages_and_notes_keep_budgets_of_their_own(search_world: World) -> None:
+    """A question whose pages alone would fill the response still gets its notes, each
+    kind within its share of the count, the page it names exactly still first, and the
+    keyword and vector arms' first notes among them."""
+    question = "Roadmap review"
+    pages_only = ask(search_world, question, include_sources=True, arms=PAGE_ARMS, limit=4)
+    assert len(pages_only.results) == 4
+    both = ask(search_world, question, include_sources=True, limit=4)
+    kinds = [r.folder == "source" for r in both.results]
+    assert len(kinds) == 4 and 1 <= sum(kinds) <= 2
+    assert both.results[0].id == pages_only.results[0].id and "pinned" in both.results[0].labels
+    alone = {
+        r.id
+        for arm in ("source_keyword", "source_note", "source_vector")
+        for r in ask(search_world, question, include_sources=True, arms={arm}).results[:1]
+    }
+    assert alone and alone <= {r.id for r in both.results}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who is Alice Chen, and what was decided about pricing?",
+        "What is the Globex go-live checklist? Who is Alice Chen, and what did INV-2026-044 say?",
+        "Who is Alice Chen? What is Globex, when was the roadmap review, and what was decided "
+        "about pricing?",
+    ],
+)
+def test_a_question_of_several_parts_keeps_each_parts_best(
+    search_world: World, question: str
+) -> None:
+    response = ask(search_world, question, include_sources=True)
+    assert 2 <= len(response.parts) <= 4
+    got = ids(response)
+    for part in response.parts:
+        alone = ask(search_world, part, include_sources=True).results
+        assert alone[0].id in got, part
+    assert len(got) == len(set(got)) <= 20
+    single = ask(search_world, "Who is Alice Chen", include_sources=True)
+    assert single.parts == ()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Zgorzelec",  # only a note says it
+        "Globex go-live checklist in March 2025",  # nothing inside the window
+        "latest word from Zgorzelec",
+        "What did Alice Chen decide? And what is INV-2026-044?",
+    ],
+)
+def test_a_search_that_found_anything_never_returns_an_empty_list(
+    search_world: World, question: str
+) -> None:
+    found = [
+        arm
+        for arm in ("keyword", "vector", "title", "source_keyword", "source_note", "source_vector")
+        if ask(search_world, question, include_sources=True, arms={arm}).results
+    ]
+    assert found
+    assert ask(search_world, question, include_sources=True).results

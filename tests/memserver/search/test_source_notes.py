@@ -14,8 +14,9 @@ import pytest
 from memserver.clients.embed import HashEmbedder
 from memserver.index.source_notes import light_stem
 from memserver.search.pipeline import Searcher, SearchRequest, SearchResponse
+from memserver.search.settings import SOURCES
 from memserver.search.shaping import OUTSIDE_WINDOW, fill_outside_window, nearness
-from memserver.search.source_notes import GATE_POWER, note_keyword
+from memserver.search.source_notes import note_keyword
 from memserver.search.types import MODES, SearchResult
 from memserver.store.knowledge_base import KnowledgeBase
 from tests.fixtures.db import scratch_database
@@ -149,7 +150,7 @@ def test_a_word_no_note_holds_weighs_as_a_rare_word_not_more(notes: Notes) -> No
         hits = note_keyword(conn, "How did the kids describe the camping trip?")
     assert hits[0].id == source("session-02.md")
     held = 2 * idf(1) + idf(3)  # "kids" and "trip" in one note, "camping" in three
-    expected = (held / (held + idf(0))) ** GATE_POWER
+    expected = (held / (held + idf(0))) ** SOURCES.gate_power
     assert hits[0].share == pytest.approx(expected)
     assert hits[0].share > 0.15  # three times the absent word's rarity left 0.02
 
