@@ -6,12 +6,12 @@ with the realistic mix of ``bench_search_latency.queries``, embedded by the same
 The exact answer is numpy cosine over every chunk vector fetched from ``chunks``.
 
 * chunk recall@10 per ``hnsw.ef_search``: the arm's SQL (iterative ``relaxed_order``
-  scan, ``max_scan_tuples`` = ``arms.SCAN_TUPLES``, ``LIMIT`` pool = 100 chunks, re-sorted);
+  scan, ``max_scan_tuples`` = ``ARMS.scan_tuples``, ``LIMIT`` pool = 100 chunks, re-sorted);
   of its first 10 chunks, how many are among the exact nearest 10 (a tie at the 10th
   distance counts as found). Also the median time of the scan.
 * page recall@10: ``memserver.search.arms.vector`` as the search runs it (ef_search = pool =
   100); of the exact nearest 10 pages (a page's best chunk), how many are among the arm's
-  first 10 pages, and among all its pages (up to ``arms.POOL``, what fusion sees).
+  first 10 pages, and among all its pages (up to ``ARMS.pool``, what fusion sees).
 
 Below a few thousand chunks the planner sorts every chunk (an exact scan) instead of
 using the index; the scans here run with ``enable_sort = off`` so the HNSW index is what
@@ -41,6 +41,7 @@ from bench.bench_search_latency import build, queries
 from memserver.clients.embed import HashEmbedder, LocalEmbedder
 from memserver.db.vectors import vector_scan
 from memserver.search import arms
+from memserver.search.settings import ARMS
 from memserver.store.knowledge_base import KnowledgeBase
 
 K = 10
@@ -103,7 +104,7 @@ def run(root: Path, name: str, pages: int, seed: int, n: int, efs: list[int]) ->
             norms = np.linalg.norm(matrix, axis=1)
             print(f"  {name}: {len(rows)} chunks, |v| in [{norms.min():.4f}, {norms.max():.4f}]")
             matrix /= norms[:, None]
-            params = {"q": embedder.embed_query("x"), "folders": folders, "pool": arms.POOL * 2}
+            params = {"q": embedder.embed_query("x"), "folders": folders, "pool": ARMS.pool * 2}
             planned = "hnsw" if uses_index(conn, sql, params) else "exact sort"
             # On a small table the planner sorts every chunk (exact); make it use the
             # index for the rest of this transaction, which is what is measured here.
@@ -122,9 +123,9 @@ def run(root: Path, name: str, pages: int, seed: int, n: int, efs: list[int]) ->
                 for pid, d in zip(page_ids, dist, strict=True):
                     best[pid] = min(d, best.get(pid, 2.0))
                 exact_pages = within_kth(np.array(list(best)), np.array(list(best.values())))
-                params = {"q": qv, "folders": folders, "pool": arms.POOL * 2}
+                params = {"q": qv, "folders": folders, "pool": ARMS.pool * 2}
                 for ef in efs:
-                    with vector_scan(conn, ef_search=ef, max_scan_tuples=arms.SCAN_TUPLES):
+                    with vector_scan(conn, ef_search=ef, max_scan_tuples=ARMS.scan_tuples):
                         began = time.perf_counter()
                         got = [str(r[0]) for r in conn.execute(sql, params).fetchall()]
                         scan_ms[ef].append((time.perf_counter() - began) * 1000)
@@ -154,7 +155,7 @@ def tables(results: list[Result]) -> str:
     lines += [
         "",
         "| embedder | pages | exact 10 pages in arm's top 10 (mean / worst) "
-        f"| in all arm pages (<= {arms.POOL}) | arm p50 ms | planner unforced |",
+        f"| in all arm pages (<= {ARMS.pool}) | arm p50 ms | planner unforced |",
         "|---|---|---|---|---|---|",
     ]
     for r in results:

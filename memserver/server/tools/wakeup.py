@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from memserver.server.brief import MAX_BUDGET, MIN_BUDGET
+from memserver.server.brief_settings import BRIEF
 from memserver.server.tools.base import Access, current, tool
 from memserver.server.wakeup import build_wakeup
 
@@ -51,8 +51,8 @@ def kb_wakeup(
     budget: Annotated[
         int,
         Field(
-            ge=MIN_BUDGET,
-            le=MAX_BUDGET,
+            ge=BRIEF.min_budget,
+            le=BRIEF.max_budget,
             description=f"At most this many tokens (about 4 characters each); "
             f"default {DEFAULT_WAKEUP_BUDGET}.",
         ),
