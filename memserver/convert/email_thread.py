@@ -21,6 +21,12 @@ import re
 from dataclasses import dataclass
 from email.message import EmailMessage
 
+from memserver.convert.closings import (
+    ALL_CLOSINGS,
+    SIGNATURE_LINE_WORDS,
+    SIGNATURE_LINES,
+    SIGNATURE_MARK,
+)
 from memserver.convert.errors import ConversionError
 from memserver.convert.note import Note, slug
 
@@ -130,12 +136,30 @@ def _body_text(msg: EmailMessage) -> str:
 
 
 def _unquoted(text: str) -> str:
-    """The message's own words: no ``>`` quoted lines, no "On ... wrote:" line before them."""
+    """The message's own words: no ``>`` quoted lines, no "On ... wrote:" line before them,
+    no signature."""
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
     kept = [line for line in lines if not line.lstrip().startswith(">")]
     while kept and (not kept[-1].strip() or _WROTE.match(kept[-1])):
         kept.pop()
+    kept = _unsigned(kept)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def _unsigned(lines: list[str]) -> list[str]:
+    """The lines without the signature: from a ``-- `` line, or from a closing ("Best,",
+    "Хүндэтгэсэн,") followed only by a few short lines (a name, a title, a phone)."""
+    for i, line in enumerate(lines):
+        if line == SIGNATURE_MARK or line == SIGNATURE_MARK.strip():
+            return lines[:i]
+        if line.strip().rstrip(",.!").casefold() not in ALL_CLOSINGS:
+            continue
+        rest = [x for x in lines[i + 1 :] if x.strip()]
+        if len(rest) <= SIGNATURE_LINES and all(
+            len(x.split()) <= SIGNATURE_LINE_WORDS for x in rest
+        ):
+            return lines[:i]
+    return lines
 
 
 def _threads(mails: list[_Mail], name: str) -> list[Note]:

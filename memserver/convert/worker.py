@@ -29,10 +29,10 @@ def main(argv: list[str]) -> int:
     _limit()
     kind, name = argv
     data = sys.stdin.buffer.read()
-    from memserver.convert.formats import CONVERTERS
+    from memserver.convert.formats import convert
 
     try:
-        notes = CONVERTERS[kind](name, data)
+        notes = convert(kind, name, data)
         out: dict[str, object] = {"notes": [n.to_dict() for n in notes]}
     except ConversionError as exc:
         out = {"error": exc.message, "fix": exc.fix, "date": exc.date and exc.date.isoformat()}

@@ -23,8 +23,8 @@ from memserver.convert.note import Note
 from memserver.kb.layout import write_atomic
 
 # "2": a failure keeps the original's date, and DOCX is read by mammoth directly (a
-# cached failure of the old path is converted again).
-CACHE_FORMAT = "2"
+# cached failure of the old path is converted again). "3": notes cleaned, with their genre.
+CACHE_FORMAT = "3"
 # An original in a known format may be larger than a note (a deck with pictures);
 # its converted text must still fit sources.max_bytes.
 MAX_ORIGINAL_BYTES = 64 * 1024 * 1024
