@@ -276,6 +276,7 @@ class IngestAgent:
                 else None
             )
             outcome.dropped = list(extraction.dropped)
+            outcome.reasons = list(extraction.reasons)
             self._degraded.update(dict.fromkeys(extraction.degraded))
             await self._apply(source, extraction, outcome, review)
             outcome.degraded = list(self._degraded)
@@ -284,7 +285,7 @@ class IngestAgent:
             else:
                 await self.memory.mark_ingested(
                     source.path, source.hash, outcome.pages, extraction.extractor,
-                    extraction.dropped, outcome.degraded,
+                    extraction.dropped, outcome.degraded, outcome.reasons,
                 )  # fmt: skip
                 outcome.status = "ingested"
         except (BudgetExceeded, ServerAuthError):

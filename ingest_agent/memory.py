@@ -202,6 +202,7 @@ class Memory:
         extractor: str,
         dropped: Sequence[str] = (),
         degraded: Sequence[str] = (),
+        reasons: Sequence[str] = (),
     ) -> None:
         args: dict[str, Any] = {
             "path": path,
@@ -215,6 +216,8 @@ class Memory:
             args["dropped"] = list(dropped)
         if degraded and self.accepts("source_mark", "degraded"):
             args["degraded"] = list(degraded)
+        if reasons and self.accepts("source_mark", "reasons"):
+            args["reasons"] = list(reasons)
         await self.call("source_mark", args)
 
     async def claim(self, path: str, holder: str, *, pending_only: bool = True) -> bool:

@@ -76,7 +76,8 @@ class Extraction:
     ``reversals`` are the earlier decisions the note's own words say its decisions
     reverse or supersede; ``plain_facts`` the (folder, norm(title), field) values it
     states as plain facts, not as a change ("is $96,000", not "moved to ..."): two
-    sources of about the same time stating different ones disagree.
+    sources of about the same time stating different ones disagree. ``reasons`` say why
+    the note became the pages it did (its folder, with the evidence), for the ledger.
     """
 
     drafts: tuple[Draft, ...]
@@ -89,6 +90,7 @@ class Extraction:
     degraded: tuple[str, ...] = ()
     reversals: tuple[DecisionRef, ...] = ()  # stated in the note's words (rules only)
     plain_facts: frozenset[tuple[str, str, str]] = frozenset()  # stated, not as a change
+    reasons: tuple[str, ...] = ()  # why the note's pages are what they are (the ledger's)
 
     def filled_of(self, folder: str, names: Iterable[str]) -> frozenset[str]:
         """The fields a model filled in on the page of ``folder`` known by any of ``names``."""
@@ -140,6 +142,7 @@ class SourceOutcome:
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # left out: no place in the schema
     degraded: list[str] = field(default_factory=list)  # why the model's work was replaced
+    reasons: list[str] = field(default_factory=list)  # why its pages are what they are
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -158,6 +161,7 @@ class SourceOutcome:
             "dropped_count": len(self.dropped),
             "dropped": list(self.dropped),
             "degraded": list(self.degraded),
+            "reasons": list(self.reasons),
         }
 
 

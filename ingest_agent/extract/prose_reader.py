@@ -137,10 +137,14 @@ class ProseReader:
         return None
 
     def people(
-        self, text: str, builds: Mapping[tuple[str, str], PageBuild], known: Known
+        self,
+        text: str,
+        builds: Mapping[tuple[str, str], PageBuild],
+        known: Known,
+        participants: Sequence[str] = (),
     ) -> dict[str, NotePeople]:
         """The people of this note, per folder of people (a folder with a job-title field,
-        or one that a ``links`` field points to)."""
+        or one that a ``links`` field points to); ``participants``: an exchange's people."""
         folders = [f.name for f in self.schema.folders if role_field(f) is not None] or sorted(
             {
                 f.folder
@@ -158,7 +162,7 @@ class ProseReader:
                 if spec.is_link and spec.folder == name
                 for value in link_names(build.fields.get(spec.name))
             ]
-            out[name] = NotePeople(name, linked, known, text)
+            out[name] = NotePeople(name, [*linked, *participants], known, text)
         return out
 
     def short_names(
@@ -183,8 +187,10 @@ class ProseReader:
         known: Known,
         people: Mapping[str, NotePeople],
         primary: PageBuild | None = None,
+        title: str = "",
     ) -> list[Statement]:
-        """Job titles and field statements from prose; the first statement of a field wins."""
+        """Job titles and field statements from prose; the first statement of a field wins.
+        ``title``: the note's (what a statement that names no page is about)."""
         marked = [(b.text, b.item) for b in marked_blocks(text)]
         tz = self.schema.tz
         found = [
@@ -197,7 +203,7 @@ class ProseReader:
         found += field_statements(marked, names, entities, source.doc_date, tz)
         own, linked = _own_pages(primary, names)
         headed = [(b.text, b.item, b.heading) for b in marked_blocks(text)]
-        found += stated_facts(headed, names, entities, own, linked, source.doc_date, tz)
+        found += stated_facts(headed, names, entities, own, linked, source.doc_date, tz, title)
         applied = []
         for statement in found:
             spec = self.schema.folder(statement.folder)

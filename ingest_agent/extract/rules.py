@@ -38,12 +38,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import PurePosixPath
 from typing import Any
 
 from ingest_agent.extract.corrections import revisions
 from ingest_agent.extract.decisions import read_decisions
+from ingest_agent.extract.genre import NOTE, PEOPLE_KEYS, Genre, messages, read_genre
 from ingest_agent.extract.note import (
     Known,
     NoteBody,
@@ -54,11 +56,9 @@ from ingest_agent.extract.note import (
     title_from_path,
 )
 from ingest_agent.extract.page_builds import Builds, PageBuild, entity, entity_names
-from ingest_agent.extract.prose_patterns import (
-    NotePeople,
-)
+from ingest_agent.extract.prose_patterns import NotePeople, role_field
 from ingest_agent.extract.prose_reader import ProseReader
-from ingest_agent.extract.text import dated_sentences, name_candidates, plain
+from ingest_agent.extract.text import DatedText, dated_sentences, name_candidates, plain
 from ingest_agent.names import norm
 from ingest_agent.records import Draft, Extraction, Source, is_dated
 from memserver.kb.page import TimelineEntry, as_date, date_in_name
@@ -82,6 +82,58 @@ _SCRIPT_PAIR = re.compile(
 )
 
 
+DIRECTORY = 3.0  # a folder named like the folder: the directory the note sits in
+MESSAGE_FACT_WORDS = 6  # a message's sentence naming no day is an entry from this long
+READ = frozenset({"genre", "participants"})  # frontmatter read without a page of its own
+PLAIN = Genre(NOTE)
+
+
+@dataclass
+class Evidence:
+    """A folder's structural score for a note, and what it is made of."""
+
+    score: float = 0.0
+    reasons: list[str] = field(default_factory=list)
+
+    def add(self, weight: float, reason: str) -> None:
+        self.score += weight
+        self.reasons.append(reason)
+
+    def said(self) -> str:
+        return ", ".join(self.reasons) or "nothing"
+
+
+@dataclass(frozen=True)
+class Said:
+    """A part of a note read at one date: a message (dated by when it was said) or the
+    whole of a note that is no exchange of messages."""
+
+    day: dt.date
+    text: str
+    message: bool = False
+
+
+def read_note(source: Source) -> tuple[NoteBody, Genre, list[Said]]:
+    """The note split for reading, its genre, and its parts by the date each was said: an
+    exchange of messages is its messages, without their frame (:mod:`~ingest_agent.extract.genre`)."""
+    body = split_source(source.content)
+    genre = read_genre(body.front, body.lines)
+    if not genre.message:
+        return body, genre, [Said(source.doc_date, "\n".join(body.lines))]
+    said = messages(genre, body.lines, source.doc_date)
+    lines = [line for m in said for line in (*m.lines, "")]
+    parts = [Said(m.day, "\n".join(m.lines), message=True) for m in said]
+    return NoteBody(body.front, body.heading, lines), genre, parts
+
+
+def participants_of(body: NoteBody) -> list[str]:
+    """The people an exchange of messages names in its frontmatter (``participants``)."""
+    names = body.front.get("participants")
+    if not isinstance(names, list):
+        return []
+    return [" ".join(n.split()) for n in names if isinstance(n, str) and n.strip()]
+
+
 # --- the extractor -----------------------------------------------------------------------
 
 
@@ -102,29 +154,32 @@ class RulesExtractor:
         self, source: Source, hint: Sequence[str] = (), known: Known | None = None
     ) -> Extraction:
         known = dict(known or {})
-        body = split_source(source.content)
+        body, genre, said_on = read_note(source)
         dropped: list[str] = []
         labels = self._labels(body.lines)
-        folder = self.choose_folder(source.path, body, labels, hint)
+        folder, why = self._choose(source.path, body, labels, hint, genre)
         builds: Builds = {}
         primary: PageBuild | None = None
         if folder is not None:
             primary = self._primary(source, body, labels, folder, known, dropped)
             builds[(folder.name, norm(primary.title))] = primary
         elif body.front:
-            dropped.extend(f"frontmatter {k!r} (no page for this source)" for k in body.front)
+            dropped.extend(
+                f"frontmatter {k!r} (no page for this source)" for k in body.front if k not in READ
+            )
+        self._participants(body, builds, known)
         text = "\n".join(body.lines)
         prose = self.prose
-        people = prose.people(text, builds, known)
+        people = prose.people(text, builds, known, participants_of(body))
         said = prose.link_verbs(text, folder, primary, builds, known, people)
         self._quoted_aliases(text, builds, known)
         self._script_pairs(text, builds, known)
-        said += prose.statements(source, text, builds, known, people, primary)
+        said += prose.statements(source, text, builds, known, people, primary, body.heading or "")
         dates = prose.effective_dates(source, said)
         prose.short_names(builds, known, people)
         reversals = read_decisions(self.schema, source, body, primary, builds, known, people)
         reversals += revisions(self.schema, source, primary, text)
-        self._timeline(source, text, primary, builds, known, people)
+        self._timeline(source, said_on, primary, builds, known, people)
         drafts = tuple(Draft(b.folder.name, b.page(source.path)) for b in builds.values())
         return Extraction(
             drafts,
@@ -133,23 +188,49 @@ class RulesExtractor:
             field_dates=dates,
             reversals=tuple(reversals),
             plain_facts=prose.plain_facts(said, dates),
+            reasons=(why,),
         )
 
     # -- the folder
 
     def choose_folder(
-        self, path: str, body: NoteBody, labels: Mapping[str, str], hint: Sequence[str]
+        self,
+        path: str,
+        body: NoteBody,
+        labels: Mapping[str, str],
+        hint: Sequence[str],
+        genre: Genre = PLAIN,
     ) -> FolderSpec | None:
         """The folder of the source's own page, or None when the source is not a page."""
+        return self._choose(path, body, labels, hint, genre)[0]
+
+    def _choose(
+        self,
+        path: str,
+        body: NoteBody,
+        labels: Mapping[str, str],
+        hint: Sequence[str],
+        genre: Genre,
+    ) -> tuple[FolderSpec | None, str]:
+        """The folder of the source's own page (None: the source is no page) and why."""
+        evidence = self._evidence(path, body, labels, genre)
         scores = {
-            name: 0.0 if score is None else score + _hint_weight(name, hint)
-            for name, score in self._evidence(path, body, labels).items()
+            name: 0.0 if found is None else found.score + _hint_weight(name, hint)
+            for name, found in evidence.items()
         }
         order = {name: i for i, name in enumerate(hint)}
         best = sorted(scores, key=lambda n: (-scores[n], order.get(n, len(order)), n))
+        kind = f"genre {genre.name}, {genre.why}" if genre.why else "a note written by hand"
+        if genre.message:
+            kind += " (its people wrote and read it, they attended nothing)"
         if not best or scores[best[0]] < PAGE_THRESHOLD:
-            return None
-        return self.schema.folder(best[0])
+            near = evidence.get(best[0]) if best else None
+            said = f"; {best[0]} only has: {near.said()}" if near and near.reasons else ""
+            return None, f"no page of its own: {kind}{said}"
+        found = evidence[best[0]]
+        assert found is not None
+        routed = "; the router's hint" if best[0] in hint else ""
+        return self.schema.folder(best[0]), f"{best[0]}: {kind}; {found.said()}{routed}"
 
     def needs_hint(self, source: Source) -> bool:
         """Whether the router's hint could change the folder ``extract`` chooses.
@@ -157,9 +238,9 @@ class RulesExtractor:
         A hint adds at most ``HINT_FIRST`` to one folder's score and breaks ties, so when
         no folder could reach the threshold with it, or the best one leads every other by
         more than that, the agent need not ask the router (one embedding a note)."""
-        body = split_source(source.content)
-        evidence = self._evidence(source.path, body, self._labels(body.lines))
-        scores = sorted((s for s in evidence.values() if s is not None), reverse=True)
+        body, genre, _ = read_note(source)
+        evidence = self._evidence(source.path, body, self._labels(body.lines), genre)
+        scores = sorted((s.score for s in evidence.values() if s is not None), reverse=True)
         if not scores or scores[0] + HINT_FIRST < PAGE_THRESHOLD:
             return False
         if scores[0] < PAGE_THRESHOLD:
@@ -167,44 +248,50 @@ class RulesExtractor:
         return len(scores) > 1 and scores[1] + HINT_FIRST >= scores[0]
 
     def _evidence(
-        self, path: str, body: NoteBody, labels: Mapping[str, str]
-    ) -> dict[str, float | None]:
-        """Each folder's structural score (see the module docstring), None for a dated
-        folder when the source has no date (it cannot be that folder's page)."""
+        self, path: str, body: NoteBody, labels: Mapping[str, str], genre: Genre = PLAIN
+    ) -> dict[str, Evidence | None]:
+        """Each folder's structural evidence (see the module docstring), None for a dated
+        folder when the source has no date (it cannot be that folder's page). In an
+        exchange of messages, its people are no evidence (they attended nothing) and the
+        directory it sits in counts half: a message records a meeting only in its words."""
         by_type = {f.type: f for f in self.schema.folders}
         by_name = {f.name: f for f in self.schema.folders}
         for key in ("folder", "type"):
             value = str(body.front.get(key) or "").strip()
             named = by_name.get(value) or by_type.get(value)
             if named is not None:  # named outright: no other folder, whatever the hint
-                return {named.name: PAGE_THRESHOLD + 2 * HINT_FIRST}
+                said = f"its frontmatter names it ({key}: {value})"
+                return {named.name: Evidence(PAGE_THRESHOLD + 2 * HINT_FIRST, [said])}
         owners: dict[str, list[str]] = {}
         for spec in self.schema.folders:
             for f in spec.fields:
                 owners.setdefault(f.name, []).append(spec.name)
         dirs = {norm(part) for part in PurePosixPath(path).parts[:-1]}
         date = self._date(path, body)
-        scores: dict[str, float | None] = {}
+        out: dict[str, Evidence | None] = {}
         for spec in self.schema.folders:
             if spec.date_field and date is None:
-                scores[spec.name] = None
+                out[spec.name] = None
                 continue
-            score = 0.0
+            found = Evidence()
             if norm(spec.name) in dirs or norm(spec.type) in dirs:
-                score += 3
+                found.add(DIRECTORY / 2 if genre.message else DIRECTORY, "the folder it is in")
             for key, value in body.front.items():
                 front_field = spec.field(key)
                 if front_field is None or key == spec.date_field or key in ("title", "date"):
                     continue
-                score += 2 if owners.get(key) == [spec.name] else 0.5
+                if genre.message and key in PEOPLE_KEYS:
+                    continue
+                only = owners.get(key) == [spec.name]
+                found.add(2 if only else 0.5, f"frontmatter {key}" + (" (its own field)" * only))
                 if front_field.type == "enum" and coerce(front_field, value) is not None:
-                    score += 1
+                    found.add(1, f"{key}: {value} is one of its values")
             for key in labels:
                 label_field = self._label_field(spec, key)
                 if label_field is not None and owners.get(label_field.name) == [spec.name]:
-                    score += 2
-            scores[spec.name] = score
-        return scores
+                    found.add(2, f"a line labelled {key} (its own field)")
+            out[spec.name] = found
+        return out
 
     def _date(self, path: str, body: NoteBody) -> dt.date | None:
         for key in ("date", "event_date"):
@@ -238,7 +325,7 @@ class RulesExtractor:
             if alt and norm(alt.group(1)) == norm(build.title):
                 build.aliases.append(alt.group(2).strip())
         for key, value in body.front.items():
-            if key in ("title", "aliases", "type", "folder", "sources"):
+            if key in ("title", "aliases", "type", "folder", "sources") or key in READ:
                 continue
             spec = folder.field(key)
             if spec is None:
@@ -363,10 +450,30 @@ class RulesExtractor:
                         hit.aliases.append(other)
                     break
 
+    def _participants(self, body: NoteBody, builds: Builds, known: Known) -> None:
+        """The people who wrote and were written to in an exchange of messages get a page
+        each (the note is one of its sources), as a meeting's attendees do."""
+        folder = self._people_folder()
+        if folder is not None:
+            for name in participants_of(body):
+                entity(builds, folder, name, known)
+
+    def _people_folder(self) -> FolderSpec | None:
+        """The folder of people: the one with a job-title field, else the one a ``links``
+        field (attendees) points to."""
+        for spec in self.schema.folders:
+            if role_field(spec) is not None:
+                return spec
+        for spec in self.schema.folders:
+            for f in spec.fields:
+                if f.type == "links" and f.folder is not None:
+                    return self.schema.folder(f.folder)
+        return None
+
     def _timeline(
         self,
         source: Source,
-        text: str,
+        said_on: Sequence[Said],
         primary: PageBuild | None,
         builds: Builds,
         known: Known,
@@ -377,25 +484,46 @@ class RulesExtractor:
             for short, title in local.short.items():
                 names.setdefault(short, (folder_name, title))
         tz = self.schema.tz
-        for dated in dated_sentences(text, source.doc_date, tz):
-            entry = TimelineEntry(dated.day, _short(dated.text), source.path)
-            targets: list[PageBuild] = []
-            if primary is not None and primary.folder.timeline:
-                targets.append(primary)
-            # A sentence naming no page is about what its list item (a bullet, a chat
-            # message), else its heading, names.
-            block = dated.block
-            for where in (dated.text, block.text if block.item else "", block.heading):
-                hits = [h for run in name_candidates(where) if (h := _named(names, run))]
-                for folder_name, title in hits:
-                    spec = self.schema.folder(folder_name)
-                    if spec.timeline:
-                        targets.append(entity(builds, spec, title, known))
-                if hits:
-                    break
-            for target in {id(t): t for t in targets}.values():
-                if entry not in target.timeline:
-                    target.timeline.append(entry)
+        for part in said_on:
+            for dated in dated_sentences(part.text, part.day, tz, every=part.message):
+                if dated.mentioned or len(dated.text.split()) >= MESSAGE_FACT_WORDS:
+                    self._entry(source, part, dated, primary, builds, known, names)
+
+    def _entry(
+        self,
+        source: Source,
+        part: Said,
+        dated: DatedText,
+        primary: PageBuild | None,
+        builds: Builds,
+        known: Known,
+        names: Mapping[str, tuple[str, str]],
+    ) -> None:
+        """The timeline entry of one dated sentence, on the pages it is about. A message's
+        is dated by when it was said (a date it names stays in its words), and a sentence
+        of it that names no day is an entry on the pages it names itself: a message is
+        evidence of its own day."""
+        entry = TimelineEntry(
+            part.day if part.message else dated.day, _short(dated.text), source.path
+        )
+        targets: list[PageBuild] = []
+        if primary is not None and primary.folder.timeline and dated.mentioned:
+            targets.append(primary)
+        # A sentence naming no page is about what its list item (a bullet, a chat
+        # message), else its heading, names.
+        block = dated.block
+        around = (block.text if block.item else "", block.heading) if dated.mentioned else ()
+        for where in (dated.text, *around):
+            hits = [h for run in name_candidates(where) if (h := _named(names, run))]
+            for folder_name, title in hits:
+                spec = self.schema.folder(folder_name)
+                if spec.timeline:
+                    targets.append(entity(builds, spec, title, known))
+            if hits:
+                break
+        for target in {id(t): t for t in targets}.values():
+            if entry not in target.timeline:
+                target.timeline.append(entry)
 
 
 def sounds_alike(a: str, b: str) -> bool:

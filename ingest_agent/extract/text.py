@@ -119,18 +119,23 @@ ENTRY_CHARS = 400  # a list item up to this long is one timeline entry, else its
 
 @dataclass(frozen=True)
 class DatedText:
-    """A timeline entry's text and day, with the block and heading it came from."""
+    """A timeline entry's text and day, with the block and heading it came from;
+    ``mentioned``: the text names a day (else it is dated by when it was said)."""
 
     day: dt.date
     text: str
     block: Block
+    mentioned: bool = True
 
 
-def dated_sentences(text: str, doc_date: dt.date, tz: ZoneInfo) -> Iterator[DatedText]:
+def dated_sentences(
+    text: str, doc_date: dt.date, tz: ZoneInfo, *, every: bool = False
+) -> Iterator[DatedText]:
     """Every list item (up to ``ENTRY_CHARS``) or sentence that names a day; the day is
     the entry's (``dates.entry_date``: the event's when the text says it, else the
     note's). A short list item is one fact, so it stays whole: "Globex signed the pilot
-    on 2026-08-25. ... Globex is now a customer." is one entry."""
+    on 2026-08-25. ... Globex is now a customer." is one entry. With ``every``, the
+    sentences that name no day too, dated ``doc_date`` (a message's: when it was said)."""
     for block in marked_blocks(text):
         body = _CHAT_PREFIX.sub("", block.text)
         short = block.item and len(body) <= ENTRY_CHARS
@@ -139,8 +144,10 @@ def dated_sentences(text: str, doc_date: dt.date, tz: ZoneInfo) -> Iterator[Date
                 continue
             line = _CHAT_PREFIX.sub("", piece)
             day = entry_date(line, doc_date, tz)
-            if day is not None:
-                yield DatedText(day, line, Block(body, block.item, block.heading))
+            if day is not None or every:
+                yield DatedText(
+                    day or doc_date, line, Block(body, block.item, block.heading), day is not None
+                )
 
 
 def name_candidates(text: str, *, sub_runs: bool = True) -> list[str]:
