@@ -16,9 +16,9 @@ from collections.abc import Collection
 
 from memserver.errors import UserError
 from memserver.kb.page import Page
-from memserver.store.reviews import Conflict
+from memserver.store.reviews import HELD_NOTE, Conflict
 
-NOTE_PREFIX = "review: "
+NOTE_PREFIX = f"{HELD_NOTE} "
 QUESTION_PREFIX = "Review: "  # the ingest agent's Open Question (ingest_agent/llm/review.py)
 SECTION_PREFIX = "## "
 

@@ -70,6 +70,7 @@ from read_agent.extractive.reply import (
 from read_agent.tools.citations import CitedPage, normalize_id
 
 DISPUTED = "The sources disagree: "
+HELD_QUESTION = "Review: "  # a change held for a person, not two sources disagreeing
 REPLACED = frozenset({"reversed", "superseded"})  # a decision's status once replaced
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LATER_READ = 6  # pages dated after a first page read for what they say about it
@@ -531,7 +532,8 @@ class Extractive(CompanyAnswers):
         if reading.wants == "amount" or any(
             same_word(t, "value") or same_word(t, "amount") for t in reading.terms
         ):
-            disputed = _disagreement([p for (_, c), p in scored if c >= top_cover - 1e-9])
+            tied = [p for (_, c), p in scored if c >= top_cover - 1e-9]
+            disputed = _disagreement(tied) if self._recorded_dispute(tied) else None
             if disputed is not None:
                 return Reply(disputed, [p.line() for p in best])
         if reading.wants == "amount":
@@ -581,6 +583,20 @@ class Extractive(CompanyAnswers):
         return lines
 
     # -- helpers
+
+    def _recorded_dispute(self, pieces_: Sequence[Evidence]) -> bool:
+        """Whether a page the pieces come from holds an open conflict: two sources of the
+        same subject, field and period that neither supersedes (its Open Questions). Two
+        figures in two sentences are no disagreement by themselves: a list price and a
+        customer's price, an old price and a new one are different facts."""
+        for piece in pieces_:
+            page = self.pages.get(piece.page) or {}
+            listed = page.get("open_questions")
+            if isinstance(listed, list) and any(
+                not str(q).startswith(HELD_QUESTION) for q in listed
+            ):
+                return True
+        return False
 
     def _replaced(self, page_id: str) -> bool:
         """The page is a decision a newer one reversed or superseded."""
