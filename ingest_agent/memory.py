@@ -110,6 +110,7 @@ class Memory:
         self._params: dict[str, frozenset[str]] = {}
         self._listed: dict[str, list[tuple[str, str, str]]] = {}
         self._preloaded: bool | None = None
+        self._links: dict[tuple[str, str], Mapping[str, Any]] = {}
 
     async def start(self) -> Schema:
         """Learn the tools this token may use and the schema; returns the schema."""
@@ -135,6 +136,7 @@ class Memory:
         self._listed.clear()
         self._preloaded = None
         self._overlay.clear()
+        self._links.clear()
 
     async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         self.calls += 1
@@ -266,16 +268,27 @@ class Memory:
         return tuple(str(f["folder"] if isinstance(f, Mapping) else f) for f in folders)
 
     def remember(self, page_id: str, page: Page) -> None:
-        """Note a page's title and aliases so later lookups in this run find it."""
+        """Note a page's title and aliases so later lookups in this run find it, and an
+        entity page's link fields (who works where)."""
         folder = page_id.split("/", 1)[0]
         spec = self._schema().folder(folder)
         day = as_date(page.fields.get(spec.date_field)) if spec.date_field else None
+        if day is None:
+            links = {f.name for f in spec.fields if f.is_link}
+            self._links[(folder, norm(page.title))] = {
+                k: v for k, v in page.fields.items() if k in links
+            }
         for name in (page.title, *page.aliases):
             key = (folder, norm(name), day)
             self._names[key] = Resolved(page_id, page.title, folder, "this_run")
         listed = self._listed.get(folder)
         if listed is not None and all(item[0] != page_id for item in listed):
             listed.append((page_id, folder, page.title))
+
+    def entity_links(self) -> dict[tuple[str, str], Mapping[str, Any]]:
+        """The link fields of the entity pages read or written so far, by (folder,
+        norm(title)) (all of them after ``preload_names``)."""
+        return dict(self._links)
 
     def local(self, name: str, folder: str, day: dt.date | None = None) -> Resolved | None:
         return self._names.get((folder, norm(name), day))

@@ -61,6 +61,24 @@ class DecisionRef:
 
 
 @dataclass(frozen=True)
+class RoleClaim:
+    """A note's statement that someone is now the one holder of a role ("Marcus Hale is
+    Globex's new COO"): the earlier holder's claim to it ends (:mod:`ingest_agent.pages.holders`).
+    ``org`` is the organisation's page title ("" when the note names none) and ``link``
+    the person's field that names it (``company``)."""
+
+    folder: str  # of the people
+    holder: str  # the new holder's title, as the note names them
+    field: str  # the job-title field (``role``)
+    value: str  # the role ("COO")
+    org: str
+    link: str | None
+    day: dt.date  # when it took effect
+    source: str
+    said: str  # the words that say it
+
+
+@dataclass(frozen=True)
 class Extraction:
     """Everything an extractor found in one source.
 
@@ -91,6 +109,7 @@ class Extraction:
     reversals: tuple[DecisionRef, ...] = ()  # stated in the note's words (rules only)
     plain_facts: frozenset[tuple[str, str, str]] = frozenset()  # stated, not as a change
     reasons: tuple[str, ...] = ()  # why the note's pages are what they are (the ledger's)
+    role_claims: tuple[RoleClaim, ...] = ()  # one-holder roles newly held (rules only)
 
     def filled_of(self, folder: str, names: Iterable[str]) -> frozenset[str]:
         """The fields a model filled in on the page of ``folder`` known by any of ``names``."""

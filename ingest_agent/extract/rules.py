@@ -56,11 +56,11 @@ from ingest_agent.extract.note import (
     title_from_path,
 )
 from ingest_agent.extract.page_builds import Builds, PageBuild, entity, entity_names
-from ingest_agent.extract.prose_patterns import NotePeople, role_field
+from ingest_agent.extract.prose_patterns import NotePeople, Statement, role_field
 from ingest_agent.extract.prose_reader import ProseReader
 from ingest_agent.extract.text import DatedText, dated_sentences, name_candidates, plain
 from ingest_agent.names import norm
-from ingest_agent.records import Draft, Extraction, Source, is_dated
+from ingest_agent.records import Draft, Extraction, RoleClaim, Source, is_dated, link_names
 from memserver.kb.page import TimelineEntry, as_date, date_in_name
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 from memserver.kb.translit import name_key
@@ -86,6 +86,8 @@ DIRECTORY = 3.0  # a folder named like the folder: the directory the note sits i
 MESSAGE_FACT_WORDS = 6  # a message's sentence naming no day is an entry from this long
 READ = frozenset({"genre", "participants"})  # frontmatter read without a page of its own
 PLAIN = Genre(NOTE)
+# The link fields of known entity pages, by (folder, norm(title)): who works where.
+Facts = Mapping[tuple[str, str], Mapping[str, Any]]
 
 
 @dataclass
@@ -151,8 +153,14 @@ class RulesExtractor:
         return name_candidates(source.content, sub_runs=False)
 
     def extract(
-        self, source: Source, hint: Sequence[str] = (), known: Known | None = None
+        self,
+        source: Source,
+        hint: Sequence[str] = (),
+        known: Known | None = None,
+        facts: Facts | None = None,
     ) -> Extraction:
+        """The note's pages. ``known``: the pages its names are; ``facts``: the link fields
+        of known entity pages by (folder, norm(title)) (who works where)."""
         known = dict(known or {})
         body, genre, said_on = read_note(source)
         dropped: list[str] = []
@@ -177,6 +185,7 @@ class RulesExtractor:
         said += prose.statements(source, text, builds, known, people, primary, body.heading or "")
         dates = prose.effective_dates(source, said)
         prose.short_names(builds, known, people)
+        about = self._about(primary, builds, known, facts or {})
         reversals = read_decisions(self.schema, source, body, primary, builds, known, people)
         reversals += revisions(self.schema, source, primary, text)
         self._timeline(source, said_on, primary, builds, known, people)
@@ -188,7 +197,8 @@ class RulesExtractor:
             field_dates=dates,
             reversals=tuple(reversals),
             plain_facts=prose.plain_facts(said, dates),
-            reasons=(why,),
+            reasons=(why, *about),
+            role_claims=tuple(self._claims(source, said, dates, known)),
         )
 
     # -- the folder
@@ -450,6 +460,95 @@ class RulesExtractor:
                         hit.aliases.append(other)
                     break
 
+    def _about(
+        self, primary: PageBuild | None, builds: Builds, known: Known, facts: Facts
+    ) -> list[str]:
+        """An event page's links to the companies and projects (any entity folder but the
+        people's) that its title names, else that its attendees from outside the
+        knowledge base's own company work at, set on its build; why, for the ledger."""
+        if primary is None or not is_dated(primary.folder):
+            return []
+        people = self._people_folder()
+        names = entity_names(self.schema, builds, known)
+        employers = self._employers(primary, people, builds, facts)
+        home = _home(people, facts)
+        out = []
+        for spec in primary.folder.fields:
+            target = spec.folder
+            if spec.type != "link" or target is None or spec.name in primary.fields:
+                continue
+            if (people is not None and target == people.name) or is_dated(
+                self.schema.folder(target)
+            ):
+                continue
+            titled = list(
+                dict.fromkeys(
+                    hit[1]
+                    for run in name_candidates(primary.title)
+                    if (hit := _named(names, run)) is not None and hit[0] == target
+                )
+            )
+            at = employers.get(target, {})
+            outside = [c for c in at if c != home.get(target)]
+            if len(titled) == 1:
+                chosen, why = titled[0], f"named in its title “{primary.title}”"
+            elif not titled and len(outside) == 1:
+                chosen, why = outside[0], "its attendees from outside work there"
+            else:
+                continue
+            primary.fields[spec.name] = chosen
+            staff = f"; attendees at {chosen}: {', '.join(at[chosen])}" if at.get(chosen) else ""
+            out.append(f"{spec.name} {chosen}: {why}{staff}")
+        return out
+
+    def _employers(
+        self, primary: PageBuild, people: FolderSpec | None, builds: Builds, facts: Facts
+    ) -> dict[str, dict[str, list[str]]]:
+        """folder -> page -> the event's attendees whose link fields name it (this note's
+        statements first, then the stored pages')."""
+        out: dict[str, dict[str, list[str]]] = {}
+        if people is None:
+            return out
+        for spec in primary.folder.fields:
+            if spec.type != "links" or spec.folder != people.name:
+                continue
+            for person in link_names(primary.fields.get(spec.name)):
+                build = builds.get((people.name, norm(person)))
+                stored = facts.get((people.name, norm(person)), {})
+                for f in people.fields:
+                    value = (build.fields.get(f.name) if build else None) or stored.get(f.name)
+                    if f.type == "link" and f.folder and isinstance(value, str) and value:
+                        out.setdefault(f.folder, {}).setdefault(value, []).append(person)
+        return out
+
+    def _claims(
+        self,
+        source: Source,
+        said: Sequence[Statement],
+        dates: Mapping[tuple[str, str, str], dt.date],
+        known: Known,
+    ) -> list[RoleClaim]:
+        """The roles the note names someone the one holder of ("Globex's new COO")."""
+        out = []
+        for statement in said:
+            if statement.sole is None:
+                continue
+            spec = self.schema.folder(statement.folder)
+            org = known.get(norm(statement.sole))
+            link = next(
+                (f.name for f in spec.fields if f.type == "link" and org and f.folder == org[0]),
+                None,
+            )
+            key = (statement.folder, norm(statement.title), statement.field)
+            out.append(
+                RoleClaim(
+                    statement.folder, statement.title, statement.field, str(statement.value),
+                    statement.sole, link, dates.get(key, source.doc_date), source.path,
+                    " ".join(statement.block.split()),
+                )
+            )  # fmt: skip
+        return out
+
     def _participants(self, body: NoteBody, builds: Builds, known: Known) -> None:
         """The people who wrote and were written to in an exchange of messages get a page
         each (the note is one of its sources), as a meeting's attendees do."""
@@ -524,6 +623,23 @@ class RulesExtractor:
         for target in {id(t): t for t in targets}.values():
             if entry not in target.timeline:
                 target.timeline.append(entry)
+
+
+def _home(people: FolderSpec | None, facts: Facts) -> dict[str, str]:
+    """folder -> the page most people pages link to in it: the knowledge base's own
+    company (a meeting of its own people is with nobody)."""
+    if people is None:
+        return {}
+    counts: dict[str, dict[str, int]] = {}
+    for (folder, _), fields in facts.items():
+        if folder != people.name:
+            continue
+        for f in people.fields:
+            value = fields.get(f.name)
+            if f.type == "link" and f.folder and isinstance(value, str) and value:
+                counts.setdefault(f.folder, {}).setdefault(value, 0)
+                counts[f.folder][value] += 1
+    return {folder: max(found, key=lambda k: found[k]) for folder, found in counts.items()}
 
 
 def sounds_alike(a: str, b: str) -> bool:
