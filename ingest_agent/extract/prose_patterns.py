@@ -185,7 +185,10 @@ def _string_field(folder: FolderSpec, names: Iterable[str]) -> FieldSpec | None:
 
 
 def role_statements(
-    blocks: Iterable[tuple[str, bool]], people: NotePeople, folder: FolderSpec, known: Known
+    blocks: Iterable[tuple[str, bool, bool]],
+    people: NotePeople,
+    folder: FolderSpec,
+    known: Known,
 ) -> list[Statement]:
     """Job titles the note states for its people, the organisation of "(Role, Org)" when
     it is a known page, and "based in <place>" (see the module docstring)."""
@@ -194,12 +197,15 @@ def role_statements(
         return []
     place = _string_field(folder, PLACE_FIELDS)
     out: list[Statement] = []
-    for block, is_item in blocks:
+    for block, is_item, labelled in blocks:
         matches = [m for pattern in _ROLE_PATTERNS for m in pattern.finditer(block)]
         if is_item and (item := _ROLE_ITEM.match(block)) is not None:
             matches.append(item)
         for match in sorted(matches, key=lambda m: m.start()):
-            person = people.person(match.group("name")) or _new_person(match, known)
+            person = people.person(match.group("name"))
+            # a step or field of a list ("3. **Docker Image** – Build ...") names no one new
+            if person is None and not (labelled and match.re is _ROLE_ITEM):
+                person = _new_person(match, known)
             role = _role(match.group("role"), known)
             if person is None or role is None:
                 continue
@@ -249,7 +255,7 @@ def _role(text: str, known: Known) -> str | None:
 
 
 def field_statements(
-    blocks: Iterable[tuple[str, bool]],
+    blocks: Iterable[tuple[str, bool, bool]],
     pages: Mapping[str, tuple[str, str]],
     folders: Mapping[str, FolderSpec],
     note_date: dt.date,
@@ -257,7 +263,7 @@ def field_statements(
 ) -> list[Statement]:
     """Field values stated in prose for the ``pages`` named (norm name -> folder, title)."""
     out: list[Statement] = []
-    for block, _ in blocks:
+    for block, _, _ in blocks:
         for match in _WORD_RUN.finditer(block):
             words = match.group(0).split()
             for size in range(len(words), 0, -1):

@@ -191,7 +191,7 @@ class ProseReader:
     ) -> list[Statement]:
         """Job titles and field statements from prose; the first statement of a field wins.
         ``title``: the note's (what a statement that names no page is about)."""
-        marked = [(b.text, b.item) for b in marked_blocks(text)]
+        marked = [(b.text, b.item, b.labelled) for b in marked_blocks(text)]
         tz = self.schema.tz
         found = [
             statement

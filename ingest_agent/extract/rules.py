@@ -51,6 +51,8 @@ from ingest_agent.extract.note import (
     NoteBody,
     clean_title,
     coerce,
+    content_title,
+    is_identifier,
     names_in_value,
     split_source,
     title_from_path,
@@ -326,6 +328,8 @@ class RulesExtractor:
         title = body.front.get("title")
         if not isinstance(title, str) or not title.strip():
             title = clean_title(body.heading) if body.heading else title_from_path(source.path)
+            if is_identifier(title):  # "EMG-P01-F1-0.md": a code says nothing, the words may
+                title = content_title(body.lines, self._labels_of_schema()) or title
         build = PageBuild(folder, " ".join(str(title).split()))
         aliases = body.front.get("aliases")
         if isinstance(aliases, list):
@@ -548,6 +552,14 @@ class RulesExtractor:
                 )
             )  # fmt: skip
         return out
+
+    def _labels_of_schema(self) -> set[str]:
+        """The words the schema labels things with: its folders', fields' and sections'."""
+        out: set[str] = set()
+        for spec in self.schema.folders:
+            out |= {spec.name, spec.type, *spec.sections}
+            out |= {f.name.replace("_", " ") for f in spec.fields}
+        return {w for label in out for w in norm(label).split()}
 
     def _participants(self, body: NoteBody, builds: Builds, known: Known) -> None:
         """The people who wrote and were written to in an exchange of messages get a page

@@ -58,20 +58,31 @@ def blocks(text: str) -> Iterator[str]:
 @dataclass(frozen=True)
 class Block:
     """A paragraph or list item on one line, whether it is a list item, and the heading
-    (a ``#`` heading or a bold-only line such as ``**Globex**``) it stands under."""
+    (a ``#`` heading or a bold-only line such as ``**Globex**``) it stands under;
+    ``labelled``: a list item that opens with a label of its own (``**Security**: ...``,
+    ``3. **Docker Image** – ...``: numbered, or led by a bold phrase), a step or a field
+    of a list, not a statement about a person named there."""
 
     text: str
     item: bool
     heading: str = ""
+    labelled: bool = False
 
 
 _BOLD_LINE = re.compile(r"^\*\*([^*]+)\*\*:?$")
 
 
+# A transcript's or a chat's time stamp opening a line: "[09:00:12] Maya Patel: ...".
+_STAMP = re.compile(r"^\[?(?:\d{4}-\d{2}-\d{2}[ T])?\d{1,2}:\d{2}(?::\d{2})?\]?\s+(?=\S)")
+_LABELLED_ITEM = re.compile(r"^(?:\d+[.)]\s+|[-*+]\s+\*\*[^*]+\*\*\s*[:–—-])")
+
+
 def marked_blocks(text: str) -> Iterator[Block]:
-    """``blocks`` with whether each is a list item and the heading above it."""
+    """``blocks`` with whether each is a list item and the heading above it. A line
+    opening with a time stamp is a turn of its own (the stamp goes: it is no word)."""
     lines: list[str] = []
     item = False
+    labelled = False
     heading = ""
 
     def flush() -> Iterator[Block]:
@@ -79,10 +90,14 @@ def marked_blocks(text: str) -> Iterator[Block]:
             joined = plain(" ".join(lines))
             lines.clear()
             if joined:
-                yield Block(joined, item, heading)
+                yield Block(joined, item, heading, labelled)
 
     for line in text.splitlines():
         stripped = line.strip()
+        stamp = _STAMP.match(stripped)
+        if stamp is not None:
+            yield from flush()
+            stripped, item, labelled = stripped[stamp.end() :], False, False
         if not stripped or stripped.startswith("#") or stripped == "---":
             yield from flush()
             item = False
@@ -97,6 +112,7 @@ def marked_blocks(text: str) -> Iterator[Block]:
         if re.match(r"^([-*+]|\d+[.)])\s+", stripped) or stripped.startswith("**"):
             yield from flush()
             item = True
+            labelled = _LABELLED_ITEM.match(stripped) is not None
         lines.append(stripped)
     yield from flush()
 
