@@ -42,9 +42,9 @@ NOTE = "note"  # a note that says no genre and has none of a message's shape
 PEOPLE_KEYS = ("attendees", "participants")  # frontmatter keys that list a note's people
 _ISO = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 _HEADER = re.compile(r"^\s*\**(?P<name>[^\W\d][\w -]{0,20}?)\**\s*:\**\s*(?P<value>.*?)\s*$")
-# "**Priya Shah** 16:02" (a Slack export's day), "**Tom** 2026-10-21 09:14"
+# "**Priya Shah** 16:02" (a Slack export's day), "↳ **Tom** 2026-10-21 09:14" (a reply)
 _BOLD_CHAT = re.compile(
-    r"^\*\*(?P<who>[^*]{1,60})\*\*\s+(?:(?P<day>\d{4}-\d{2}-\d{2})\s+)?\d{1,2}:\d{2}\s*$"
+    r"^(?:↳\s*)?\*\*(?P<who>[^*]{1,60})\*\*\s+(?:(?P<day>\d{4}-\d{2}-\d{2})\s+)?\d{1,2}:\d{2}\s*$"
 )
 # "[2022-07-20 10:15] @Daniel: text", "[10:15] @Daniel: text"
 _STAMPED_CHAT = re.compile(

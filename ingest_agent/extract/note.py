@@ -90,10 +90,11 @@ _LEAD = re.compile(r"^\**([^\W\d][\w .'’-]{0,40}?)\**\s*:\s*")  # "Maya:", "**
 
 def is_identifier(text: str) -> bool:
     """Whether a title is a code, not words: "EMG P01 F1 0", "ATM meeting 202210 0006",
-    "CUST C 0002 2021Q3" (two codes, or nothing but one), never "Q3 roadmap"."""
+    "INC-0042" (two codes, or a code half its words), never "Q3 roadmap" or "v2.1"."""
     tokens = re.split(r"[\s_/.-]+", _ISO_DAY.sub(" ", text).strip())
+    tokens = [t for t in tokens if t]
     codes = [t for t in tokens if _CODE.match(t) and not _SEASON.match(t)]
-    return len(codes) >= 2 or (len(codes) == 1 and len([t for t in tokens if t]) == 1)
+    return len(codes) >= 2 or (bool(codes) and 2 * len(codes) >= len(tokens))
 
 
 def tidy_title(text: str, words: int = TITLE_WORDS) -> str:
@@ -104,6 +105,8 @@ def tidy_title(text: str, words: int = TITLE_WORDS) -> str:
     flat = _MARKUP.sub(" ", text)
     flat = _CLOCK.sub(" ", flat)
     flat = " ".join(flat.split()).strip(" ,.;:—–-|")
+    if flat[:1] in '“"' and flat[-1:] in '”"':  # a quotation as a whole: its words
+        flat = flat[1:-1].strip(" ,.;:")
     for opening, closing in ("()", "[]", "“”", "«»"):  # ’ is an apostrophe too
         if flat.count(opening) != flat.count(closing):
             flat = flat.replace(opening, "").replace(closing, "")
