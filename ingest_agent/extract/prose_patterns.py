@@ -198,7 +198,13 @@ def role_statements(
     place = _string_field(folder, PLACE_FIELDS)
     out: list[Statement] = []
     for block, is_item, labelled in blocks:
-        matches = [m for pattern in _ROLE_PATTERNS for m in pattern.finditer(block)]
+        # each sentence alone: a role never runs on into the next ("... Data Engineer. Gil")
+        matches = [
+            m
+            for sentence in split_sentences(block)
+            for pattern in _ROLE_PATTERNS
+            for m in pattern.finditer(sentence)
+        ]
         if is_item and (item := _ROLE_ITEM.match(block)) is not None:
             matches.append(item)
         for match in sorted(matches, key=lambda m: m.start()):
@@ -219,7 +225,7 @@ def role_statements(
             out.append(Statement(folder.name, person, spec.name, role, block, _sole(found, org)))
             if org is not None and link is not None:
                 out.append(Statement(folder.name, person, link.name, org[1], block))
-            based = _BASED.search(block, match.end())
+            based = _BASED.search(match.string, match.end())
             if place is not None and based is not None:
                 out.append(Statement(folder.name, person, place.name, based.group("place"), block))
     return out

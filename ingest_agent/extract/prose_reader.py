@@ -21,13 +21,20 @@ from ingest_agent.extract.fact_statements import is_change, stated_facts
 from ingest_agent.extract.note import Known
 from ingest_agent.extract.page_builds import Builds, PageBuild, entity, entity_names
 from ingest_agent.extract.prose_patterns import (
+    PRONOUNS,
     NotePeople,
     Statement,
     field_statements,
     role_field,
     role_statements,
 )
-from ingest_agent.extract.text import blocks, full_name, marked_blocks, name_candidates
+from ingest_agent.extract.text import (
+    blocks,
+    full_name,
+    marked_blocks,
+    name_candidates,
+    split_sentences,
+)
 from ingest_agent.names import norm
 from ingest_agent.records import Source, is_dated, link_names
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
@@ -91,8 +98,15 @@ class ProseReader:
             subject = primary
         elif not is_dated(spec):
             before = block[: match.start()]
+            # who the phrase is about: named in its own sentence (a pronoun's, the one
+            # before it), never the first name of a paragraph ("Ada Park: Gil ... reports")
+            parts = split_sentences(before + "x")  # "x": a sentence that ends at the phrase
+            said = [*parts[:-1], parts[-1][:-1]] if parts else []
+            own = said[-1] if said else ""
+            if len(said) > 1 and norm(own.split()[0] if own.split() else "") in PRONOUNS:
+                own = said[-2]  # "He reports to ...": the one the sentence before names
             local = people.get(spec.name)
-            name = (local.subject(before) if local else None) or self._subject(before, spec, known)
+            name = (local.subject(before) if local else None) or self._subject(own, spec, known)
             if name is not None and norm(name) != norm(obj):
                 subject = entity(builds, spec, name, known)
         if subject is None or target_field.name in subject.fields:
