@@ -623,7 +623,10 @@ class RulesExtractor:
         # A sentence naming no page is about what its list item (a bullet, a chat
         # message), else its heading, names.
         block = dated.block
-        around = (block.text if block.item else "", block.heading) if dated.mentioned else ()
+        # a message is one unit, as a list item is: its sentence naming no page is about
+        # what the message's paragraph names (not so for one naming no day: its own names)
+        unit = block.item or part.message
+        around = (block.text if unit else "", block.heading) if dated.mentioned else ()
         for where in (dated.text, *around):
             hits = [h for run in name_candidates(where) if (h := _named(names, run))]
             for folder_name, title in hits:
