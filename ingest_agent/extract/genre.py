@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest_agent.extract.note import NoteBody, split_source
+from ingest_agent.records import Source
 from memserver.kb.genres import (
     ALL_CLOSINGS,
     ALL_HEADERS,
@@ -207,3 +209,34 @@ def _names_of(sender: str | None) -> frozenset[str]:
     name = email.utils.parseaddr(sender)[0] or sender
     words = name.split()
     return frozenset(" ".join(w).casefold() for w in (words, words[:1]) if w)
+
+
+@dataclass(frozen=True)
+class Said:
+    """A part of a note read at one date: a message (dated by when it was said) or the
+    whole of a note that is no exchange of messages."""
+
+    day: dt.date
+    text: str
+    message: bool = False
+
+
+def read_note(source: Source) -> tuple[NoteBody, Genre, list[Said]]:
+    """The note split for reading, its genre, and its parts by the date each was said: an
+    exchange of messages is its messages, without their frame (:mod:`~ingest_agent.extract.genre`)."""
+    body = split_source(source.content)
+    genre = read_genre(body.front, body.lines)
+    if not genre.message:
+        return body, genre, [Said(source.doc_date, "\n".join(body.lines))]
+    said = messages(genre, body.lines, source.doc_date)
+    lines = [line for m in said for line in (*m.lines, "")]
+    parts = [Said(m.day, "\n".join(m.lines), message=True) for m in said]
+    return NoteBody(body.front, body.heading, lines), genre, parts
+
+
+def participants_of(body: NoteBody) -> list[str]:
+    """The people an exchange of messages names in its frontmatter (``participants``)."""
+    names = body.front.get("participants")
+    if not isinstance(names, list):
+        return []
+    return [" ".join(n.split()) for n in names if isinstance(n, str) and n.strip()]

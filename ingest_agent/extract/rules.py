@@ -1,6 +1,8 @@
 """The deterministic extractor: pages from a source without any model call.
 
-Used when no LLM is configured. What it reads, in order of trust:
+Used when no LLM is configured. The note is first read for its genre
+(:mod:`ingest_agent.extract.genre`): an e-mail or a chat is read message by message,
+without its frame. What it reads, in order of trust:
 
 1. **Frontmatter**: keys that are fields of the chosen folder (values coerced to the
    field type; anything else is dropped), ``title``, ``aliases``, and ``type``/``folder``
@@ -10,9 +12,13 @@ Used when no LLM is configured. What it reads, in order of trust:
    name as a directory of the path, frontmatter keys or labelled lines
    ("Attendees: ...") that only that folder has, enum values only it allows. The
    router's lexical hint breaks ties but never creates a page on its own, so a weekly
-   update or a chat export is not mistaken for a meeting.
+   update or a chat export is not mistaken for a meeting. In an e-mail or a chat, its
+   people (``participants``) are no evidence and its directory counts half: a message
+   records a meeting only in its words. Why, with the evidence, goes to the ledger.
 3. **Title**: frontmatter, else the first heading (without a trailing date), else the
-   file name. **Sections**: ``##`` headings mapped to the folder's sections; text under
+   file name, unless that is a code ("EMG-P01-F1-0"): then the note's banner or first
+   sentence. A meeting links to the company or project its title names, else the one its
+   outside attendees work at (:mod:`ingest_agent.extract.about`). **Sections**: ``##`` headings mapped to the folder's sections; text under
    other headings joins the section before it.
 4. **Links**: link fields from frontmatter and labelled lines become typed links, and
    their targets become pages in entity folders; the folder's ``link_verbs`` patterns
@@ -23,14 +29,17 @@ Used when no LLM is configured. What it reads, in order of trust:
 5. **Prose statements**: job titles ("Bob Martinez (Director of Operations, Globex)",
    "joins as Backend Engineer", "promoted to VP of Operations"), "based in", and plain
    field statements ("Mongolian Localization due date moves to 2026-12-15", "Globex is
-   now a customer"); a value that does not fit its field is not read. The first
+   now a customer"), each read within its sentence; a value that does not fit its field
+   is not read. A role named as its one holder's ("Globex's new COO") ends the earlier
+   holder's claim (:mod:`ingest_agent.pages.holders`). The first
    statement of a field in a note wins; across notes the merge lets the newest win,
    its change dated when the paragraph says it took effect.
 6. **Timeline**: every list item or sentence naming a day becomes an entry on the
    source's page and on every page it names (else the pages its list item or heading
    names), dated by :mod:`ingest_agent.extract.dates`: the event's day when the text says
    when it happened, else the note's date; "December 3" is the occurrence nearest the
-   note.
+   note. A message is dated by when it was said, and each of its sentences naming a
+   page is an entry on it (a message is evidence of its own day).
 """
 
 from __future__ import annotations
@@ -43,9 +52,10 @@ from difflib import SequenceMatcher
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest_agent.extract.about import Facts, about_links, people_folder, role_claims
 from ingest_agent.extract.corrections import revisions
 from ingest_agent.extract.decisions import read_decisions
-from ingest_agent.extract.genre import NOTE, PEOPLE_KEYS, Genre, messages, read_genre
+from ingest_agent.extract.genre import NOTE, PEOPLE_KEYS, Genre, Said, participants_of, read_note
 from ingest_agent.extract.note import (
     Known,
     NoteBody,
@@ -54,19 +64,18 @@ from ingest_agent.extract.note import (
     content_title,
     is_identifier,
     names_in_value,
-    split_source,
     title_from_path,
 )
-from ingest_agent.extract.page_builds import Builds, PageBuild, entity, entity_names
-from ingest_agent.extract.prose_patterns import NotePeople, Statement, role_field
+from ingest_agent.extract.page_builds import Builds, PageBuild, entity, entity_names, named_page
+from ingest_agent.extract.prose_patterns import NotePeople
 from ingest_agent.extract.prose_reader import ProseReader
 from ingest_agent.extract.text import DatedText, dated_sentences, name_candidates, plain
 from ingest_agent.names import norm
-from ingest_agent.records import Draft, Extraction, RoleClaim, Source, is_dated, link_names
+from ingest_agent.records import Draft, Extraction, Source, is_dated
 from memserver.kb.page import TimelineEntry, as_date, date_in_name
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
 from memserver.kb.translit import name_key
-from memserver.kb.words import is_cyrillic, mn_stems
+from memserver.kb.words import is_cyrillic
 
 EXTRACTOR = "rules"
 PAGE_THRESHOLD = 2.0  # structural evidence needed before a source becomes a page
@@ -88,8 +97,6 @@ DIRECTORY = 3.0  # a folder named like the folder: the directory the note sits i
 MESSAGE_FACT_WORDS = 6  # a message's sentence naming no day is an entry from this long
 READ = frozenset({"genre", "participants"})  # frontmatter read without a page of its own
 PLAIN = Genre(NOTE)
-# The link fields of known entity pages, by (folder, norm(title)): who works where.
-Facts = Mapping[tuple[str, str], Mapping[str, Any]]
 
 
 @dataclass
@@ -105,37 +112,6 @@ class Evidence:
 
     def said(self) -> str:
         return ", ".join(self.reasons) or "nothing"
-
-
-@dataclass(frozen=True)
-class Said:
-    """A part of a note read at one date: a message (dated by when it was said) or the
-    whole of a note that is no exchange of messages."""
-
-    day: dt.date
-    text: str
-    message: bool = False
-
-
-def read_note(source: Source) -> tuple[NoteBody, Genre, list[Said]]:
-    """The note split for reading, its genre, and its parts by the date each was said: an
-    exchange of messages is its messages, without their frame (:mod:`~ingest_agent.extract.genre`)."""
-    body = split_source(source.content)
-    genre = read_genre(body.front, body.lines)
-    if not genre.message:
-        return body, genre, [Said(source.doc_date, "\n".join(body.lines))]
-    said = messages(genre, body.lines, source.doc_date)
-    lines = [line for m in said for line in (*m.lines, "")]
-    parts = [Said(m.day, "\n".join(m.lines), message=True) for m in said]
-    return NoteBody(body.front, body.heading, lines), genre, parts
-
-
-def participants_of(body: NoteBody) -> list[str]:
-    """The people an exchange of messages names in its frontmatter (``participants``)."""
-    names = body.front.get("participants")
-    if not isinstance(names, list):
-        return []
-    return [" ".join(n.split()) for n in names if isinstance(n, str) and n.strip()]
 
 
 # --- the extractor -----------------------------------------------------------------------
@@ -187,7 +163,7 @@ class RulesExtractor:
         said += prose.statements(source, text, builds, known, people, primary, body.heading or "")
         dates = prose.effective_dates(source, said)
         prose.short_names(builds, known, people)
-        about = self._about(primary, builds, known, facts or {})
+        about = about_links(self.schema, primary, builds, known, facts or {})
         reversals = read_decisions(self.schema, source, body, primary, builds, known, people)
         reversals += revisions(self.schema, source, primary, text)
         self._timeline(source, said_on, primary, builds, known, people)
@@ -200,7 +176,7 @@ class RulesExtractor:
             reversals=tuple(reversals),
             plain_facts=prose.plain_facts(said, dates),
             reasons=(why, *about),
-            role_claims=tuple(self._claims(source, said, dates, known)),
+            role_claims=tuple(role_claims(self.schema, source, said, dates, known)),
         )
 
     # -- the folder
@@ -464,95 +440,6 @@ class RulesExtractor:
                         hit.aliases.append(other)
                     break
 
-    def _about(
-        self, primary: PageBuild | None, builds: Builds, known: Known, facts: Facts
-    ) -> list[str]:
-        """An event page's links to the companies and projects (any entity folder but the
-        people's) that its title names, else that its attendees from outside the
-        knowledge base's own company work at, set on its build; why, for the ledger."""
-        if primary is None or not is_dated(primary.folder):
-            return []
-        people = self._people_folder()
-        names = entity_names(self.schema, builds, known)
-        employers = self._employers(primary, people, builds, facts)
-        home = _home(people, facts)
-        out = []
-        for spec in primary.folder.fields:
-            target = spec.folder
-            if spec.type != "link" or target is None or spec.name in primary.fields:
-                continue
-            if (people is not None and target == people.name) or is_dated(
-                self.schema.folder(target)
-            ):
-                continue
-            titled = list(
-                dict.fromkeys(
-                    hit[1]
-                    for run in name_candidates(primary.title)
-                    if (hit := _named(names, run)) is not None and hit[0] == target
-                )
-            )
-            at = employers.get(target, {})
-            outside = [c for c in at if c != home.get(target)]
-            if len(titled) == 1:
-                chosen, why = titled[0], f"named in its title “{primary.title}”"
-            elif not titled and len(outside) == 1:
-                chosen, why = outside[0], "its attendees from outside work there"
-            else:
-                continue
-            primary.fields[spec.name] = chosen
-            staff = f"; attendees at {chosen}: {', '.join(at[chosen])}" if at.get(chosen) else ""
-            out.append(f"{spec.name} {chosen}: {why}{staff}")
-        return out
-
-    def _employers(
-        self, primary: PageBuild, people: FolderSpec | None, builds: Builds, facts: Facts
-    ) -> dict[str, dict[str, list[str]]]:
-        """folder -> page -> the event's attendees whose link fields name it (this note's
-        statements first, then the stored pages')."""
-        out: dict[str, dict[str, list[str]]] = {}
-        if people is None:
-            return out
-        for spec in primary.folder.fields:
-            if spec.type != "links" or spec.folder != people.name:
-                continue
-            for person in link_names(primary.fields.get(spec.name)):
-                build = builds.get((people.name, norm(person)))
-                stored = facts.get((people.name, norm(person)), {})
-                for f in people.fields:
-                    value = (build.fields.get(f.name) if build else None) or stored.get(f.name)
-                    if f.type == "link" and f.folder and isinstance(value, str) and value:
-                        out.setdefault(f.folder, {}).setdefault(value, []).append(person)
-        return out
-
-    def _claims(
-        self,
-        source: Source,
-        said: Sequence[Statement],
-        dates: Mapping[tuple[str, str, str], dt.date],
-        known: Known,
-    ) -> list[RoleClaim]:
-        """The roles the note names someone the one holder of ("Globex's new COO")."""
-        out = []
-        for statement in said:
-            if statement.sole is None:
-                continue
-            spec = self.schema.folder(statement.folder)
-            org = known.get(norm(statement.sole))
-            link = next(
-                (f.name for f in spec.fields if f.type == "link" and org and f.folder == org[0]),
-                None,
-            )
-            key = (statement.folder, norm(statement.title), statement.field)
-            out.append(
-                RoleClaim(
-                    statement.folder, statement.title, statement.field, str(statement.value),
-                    statement.sole, link, dates.get(key, source.doc_date), source.path,
-                    " ".join(statement.block.split()),
-                )
-            )  # fmt: skip
-        return out
-
     def _labels_of_schema(self) -> set[str]:
         """The words the schema labels things with: its folders', fields' and sections'."""
         out: set[str] = set()
@@ -564,22 +451,10 @@ class RulesExtractor:
     def _participants(self, body: NoteBody, builds: Builds, known: Known) -> None:
         """The people who wrote and were written to in an exchange of messages get a page
         each (the note is one of its sources), as a meeting's attendees do."""
-        folder = self._people_folder()
+        folder = people_folder(self.schema)
         if folder is not None:
             for name in participants_of(body):
                 entity(builds, folder, name, known)
-
-    def _people_folder(self) -> FolderSpec | None:
-        """The folder of people: the one with a job-title field, else the one a ``links``
-        field (attendees) points to."""
-        for spec in self.schema.folders:
-            if role_field(spec) is not None:
-                return spec
-        for spec in self.schema.folders:
-            for f in spec.fields:
-                if f.type == "links" and f.folder is not None:
-                    return self.schema.folder(f.folder)
-        return None
 
     def _timeline(
         self,
@@ -628,7 +503,7 @@ class RulesExtractor:
         unit = block.item or part.message
         around = (block.text if unit else "", block.heading) if dated.mentioned else ()
         for where in (dated.text, *around):
-            hits = [h for run in name_candidates(where) if (h := _named(names, run))]
+            hits = [h for run in name_candidates(where) if (h := named_page(names, run))]
             for folder_name, title in hits:
                 spec = self.schema.folder(folder_name)
                 if spec.timeline:
@@ -640,42 +515,10 @@ class RulesExtractor:
                 target.timeline.append(entry)
 
 
-def _home(people: FolderSpec | None, facts: Facts) -> dict[str, str]:
-    """folder -> the page most people pages link to in it: the knowledge base's own
-    company (a meeting of its own people is with nobody)."""
-    if people is None:
-        return {}
-    counts: dict[str, dict[str, int]] = {}
-    for (folder, _), fields in facts.items():
-        if folder != people.name:
-            continue
-        for f in people.fields:
-            value = fields.get(f.name)
-            if f.type == "link" and f.folder and isinstance(value, str) and value:
-                counts.setdefault(f.folder, {}).setdefault(value, 0)
-                counts[f.folder][value] += 1
-    return {folder: max(found, key=lambda k: found[k]) for folder, found in counts.items()}
-
-
 def sounds_alike(a: str, b: str) -> bool:
     """Whether two spellings of a name, in either script, sound alike (their sound-alike
     keys, :func:`memserver.kb.translit.name_key`, mostly agree)."""
     return SequenceMatcher(None, name_key(a), name_key(b)).ratio() >= SOUND_ALIKE
-
-
-def _named(names: Mapping[str, tuple[str, str]], run: str) -> tuple[str, str] | None:
-    """The page a name run is, also as a possessive ("Initech's") or with a Mongolian
-    case ending ("Номин Трейдийн")."""
-    key = norm(re.sub(r"['’]s$", "", run))
-    hit = names.get(key)
-    if hit is not None or not key:
-        return hit
-    head, _, last = key.rpartition(" ")
-    for stem in mn_stems(last):
-        hit = names.get(f"{head} {stem}".strip())
-        if hit is not None:
-            return hit
-    return None
 
 
 def _short(sentence: str) -> str:
