@@ -44,9 +44,11 @@ NOTE = "note"  # a note that says no genre and has none of a message's shape
 PEOPLE_KEYS = ("attendees", "participants")  # frontmatter keys that list a note's people
 _ISO = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 _HEADER = re.compile(r"^\s*\**(?P<name>[^\W\d][\w -]{0,20}?)\**\s*:\**\s*(?P<value>.*?)\s*$")
-# "**Priya Shah** 16:02" (a Slack export's day), "↳ **Tom** 2026-10-21 09:14" (a reply)
+# "**Priya Shah** 16:02" (a Slack export's day), "↳ **Tom** 2026-10-21 09:14" (a reply);
+# never a labelled line ("**Started:** 2021-05-22 14:00")
 _BOLD_CHAT = re.compile(
-    r"^(?:↳\s*)?\*\*(?P<who>[^*]{1,60})\*\*\s+(?:(?P<day>\d{4}-\d{2}-\d{2})\s+)?\d{1,2}:\d{2}\s*$"
+    r"^(?:↳\s*)?\*{1,2}(?P<who>[^*:]{1,60})\*{1,2}\s+(?:(?P<day>\d{4}-\d{2}-\d{2})\s+)?"
+    r"\d{1,2}:\d{2}(?:\s*[AaPp]\.?[Mm]\.?)?\s*$"
 )
 # "[2022-07-20 10:15] @Daniel: text", "[10:15] @Daniel: text"
 _STAMPED_CHAT = re.compile(
@@ -168,10 +170,16 @@ def messages(genre: Genre, lines: Sequence[str], note_date: dt.date) -> list[Mes
     for item in found:
         kept = _unsigned(item.lines, item.sender)
         if genre.name == EMAIL:  # a quoted earlier message is that message's, not this one's
-            kept = [w for w in kept if not w.lstrip().startswith(">")]
+            own = [w for w in kept if not w.lstrip().startswith(">")]
+            # a message written all as a quote block is its own words, unquoted
+            kept = own if any(w.strip() for w in own) else [_unquoted(w) for w in kept]
         if any(w.strip() for w in kept):
             out.append(Message(item.day, tuple(kept), item.sender))
     return out
+
+
+def _unquoted(line: str) -> str:
+    return re.sub(r"^\s*>\s?", "", line)
 
 
 def _day_of(text: str) -> dt.date | None:

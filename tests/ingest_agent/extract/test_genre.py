@@ -40,8 +40,23 @@ def test_the_converter_says_the_genre_else_the_shape_of_the_note_does() -> None:
     chat = ["**Priya Shah** 16:02", "Hi.", "", "**Alex Kim** 16:20", "Thanks."]
     assert read_genre({}, chat).name == "chat"
     assert read_genre({"channel": "sales"}, ["Hello."]).name == "chat"
-    # a meeting note's lone labelled lines are no mail
+    # a meeting note's lone labelled lines are no mail, an incident's times no chat
     assert read_genre({}, ["Attendees: Ann Lee", "Date: 2026-01-02", "We met."]).name == "note"
+    times = ["**Started:** 2021-05-22 14:00", "**Resolved:** 2021-05-22 16:00"]
+    assert read_genre({}, times).name == "note"
+    assert read_genre({}, ["*Sophia Liu* 09:02 AM", "Hi.", "*Arjun Mehta* 09:04 AM"]).name == "chat"
+
+
+def test_a_message_written_all_as_a_quote_block_keeps_its_words() -> None:
+    lines = [
+        "*From:* Arjun Mehta <a@x>",
+        "*To:* All Engineering",
+        "",
+        "> Hi all,",
+        "> We ship on Friday.",
+    ]
+    [message] = messages(Genre("email"), lines, dt.date(2022, 9, 21))
+    assert "We ship on Friday." in message.lines
 
 
 def test_a_thread_is_its_messages_each_dated_when_sent_without_its_frame() -> None:
