@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest_agent.extract.note import NoteBody, split_source
+from ingest_agent.extract.role_words import ALL_UNPERSONAL
+from ingest_agent.extract.text import full_name
 from ingest_agent.records import Source
 from memserver.kb.genres import (
     ALL_CLOSINGS,
@@ -41,6 +43,7 @@ from memserver.kb.genres import (
 from memserver.kb.page import as_date
 
 NOTE = "note"  # a note that says no genre and has none of a message's shape
+PEOPLE_HEADERS = frozenset({SENDER, "to", "cc"})  # headers that name a message's people
 PEOPLE_KEYS = ("attendees", "participants")  # frontmatter keys that list a note's people
 _ISO = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 _HEADER = re.compile(r"^\s*\**(?P<name>[^\W\d][\w -]{0,20}?)\**\s*:\**\s*(?P<value>.*?)\s*$")
@@ -82,6 +85,7 @@ class Message:
     day: dt.date
     lines: tuple[str, ...]
     sender: str | None = None
+    people: tuple[str, ...] = ()  # who wrote it and to whom, by name (no address)
 
 
 @dataclass
@@ -89,6 +93,7 @@ class _Open:
     day: dt.date
     sender: str | None
     lines: list[str] = field(default_factory=list)
+    people: list[str] = field(default_factory=list)
 
 
 def read_genre(front: Mapping[str, Any], lines: Sequence[str]) -> Genre:
@@ -160,6 +165,8 @@ def messages(genre: Genre, lines: Sequence[str], note_date: dt.date) -> list[Mes
                     found.append(_Open(current.day, None))  # a header block opens a message
                 if head[0] == SENDER:
                     found[-1].sender = head[1]
+                if head[0] in PEOPLE_HEADERS:
+                    found[-1].people += _named_people(head[1])
                 elif head[0] == SENT:
                     found[-1].day = _day_of(head[1]) or found[-1].day
                 in_headers = True
@@ -174,8 +181,22 @@ def messages(genre: Genre, lines: Sequence[str], note_date: dt.date) -> list[Mes
             # a message written all as a quote block is its own words, unquoted
             kept = own if any(w.strip() for w in own) else [_unquoted(w) for w in kept]
         if any(w.strip() for w in kept):
-            out.append(Message(item.day, tuple(kept), item.sender))
+            people = item.people or ([item.sender] if item.sender and genre.name == CHAT else [])
+            out.append(Message(item.day, tuple(kept), item.sender, tuple(people)))
     return out
+
+
+def _named_people(value: str) -> list[str]:
+    """The display names of a header's addresses ("Ann Lee <ann@x>, Bo <bo@x>"); an
+    address alone, a name without one ("All Engineering") or a team's or role's name
+    ("Product Team <product@x>") is nobody's name."""
+    return [
+        " ".join(name.split())
+        for name, address in email.utils.getaddresses([value.replace("*", "")])
+        if name.strip()
+        and "@" in address
+        and not {w.casefold() for w in name.split()} & ALL_UNPERSONAL
+    ]
 
 
 def _unquoted(line: str) -> str:
@@ -239,7 +260,11 @@ def read_note(source: Source) -> tuple[NoteBody, Genre, list[Said]]:
     said = messages(genre, body.lines, source.doc_date)
     lines = [line for m in said for line in (*m.lines, "")]
     parts = [Said(m.day, "\n".join(m.lines), message=True) for m in said]
-    return NoteBody(body.front, body.heading, lines), genre, parts
+    front = dict(body.front)
+    named = [p for m in said for p in m.people if full_name(p)]  # whom its frame names
+    if named:
+        front["participants"] = list(dict.fromkeys([*participants_of(body), *named]))
+    return NoteBody(front, body.heading, lines), genre, parts
 
 
 def participants_of(body: NoteBody) -> list[str]:

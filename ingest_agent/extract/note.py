@@ -101,7 +101,7 @@ def tidy_title(text: str, words: int = TITLE_WORDS) -> str:
     """Words as a title: markup, clock times and tags gone, brackets and quotes that do
     not close gone, at most ``words`` words, cut at a clause's end when one falls in its
     second half (one at most a third longer is kept whole), without the small words a cut
-    leaves at its end."""
+    leaves at its end ("for 90 days only" is whole, and stays so)."""
     flat = _MARKUP.sub(" ", text)
     flat = _CLOCK.sub(" ", flat)
     flat = " ".join(flat.split()).strip(" ,.;:—–-|")
@@ -119,9 +119,9 @@ def tidy_title(text: str, words: int = TITLE_WORDS) -> str:
         ends = [m.start() for m in _CLAUSE.finditer(head)]
         good = [e for e in ends if len(head[:e].split()) >= words // 2]
         flat = head[: good[-1]] if good else head
-    parts = flat.split()
-    while parts and parts[-1].casefold().strip(",.;:") in STOPWORDS:
-        parts.pop()
+        parts = flat.split()
+        while parts and parts[-1].casefold().strip(",.;:") in STOPWORDS:
+            parts.pop()  # "... communicate to all product teams via": the cut's leftovers
     title = " ".join(parts).strip(" ,.;:—–-")
     return title[:1].upper() + title[1:] if title else ""
 

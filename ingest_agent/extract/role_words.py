@@ -1,5 +1,5 @@
-"""The words that say whether a job title is one person's or one of many, per language
-(data, not code): "Marcus Hale is Globex's new COO", "... is the COO at Globex" name the
+"""The words that say whether a job title is one person's or one of many, and which names
+on an address are a team's or a role's, per language (data, not code): "Marcus Hale is Globex's new COO", "... is the COO at Globex" name the
 one holder of the role (a newer holder closes the earlier one's claim,
 :mod:`ingest_agent.pages.holders`); "joins as a Backend Engineer" names one of several."""
 
@@ -18,6 +18,18 @@ NEW: dict[str, frozenset[str]] = {
     "en": frozenset({"new", "incoming", "newly appointed", "interim"}),
     "mn": frozenset({"шинэ", "шинээр томилогдсон"}),
 }
+# words of a name on an address that is a team's, a list's or a role's, not a person's
+# ("Product Team <product@x>", "Engineering Lead <lead@x>")
+UNPERSONAL: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        {"team", "group", "list", "all", "everyone", "department", "staff", "committee",
+         "board", "office", "desk", "manager", "lead", "director", "officer", "head",
+         "engineering", "product", "sales", "support", "finance", "marketing",
+         "operations", "ops", "hr", "admin", "noreply", "no-reply", "notifications"}
+    ),
+    "mn": frozenset({"баг", "хэлтэс", "алба", "менежер", "захирал", "бүгд"}),
+}  # fmt: skip
+ALL_UNPERSONAL = frozenset().union(*UNPERSONAL.values())
 ALL_SOLE = frozenset().union(*SOLE.values())
 ALL_SHARED = frozenset().union(*SHARED.values())
 ALL_NEW = frozenset().union(*NEW.values())
