@@ -45,7 +45,7 @@ from mcp_types import REQUEST_TIMEOUT
 
 from ingest_agent.errors import ServerSetupError, ServerUnavailable, SourceFailed
 from ingest_agent.extract.rules import RulesExtractor
-from ingest_agent.llm.review import ReviewPolicy, review_reason
+from ingest_agent.llm.review import ReviewPolicy
 from ingest_agent.memory import (
     WRITING_FOR,
     Memory,
@@ -63,6 +63,8 @@ from ingest_agent.pages.drafts import (
     linked,
     repair_by_rules,
 )
+from ingest_agent.pages.held import review_reason
+from ingest_agent.pages.holders import Holders
 from ingest_agent.pages.merge import Conflict, MergeResult, Order, default_section_merge, merge_page
 from ingest_agent.pages.resolution import Resolver
 from ingest_agent.pages.reversals import Reversals
@@ -177,6 +179,7 @@ class IngestAgent:
         self.on_page = on_page
         self.resolver = Resolver(memory, schema)
         self.reversals = Reversals(memory, schema)
+        self.holders = Holders(memory, schema)
         self.profile = llm.profile if llm is not None else STANDARD
         self._degraded: dict[str, None] = {}  # this note's: the model's work replaced by rules
         self.progress: RunSummary | None = None  # the current or last run's, as it goes
@@ -284,6 +287,7 @@ class IngestAgent:
                 else None
             )
             outcome.dropped = list(extraction.dropped)
+            outcome.reasons = list(extraction.reasons)
             self._degraded.update(dict.fromkeys(extraction.degraded))
             await self._apply(source, extraction, outcome, review)
             outcome.degraded = list(self._degraded)
@@ -292,7 +296,7 @@ class IngestAgent:
             else:
                 await self.memory.mark_ingested(
                     source.path, source.hash, outcome.pages, extraction.extractor,
-                    extraction.dropped, outcome.degraded,
+                    extraction.dropped, outcome.degraded, outcome.reasons,
                 )  # fmt: skip
                 outcome.status = "ingested"
         except (BudgetExceeded, ServerAuthError):
@@ -357,8 +361,9 @@ class IngestAgent:
         note (``degraded`` says why; a spent budget still stops the run)."""
         mentions = self.rules.mentions(source)
         known = await self.resolver.lookup(mentions)
+        facts = self.memory.entity_links()
         if self.llm is None:
-            return self.rules.extract(source, hint, known)
+            return self.rules.extract(source, hint, known, facts)
         llm = self.llm
         titles = await self.resolver.entity_titles()
         # the pages the note's own names resolve to ("Nomin Trade" -> Номин Трейд), not
@@ -366,7 +371,9 @@ class IngestAgent:
         # manager it never mentions) is not grounded in it
         said = {norm(name) for name in mentions}
         resolved = [title for key, (_, title) in known.items() if key in said]
-        rules = self.rules.extract(source, hint, known) if self.profile.fill_from_rules else None
+        rules = (
+            self.rules.extract(source, hint, known, facts) if self.profile.fill_from_rules else None
+        )
         try:
             if rules is not None:
                 base = rules
@@ -381,7 +388,7 @@ class IngestAgent:
             reason = _degraded_reason(exc)
             log.warning("%s: the model's extraction failed (%s), reading it by rules: %s",
                         source.path, reason, exc)  # fmt: skip
-        rules = rules if rules is not None else self.rules.extract(source, hint, known)
+        rules = rules if rules is not None else self.rules.extract(source, hint, known, facts)
         return replace(rules, degraded=(reason,))
 
     # -- applying an extraction ----------------------------------------------------------------
@@ -429,6 +436,25 @@ class IngestAgent:
                 if not is_dated(self._folder(work)):
                     self.resolver.remember(work.draft.folder, work.draft.title)
         await self._reversals(extraction, [*entities, *events], outcome)
+        await self._holders(extraction, entities, outcome)
+
+    async def _holders(
+        self, extraction: Extraction, entities: Sequence[Work], outcome: SourceOutcome
+    ) -> None:
+        """The earlier holders of the one-holder roles the note names a new holder of
+        (:mod:`ingest_agent.pages.holders`)."""
+        if not extraction.role_claims:
+            return
+        written = {
+            (w.draft.folder, norm(name)): w.page_id
+            for w in entities
+            if w.page_id and not w.dropped
+            for name in (w.draft.title, *w.draft.page.aliases)
+        }
+        changed, said = await self.holders.record(extraction.role_claims, written)
+        outcome.changed += [p for p in changed if p not in outcome.changed]
+        outcome.pages += [p for p in changed if p not in outcome.pages]
+        outcome.reasons += said
 
     async def _reversals(
         self, extraction: Extraction, works: Sequence[Work], outcome: SourceOutcome

@@ -115,6 +115,7 @@ class Memory:
         self._params: dict[str, frozenset[str]] = {}
         self._listed: dict[str, list[tuple[str, str, str]]] = {}
         self._preloaded: bool | None = None
+        self._links: dict[tuple[str, str], Mapping[str, Any]] = {}
 
     async def start(self) -> Schema:
         """Learn the tools this token may use and the schema; returns the schema."""
@@ -140,6 +141,7 @@ class Memory:
         self._listed.clear()
         self._preloaded = None
         self._overlay.clear()
+        self._links.clear()
 
     async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         self.calls += 1
@@ -207,6 +209,7 @@ class Memory:
         extractor: str,
         dropped: Sequence[str] = (),
         degraded: Sequence[str] = (),
+        reasons: Sequence[str] = (),
     ) -> None:
         args: dict[str, Any] = {
             "path": path,
@@ -220,6 +223,8 @@ class Memory:
             args["dropped"] = list(dropped)
         if degraded and self.accepts("source_mark", "degraded"):
             args["degraded"] = list(degraded)
+        if reasons and self.accepts("source_mark", "reasons"):
+            args["reasons"] = list(reasons)
         await self.call("source_mark", args)
 
     async def claim(self, path: str, holder: str, *, pending_only: bool = True) -> bool:
@@ -268,16 +273,27 @@ class Memory:
         return tuple(str(f["folder"] if isinstance(f, Mapping) else f) for f in folders)
 
     def remember(self, page_id: str, page: Page) -> None:
-        """Note a page's title and aliases so later lookups in this run find it."""
+        """Note a page's title and aliases so later lookups in this run find it, and an
+        entity page's link fields (who works where)."""
         folder = page_id.split("/", 1)[0]
         spec = self._schema().folder(folder)
         day = as_date(page.fields.get(spec.date_field)) if spec.date_field else None
+        if day is None:
+            links = {f.name for f in spec.fields if f.is_link}
+            self._links[(folder, norm(page.title))] = {
+                k: v for k, v in page.fields.items() if k in links
+            }
         for name in (page.title, *page.aliases):
             key = (folder, norm(name), day)
             self._names[key] = Resolved(page_id, page.title, folder, "this_run")
         listed = self._listed.get(folder)
         if listed is not None and all(item[0] != page_id for item in listed):
             listed.append((page_id, folder, page.title))
+
+    def entity_links(self) -> dict[tuple[str, str], Mapping[str, Any]]:
+        """The link fields of the entity pages read or written so far, by (folder,
+        norm(title)) (all of them after ``preload_names``)."""
+        return dict(self._links)
 
     def local(self, name: str, folder: str, day: dt.date | None = None) -> Resolved | None:
         return self._names.get((folder, norm(name), day))

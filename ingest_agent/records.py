@@ -74,6 +74,24 @@ class DecisionRef:
 
 
 @dataclass(frozen=True)
+class RoleClaim:
+    """A note's statement that someone is now the one holder of a role ("Marcus Hale is
+    Globex's new COO"): the earlier holder's claim to it ends (:mod:`ingest_agent.pages.holders`).
+    ``org`` is the organisation's page title ("" when the note names none) and ``link``
+    the person's field that names it (``company``)."""
+
+    folder: str  # of the people
+    holder: str  # the new holder's title, as the note names them
+    field: str  # the job-title field (``role``)
+    value: str  # the role ("COO")
+    org: str
+    link: str | None
+    day: dt.date  # when it took effect
+    source: str
+    said: str  # the words that say it
+
+
+@dataclass(frozen=True)
 class Extraction:
     """Everything an extractor found in one source.
 
@@ -89,7 +107,8 @@ class Extraction:
     ``reversals`` are the earlier decisions the note's own words say its decisions
     reverse or supersede; ``plain_facts`` the (folder, norm(title), field) values it
     states as plain facts, not as a change ("is $96,000", not "moved to ..."): two
-    sources of about the same time stating different ones disagree.
+    sources of about the same time stating different ones disagree. ``reasons`` say why
+    the note became the pages it did (its folder, with the evidence), for the ledger.
     """
 
     drafts: tuple[Draft, ...]
@@ -102,6 +121,8 @@ class Extraction:
     degraded: tuple[str, ...] = ()
     reversals: tuple[DecisionRef, ...] = ()  # stated in the note's words (rules only)
     plain_facts: frozenset[tuple[str, str, str]] = frozenset()  # stated, not as a change
+    reasons: tuple[str, ...] = ()  # why the note's pages are what they are (the ledger's)
+    role_claims: tuple[RoleClaim, ...] = ()  # one-holder roles newly held (rules only)
 
     def filled_of(self, folder: str, names: Iterable[str]) -> frozenset[str]:
         """The fields a model filled in on the page of ``folder`` known by any of ``names``."""
@@ -153,6 +174,7 @@ class SourceOutcome:
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # left out: no place in the schema
     degraded: list[str] = field(default_factory=list)  # why the model's work was replaced
+    reasons: list[str] = field(default_factory=list)  # why its pages are what they are
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -171,6 +193,7 @@ class SourceOutcome:
             "dropped_count": len(self.dropped),
             "dropped": list(self.dropped),
             "degraded": list(self.degraded),
+            "reasons": list(self.reasons),
         }
 
 

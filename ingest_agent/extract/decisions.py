@@ -33,7 +33,7 @@ from zoneinfo import ZoneInfo
 from ingest_agent.extract import corrections, decision_labels
 from ingest_agent.extract import decision_words as words
 from ingest_agent.extract.dates import day_mentions
-from ingest_agent.extract.note import Known, NoteBody
+from ingest_agent.extract.note import Known, NoteBody, tidy_title
 from ingest_agent.extract.page_builds import Builds, PageBuild, entity_names
 from ingest_agent.extract.prose_patterns import NotePeople
 from ingest_agent.extract.text import full_name, marked_blocks, name_candidates, plain
@@ -48,6 +48,7 @@ from ingest_agent.records import (
 )
 from memserver.kb.page import as_date
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
+from memserver.timeparse.parse import parse_time
 
 TITLE_WORDS = 12
 ACCEPTED = "accepted"
@@ -58,6 +59,7 @@ RATIONALE = ("rationale", "reason", "why")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?P<rest>.*)$")
 _BOLD_LEAD = re.compile(r"^\*\*(?P<lead>[^*]+?)\*\*")
+_LABEL_LEAD = re.compile(r"^\*\*[^*]+\*\*\s*:|^\*\*[^*]+:\*\*")  # a bold label and a colon
 _ATTRIBUTION = re.compile(r"^(?:decided|approved|agreed|signed\s+off)\s+(?:on\s+)?by\b", re.I)
 _DECIDED_ON = re.compile(
     r"\b(?:decided|agreed|approved|signed\s+off)\b[^.;]{0,40}?\bon\s+(?P<day>[^.;,]{4,30})",
@@ -170,7 +172,12 @@ def _section(lines: Sequence[str], default: dt.date, tz: ZoneInfo) -> tuple[list
             out[-1].lines.append(flat)
             continue
         bold = _BOLD_LEAD.match(raw)
-        title = _title(bold.group("lead"), lead=True) if bold else _title(flat)
+        if bold is not None and _LABEL_LEAD.match(raw):  # "**Security**: Daniel will ...":
+            title = _title(flat, tz=tz)  # the lead labels the decision, its words say it
+        elif bold is not None:
+            title = _title(bold.group("lead"), lead=True, tz=tz)
+        else:
+            title = _title(flat, tz=tz)
         if title:
             out.append(_Decision(title, [flat], flat))
     return out, attribution
@@ -221,7 +228,7 @@ def _decisions_heading(text: str) -> bool:
 def _labelled(found: decision_labels.Record, default: dt.date, tz: ZoneInfo) -> _Decision:
     """One decision from its labelled lines: the outcome is its title and its words."""
     text = found.outcome.rstrip(" .") + "."
-    decision = _Decision(_title(found.outcome), [text, *found.rest], text)
+    decision = _Decision(_title(found.outcome, tz=tz), [text, *found.rest], text)
     decision.why = found.why or None
     decision.alternatives = found.alternatives
     days = day_mentions(found.day, default, tz) if found.day else []
@@ -246,9 +253,10 @@ def _prose(text: str, default: dt.date, tz: ZoneInfo) -> list[_Decision]:
                 what = re.sub(r"\s*[(—–]\s*$", "", what)
             else:
                 what = re.split(
-                    r"\b(?:because|due to|driven by|instead of|rather than|since)\b|[,;(]", after
+                    r"\b(?:because|due to|driven by|instead of|rather than|since)\b|[;(]|,(?=\s)",
+                    after,
                 )[0]
-            title = _title(what)
+            title = _title(what, tz=tz)
             if not title or len(title.split()) < 2 or words.logistics(what) or _BY_ONLY.match(what):
                 continue
             days = [m.day for m in day_mentions(before, default, tz) if m.day <= default]
@@ -260,9 +268,13 @@ def _prose(text: str, default: dt.date, tz: ZoneInfo) -> list[_Decision]:
     return out
 
 
-def _title(text: str, *, lead: bool = False) -> str:
-    """A decision's title: its bold lead (to a bracket or a sentence's end), else the
-    first clause of its words."""
+def _title(text: str, *, lead: bool = False, tz: ZoneInfo | None = None) -> str:
+    """A decision's title: what was decided, from its bold lead (to a bracket or a
+    sentence's end), else the first clause of its words. A label says nothing alone: a
+    lead or a clause that is only a label ("**Security**: Daniel will run ...", "Pilot
+    fee: 1,500,000₮") keeps the words after it. A day named relative to the note
+    ("yesterday") says nothing out of it and goes; what is left of markup, a clock time,
+    a date or an amount alone is no title ("")."""
     flat = plain(text)
     cut_at = r"\s*(?:\(|\.\s|\.$)" if lead else r"\s*(?:[:;(]|\.\s|\.$|\s[—–]\s)"
     head = re.split(cut_at, flat, maxsplit=1)[0]
@@ -272,8 +284,20 @@ def _title(text: str, *, lead: bool = False) -> str:
         rest = re.split(r"\s*(?:[;(]|\.\s|\.$)", value, maxsplit=1)[0].strip()
         head = f"{label.strip()}: {rest}" if rest else head
     head = re.sub(r"^(?:to|that|on|the|a|an)\s+", "", head.strip(), flags=re.IGNORECASE)
-    cut = " ".join(head.split()[:TITLE_WORDS]).strip(" ,.;:")
-    return cut[:1].upper() + cut[1:] if cut else ""
+    if tz is not None:
+        head = _without_relative_day(head, tz)
+    title = tidy_title(head, TITLE_WORDS)
+    words = re.findall(r"[^\W\d_]{2,}", re.sub(r"[$€£₮]\s?\d[\d,.]*", " ", title))
+    return title if words else ""
+
+
+def _without_relative_day(text: str, tz: ZoneInfo) -> str:
+    """``text`` without a day it names relative to when it was said ("yesterday", "last
+    Friday"); a date written out stays."""
+    found = parse_time(text, now=dt.datetime(2000, 1, 3, 12, tzinfo=tz), tz=tz).phrase
+    if found and not re.search(r"\d", found):
+        text = re.sub(rf"(?i)\s*\b{re.escape(found)}\b", "", text, count=1)
+    return text
 
 
 def _day(text: str, default: dt.date, tz: ZoneInfo) -> dt.date:
@@ -344,6 +368,18 @@ def _build(
                 borrowed.add(value)
         if hits and spec.folder != _deciders_folder(folder):
             build.fields[spec.name] = list(dict.fromkeys(hits)) if spec.type == "links" else hits[0]
+    if about is None and primary is None:  # a message's or a document's decision: the
+        about = next(  # page its words name says whose it is ("Номин Трейд: 850₮ discount")
+            (
+                value
+                for spec in folder.fields
+                if spec.type == "link"
+                and spec.folder not in (None, folder.name, _deciders_folder(folder))
+                and isinstance(value := build.fields.get(spec.name), str)
+            ),
+            None,
+        )
+        borrowed.add(about or "")
     if about is not None and about in borrowed and norm(about) not in norm(build.title):
         build.title = f"{about}: {build.title}"  # "Номин Трейд: Үнэ ..." says whose price it is
     section = "Decision" if "Decision" in folder.sections else (folder.sections or [None])[0]

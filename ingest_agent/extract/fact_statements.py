@@ -9,9 +9,11 @@ contract value ..." -> "annual contract value", "annual contract"); then a verb 
 number, a date, an allowed enum value, a known page). Nothing else is read.
 
 The page it is about: the one named last before the words in the sentence ("Initech's
-annual contract"), else the one the list item's heading names, else the note's own page
-when it has the field, else the one page of that folder the note's own page links to
-(a call with Initech). A field no page can be found for is not read.
+annual contract"), else the one the list item's heading names, else the one named last
+in the paragraph's sentences before it ("Initech signed. ... the signed annual contract
+value is $108,000"), else the one the note's title names (an e-mail's subject), else the
+note's own page when it has the field, else the one page of that folder the note's own
+page links to (a call with Initech). A field no page can be found for is not read.
 
 :func:`is_change` says whether a paragraph states its value as a change ("moved to",
 "now", "updated", "corrected"): two sources of about the same time that state
@@ -103,20 +105,25 @@ def stated_facts(
     linked: Mapping[str, str],
     note_date: dt.date,
     tz: ZoneInfo,
+    title: str = "",
 ) -> list[Statement]:
     """Field values stated in ``blocks`` (text, is an item, heading) for known pages.
 
     ``pages``: norm(name) -> (folder, title); ``own``: the note's own entity page;
-    ``linked``: folder -> the one page of it the note's own page links to."""
+    ``linked``: folder -> the one page of it the note's own page links to; ``title``: the
+    note's title."""
     out: list[Statement] = []
     for block, _, heading in blocks:
-        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-ZА-ЯЁӨҮ])", block):
+        sentences = re.split(r"(?<=[.!?])\s+(?=[A-ZА-ЯЁӨҮ])", block)
+        for i, sentence in enumerate(sentences):
             out += [Statement(*found, block) for found in _owners(sentence, pages, folders)]
+            # where the sentence names no page: the paragraph before it, the note's title
+            around = (heading, " ".join(sentences[:i]), title)
             for folder in folders.values():
                 for spec in folder.fields:
                     if spec.type not in VALUE_TYPES:
                         continue
-                    found = _one(sentence, heading, spec, folder, pages, own, linked, note_date, tz)
+                    found = _one(sentence, around, spec, folder, pages, own, linked, note_date, tz)
                     if found is not None:
                         out.append(Statement(folder.name, found[0], spec.name, found[1], block))
     return out
@@ -124,7 +131,7 @@ def stated_facts(
 
 def _one(
     sentence: str,
-    heading: str,
+    around: tuple[str, ...],
     spec: FieldSpec,
     folder: FolderSpec,
     pages: Mapping[str, tuple[str, str]],
@@ -142,7 +149,7 @@ def _one(
         value = _value(spec, match.group("rest"), pages, note_date, tz)
         if value is None:
             continue
-        subject = _subject(sentence[: match.start()], heading, folder, pages, own, linked)
+        subject = _subject(sentence[: match.start()], around, folder, pages, own, linked)
         return (subject, value) if subject is not None else None
     return None
 
@@ -201,13 +208,13 @@ def _value(
 
 def _subject(
     before: str,
-    heading: str,
+    around: tuple[str, ...],
     folder: FolderSpec,
     pages: Mapping[str, tuple[str, str]],
     own: tuple[str, str] | None,
     linked: Mapping[str, str],
 ) -> str | None:
-    for where in (before, heading):
+    for where in (before, *around):
         for run in reversed(_NAME_RUN.findall(where)):
             words = re.sub(r"['’]s$", "", run).split()
             for start in range(len(words)):

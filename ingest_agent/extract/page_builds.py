@@ -1,11 +1,14 @@
 """Pages being built from one note by the rules extractor, keyed by folder and name.
 
 ``entity`` finds or starts the build of an entity page (by its known title when the
-name is a known page's), ``entity_names`` is every entity name the note can mean.
+name is a known page's), ``entity_names`` is every entity name the note can mean, and
+``named_page`` the page a run of capitalised words is (a possessive, a Mongolian case
+ending).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +18,7 @@ from ingest_agent.names import norm
 from ingest_agent.records import is_dated, link_names
 from memserver.kb.page import Page, TimelineEntry
 from memserver.kb.schema import FolderSpec, Schema
+from memserver.kb.words import mn_stems
 
 
 @dataclass
@@ -69,3 +73,18 @@ def entity_names(
                 for value in link_names(build.fields.get(spec.name)):
                     names.setdefault(norm(value), (spec.folder, value))
     return names
+
+
+def named_page(names: Mapping[str, tuple[str, str]], run: str) -> tuple[str, str] | None:
+    """The page a name run is, also as a possessive ("Initech's") or with a Mongolian
+    case ending ("Номин Трейдийн")."""
+    key = norm(re.sub(r"['’]s$", "", run))
+    hit = names.get(key)
+    if hit is not None or not key:
+        return hit
+    head, _, last = key.rpartition(" ")
+    for stem in mn_stems(last):
+        hit = names.get(f"{head} {stem}".strip())
+        if hit is not None:
+            return hit
+    return None

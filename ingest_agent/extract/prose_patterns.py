@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo
 
 from ingest_agent.extract.dates import day_mentions
 from ingest_agent.extract.note import Known, coerce
+from ingest_agent.extract.role_words import ALL_NEW, ALL_SHARED, ALL_SOLE, alternation
 from ingest_agent.extract.text import full_name, split_sentences
 from ingest_agent.names import norm
 from memserver.kb.schema import FieldSpec, FolderSpec
@@ -41,6 +42,9 @@ _NAME = rf"{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}"
 _ROLE = rf"{_CAP}(?:\s+(?:of|and|for|&|{_CAP}))*"
 _ORG = rf"{_NAME_WORD}(?:\s+{_NAME_WORD})*"
 _WORD_RUN = re.compile(rf"(?<![\w]){_NAME}")
+_DET = rf"(?:(?P<det>{alternation(ALL_SOLE | ALL_SHARED)})\s+)?"
+_NEW = rf"(?:(?P<new>{alternation(ALL_NEW)})\s+)?"
+_ORG_OWNER = r"[A-ZА-ЯЁӨҮ][\w&-]*(?:[ \t]+[A-ZА-ЯЁӨҮ][\w&-]*)*"  # "Globex" of "Globex's"
 _ROLE_PATTERNS = (
     # Bob Martinez (Director of Operations, Globex) / (Procurement Manager, Initech — ...);
     # what follows the role is an organisation's name, so "(Acme, Монгол дахь менежер)"
@@ -48,14 +52,23 @@ _ROLE_PATTERNS = (
     re.compile(
         rf"(?P<name>{_NAME})\s*\((?P<role>{_ROLE})(?:,\s*(?P<org>{_ORG}))?(?:\s*[;—–][^()]*)?\)"
     ),
-    re.compile(rf"(?P<name>{_NAME})\s+is\s+(?:the\s+|our\s+|their\s+)?(?P<role>{_ROLE})\s+at\s+"),
+    re.compile(
+        rf"(?P<name>{_NAME})\s+is\s+(?:now\s+)?{_DET}{_NEW}(?P<role>{_ROLE})\s+at\s+"
+        rf"(?P<org>{_ORG})?"
+    ),
+    # "Marcus Hale is Globex's new COO": the organisation's one holder of the role
+    re.compile(
+        rf"(?P<name>{_NAME})\s+is\s+(?:now\s+)?(?P<owner>{_ORG_OWNER})['’]s\s+{_NEW}"
+        rf"(?P<role>{_ROLE})"
+    ),
     re.compile(
         rf"(?P<name>{_NAME})(?:\s*\([^)]*\))?\s+(?:joins|joined|has\s+joined|will\s+join)"
-        rf"\s+as\s+(?:an?\s+|our\s+)?(?P<role>{_ROLE}(?:,\s*{_CAP}(?=[\s,.;]|$))?)"
+        rf"(?:\s+(?P<org>{_ORG}))?\s+as\s+{_DET}{_NEW}"
+        rf"(?P<role>{_ROLE}(?:,\s*{_CAP}(?=[\s,.;]|$))?)"
     ),
     re.compile(
         rf"(?P<name>{_NAME})\s+(?:has\s+been\s+|was\s+|is\s+|got\s+|gets\s+)?promoted\s+to\s+"
-        rf"(?:the\s+)?(?P<role>{_ROLE})"
+        rf"{_DET}(?P<role>{_ROLE})"
     ),
 )
 # "... based in our Ulaanbaatar office": where the person named before works.
@@ -86,6 +99,9 @@ class Statement:
     field: str
     value: object
     block: str
+    # a job title named as its one holder's ("Globex's new COO"): the organisation's
+    # title ("" when the note does not say which)
+    sole: str | None = None
 
 
 class NotePeople:
@@ -169,7 +185,10 @@ def _string_field(folder: FolderSpec, names: Iterable[str]) -> FieldSpec | None:
 
 
 def role_statements(
-    blocks: Iterable[tuple[str, bool]], people: NotePeople, folder: FolderSpec, known: Known
+    blocks: Iterable[tuple[str, bool, bool]],
+    people: NotePeople,
+    folder: FolderSpec,
+    known: Known,
 ) -> list[Statement]:
     """Job titles the note states for its people, the organisation of "(Role, Org)" when
     it is a known page, and "based in <place>" (see the module docstring)."""
@@ -178,28 +197,49 @@ def role_statements(
         return []
     place = _string_field(folder, PLACE_FIELDS)
     out: list[Statement] = []
-    for block, is_item in blocks:
-        matches = [m for pattern in _ROLE_PATTERNS for m in pattern.finditer(block)]
+    for block, is_item, labelled in blocks:
+        # each sentence alone: a role never runs on into the next ("... Data Engineer. Gil")
+        matches = [
+            m
+            for sentence in split_sentences(block)
+            for pattern in _ROLE_PATTERNS
+            for m in pattern.finditer(sentence)
+        ]
         if is_item and (item := _ROLE_ITEM.match(block)) is not None:
             matches.append(item)
         for match in sorted(matches, key=lambda m: m.start()):
-            person = people.person(match.group("name")) or _new_person(match, known)
+            person = people.person(match.group("name"))
+            # a step or field of a list ("3. **Docker Image** – Build ...") names no one new
+            if person is None and not (labelled and match.re is _ROLE_ITEM):
+                person = _new_person(match, known)
             role = _role(match.group("role"), known)
             if person is None or role is None:
                 continue
-            out.append(Statement(folder.name, person, spec.name, role, block))
-            org = known.get(norm(match.groupdict().get("org") or ""))
+            found = match.groupdict()
+            org = known.get(norm(found.get("org") or found.get("owner") or ""))
             link = (
                 next((f for f in folder.fields if f.type == "link" and f.folder == org[0]), None)
                 if org
                 else None
             )
+            out.append(Statement(folder.name, person, spec.name, role, block, _sole(found, org)))
             if org is not None and link is not None:
                 out.append(Statement(folder.name, person, link.name, org[1], block))
-            based = _BASED.search(block, match.end())
+            based = _BASED.search(match.string, match.end())
             if place is not None and based is not None:
                 out.append(Statement(folder.name, person, place.name, based.group("place"), block))
     return out
+
+
+def _sole(found: Mapping[str, str | None], org: tuple[str, str] | None) -> str | None:
+    """The organisation a role is named the one holder of ("" when it says none), or None
+    when the words name one holder among several, or do not say."""
+    det = " ".join((found.get("det") or "").lower().split())
+    if det in ALL_SHARED:
+        return None
+    if found.get("owner") or det in ALL_SOLE:
+        return org[1] if org is not None else ""
+    return None
 
 
 def _new_person(match: re.Match[str], known: Known) -> str | None:
@@ -221,7 +261,7 @@ def _role(text: str, known: Known) -> str | None:
 
 
 def field_statements(
-    blocks: Iterable[tuple[str, bool]],
+    blocks: Iterable[tuple[str, bool, bool]],
     pages: Mapping[str, tuple[str, str]],
     folders: Mapping[str, FolderSpec],
     note_date: dt.date,
@@ -229,7 +269,7 @@ def field_statements(
 ) -> list[Statement]:
     """Field values stated in prose for the ``pages`` named (norm name -> folder, title)."""
     out: list[Statement] = []
-    for block, _ in blocks:
+    for block, _, _ in blocks:
         for match in _WORD_RUN.finditer(block):
             words = match.group(0).split()
             for size in range(len(words), 0, -1):

@@ -21,13 +21,20 @@ from ingest_agent.extract.fact_statements import is_change, stated_facts
 from ingest_agent.extract.note import Known
 from ingest_agent.extract.page_builds import Builds, PageBuild, entity, entity_names
 from ingest_agent.extract.prose_patterns import (
+    PRONOUNS,
     NotePeople,
     Statement,
     field_statements,
     role_field,
     role_statements,
 )
-from ingest_agent.extract.text import blocks, full_name, marked_blocks, name_candidates
+from ingest_agent.extract.text import (
+    blocks,
+    full_name,
+    marked_blocks,
+    name_candidates,
+    split_sentences,
+)
 from ingest_agent.names import norm
 from ingest_agent.records import Source, is_dated, link_names
 from memserver.kb.schema import FieldSpec, FolderSpec, Schema
@@ -91,8 +98,15 @@ class ProseReader:
             subject = primary
         elif not is_dated(spec):
             before = block[: match.start()]
+            # who the phrase is about: named in its own sentence (a pronoun's, the one
+            # before it), never the first name of a paragraph ("Ada Park: Gil ... reports")
+            parts = split_sentences(before + "x")  # "x": a sentence that ends at the phrase
+            said = [*parts[:-1], parts[-1][:-1]] if parts else []
+            own = said[-1] if said else ""
+            if len(said) > 1 and norm(own.split()[0] if own.split() else "") in PRONOUNS:
+                own = said[-2]  # "He reports to ...": the one the sentence before names
             local = people.get(spec.name)
-            name = (local.subject(before) if local else None) or self._subject(before, spec, known)
+            name = (local.subject(before) if local else None) or self._subject(own, spec, known)
             if name is not None and norm(name) != norm(obj):
                 subject = entity(builds, spec, name, known)
         if subject is None or target_field.name in subject.fields:
@@ -137,10 +151,14 @@ class ProseReader:
         return None
 
     def people(
-        self, text: str, builds: Mapping[tuple[str, str], PageBuild], known: Known
+        self,
+        text: str,
+        builds: Mapping[tuple[str, str], PageBuild],
+        known: Known,
+        participants: Sequence[str] = (),
     ) -> dict[str, NotePeople]:
         """The people of this note, per folder of people (a folder with a job-title field,
-        or one that a ``links`` field points to)."""
+        or one that a ``links`` field points to); ``participants``: an exchange's people."""
         folders = [f.name for f in self.schema.folders if role_field(f) is not None] or sorted(
             {
                 f.folder
@@ -158,7 +176,7 @@ class ProseReader:
                 if spec.is_link and spec.folder == name
                 for value in link_names(build.fields.get(spec.name))
             ]
-            out[name] = NotePeople(name, linked, known, text)
+            out[name] = NotePeople(name, [*linked, *participants], known, text)
         return out
 
     def short_names(
@@ -183,9 +201,11 @@ class ProseReader:
         known: Known,
         people: Mapping[str, NotePeople],
         primary: PageBuild | None = None,
+        title: str = "",
     ) -> list[Statement]:
-        """Job titles and field statements from prose; the first statement of a field wins."""
-        marked = [(b.text, b.item) for b in marked_blocks(text)]
+        """Job titles and field statements from prose; the first statement of a field wins.
+        ``title``: the note's (what a statement that names no page is about)."""
+        marked = [(b.text, b.item, b.labelled) for b in marked_blocks(text)]
         tz = self.schema.tz
         found = [
             statement
@@ -197,7 +217,7 @@ class ProseReader:
         found += field_statements(marked, names, entities, source.doc_date, tz)
         own, linked = _own_pages(primary, names)
         headed = [(b.text, b.item, b.heading) for b in marked_blocks(text)]
-        found += stated_facts(headed, names, entities, own, linked, source.doc_date, tz)
+        found += stated_facts(headed, names, entities, own, linked, source.doc_date, tz, title)
         applied = []
         for statement in found:
             spec = self.schema.folder(statement.folder)

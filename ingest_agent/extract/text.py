@@ -58,20 +58,31 @@ def blocks(text: str) -> Iterator[str]:
 @dataclass(frozen=True)
 class Block:
     """A paragraph or list item on one line, whether it is a list item, and the heading
-    (a ``#`` heading or a bold-only line such as ``**Globex**``) it stands under."""
+    (a ``#`` heading or a bold-only line such as ``**Globex**``) it stands under;
+    ``labelled``: a list item that opens with a label of its own (``**Security**: ...``,
+    ``3. **Docker Image** – ...``: numbered, or led by a bold phrase), a step or a field
+    of a list, not a statement about a person named there."""
 
     text: str
     item: bool
     heading: str = ""
+    labelled: bool = False
 
 
 _BOLD_LINE = re.compile(r"^\*\*([^*]+)\*\*:?$")
 
 
+# A transcript's or a chat's time stamp opening a line: "[09:00:12] Maya Patel: ...".
+_STAMP = re.compile(r"^\[?(?:\d{4}-\d{2}-\d{2}[ T])?\d{1,2}:\d{2}(?::\d{2})?\]?\s+(?=\S)")
+_LABELLED_ITEM = re.compile(r"^(?:\d+[.)]\s+|[-*+]\s+\*\*[^*]+\*\*\s*[:–—-])")
+
+
 def marked_blocks(text: str) -> Iterator[Block]:
-    """``blocks`` with whether each is a list item and the heading above it."""
+    """``blocks`` with whether each is a list item and the heading above it. A line
+    opening with a time stamp is a turn of its own (the stamp goes: it is no word)."""
     lines: list[str] = []
     item = False
+    labelled = False
     heading = ""
 
     def flush() -> Iterator[Block]:
@@ -79,10 +90,14 @@ def marked_blocks(text: str) -> Iterator[Block]:
             joined = plain(" ".join(lines))
             lines.clear()
             if joined:
-                yield Block(joined, item, heading)
+                yield Block(joined, item, heading, labelled)
 
     for line in text.splitlines():
         stripped = line.strip()
+        stamp = _STAMP.match(stripped)
+        if stamp is not None:
+            yield from flush()
+            stripped, item, labelled = stripped[stamp.end() :], False, False
         if not stripped or stripped.startswith("#") or stripped == "---":
             yield from flush()
             item = False
@@ -97,6 +112,7 @@ def marked_blocks(text: str) -> Iterator[Block]:
         if re.match(r"^([-*+]|\d+[.)])\s+", stripped) or stripped.startswith("**"):
             yield from flush()
             item = True
+            labelled = _LABELLED_ITEM.match(stripped) is not None
         lines.append(stripped)
     yield from flush()
 
@@ -119,18 +135,23 @@ ENTRY_CHARS = 400  # a list item up to this long is one timeline entry, else its
 
 @dataclass(frozen=True)
 class DatedText:
-    """A timeline entry's text and day, with the block and heading it came from."""
+    """A timeline entry's text and day, with the block and heading it came from;
+    ``mentioned``: the text names a day (else it is dated by when it was said)."""
 
     day: dt.date
     text: str
     block: Block
+    mentioned: bool = True
 
 
-def dated_sentences(text: str, doc_date: dt.date, tz: ZoneInfo) -> Iterator[DatedText]:
+def dated_sentences(
+    text: str, doc_date: dt.date, tz: ZoneInfo, *, every: bool = False
+) -> Iterator[DatedText]:
     """Every list item (up to ``ENTRY_CHARS``) or sentence that names a day; the day is
     the entry's (``dates.entry_date``: the event's when the text says it, else the
     note's). A short list item is one fact, so it stays whole: "Globex signed the pilot
-    on 2026-08-25. ... Globex is now a customer." is one entry."""
+    on 2026-08-25. ... Globex is now a customer." is one entry. With ``every``, the
+    sentences that name no day too, dated ``doc_date`` (a message's: when it was said)."""
     for block in marked_blocks(text):
         body = _CHAT_PREFIX.sub("", block.text)
         short = block.item and len(body) <= ENTRY_CHARS
@@ -139,8 +160,10 @@ def dated_sentences(text: str, doc_date: dt.date, tz: ZoneInfo) -> Iterator[Date
                 continue
             line = _CHAT_PREFIX.sub("", piece)
             day = entry_date(line, doc_date, tz)
-            if day is not None:
-                yield DatedText(day, line, Block(body, block.item, block.heading))
+            if day is not None or every:
+                yield DatedText(
+                    day or doc_date, line, Block(body, block.item, block.heading), day is not None
+                )
 
 
 def name_candidates(text: str, *, sub_runs: bool = True) -> list[str]:

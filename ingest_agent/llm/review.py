@@ -55,7 +55,8 @@ from typing import Any
 
 from ingest_agent.llm.grounding import Grounds
 from ingest_agent.names import norm
-from ingest_agent.pages.merge import Conflict, MergeResult, show
+from ingest_agent.pages.held import held
+from ingest_agent.pages.merge import MergeResult, show
 from ingest_agent.records import (
     REVERSAL_VALUES,
     DecisionRef,
@@ -286,28 +287,9 @@ class ReviewPolicy:
         page: Page,
         folder: FolderSpec,
         page_id: str,
-        held: Sequence[_Held],
+        held_changes: Sequence[_Held],
     ) -> MergeResult:
         """``page`` with an Open Question per held change, and a review row for each."""
-        source = self.source.path
-        questions = list(page.open_questions)
-        rows: list[Conflict] = []
-        for field, current, proposed, why in held:
-            question = f"{REVIEW_PREFIX}{source} proposes {why}; held back until a person checks it"
-            if question not in questions:
-                questions.append(question)
-            rows.append(
-                Conflict(
-                    page_id, folder.name, field, current, proposed, None, source, "unresolved",
-                    f"review: {source} proposes {why}",
-                )
-            )  # fmt: skip
-        page = dataclasses.replace(page, open_questions=tuple(questions))
+        page, rows = held(page, page_id, folder.name, self.source.path, held_changes)
         conflicts = (*merged.conflicts, *rows)
         return MergeResult(page, conflicts, existing is None or page != existing, merged.order)
-
-
-def review_reason(conflicts: Sequence[Conflict]) -> str | None:
-    """The ``review`` reason of a write that holds changes back (None when it holds none)."""
-    notes = [c.note.removeprefix("review: ") for c in conflicts if c.note.startswith("review:")]
-    return "; ".join(dict.fromkeys(notes)) or None

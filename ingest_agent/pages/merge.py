@@ -26,6 +26,12 @@ conflict as SAME. The window is measured from the page's newest other source (th
 does not say which source set the field), so a note days after an unrelated one can
 open a question a person settles; a value stated as a change always supersedes.
 
+An open conflict closes when a later source states the field: the newer value (or the
+value both agree on) holds, the Open Question goes, and the row recorded is ``resolved``
+(the server then closes the field's ``unresolved`` rows; they stay in history). A value
+stated by a source later than every source of the page settles it even inside the
+same-period window.
+
 A later-dated fact supersedes; it never counts as a contradiction (a lesson from
 peers whose conflict checks flagged history as conflicts). List fields (``links``,
 ``list``) are unions and never conflict. Nothing is removed silently: sources, aliases
@@ -69,14 +75,15 @@ class Conflict:
     note: str
 
     def record(self) -> dict[str, Any]:
-        """The row for the server's conflicts table (``kb_put_page(conflicts=...)``)."""
+        """The row for the server's conflicts table (``kb_put_page(conflicts=...)``): a
+        ``resolved`` row settles the field's open conflicts (the server closes them)."""
         return {
             "field": self.field,
             "old_value": _jsonable(self.old_value),
             "new_value": _jsonable(self.new_value),
             "old_source": self.old_source,
             "new_source": self.new_source,
-            "status": "unresolved" if self.status == "unresolved" else "superseded",
+            "status": self.status if self.status in ("unresolved", "resolved") else "superseded",
             "note": self.note or None,
         }
 
@@ -268,13 +275,18 @@ def merge_page(
             if order is Order.NEWER:
                 questions, resolved = _resolve_questions(questions, name)
                 conflicts += [
-                    Conflict(page_id, folder.name, name, None, current, None, source, "resolved", q)
+                    Conflict(
+                        page_id, folder.name, name, None, current, None, source, "resolved",
+                        f"settled by a newer source ({source_date}) stating {show(value)}: {q}",
+                    )
                     for q in resolved
-                ]
+                ]  # fmt: skip
             continue
+        disputed = any(q.startswith(question_prefix(name)) for q in questions)
         close = (
             order is Order.NEWER
             and name in plain_fields
+            and not disputed  # a newer source that states the value settles the question
             and newest is not None
             and (source_date - newest).days <= SAME_PERIOD_DAYS
         )
@@ -284,12 +296,14 @@ def merge_page(
             fields[name] = value
             text = change_text(name, current, value)
             entries.append(TimelineEntry(effective.get(name, source_date), text, source))
-            questions, _ = _resolve_questions(questions, name)
+            questions, settled = _resolve_questions(questions, name)
+            why = f"newer source ({source_date}) supersedes the value of {newest}"
             conflicts.append(
                 Conflict(
                     page_id, folder.name, name, current, value,
-                    ", ".join(holders) or None, source, "superseded",
-                    f"newer source ({source_date}) supersedes the value of {newest}",
+                    ", ".join(holders) or None, source,
+                    "resolved" if settled else "superseded",
+                    f"{why}, settling: {settled[0]}" if settled else why,
                 )
             )  # fmt: skip
         elif order is Order.OLDER:

@@ -55,7 +55,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def conflict_json(c: Conflict) -> dict[str, Any]:
     """One conflicts row, saying which it is: ``conflict`` (sources disagree, unresolved:
-    waits for a person) or ``update`` (superseded: a newer fact replaced an older one)."""
+    waits for a person) or ``update`` (superseded: a newer fact replaced an older one;
+    resolved: a conflict settled, by a later source or a person)."""
     return {
         "id": c.id,
         "kind": "conflict" if c.status == "unresolved" else "update",
@@ -79,7 +80,7 @@ def run_review(args: argparse.Namespace) -> int:
     with open_kb(args, check_embedding=False) as kb:
         reviews = Reviews(kb.db)
         flagged, conflicts = reviews.pending(None), reviews.conflicts(None)
-        updates = reviews.conflicts(None, status=("superseded",), limit=UPDATES_SHOWN)
+        updates = reviews.conflicts(None, status=("superseded", "resolved"), limit=UPDATES_SHOWN)
     if args.json:
         print_json(
             {
@@ -121,14 +122,14 @@ def run_review(args: argparse.Namespace) -> int:
         )
     console.print(table)
     history = Table(
-        title=f"{len(updates)} latest updates (history: a newer source replaced a value)"
+        title=f"{len(updates)} latest updates (history: a newer source replaced a value or "
+        "settled a conflict)"
     )
     for column in ("page", "field", "was", "now", "source"):
         history.add_column(column)
     for c in updates:
-        history.add_row(
-            c.page_id, c.field, _value(c.old_value), _value(c.new_value), c.new_source or ""
-        )
+        now = f"settled: {c.note}" if c.status == "resolved" else _value(c.new_value)
+        history.add_row(c.page_id, c.field, _value(c.old_value), now, c.new_source or "")
     console.print(history)
     return 0
 

@@ -99,7 +99,7 @@ async def view(request: Request) -> Response:
     folders = caller.scope.folders
     pending = await blocking(reviews.pending, folders, LIMIT)
     conflicts = await blocking(reviews.conflicts, folders, ("unresolved",), LIMIT)
-    updates = await blocking(reviews.conflicts, folders, ("superseded",), UPDATES)
+    updates = await blocking(reviews.conflicts, folders, ("superseded", "resolved"), UPDATES)
     questions = await blocking(reviews.open_questions, folders, LIMIT)
     shown = await blocking(
         redact_for,

@@ -69,7 +69,7 @@ def convert_document(name: str, data: bytes, kind: str) -> list[Note]:
             "export it with its text (run OCR on a scan first)",
             day,
         )
-    title = meta.get("title") or title_from_name(name)
+    title = meta.get("title") or title_from_name(name, body)
     return [Note(title, body, day, meta.get("author") or None)]
 
 

@@ -3,10 +3,11 @@
 
 Messages join a thread through ``Message-ID``, ``In-Reply-To`` and ``References``. A
 thread's note is titled by its first subject (without "Re:"/"Fwd:"), dated by its first
-message, written by that message's sender, and its attendees are everyone in a ``From``,
-``To`` or ``Cc``. Each message is a section with its sender and time, its plain text
-(an HTML-only message's text is read out of the HTML) without the quoted lines of the
-messages before it. A message marked ``Sensitivity: Private`` or ``Company-Confidential``
+message, written by that message's sender, and its participants are everyone in a
+``From``, ``To`` or ``Cc``. Each message is a section with its sender and time, its
+recipients (its subject only when a reply renamed the thread: the note's title is the
+thread's), its plain text (an HTML-only message's text is read out of the HTML) without
+the quoted lines of the messages before it nor its signature, then its attachments. A message marked ``Sensitivity: Private`` or ``Company-Confidential``
 (Outlook) has its text inside ``<private>``, so the usual redaction hides it.
 Attachments are named, never opened.
 """
@@ -23,6 +24,12 @@ from email.message import EmailMessage
 
 from memserver.convert import budget
 from memserver.convert.errors import ConversionError
+from memserver.convert.message_words import (
+    ALL_CLOSINGS,
+    SIGNATURE_LINE_WORDS,
+    SIGNATURE_LINES,
+    SIGNATURE_MARK,
+)
 from memserver.convert.note import Note, slug
 
 _FROM_LINE = re.compile(rb"^From \S", re.MULTILINE)
@@ -131,12 +138,30 @@ def _body_text(msg: EmailMessage) -> str:
 
 
 def _unquoted(text: str) -> str:
-    """The message's own words: no ``>`` quoted lines, no "On ... wrote:" line before them."""
+    """The message's own words: no ``>`` quoted lines, no "On ... wrote:" line before them,
+    no signature."""
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
     kept = [line for line in lines if not line.lstrip().startswith(">")]
     while kept and (not kept[-1].strip() or _WROTE.match(kept[-1])):
         kept.pop()
+    kept = _unsigned(kept)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def _unsigned(lines: list[str]) -> list[str]:
+    """The lines without the signature: from a ``-- `` line, or from a closing ("Best,",
+    "Хүндэтгэсэн,") followed only by a few short lines (a name, a title, a phone)."""
+    for i, line in enumerate(lines):
+        if line == SIGNATURE_MARK or line == SIGNATURE_MARK.strip():
+            return lines[:i]
+        if line.strip().rstrip(",.!").casefold() not in ALL_CLOSINGS:
+            continue
+        rest = [x for x in lines[i + 1 :] if x.strip()]
+        if len(rest) <= SIGNATURE_LINES and all(
+            len(x.split()) <= SIGNATURE_LINE_WORDS for x in rest
+        ):
+            return lines[:i]
+    return lines
 
 
 def _threads(mails: list[_Mail], name: str) -> list[Note]:
@@ -178,18 +203,20 @@ def _thread_note(group: list[_Mail]) -> Note:
     for mail in group:
         when = mail.sent.strftime("%Y-%m-%d %H:%M") if mail.sent else "undated"
         head = f"## {mail.sender or 'Unknown sender'} — {when}"
-        meta = [
-            f"From: {mail.sender}",
-            f"To: {', '.join(p for p in mail.people if p != mail.sender)}",
-        ]
-        if mail.subject:
+        meta = [f"From: {mail.sender}"] if mail.sender else []
+        meta.append(f"To: {', '.join(p for p in mail.people if p != mail.sender)}")
+        # the note's title is the thread's subject: a message's is written only when it
+        # says something else (a reply that renamed the thread)
+        if mail.subject and _SUBJECT_PREFIX.sub("", mail.subject).strip() != title:
             meta.append(f"Subject: {mail.subject}")
-        if mail.attachments:
-            meta.append(f"Attachments (not opened): {', '.join(mail.attachments)}")
         text = mail.text or "(no text)"
         if mail.private:
             text = f"<private>\n{text}\n</private>"
-        sections.append("\n".join([head, "", *meta, "", text]))
+        # the message's words, then what came with it
+        files = [f"Attachments (not opened): {', '.join(mail.attachments)}"] * bool(
+            mail.attachments
+        )
+        sections.append("\n".join([head, "", *meta, "", text, *(["", *files] if files else [])]))
     people = tuple(dict.fromkeys(p for m in group for p in m.people))
     body = "\n\n".join(sections)
     budget.current().note(body)  # stops a mailbox of too many threads or too much text

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import PurePosixPath
 
+from memserver.convert import clean
 from memserver.convert.archive import zip_files
 from memserver.convert.document import convert_document
 from memserver.convert.email_thread import convert_eml, convert_mbox
@@ -47,6 +49,38 @@ def _document(kind: str) -> Callable[[str, bytes], list[Note]]:
 
 def _transcript(kind: str) -> Callable[[str, bytes], list[Note]]:
     return lambda name, data: convert_transcript(name, data, kind)
+
+
+# kind -> the genre of what it holds (memserver.convert.clean.GENRES)
+GENRE = {
+    "vtt": clean.TRANSCRIPT,
+    "srt": clean.TRANSCRIPT,
+    "eml": clean.EMAIL,
+    "mbox": clean.EMAIL,
+    "msg": clean.EMAIL,
+    "slack": clean.CHAT,
+    "pptx": clean.SLIDES,
+    "xlsx": clean.SPREADSHEET,
+    **{kind: clean.DOCUMENT for kind in ("docx", "pdf", "html", "epub")},
+}
+UNSTRUCTURED = frozenset({"pdf"})  # plain text: headings are inferred
+
+
+def convert(kind: str, name: str, data: bytes) -> list[Note]:
+    """The notes of one original of ``kind``, their text cleaned
+    (:func:`memserver.convert.clean.clean_text`) and their genre set."""
+    genre = GENRE[kind]
+    structured = kind not in UNSTRUCTURED
+    return [
+        replace(
+            note,
+            body=clean.without_title(
+                clean.clean_text(note.body, genre=genre, structured=structured), note.title
+            ),
+            genre=genre,
+        )
+        for note in CONVERTERS[kind](name, data)
+    ]
 
 
 CONVERTERS: dict[str, Callable[[str, bytes], list[Note]]] = {

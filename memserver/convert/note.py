@@ -2,10 +2,13 @@
 channel's day, a document or one part of it) becomes, and its markdown.
 
 The note's frontmatter holds what the rest of the pipeline reads: ``title``, ``date``
-(the manifest dates the source by it), ``author`` and ``attendees`` (the people who
-wrote, spoke or were written to: the rules extractor links them as people where the
-schema has such a field). Every value is written as a JSON string or list, which YAML
-reads as it is, so a hostile title can never add a key.
+(the manifest dates the source by it), ``author``, the people who spoke at a meeting
+(``attendees``) or wrote and were written to in an exchange of messages
+(``participants``: an e-mail thread's or a chat's people did not attend anything), and
+``genre``, what kind of writing the note is (:data:`memserver.convert.clean.GENRES`:
+transcript, email, chat, document, slides, spreadsheet), which only the converter knows
+and the ingest agent reads in one place. Every value is written as a JSON string or
+list, which YAML reads as it is, so a hostile title can never add a key.
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memserver.convert.clean import CHAT, EMAIL
+
 _SLUG_DROP = re.compile(r"[^\w]+")
 _ISO_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _HEADING_LINE = re.compile(r"^#{1,3}\s+\S")
 _PAGE_MARK = "\f"
+MESSAGE_GENRES = (EMAIL, CHAT)
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,12 @@ class Note:
     attendees: tuple[str, ...] = ()
     name: str = ""
     extra: dict[str, str] = field(default_factory=dict)
+    genre: str = ""
+
+    @property
+    def people_key(self) -> str:
+        """The frontmatter key of the note's people (see the module docstring)."""
+        return "participants" if self.genre in MESSAGE_GENRES else "attendees"
 
     def render(self) -> str:
         """The note as markdown: frontmatter, its title as a heading (unless the body
@@ -44,7 +56,9 @@ class Note:
         if self.author:
             front["author"] = self.author
         if self.attendees:
-            front["attendees"] = list(dict.fromkeys(self.attendees))
+            front[self.people_key] = list(dict.fromkeys(self.attendees))
+        if self.genre:
+            front["genre"] = self.genre
         front.update(self.extra)
         lines = ["---"]
         for key, value in front.items():
@@ -64,6 +78,7 @@ class Note:
             "attendees": list(self.attendees),
             "name": self.name,
             "extra": dict(self.extra),
+            "genre": self.genre,
         }
 
     @classmethod
@@ -77,6 +92,7 @@ class Note:
             attendees=tuple(str(a) for a in data.get("attendees") or ()),
             name=str(data.get("name") or ""),
             extra={str(k): str(v) for k, v in (data.get("extra") or {}).items()},
+            genre=str(data.get("genre") or ""),
         )
 
 

@@ -56,4 +56,4 @@ def convert_transcript(name: str, data: bytes, kind: str) -> list[Note]:
     day = iso_day(name) or iso_day(header) or iso_day(turns[0][1])
     speakers = tuple(dict.fromkeys(s for s, _ in turns if s))
     body = "\n\n".join(f"{s}: {w}" if s else w for s, w in turns)
-    return [Note(title_from_name(name), body, day, None, speakers)]
+    return [Note(title_from_name(name, body), body, day, None, speakers)]

@@ -31,11 +31,11 @@ def main(argv: list[str]) -> int:
     kind, name = argv
     data = sys.stdin.buffer.read()
     from memserver.convert.budget import from_environment
-    from memserver.convert.formats import CONVERTERS
+    from memserver.convert.formats import convert
 
     try:
         budget = from_environment(name)
-        notes = CONVERTERS[kind](name, data)
+        notes = convert(kind, name, data)
         # What the converters did not count as they went, counted now.
         budget.text = budget.notes = 0
         for note in notes:

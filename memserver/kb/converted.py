@@ -25,9 +25,10 @@ from memserver.convert.isolated import convert_isolated
 from memserver.convert.note import Note
 from memserver.kb.layout import write_atomic
 
-# "3": the converter stops at the source size limit, and only a note that fits is kept
-# (a text over the limit is cached as its failure: later scans read a line, not 300 MB).
-CACHE_FORMAT = "3"
+# "2": a failure keeps the original's date, and DOCX is read by mammoth directly. "3":
+# the converter stops at the source size limit, and only a note that fits is kept (a
+# text over the limit is cached as its failure). "4": notes cleaned, with their genre.
+CACHE_FORMAT = "4"
 # An original in a known format may be larger than a note (a deck with pictures);
 # its converted text must still fit sources.max_bytes.
 MAX_ORIGINAL_BYTES = 64 * 1024 * 1024

@@ -1,5 +1,7 @@
 """A field's change as a timeline entry, written by the ingest agent's merge and read
-back by the read agent, in one format: ``role changed from “A” to “B”``.
+back by the read agent, in one format: ``role changed from “A” to “B”``; a value that
+ends without a new one (another person now holds a one-holder role): ``role “COO”
+ended: Marcus Hale is now Globex's COO``.
 
 ``show`` is a field value as a person reads it (lists joined, 120000.0 as 120000).
 """
@@ -35,6 +37,11 @@ class FieldChange:
 def change_text(field: str, old: Any, new: Any) -> str:
     """The timeline text of a field that changed from ``old`` to ``new``."""
     return FieldChange(field, show(old), show(new)).text()
+
+
+def ended_text(field: str, old: Any, why: str) -> str:
+    """The timeline text of a field whose value ``old`` ended (it is empty now), and why."""
+    return f"{field} “{show(old)}” ended: {why}"
 
 
 def read_change(text: str) -> FieldChange | None:

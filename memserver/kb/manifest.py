@@ -92,6 +92,9 @@ class SourceEntry:
     dropped_count: int = 0
     # Why the configured model's work was replaced ("llm_unusable": the rules read it).
     degraded: tuple[str, ...] = ()
+    # Why the note became the pages it did: its folder (or none) and the evidence for it
+    # ("no page of its own: an email ...", "meetings: a transcript ...").
+    reasons: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +111,7 @@ class SourceEntry:
             "dropped_count": self.dropped_count,
             "dropped": list(self.dropped),
             "degraded": list(self.degraded),
+            "reasons": list(self.reasons),
         }
 
     @classmethod
@@ -126,6 +130,7 @@ class SourceEntry:
             dropped=tuple(str(d) for d in data.get("dropped") or ()),
             dropped_count=int(data.get("dropped_count") or 0),
             degraded=tuple(str(d) for d in data.get("degraded") or ()),
+            reasons=tuple(str(r) for r in data.get("reasons") or ()),
         )
 
 
@@ -377,6 +382,7 @@ class Manifest:
         extractor: str = "llm",
         dropped: Sequence[str] = (),
         degraded: Sequence[str] = (),
+        reasons: Sequence[str] = (),
     ) -> SourceEntry:
         """Record a finished ingestion of the version with ``hash_read``.
 
@@ -384,7 +390,8 @@ class Manifest:
         so the newer content is ingested next time. ``dropped`` lists what the
         extraction left out because the schema has no place for it: all are counted,
         the first ``MAX_DROPPED`` kept. ``degraded`` says why a configured model's work
-        was replaced (``llm_unusable``: the rules extractor read the note).
+        was replaced (``llm_unusable``: the rules extractor read the note). ``reasons``
+        say why the note became the pages it did (the first ``MAX_DROPPED`` kept).
         """
         hash_read = hash_read.strip().lower()
         if len(hash_read) != 64 or any(ch not in "0123456789abcdef" for ch in hash_read):
@@ -415,6 +422,7 @@ class Manifest:
                 dropped=tuple(str(d)[:MAX_DROPPED_CHARS] for d in dropped[:MAX_DROPPED]),
                 dropped_count=len(dropped),
                 degraded=tuple(degraded),
+                reasons=tuple(str(r)[:MAX_DROPPED_CHARS] for r in reasons[:MAX_DROPPED]),
             )
             self._put(entries, entry)
         return entry

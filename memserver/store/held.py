@@ -19,9 +19,9 @@ from collections.abc import Collection
 from memserver.errors import UserError
 from memserver.kb.page import Page
 from memserver.kb.page_model import TimelineEntry, add_timeline_entries
-from memserver.store.reviews import Conflict
+from memserver.store.reviews import HELD_NOTE, Conflict
 
-NOTE_PREFIX = "review: "
+NOTE_PREFIX = f"{HELD_NOTE} "
 QUESTION_PREFIX = "Review: "  # the ingest agent's Open Question (ingest_agent/llm/review.py)
 SECTION_PREFIX = "## "
 # What the server's write gate holds besides fields and sections (memserver.kb.trust_gate).

@@ -55,7 +55,7 @@ from memserver.kb.page import Page, check_page, page_slug, parse_page, render_pa
 from memserver.store import validity
 from memserver.store.background_embedding import BackgroundEmbedding
 from memserver.store.records import ConflictRecord, PageWrite, PutResult, split_id
-from memserver.store.reviews import flag_for_review
+from memserver.store.reviews import flag_for_review, settle_open
 
 if TYPE_CHECKING:
     from memserver.kb.schema import Schema
@@ -269,6 +269,9 @@ class PageWrites(BackgroundEmbedding):
                     for r in records
                 ],
             )
+        for r in records:
+            if r.status == "resolved":
+                settle_open(conn, prepared.id, r.field, r.new_source, r.new_value)
 
     def restore(self, page_id: str, version: int, *, written_by: str = "") -> PutResult:
         """Write version ``version`` of a page again, as its newest version."""

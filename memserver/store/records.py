@@ -18,7 +18,9 @@ from memserver.index.indexer import PreparedPage, Vectors
 from memserver.kb.layout import check_name
 from memserver.kb.page import Page
 
-CONFLICT_STATUSES = ("superseded", "unresolved")
+# superseded: a newer fact replaced an older one; unresolved: sources disagree; resolved:
+# a later source states the value, settling the field's open conflicts
+CONFLICT_STATUSES = ("superseded", "unresolved", "resolved")
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,8 @@ class VersionInfo:
 
 @dataclass(frozen=True)
 class ConflictRecord:
-    """A fact that changed (``superseded``) or that two sources disagree on (``unresolved``)."""
+    """A fact that changed (``superseded``), that two sources disagree on (``unresolved``),
+    or a later source's value that settles the field's open conflicts (``resolved``)."""
 
     field: str
     old_value: Any = None
@@ -92,7 +95,8 @@ class ConflictRecord:
         if record.status not in CONFLICT_STATUSES:
             raise UserError(
                 f"conflict status {record.status!r} is not one of {', '.join(CONFLICT_STATUSES)}",
-                "use superseded (a newer fact replaced it) or unresolved (sources disagree)",
+                "use superseded (a newer fact replaced it), unresolved (sources disagree) or "
+                "resolved (a later source settles the field's open conflict)",
             )
         return record
 

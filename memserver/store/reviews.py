@@ -15,6 +15,7 @@ like a missing one. Database errors become StoreError here.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from memserver.store.records import PageWrite
 
 DECISIONS = ("accepted", "rejected", "edited")
+HELD_NOTE = "review:"  # a held change's note (memserver.store.held): only a person settles it
 REVIEW_COLUMNS = (
     "r.id, r.page_id, r.folder, r.version, r.base_version, r.reason, r.flagged_by,"
     " r.created_at, r.status, r.decided_by, r.decided_at, r.result_version,"
@@ -156,6 +158,26 @@ def reviews_with_ids(conn: psycopg.Connection[Any], ids: Collection[int]) -> lis
         (sorted(ids),),
     ).fetchall()
     return [Review(*row) for row in rows]
+
+
+def settle_open(
+    conn: psycopg.Connection[Any], page_id: str, field: str, source: str | None, value: Any
+) -> None:
+    """Close the field's open conflicts (not a change held for review): a later source
+    stated its value (inside the write's transaction). The rows stay, as history."""
+    shown = json.dumps(value, ensure_ascii=False, default=str)
+    conn.execute(
+        "UPDATE conflicts SET status = 'resolved', resolved_at = now(),"
+        " note = coalesce(note, '') || %(why)s"
+        " WHERE page_id = %(page)s AND field = %(field)s AND status = 'unresolved'"
+        " AND coalesce(note, '') NOT LIKE %(held)s",
+        {
+            "page": page_id,
+            "field": field,
+            "why": f" [settled by {source or 'a later source'}: {shown}]",
+            "held": f"{HELD_NOTE}%",
+        },
+    )
 
 
 class Reviews:

@@ -85,6 +85,7 @@ REPLACED = REVERSAL_VALUES  # a decision's status once replaced
 # memserver.kb.trust_gate) does not hold either.
 NOT_HOLDING = REPLACED | frozenset(DRAFT_VALUES)
 LEAD_READS = 3  # candidates for the lead whose page is read to see whether it holds
+HELD_QUESTION = "Review: "  # a change held for a person, not two sources disagreeing
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LEAD_CHARS = 200  # of a section's first item on the first line
 LATER_READ = 6  # pages dated after a first page read for what they say about it
@@ -552,7 +553,11 @@ class Extractive(CompanyAnswers):
         top_cover = max((c for (_, c), _ in scored), default=0.0)
         if reading.wants == Wants.AMOUNT:
             on_subject = [p for (_, c), p in scored if c >= top_cover - 1e-9]
-            disputed = _disagreement(on_subject, self._about_subject(reading))
+            disputed = (
+                _disagreement(on_subject, self._about_subject(reading))
+                if self._recorded_dispute(on_subject)
+                else None
+            )
             if disputed is not None:
                 return Reply(disputed, [p.line() for p in best])
         # a decision a newer one reversed is history, and one still proposed is not
@@ -659,6 +664,20 @@ class Extractive(CompanyAnswers):
         """The page is in a folder whose pages a lifecycle field can end (decisions)."""
         spec = self.folder(page_id.split("/", 1)[0])
         return spec is not None and lifecycle_field(spec) is not None
+
+    def _recorded_dispute(self, pieces_: Sequence[Evidence]) -> bool:
+        """Whether a page the pieces come from holds an open conflict: two sources of the
+        same subject, field and period that neither supersedes (its Open Questions). Two
+        figures in two sentences are no disagreement by themselves: a list price and a
+        customer's price, an old price and a new one are different facts."""
+        for piece in pieces_:
+            page = self.pages.get(piece.page) or {}
+            listed = page.get("open_questions")
+            if isinstance(listed, list) and any(
+                not str(q).startswith(HELD_QUESTION) for q in listed
+            ):
+                return True
+        return False
 
     def _replaced(self, page_id: str) -> bool:
         """The page is a decision a newer one reversed or superseded, or one still

@@ -154,4 +154,8 @@ def test_plain_facts_that_disagree_are_an_open_conflict_and_a_stated_update_is_n
     run(ingest, small_server, update)  # weeks later, and it says "now": an update
     globex = page(small_server, "companies/globex")
     assert globex.fields["contract_value"] == 78000 and not globex.open_questions
-    assert conflicts(small_server, "companies/globex")[-1][5] == "superseded"
+    rows = conflicts(small_server, "companies/globex")
+    assert rows[-1][:3] == ("contract_value", 80000, 78000) and rows[-1][5] == "resolved"
+    # the open conflict is closed by the later source, and stays in history
+    assert ("contract_value", 80000, 75000, call, chat, "resolved") in rows
+    assert not [r for r in rows if r[5] == "unresolved"]

@@ -270,7 +270,8 @@ def kb_put_page(
         list[dict[str, Any]] | None,
         Field(
             description="Facts that changed or that sources disagree on: {field, "
-            "old_value, new_value, old_source, new_source, status: superseded|unresolved}."
+            "old_value, new_value, old_source, new_source, "
+            "status: superseded|unresolved|resolved}."
         ),
     ] = None,
     review: Annotated[
@@ -302,12 +303,14 @@ def kb_put_page(
     schema, EVERY problem is listed at once: fix them all and send again.
     Record in `conflicts` each fact a newer source replaced (status "superseded") or
     that two sources disagree on (status "unresolved"; also list it under
-    open_questions). Give `review` with a reason when a person should check the
-    change (it is written at once and listed for review). Name the note the write
-    comes from in `source`: a change to what a page holds (a value replaced, a status,
-    a supersede link) from a note the knowledge base does not trust is not written but
-    waits for a person, and is listed in `held`. Returns the id, the new version,
-    whether it was created, `held` and `degraded` reasons (e.g. stored without
+    open_questions); when a later source states a field whose conflict is open, record
+    it as "resolved" (the field's open conflicts close, kept as history). Give `review`
+    with a reason when a person should check the change (it is written at once and
+    listed for review). Name the note the write comes from in `source`: a change to
+    what a page holds (a value replaced, a status, a supersede link) from a note the
+    knowledge base does not trust is not written but waits for a person, and is listed
+    in `held`. Returns the id, the new version, whether it was created, `held` and
+    `degraded` reasons (e.g. stored without
     embeddings).
     """
     call = current()

@@ -249,6 +249,13 @@ def source_mark(
             'e.g. ["llm_unusable"] when the rules extractor read the note instead.'
         ),
     ] = None,
+    reasons: Annotated[
+        list[str] | None,
+        Field(
+            description="For ingested: why the note became the pages it did, one line "
+            'each, e.g. "no page of its own: an email, its people attended nothing".'
+        ),
+    ] = None,
 ) -> MarkResult:
     """Record what happened to a source after you processed it.
 
@@ -282,6 +289,7 @@ def source_mark(
                 extractor=extractor or "llm",
                 dropped=[str(d) for d in dropped or []],
                 degraded=[str(d)[:80] for d in (degraded or [])[:10]],
+                reasons=[str(r) for r in reasons or []],
             )
         elif status == "failed":
             entry = manifest.mark_failed(path, (error or "").strip())

@@ -274,6 +274,32 @@ def slack_export(root: Path) -> Path:
     return root
 
 
+def slack_export_of(
+    root: Path,
+    users: dict[str, str],
+    channel: str,
+    messages: list[tuple[str, dt.datetime, str]],
+) -> Path:
+    """An export folder of one channel: ``users`` (id -> real name) and ``messages``
+    (user id, when, text) filed by their UTC day, as Slack writes them."""
+    root.mkdir(parents=True, exist_ok=True)
+    rows = [{"id": u, "name": n.split()[0].lower(), "real_name": n} for u, n in users.items()]
+    (root / "users.json").write_text(json.dumps(rows), encoding="utf-8")
+    (root / "channels.json").write_text(
+        json.dumps([{"id": "C9", "name": channel}]), encoding="utf-8"
+    )
+    days: dict[str, list[dict[str, str]]] = {}
+    for user, when, text in messages:
+        day = when.astimezone(dt.UTC).date().isoformat()
+        days.setdefault(day, []).append(
+            {"type": "message", "user": user, "ts": _ts(when), "text": text}
+        )
+    (root / channel).mkdir(exist_ok=True)
+    for day, rows_of_day in days.items():
+        (root / channel / f"{day}.json").write_text(json.dumps(rows_of_day), encoding="utf-8")
+    return root
+
+
 def zip_folder(folder: Path, path: Path) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in sorted(folder.rglob("*")):

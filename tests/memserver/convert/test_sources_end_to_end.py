@@ -135,11 +135,12 @@ def test_speakers_senders_and_posters_are_people_with_the_original_as_source(
     assert "mail/outer.msg" in sources.get("outer@foo.bar", set()), sources  # its recipient
     assert "slack/ops/2026-10-20.md" in sources.get("Priya Shah", set()), sources
     meetings = by_title(pages(ingested), "meetings")
+    # a transcript records a meeting; an e-mail or a chat records none (its people wrote)
+    assert set(meetings) == {"Globex sync", "Kestrel kickoff"}
     assert set(meetings["Globex sync"].fields["attendees"]) == {"Alice Chen", "Bob Martinez"}
-    assert meetings["outer subject"].fields == {
-        "date": "2016-11-15",
-        "attendees": ("outer@foo.bar",),
-    }
+    ledger = {e.path: e.reasons for e in Manifest(ingested.paths).entries()}
+    assert ledger["mail/outer.msg"][0].startswith("no page of its own: genre email")
+    assert ledger["meetings/kestrel-kickoff.srt"][0].startswith("meetings: genre transcript")
 
 
 @pytest.mark.parametrize(
@@ -153,7 +154,8 @@ def test_speakers_senders_and_posters_are_people_with_the_original_as_source(
         ("What budget does the Plover project need?", "48,000", "mail/plover.eml"),
         ("How much do the Kite van leases cost?", "36000", "docs/kite-costs.xlsx"),
         ("By when do Kite drivers return the van keys?", "19:00", "docs/kite-manual.epub"),
-        ("What is the body of the outer subject email?", "Outer body", "mail/outer.msg"),
+        # a message without sender whose whole body is two words: its note is cited
+        ("What is the outer subject email?", "outer subject", "mail/outer.msg"),
         ("When does the Magpie depot move to Denver?", "November 9", "slack/ops/2026-10-20.md"),
     ],
 )  # fmt: skip
