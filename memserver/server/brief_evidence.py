@@ -117,7 +117,7 @@ def gather_evidence(
             if group[0] not in seen:
                 seen.add(group[0])
                 order.append(group)
-        out.extend(_quotes(call, order, terms, as_of))
+        out.extend(_quotes(call, order, terms, as_of, key_words(question)))
     for s in subjects:
         for e in s.timeline[:4]:
             out.append(Evidence(e["text"], "inferred", e["date"], e.get("source"), page=s.id))
@@ -160,8 +160,10 @@ def _quotes(
     notes: Sequence[tuple[str, str | None]],
     terms: set[str],
     as_of: dt.date | None,
+    asked: set[str],
 ) -> list[Evidence]:
-    """The best sentences of each note (most question terms; e-mail headers skipped)."""
+    """The best sentences of each note (most of the question's own words, then most of
+    ``terms``; e-mail headers skipped)."""
     if not notes:
         return []
     paths = [n for n, _ in notes]
@@ -186,16 +188,20 @@ def _quotes(
             continue
         author = _author(call, path)
         count = BRIEF.sentences_per_note if page is not None and page == lead else 1
-        for text in _best(sentences, terms, count):
+        for text in _best(sentences, asked, terms, count):
             out.append(
                 Evidence(text, "direct", day.isoformat() if day else None, path, page, author)
             )
     return out
 
 
-def _best(sentences: Sequence[tuple[int, str, Any]], terms: set[str], count: int) -> list[str]:
-    """The ``count`` sentences that share most of ``terms`` (metadata lines left out),
-    in the note's order."""
+def _best(
+    sentences: Sequence[tuple[int, str, Any]], asked: set[str], terms: set[str], count: int
+) -> list[str]:
+    """The ``count`` sentences that share most of the question's own words ``asked``,
+    then most of ``terms`` (with the subjects' titles: a title's words are on every
+    heading of its note and say nothing of what was asked), metadata lines left out, in
+    the note's order."""
     scored = []
     for ordinal, text, _ in sentences:
         clean = _MARKUP.sub("", text).strip()
@@ -203,11 +209,13 @@ def _best(sentences: Sequence[tuple[int, str, Any]], terms: set[str], count: int
             continue
         if len(_KEYS.findall(clean)) >= 3:  # a frontmatter's keys quoted as a line
             continue
-        hits = len(key_words(clean) & terms)
-        scored.append((-hits, ordinal, cut(clean, BRIEF.max_sentence_chars)))
+        said = key_words(clean)
+        scored.append(
+            (-len(said & asked), -len(said & terms), ordinal, cut(clean, BRIEF.max_sentence_chars))
+        )
     scored.sort()
-    picked = sorted(scored[:count], key=lambda x: x[1])
-    return [text for _, _, text in picked]
+    picked = sorted(scored[:count], key=lambda x: x[2])
+    return [text for _, _, _, text in picked]
 
 
 def cut(text: str, limit: int) -> str:

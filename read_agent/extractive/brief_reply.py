@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memserver.kb.glossary import other_language
@@ -227,13 +227,19 @@ _CITATION = re.compile(r"\s*\[[^\]]+\]$")
 
 
 def ranked(
-    lines: Sequence[str], question: str, days: Sequence[str] = (), quoted_first: bool = False
+    lines: Sequence[str],
+    question: str,
+    days: Sequence[str] = (),
+    quoted_first: bool = False,
+    kept: Collection[str] = (),
 ) -> list[str]:
     """``lines`` with those saying the most of the question first: one point a topical
     word of it (any ending, either language), three when the line is dated a day it
     names (or ``days``, the day it asks about: what was said that day), one a day it
     names that the line mentions; ties keep their order, or with ``quoted_first`` (do
-    the sources agree: what each note said) a note's own words come first. When the
+    the sources agree: what each note said) a note's own words come first. Lines saying
+    nothing of the question go when enough say something, except those ``kept`` (the
+    answer's own lines: what it listed or read out). When the
     question names several days, the best line said on each of them follows the first."""
     asked = topic_words(question)
     wanted = set(_ISO_DAY.findall(question)) | set(days)
@@ -249,7 +255,7 @@ def ranked(
     # as long as the evidence needs: lines saying nothing of the question go when enough
     # lines say something of it
     if sum(1 for x in order if scores[x] > 0) >= ENOUGH_LINES:
-        order = [x for x in order if scores[x] > 0]
+        order = [x for x in order if scores[x] > 0 or x in kept]
     if len(wanted) < 2:
         return order
     # several days asked ("what did A say on D1, and B on D2?"): after the best line, the

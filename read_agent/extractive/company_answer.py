@@ -77,8 +77,10 @@ class CompanyAnswers(StateAt):
         # the brief's first line, then its other lines, the answer's lines and the
         # brief's quotes, those saying the most of the question (and its day) first, in
         # turn when they say as much: a telling line is not pushed past the answer's end
+        own = {*reply.lines, f"- {reply.lead}"}
+
         def rank(lines: Sequence[str]) -> list[str]:
-            return ranked(lines, question, [then] if then else [], disputed)
+            return ranked(lines, question, [then] if then else [], disputed, own)
 
         disputed = reading.is_(Kind.AGREEMENT)
         mixed = interleaved(reply.lines, evidence)

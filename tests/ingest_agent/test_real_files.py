@@ -39,6 +39,15 @@ RETRO = "meetings/2026-12-02-globex-go-live-retro"
 def dropped(tmp_path_factory: pytest.TempPathFactory, pg_url: str) -> Iterator[IngestServer]:
     root = tmp_path_factory.mktemp("real-files")
     kb = copy_example_kb(root / "kb")
+    # The team trusts its own documents and mail: their changes are written at once
+    # (from a folder below trusted they wait for a person: tests/memserver/kb/test_trust*).
+    schema = kb / "schema.yaml"
+    text = schema.read_text(encoding="utf-8")
+    assert "\n  sources:\n" in text
+    schema.write_text(
+        text.replace("\n  sources:\n", "\n  sources:\n    docs: trusted\n    mail: trusted\n", 1),
+        encoding="utf-8",
+    )
     drop_all(kb / "source", root)
     with serve_kb(kb, pg_url) as server:
 

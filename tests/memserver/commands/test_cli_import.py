@@ -45,7 +45,7 @@ def test_a_slack_zip_becomes_a_note_per_channel_day_and_a_second_import_writes_n
         "ops",
         "acme.zip",
     )
-    assert front["attendees"] == ["Priya Shah", "Tom Becker"]
+    assert front["participants"] == ["Priya Shah", "Tom Becker"]
     code, again = run(capsys, paths.root, "slack", str(export))
     assert (code, again["created"], again["updated"]) == (0, [], [])
     assert again["unchanged"] == first["created"]
@@ -165,4 +165,4 @@ def test_a_slack_export_folder_imports_like_its_zip(
     )
     assert code == 0 and out["created"] == ["chat/ops/2026-10-20.md", "chat/ops/2026-10-21.md"]
     front = read_frontmatter((paths.source / "chat/ops/2026-10-21.md").read_text("utf-8"))
-    assert (front["original"], front["attendees"]) == ("acme", ["Priya Shah"])
+    assert (front["original"], front["participants"]) == ("acme", ["Priya Shah"])

@@ -84,7 +84,7 @@ def test_a_transcript_is_read_as_its_note_and_converted_once_per_version(
         ("handbook.docx", write_docx, dt.date(2026, 8, 3), 'author: "Maria Lopez"'),
         ("costs.xlsx", write_xlsx, dt.date(2026, 9, 15), 'author: "Alex Kim"'),
         ("manual.epub", write_epub, dt.date(2026, 6, 15), 'author: "Priya Shah"'),
-        ("outer.msg", lambda _: MSG, dt.date(2016, 11, 15), 'attendees: ["outer@foo.bar"]'),
+        ("outer.msg", lambda _: MSG, dt.date(2016, 11, 15), 'participants: ["outer@foo.bar"]'),
     ],
 )
 def test_a_document_is_dated_by_its_own_metadata(
