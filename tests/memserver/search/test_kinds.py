@@ -83,9 +83,8 @@ def test_pages_never_crowd_the_notes_out_of_a_response() -> None:
     notes = [note(f"n{i}") for i in range(30)]
     arms = {"title": hits(pages), "keyword": hits(pages), "source_keyword": hits(notes)}
     fused = fz.fuse(arms, {"title": 10.0, "keyword": 10.0, "source_keyword": 0.1})
-    assert len(fused) >= 20 and all(
-        not kinds.is_note(c.id) for c in fused[:20]
-    )  # one list: pages only
+    top = fused[:20]
+    assert len(top) == 20 and all(not kinds.is_note(c.id) for c in top)  # one list: pages only
     kept = by_kind(fused, arms, 20, cut=True)
     assert sum(kinds.is_note(c.id) for c in kept) >= 3
     assert len(kept) <= 20
