@@ -36,13 +36,20 @@ The questions are the tier's and ours (``bench/orgmem_questions.yaml``, ``--ques
 half of ``bench/halves.py`` (by question id); ``--show-misses`` lists the tuning half's
 misses only (``bench/README.md``).
 
+``--rewordings`` also asks the three rewordings of each of the tier's questions in
+``bench/rewordings/<tier>.yaml``, each scored with its original's gold answer and gold
+artefacts exactly as the original is, and in its original's half; the tables above stay
+the originals', and a last one gives the key facts the agent states for the originals
+and for their rewordings, per category, with the gap in points.
+
 **Answers**: the read agent's answer without a model (and with the model of
 ``LLM_BASE_URL``/``LLM_MODEL`` when set), and beside it BM25's top three notes, each cut
 at 2,000 characters, scored by the share of the gold answer's key facts they state (ISO
 dates in any spelling, numbers with units, people's names: ``bench/orgmem_scoring.py``).
 
     nice -n 10 .venv/bin/python -m bench.eval_orgmem [--embedder local|hash] \\
-        [--data DIR] [--work /tmp/memserver-orgmem] [--fresh] [--show-misses] [--json out.json]
+        [--data DIR] [--work /tmp/memserver-orgmem] [--fresh] [--show-misses] [--json out.json] \\
+        [--rewordings]
 
 The knowledge base in ``--work`` is kept: a second run re-ingests only changed notes
 (``--fresh`` starts over; a changed schema always does).
@@ -61,7 +68,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +90,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "orgmem-small"
 SCHEMA = Path(__file__).with_name("orgmem_schema.yaml")
 OURS = Path(__file__).with_name("orgmem_questions.yaml")
+REWORDINGS = Path(__file__).with_name("rewordings")
 NOW = "2026-12-01T12:00:00+00:00"  # after every artefact; fixed so runs compare
 CATEGORIES = {
     "C1": "supersession",
@@ -129,6 +137,7 @@ class OrgQuestion:
     text: str
     gold: Mapping[str, Any]
     evidence: tuple[str, ...]
+    variant: int = 0  # 0: the question as asked; 1-3: a rewording of it (same id)
 
 
 @dataclass
@@ -221,6 +230,21 @@ def our_questions(path: Path, slot_ids: Sequence[str]) -> list[OrgQuestion]:
             )
         )
     return out
+
+
+def reworded(path: Path, questions: Sequence[OrgQuestion]) -> list[OrgQuestion]:
+    """A question per rewording in ``path`` (``{id: [text, ...]}``): its original's id,
+    category, gold answer and gold artefacts, its text, ``variant`` 1, 2, 3. An id the
+    questions lack is an error that names it."""
+    by_id = {q.id: q for q in questions if not q.variant}
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if missing := [i for i in spec if i not in by_id]:
+        raise SystemExit(f"{path}: rewordings of questions the tier lacks: {missing}")
+    return [
+        replace(by_id[i], text=" ".join(str(text).split()), variant=n)
+        for i, texts in spec.items()
+        for n, text in enumerate(texts, start=1)
+    ]
 
 
 def write_kb(kb: Path, tier: Tier) -> None:
@@ -390,10 +414,48 @@ def evidence_cell(rows: Sequence[Mapping[str, Any]], system: str) -> str:
     return " / ".join(_mean([float(g[m]) for g in got]) for m in ("hit@5", "hit@10", "cover@10"))
 
 
+def _shares(rows: Sequence[Mapping[str, Any]], system: str) -> list[float]:
+    """The share of key facts each row's answer states (rows whose gold has none left out)."""
+    shares = [r["answers"][system]["share"] for r in rows if system in r["answers"]]
+    return [x for x in shares if x is not None]
+
+
 def answer_cell(rows: Sequence[Mapping[str, Any]], system: str) -> str:
     """The mean share of key facts stated (questions whose gold has none left out)."""
-    shares = [r["answers"][system]["share"] for r in rows if system in r["answers"]]
-    return _mean([x for x in shares if x is not None])
+    return _mean(_shares(rows, system))
+
+
+REWORDING_COLUMNS = ("originals", "rewordings", "gap (points)")
+
+
+def rewording_cell(rows: Sequence[Mapping[str, Any]], column: str) -> str:
+    """The agent's key facts for the originals, for the rewordings (each mean with its
+    count), or the originals' minus the rewordings' in points."""
+    originals = _shares([r for r in rows if not r.get("variant")], "agent")
+    rewordings = _shares([r for r in rows if r.get("variant")], "agent")
+    if column == "originals":
+        return f"{_mean(originals)} ({len(originals)})"
+    if column == "rewordings":
+        return f"{_mean(rewordings)} ({len(rewordings)})"
+    if not originals or not rewordings:
+        return "n/a"
+    return f"{100 * (sum(originals) / len(originals) - sum(rewordings) / len(rewordings)):+.1f}"
+
+
+def rewording_report(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Originals beside their rewordings, for all questions and on each half (a
+    rewording is in its original's half); questions without rewordings left out."""
+    asked = {r["id"] for r in rows if r.get("variant")}
+    paired = [r for r in rows if r["id"] in asked]
+    out = []
+    for part in (None, *HALVES):
+        mine = [r for r in paired if part is None or r["half"] == part]
+        out.append(
+            f"Key facts stated by the agent, originals and rewordings, {part or 'all'} "
+            "(n: both; each cell: mean (questions))\n"
+        )
+        out.append(category_table(mine, REWORDING_COLUMNS, rewording_cell) + "\n")
+    return "\n".join(out)
 
 
 def show_misses(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -407,8 +469,9 @@ def show_misses(rows: Sequence[Mapping[str, Any]]) -> str:
         head = "\n    | ".join(r["answer"][:600].splitlines())
         brief = r["evidence"].get("kb_brief")
         briefed = f"kb_brief top {brief['top']} (cover {brief['cover@10']:.2f}); " if brief else ""
+        variant = f" rewording {r['variant']}" if r.get("variant") else ""
         out.append(
-            f"\nMISS {r['id']} {r['category']} {r['q']!r}\n"
+            f"\nMISS {r['id']}{variant} {r['category']} {r['q']!r}\n"
             f"  gold notes {r['gold_notes']}\n"
             f"  kb_query top {ev['top']} (cover {ev['cover@10']:.2f}); {briefed}"
             f"bm25 top {r['evidence']['bm25']['top'][:5]}\n"
@@ -430,6 +493,11 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
     tier = load_tier(args.data)
     if not args.no_ours:
         tier.questions += our_questions(args.questions, [a.slot_id for a in tier.artefacts])
+    if args.rewordings:
+        path = REWORDINGS / f"{tier.name}.yaml"
+        if not path.is_file():
+            raise SystemExit(f"no rewordings of tier {tier.name}: {path} is missing")
+        tier.questions += reworded(path, tier.questions)
     root, config = work_root(args.work, args.embedder)
     kb = root / tier.name
     if args.fresh and kb.exists():
@@ -483,6 +551,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
         row: dict[str, Any] = {
             "id": q.id,
             "half": half(q.id),
+            "variant": q.variant,
             "category": q.category,
             "q": q.text,
             "gold_notes": list(q.evidence),
@@ -515,17 +584,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-ours", action="store_true", help="the tier's questions only")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument("--json", type=Path, help="write every question's outcome here")
+    parser.add_argument(
+        "--rewordings",
+        action="store_true",
+        help="also ask bench/rewordings/<tier>.yaml, scored with the originals' gold, "
+        "and report originals and rewordings per category on each half",
+    )
     args = parser.parse_args(argv)
     if not (args.data / "benchmark.jsonl").is_file():
         raise SystemExit(f"no OrgMemBench tier at {args.data}: pass --data DIR")
     if args.work.resolve().is_relative_to(REPO):
         raise SystemExit(f"--work {args.work} is inside the repository: pass a directory outside")
-    rows, info = run(args)
+    every, info = run(args)
+    rows = [r for r in every if not r["variant"]]  # the originals: every table but the last
     systems = ["kb_query", "kb_query+pages", "kb_brief", "bm25", *SINGLE_ARMS]
     print(
-        f"# {len(rows)} questions, tier {info['tier']}, embedder {info['embedder']}, now "
-        f"{info['now']}; ingest {info['ingest']}; reindex {info['reindex_seconds']:.0f} s, "
-        f"questions {info['questions_seconds']:.0f} s; {info['seconds']:.0f} s in all\n"
+        f"# {len(rows)} questions ({len(every) - len(rows)} rewordings), tier {info['tier']}, "
+        f"embedder {info['embedder']}, now {info['now']}; ingest {info['ingest']}; "
+        f"reindex {info['reindex_seconds']:.0f} s, questions {info['questions_seconds']:.0f} s; "
+        f"{info['seconds']:.0f} s in all\n"
         f"# load at start: {info['load_start']}\n# load at end:   {info['load_end']}\n"
     )
     answer_systems = ["agent", "bm25 top 3"] + (
@@ -546,10 +623,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in rows:
         modes[r["mode"]] = modes.get(r["mode"], 0) + 1
     print(f"\nanswer modes: {modes}")
+    if args.rewordings:
+        print("\n" + rewording_report(every))
     if args.show_misses:
-        print(show_misses(rows))
+        print(show_misses(every))
     if args.json:
-        out = {"info": info, "questions": rows}
+        out = {"info": info, "questions": every}
         args.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0
 
