@@ -521,9 +521,15 @@ class Extractive(CompanyAnswers):
         return None
 
     def _profile(self, page: Mapping[str, Any]) -> Reply:
-        """ "Who is X": the page's fields in one line, then its newest facts."""
+        """ "Who is X": the page's fields in one line, each with when it last changed and
+        what it was before, then its newest facts."""
         fields = page.get("fields") or {}
-        parts = [f"{label(k)}: {show(v)}" for k, v in fields.items() if v not in (None, "", [])]
+        recorded = changes(page)
+        parts = [
+            f"{label(k)}: {show(v)}{since(recorded.get(k))}"
+            for k, v in fields.items()
+            if v not in (None, "", [])
+        ]
         lead = f"{page.get('title')} — {'; '.join(parts)}" if parts else str(page.get("title"))
         own = from_page(page, 0, self.dated(page))
         body = [p.line() for p in own if p.kind == "section"][:2]
