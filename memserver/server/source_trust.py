@@ -139,10 +139,13 @@ def _cited(page: Page) -> list[str]:
 
 
 def _rows(gated: Gated, incoming: Sequence[ConflictRecord]) -> tuple[ConflictRecord, ...]:
-    """The write's conflicts rows: those sent, less the ``superseded`` ones of a change
-    that now waits (it did not happen), and one ``review:`` row per proposal."""
+    """The write's conflicts rows: those sent, less the ``superseded`` and ``resolved``
+    ones of a change that now waits (it did not happen: the value it replaced still
+    holds, and a conflict it would settle stays open), and one ``review:`` row per
+    proposal."""
     waiting = {h.field for h in gated.held}
-    kept = [c for c in incoming if not (c.status == "superseded" and c.field in waiting)]
+    undone = ("superseded", "resolved")
+    kept = [c for c in incoming if not (c.status in undone and c.field in waiting)]
     held = [
         ConflictRecord(
             field=h.field,

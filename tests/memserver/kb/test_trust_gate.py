@@ -8,6 +8,8 @@ from memserver.kb.page import Page, TimelineEntry
 from memserver.kb.schema import Schema, load_schema
 from memserver.kb.trust import Level, Standing
 from memserver.kb.trust_gate import gate
+from memserver.server.source_trust import _rows
+from memserver.store.records import ConflictRecord
 from tests.fixtures.kb import EXAMPLE_KB
 
 NOTE = "slack/random/2026-11-01.md"
@@ -137,3 +139,21 @@ def test_an_ordinary_note_adds_a_dated_line_when_it_changes_nothing() -> None:
     proposed = Page(**{**BOB.__dict__, "timeline": (*BOB.timeline, line)})
     gated = gate(BOB, proposed, schema().folder("people"), NOTE, ORDINARY)
     assert not gated.held and line in gated.page.timeline
+
+
+def test_a_conflict_a_waiting_change_would_settle_stays_open() -> None:
+    """A note below trusted states a value that would settle a field's open conflict:
+    the value waits, and so does the settling (the rows the write stores keep the
+    conflict open; other fields' records go through)."""
+    proposed = Page(**{**BOB.__dict__, "fields": {"role": "CEO", "company": "Globex"}})
+    gated = gate(BOB, proposed, schema().folder("people"), NOTE, ORDINARY)
+    sent = [
+        ConflictRecord("role", "VP of Operations", "CEO", None, NOTE, "resolved"),
+        ConflictRecord("role", "VP of Operations", "CEO", None, NOTE, "superseded"),
+        ConflictRecord("email", "a@x", "b@x", None, NOTE, "unresolved"),
+    ]
+    rows = _rows(gated, sent)
+    assert [(r.field, r.status) for r in rows if not (r.note or "").startswith("review:")] == [
+        ("email", "unresolved")
+    ]
+    assert any(r.field == "role" and (r.note or "").startswith("review:") for r in rows)
