@@ -118,17 +118,32 @@ def header(line: str) -> tuple[str, str] | None:
     return (what, match.group("value")) if what is not None else None
 
 
-def _header_blocks(lines: Sequence[str]) -> bool:
-    run: list[str] = []
-    for line in [*lines, ""]:
+def _header_runs(lines: Sequence[str]) -> list[range]:
+    """Where ``lines`` hold a mail's frame: runs of header lines, one naming a sender."""
+    runs: list[range] = []
+    start, held = 0, list[str]()
+    for n, line in enumerate([*lines, ""]):
         found = header(line)
         if found is not None:
-            run.append(found[0])
+            if not held:
+                start = n
+            held.append(found[0])
             continue
-        if len(run) >= HEADER_LINES and SENDER in run:
-            return True
-        run = []
-    return False
+        if len(held) >= HEADER_LINES and SENDER in held:
+            runs.append(range(start, n))
+        held = []
+    return runs
+
+
+def _header_blocks(lines: Sequence[str]) -> bool:
+    return bool(_header_runs(lines))
+
+
+def without_frames(lines: Sequence[str]) -> list[str]:
+    """``lines`` without the mail frames they quote (a thread pasted into meeting notes
+    or a chat): a header block is who sent what to whom, never a fact of the note."""
+    framed = {n for run in _header_runs(lines) for n in run}
+    return [line for n, line in enumerate(lines) if n not in framed]
 
 
 def _chat_line(line: str) -> tuple[str, str | None, str] | None:
@@ -255,6 +270,8 @@ def read_note(source: Source) -> tuple[NoteBody, Genre, list[Said]]:
     exchange of messages is its messages, without their frame (:mod:`~ingest_agent.extract.genre`)."""
     body = split_source(source.content)
     genre = read_genre(body.front, body.lines)
+    if genre.name != EMAIL:  # a mail's frame read out of mail is no part of its words
+        body = NoteBody(body.front, body.heading, without_frames(body.lines))
     if not genre.message:
         return body, genre, [Said(source.doc_date, "\n".join(body.lines))]
     said = messages(genre, body.lines, source.doc_date)

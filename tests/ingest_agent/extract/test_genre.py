@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ingest_agent.extract.genre import Genre, messages, read_genre
+from ingest_agent.extract.genre import Genre, messages, read_genre, read_note
 from ingest_agent.extract.note import split_source
+from ingest_agent.records import Source
 
 THREAD = """From: Luis Hernandez <luis@helix.example>
 To: Maya Patel <maya@helix.example>
@@ -88,3 +89,21 @@ def test_a_chat_message_is_dated_by_its_own_line_not_by_the_dates_it_names() -> 
         ("2026-12-06", "Maya"),
     ]
     assert found[-1].lines == ("Booked for 2026-12-20.",)
+
+
+def test_a_mail_frame_pasted_into_a_chat_is_never_read_as_its_words() -> None:
+    """A chat that pastes a mail keeps the mail's words, not its header block; a single
+    labelled line ("Subject: pricing") is someone's own words."""
+    text = (
+        "---\ndate: 2022-02-09\n---\n\n**Slack thread - #engineering**\n\n"
+        "*Sophia Liu* 09:02 AM  \n> Arjun, can you review the routing algorithm?\n\n"
+        "*Arjun Mehta* 09:04 AM  \n> Sure. Subject: pricing, as discussed.\n\n---\n\n"
+        "*From:* Sophia Liu <sophia@helix.example>  \n*To:* Arjun Mehta <arjun@helix.example>"
+        "  \n*Subject:* Review request  \n\nPlease look at the routing algorithm today.\n"
+    )
+    _, genre, said = read_note(Source("notes/thread.md", text, "h", dt.date(2022, 2, 9)))
+    read = "\n".join(s.text for s in said)
+    assert genre.name == "chat" and said
+    assert "From:" not in read and "To:" not in read and "Review request" not in read
+    assert "Please look at the routing algorithm today." in read
+    assert "Subject: pricing, as discussed." in read
