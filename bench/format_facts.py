@@ -23,9 +23,7 @@ import argparse
 import datetime as dt
 import email.utils
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -37,11 +35,11 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
+from bench.ingest_quality import ingest_rules
 from ingest_agent.names import norm
 from memserver.kb.page import Page, parse_page
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
 SAID_BY = "Ada Park"
 DAY = dt.date(2026, 2, 10)
 
@@ -293,23 +291,6 @@ def build(work: Path, kind: str) -> Path:
     return kb
 
 
-def ingest(kb: Path, config: Path) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "MEMORY_"))}
-    env["MEMORY_CONFIG"] = str(config)
-    done = subprocess.run(
-        [str(BIN / "ingest-agent"), "--kb", str(kb), "--rules", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1800,
-        check=False,
-    )
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"ingest-agent failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    summary: dict[str, Any] = json.loads(done.stdout)
-    return summary
-
-
 def read_pages(kb: Path) -> dict[str, Page]:
     return {
         f"{file.parent.name}/{file.stem}": parse_page(file.read_text("utf-8"), str(file))
@@ -333,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for kind in args.formats.split(","):
         began = time.perf_counter()
         kb = build(work, kind)
-        summary = ingest(kb, config)
+        summary = ingest_rules(kb, config)
         pages = read_pages(kb)
         right = [f for f in FACTS if f.holds(pages)]
         missed = [f.number for f in FACTS if f not in right]

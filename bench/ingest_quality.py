@@ -236,6 +236,12 @@ def ingest(kb: Path, embedder: str) -> dict[str, Any]:
     """``ingest-agent --kb DIR --rules`` (the embedded server, the ``embedder``)."""
     config = kb.parent / f"config-{embedder}.yaml"
     config.write_text(f"embedding:\n  provider: {embedder}\n", encoding="utf-8")
+    return ingest_rules(kb, config)
+
+
+def ingest_rules(kb: Path, config: Path) -> dict[str, Any]:
+    """``ingest-agent --kb DIR --rules --json`` with ``config`` (no model: the ``LLM_``
+    and ``MEMORY_`` variables of this shell are left out), its JSON summary."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "MEMORY_"))}
     env["MEMORY_CONFIG"] = str(config)
     done = subprocess.run(
