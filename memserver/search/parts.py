@@ -1,8 +1,7 @@
 """A question that asks several things at once, searched part by part and merged.
 
-A company question often asks up to four things in one breath: "What is the current
-data retention policy? What did it replace, when did the change happen, and what drove
-it?". Searched whole, its words pull toward what most of it shares, and its time words
+A company question often asks up to four things in one breath: "What is our current
+pricing? What did it replace, when did the change happen, and who decided it?". Searched whole, its words pull toward what most of it shares, and its time words
 rule all of it: "current" lowers the old record of what was replaced, "on 2021-10-01"
 hides everything but that day. So (``memserver.search.pipeline`` drives it):
 

@@ -537,8 +537,8 @@ class Searcher:
     ) -> set[str]:
         """The pages a latest/first question orders by date: those of the folders it names,
         else the events (a question's subject decides the folder, its order word only
-        orders it: "when did you first learn that Maya Patel ... decided" orders what
-        happened, not the people it names, whose date is only their newest entry)."""
+        orders it: "when did Maria Lopez first decide on pricing?" orders what happened,
+        not the people it names, whose date is only their newest entry)."""
         if tq.order is None:
             return set()
         graph_ids = {h.id for h in found.get("graph", [])}

@@ -16,35 +16,14 @@ from typing import Any
 import pytest
 
 from memserver import cli
+from tests.fixtures.hostile import REVERSAL, SUPERSEDING, USAGE
 from tests.fixtures.llm_server import LLMServer
 from tests.ingest_agent.conftest import Ingest, IngestServer
 from tests.ingest_agent.scripted import ScriptedModel
 
 REVIEW = "meetings/2026/2026-10-07-pricing-review.md"
 USAGE_ID = "decisions/2026-10-07-usage-based-pricing-replaces-per-seat-pricing"
-USAGE = "Usage-based pricing replaces per-seat pricing"
 BACK_ID = "decisions/2026-11-01-per-seat-pricing-is-back"
-REVERSAL = f"""\
-# #random — 2026-11-01
-
-**Unknown Intern** 09:12
-Big news from the leadership offsite.
-
-## Decisions
-- **Per-seat pricing is back** (this reverses the 2026-10-07 decision "{USAGE}"):
-  $49 per user per month again.
-"""
-SUPERSEDING_RECORD = f"""\
----
-type: decision
-title: Per-seat pricing is back
-date: 2026-11-01
-status: accepted
-supersedes: {USAGE}
----
-
-We go back to $49 per user per month.
-"""
 
 
 def write(server: IngestServer, path: str, text: str) -> None:
@@ -87,7 +66,7 @@ def decided(fresh_server: IngestServer, ingest: Ingest) -> IngestServer:
         ("slack/random/2026-11-01.md", REVERSAL, True),  # untrusted
         ("notes/2026-11-01-offsite.md", REVERSAL, True),  # ordinary: no rule names notes/
         # frontmatter supersedes: the link waits, so nothing reverses the older one
-        ("notes/2026-11-01-per-seat.md", SUPERSEDING_RECORD, False),
+        ("notes/2026-11-01-per-seat.md", SUPERSEDING, False),
     ],
 )
 def test_without_a_model_a_note_below_trusted_cannot_reverse_a_decision(
