@@ -53,9 +53,9 @@ from read_agent.extractive.question import Reading, matched, read
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, newest_first
 from read_agent.extractive.reply import (
     NO_ANSWER,
-    NO_SENTENCE,
     Reply,
     ingesting,
+    not_found,
     not_yet,
     notes_for,
     since,
@@ -589,7 +589,9 @@ class Extractive(CompanyAnswers):
             return Reply(lead.line().removeprefix("- "), rest + self._dates_of(reading, named))
         if top_cover < 0.5:
             closest = [p.line() for p in best[:3]]
-            return Reply(NO_SENTENCE + (" The closest:" if closest else ""), closest)
+            subjects = [s.title for s in reading.subjects]
+            words = [*reading.identifiers, *reading.terms]
+            return Reply(not_found(subjects, words, bool(closest)), closest)
         return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
 
     def _dates_of(self, reading: Reading, named: list[Mapping[str, Any]]) -> list[str]:

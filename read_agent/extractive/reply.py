@@ -66,6 +66,14 @@ def _said(line: str) -> str:
     return " ".join(re.sub(r"^(?:Later: )?\d{4}-\d{2}-\d{2} · ", "", text).split()).lower()
 
 
+def not_found(subjects: Sequence[str], words: Sequence[str], closest: bool) -> str:
+    """The lead when no sentence answers: that plainly, then what was searched for (the
+    subjects the question names; its other words), then whether the closest follow."""
+    asked = "; ".join(x for x in (", ".join(subjects), ", ".join(words)) if x)
+    searched = f" Searched for: {asked}." if asked else ""
+    return NO_SENTENCE + searched + (" The closest:" if closest else "")
+
+
 def notes_for(reasons: Sequence[Any], progress: str | None = None) -> list[str]:
     """Degraded reasons as words for the end of an answer (routing fallbacks and the
     answer's own mode are not news to the reader); ``progress`` is how far ingest is

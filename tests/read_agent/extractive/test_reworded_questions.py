@@ -81,5 +81,17 @@ def test_another_customer_s_price_is_no_disagreement(example: IngestServer) -> N
     assert "$49" not in first
 
 
-def test_a_figure_not_in_the_memory_is_said_plainly(example: IngestServer) -> None:
-    assert lines(ask(example, "What is Alex Kim's salary?"))[0].startswith(NO_SENTENCE)
+def test_a_figure_not_in_the_memory_is_said_plainly_with_what_was_searched(
+    example: IngestServer,
+) -> None:
+    first = lines(ask(example, "What is Alex Kim's salary?"))[0]
+    assert first.startswith(NO_SENTENCE), first
+    assert "Searched for: Alex Kim; salary." in first, first
+
+
+def test_a_question_in_one_note_s_own_words_is_answered_with_that_sentence(
+    example: IngestServer,
+) -> None:
+    answer = ask(example, "Who approves pilots under $25k?")
+    assert not answer.text.startswith(NO_SENTENCE), answer.text
+    assert "Karen approves pilots under $25k herself" in lines(answer)[0], answer.text
