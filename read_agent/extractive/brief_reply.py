@@ -70,10 +70,12 @@ def brief_lines(
     kept = [s for s in subjects if not aside(s)] or subjects
     dropped = {str(s.get("id")) for s in subjects if s not in kept}
     # what holds first: a decision a later one reversed or superseded, or one still
-    # proposed, after it
+    # proposed, after it; a replacement the brief holds takes the place of what it
+    # replaced (the search found the old one: what holds now is said there)
+    kept = _replacements_first(kept)
     kept.sort(
         key=lambda s: (
-            bool(s.get("superseded_by")) or s.get("status") in NOT_HOLDING,
+            _not_holding(s) and not _replaced_by_one_of(s, kept),
             bool(decisions) and s.get("folder") not in decisions,
             bool(events) and s.get("folder") not in events,
         )
@@ -109,6 +111,30 @@ def brief_lines(
     decided = bool(top.get("status") or top.get("deciders")) and _about(top, question)
     answers = (disputed and bool(conflicts)) or decided
     return Briefed(said, quotes[:EVIDENCE_LINES], bool(said) and answers)
+
+
+def _not_holding(subject: Mapping[str, Any]) -> bool:
+    return bool(subject.get("superseded_by")) or subject.get("status") in NOT_HOLDING
+
+
+def _replaced_by_one_of(subject: Mapping[str, Any], subjects: Sequence[Mapping[str, Any]]) -> bool:
+    ids = {str(s.get("id")) for s in subjects}
+    return any(str(r) in ids for r in subject.get("superseded_by") or ())
+
+
+def _replacements_first(subjects: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The subjects in order, each replacement the list holds moved to just before the
+    first subject it replaced."""
+    by_id = {str(s.get("id")): s for s in subjects}
+    out: list[Mapping[str, Any]] = []
+    for s in subjects:
+        for new in s.get("superseded_by") or ():
+            found = by_id.get(str(new))
+            if found is not None and found not in out:
+                out.append(found)
+        if s not in out:
+            out.append(s)
+    return out
 
 
 def _about(subject: Mapping[str, Any], question: str | None) -> bool:
