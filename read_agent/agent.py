@@ -43,8 +43,8 @@ from memserver.clients.threads import run_abandonable
 from memserver.errors import BudgetExceeded, LLMError, LLMTimeout, SchemaError
 from memserver.kb.schema import Schema, schema_from_view
 from read_agent.extractive.answer import Extractive
-from read_agent.extractive.evidence import labelled
 from read_agent.extractive.ranking import DEFAULT_RESULTS
+from read_agent.extractive.reply import Digest, bare
 from read_agent.model import quoting, written_answer
 from read_agent.model.tool_loop import STEP_LIMIT_NOTE, CannotDriveTools, ToolLoop
 from read_agent.reading import conversation as followup
@@ -151,6 +151,8 @@ class Answer:
     steps: int = 0
     usage: Mapping[str, int] = field(default_factory=dict)
     timings: Timings = Timings()
+    # the extractive answer the text shows (in MODE_EVIDENCE: below the model's words)
+    digest: Digest | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The ``ask --json`` and ``POST /ask`` shape."""
@@ -158,7 +160,7 @@ class Answer:
             "question": self.question,
             "answer": self.text,
             "citations": [c.as_dict() for c in self.citations],
-            "evidence": labelled(self.text),
+            "evidence": self.digest.evidence() if self.digest is not None else [],
             "tool_calls": [c.as_dict() for c in self.tool_calls],
             "mode": self.mode,
             "degraded": list(self.degraded),
@@ -323,10 +325,11 @@ class ReadAgent:
     async def _written(self, q: _Asked, reasons: tuple[str, ...]) -> Answer:
         assert self.llm is not None
         fresh = CallLog()  # the evidence's own calls: what the answer may cite
-        text, cited = await self._evidence(q, fresh)
+        digest, cited = await self._evidence(q, fresh)
+        text = digest.text()
         allowed = {s.id: fresh.pages.get(s.id, s) for s in cited}
         if not cited or not written_answer.answers(text):  # the model has nothing to write from
-            return self._extractive_answer(q, text, cited, fresh, reasons)
+            return self._extractive_answer(q, digest, cited, fresh, reasons)
         llm, profile, question, now = self.llm, self.profile, q.question, q.now
         tick = time.perf_counter()
         checked, usage = await run_abandonable(
@@ -336,7 +339,7 @@ class ReadAgent:
         if checked.text is None:
             logger.info("the model's answer from evidence was not used (%s)", checked.reason)
             extra = (*reasons, str(checked.reason))
-            return self._extractive_answer(q, text, cited, fresh, extra, checked.obeyed)
+            return self._extractive_answer(q, digest, cited, fresh, extra, checked.obeyed)
         return Answer(
             question=q.question,
             text=written_answer.compose(checked.text, text),
@@ -350,6 +353,7 @@ class ReadAgent:
             timings=Timings(
                 time.perf_counter() - q.started, model_seconds, q.log.seconds + fresh.seconds
             ),
+            digest=digest,
         )
 
     # -- without a model ------------------------------------------------------------------
@@ -358,45 +362,46 @@ class ReadAgent:
         self, q: _Asked, reasons: tuple[str, ...], obeyed: quoting.Obeyed | None = None
     ) -> Answer:
         fresh = CallLog()
-        text, cited = await self._evidence(q, fresh)
-        return self._extractive_answer(q, text, cited, fresh, reasons, obeyed)
+        digest, cited = await self._evidence(q, fresh)
+        return self._extractive_answer(q, digest, cited, fresh, reasons, obeyed)
 
     def _extractive_answer(
         self,
         q: _Asked,
-        text: str,
+        digest: Digest,
         cited: Sequence[CitedPage],
         fresh: CallLog,
         reasons: tuple[str, ...],
         obeyed: quoting.Obeyed | None = None,
     ) -> Answer:
         if obeyed is not None:  # what a model was told by a note: shown, not followed
-            text = f"{text}\n{quoting.shown_as_written(obeyed)}"
+            digest = digest.noted(quoting.written_note(obeyed))
         return Answer(
             question=q.question,
-            text=text,
+            text=digest.text(),
             citations=tuple(fresh.pages.get(s.id, s) for s in cited),
             tool_calls=(*q.log.records, *fresh.records),
             mode=MODE_EXTRACTIVE,
             degraded=tuple(dict.fromkeys([*reasons, *fresh.degraded])),
             timings=Timings(time.perf_counter() - q.started, 0.0, q.log.seconds + fresh.seconds),
+            digest=digest,
         )
 
-    async def _evidence(self, q: _Asked, log: CallLog) -> tuple[str, list[CitedPage]]:
+    async def _evidence(self, q: _Asked, log: CallLog) -> tuple[Digest, list[CitedPage]]:
         """The extractive answer and the pages it cites (read_agent.extractive.answer)."""
         tools = q.tools
         if QUERY_TOOL not in tools.tools:
-            return f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)", []
+            return bare(f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)"), []
         schema = await self._schema(tools)
         answerer = Extractive(tools, log, schema, q.now, self.extractive_results)
         answerer.embed = self.embed
         asked = followup.then_as_of(q.question, q.history)
         if asked is None and q.history:
             asked = await self._follow_up(q.question, q.history, answerer)
-        text, cited = await answerer.answer(asked or q.question, query_argument(tools))
+        digest, cited = await answerer.answer(asked or q.question, query_argument(tools))
         if asked is not None:
-            text += f"\nNote: read as “{asked}” (from the previous answer)."
-        return text, cited
+            digest = digest.noted(f"read as “{asked}” (from the previous answer).")
+        return digest, cited
 
     async def _follow_up(
         self, question: str, history: Sequence[Turn], answerer: Extractive

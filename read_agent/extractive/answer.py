@@ -48,12 +48,15 @@ from read_agent.extractive.evidence import (
     show,
 )
 from read_agent.extractive.evidence import score as score_piece
+from read_agent.extractive.line import LATER, Line, Part
 from read_agent.extractive.listing import listing
 from read_agent.extractive.question import Reading, matched, read
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, newest_first
 from read_agent.extractive.reply import (
     NO_ANSWER,
+    Digest,
     Reply,
+    bare,
     ingesting,
     not_found,
     not_yet,
@@ -97,13 +100,13 @@ class Extractive(CompanyAnswers):
 
     # -- the answer
 
-    async def answer(self, question: str, query_argument: str) -> tuple[str, list[CitedPage]]:
+    async def answer(self, question: str, query_argument: str) -> tuple[Digest, list[CitedPage]]:
         asked = read_question(question, Context())  # its kinds, and "what supports X?"'s X
         if asked.claim is not None:
             question = asked.claim
         result = await self._query(question, query_argument)
         if result is None:
-            return f"{NO_ANSWER.split(' (')[0]} (the search failed).", []
+            return bare(f"{NO_ANSWER.split(' (')[0]} (the search failed)."), []
         results = [r for r in result.get("results") or () if isinstance(r, Mapping)]
         verb = self._holder_missing(result, results)
         if verb:  # the attendees found, not the meeting: the meeting asked for by its name
@@ -146,9 +149,9 @@ class Extractive(CompanyAnswers):
             reply = await self._briefed(reading, question, reply, asked.claim is not None)
         if reply is None:
             progress = ingesting(result)
-            return (NO_ANSWER if progress is None else not_yet(progress)), []
-        text = reply.text(self._notes(result))
-        return text, self._cited(text, results)
+            return bare(NO_ANSWER if progress is None else not_yet(progress)), []
+        digest = reply.digest(self._notes(result))
+        return digest, self._cited(digest.text(), results)
 
     def _support(
         self,
@@ -167,7 +170,7 @@ class Extractive(CompanyAnswers):
             f"Evidence for “{reading.question}”: {direct} stated by notes (direct), "
             f"{len(best) - direct} inferred by the memory."
         )
-        return Reply(lead, [p.line() for p in best])
+        return Reply(Line(lead), [p.line() for p in best])
 
     async def _query(
         self, question: str, query_argument: str, limit: int | None = None
@@ -223,10 +226,10 @@ class Extractive(CompanyAnswers):
         pages.sort(key=lambda page: str(page.get("folder")) not in reading.folders)
         for page in pages:  # the named page that has the field asked about
             found = await self._field_answer(reading, page)
-            if found is not None and found.lead and found.lead.startswith(DISPUTED):
+            if found is not None and found.leads_with(DISPUTED):
                 # the sources' own figures say the disagreement best, when they give them
                 quoted = await self._evidence_answer(reading, results, named)
-                return quoted if quoted.lead and quoted.lead.startswith(DISPUTED) else found
+                return quoted if quoted.leads_with(DISPUTED) else found
             if found is not None:
                 return found
         # "what came out of the pricing review": its Decisions (a company question about a
@@ -310,7 +313,7 @@ class Extractive(CompanyAnswers):
                 lead += show(value) if value not in (None, "", []) else "not recorded"
                 change = changes(page).get(f.name)
                 lines = [p.line() for p in self._best(reading, exclude_field=f.name)]
-                return Reply(f"{lead}{since(change)} [{page.get('id')}]", lines)
+                return Reply(Line(f"{lead}{since(change)}", cited=_id(page)), lines)
         return None
 
     # -- 1. a window: list what is in it
@@ -322,18 +325,18 @@ class Extractive(CompanyAnswers):
         lead = _by_subject(reading, results)
         if lead is None:
             if reading.order == "next":
-                return Reply(f"Nothing is dated after {self.today()} for this question.")
+                return Reply(Line(f"Nothing is dated after {self.today()} for this question."))
             return None
         pid = str(lead.get("id"))
         page = await self.page(pid) if not pid.startswith("source/") else None
         spec = self.folder(str(lead.get("folder")))
         kind = spec.type if spec is not None else str(lead.get("folder"))
-        first = f"{_ORDER_WORDS.get(reading.order or '', 'Latest')} {kind}: {lead.get('date')} · "
-        first += str(lead.get("title"))
+        tag = f"{_ORDER_WORDS.get(reading.order or '', 'Latest')} {kind}"
+        first = str(lead.get("title"))
         if page is not None:
             links = _links(page, spec)
             first += f" — {links}" if links else ""
-        lines: list[str] = []
+        lines: list[Line] = []
         if page is not None:
             skip = [spec.date_field] if spec is not None and spec.date_field else []
             own = from_page(page, 0, True, skip_fields=skip)
@@ -353,7 +356,8 @@ class Extractive(CompanyAnswers):
                 lines = [p.line() for p in body[:2]]
             if reading.order == "oldest":
                 lines += await self._later(page, str(lead.get("date") or ""))
-        return Reply(f"{first} [{pid}]", lines)
+        day = str(lead.get("date") or "") or None
+        return Reply(Line(first, day, (pid,), tag=tag), lines)
 
     async def _in_meant_folder(
         self, reading: Reading, results: list[Mapping[str, Any]]
@@ -384,7 +388,7 @@ class Extractive(CompanyAnswers):
             found = [{**r, "labels": [*(r.get("labels") or ()), "date_ordered"]} for r in found]
         return found or results
 
-    async def _later(self, page: Mapping[str, Any], day: str) -> list[str]:
+    async def _later(self, page: Mapping[str, Any], day: str) -> list[Line]:
         """What pages dated after the first one say about it (its title or date named):
         the first pricing decision, and the review that reversed it."""
         found = self._mentions(page, day)
@@ -404,7 +408,7 @@ class Extractive(CompanyAnswers):
             await self.page(pid)
         return self._mentions(page, day)
 
-    def _mentions(self, page: Mapping[str, Any], day: str) -> list[str]:
+    def _mentions(self, page: Mapping[str, Any], day: str) -> list[Line]:
         title = " ".join(words(str(page.get("title"))))
         out = []
         for other_id, other in self.pages.items():
@@ -414,7 +418,7 @@ class Extractive(CompanyAnswers):
                 text = " ".join(words(piece.text))
                 later = piece.date is not None and piece.date > day
                 if later and (title in text or f"the {day}" in piece.text):
-                    out.append(f"- Later: {piece.date} · {piece.text} [{piece.page}]")
+                    out.append(Line(piece.text, piece.date, (piece.page,), tag=LATER))
         return out[:2]
 
     # -- 3. a field of a named page
@@ -440,11 +444,12 @@ class Extractive(CompanyAnswers):
             return None
         change = changes(page).get(target)
         dated = self.dated(page)
-        head = f"{page.get('effective_date')} · " if dated and page.get("effective_date") else ""
-        lead = f"{head}{page.get('title')} — {label(target)}: {show(value)}{since(change)}"
+        day = str(page.get("effective_date") or "") if dated else ""
+        said = f"{page.get('title')} — {label(target)}: {show(value)}{since(change)}"
+        lead = Line(said, day or None)
         conflict = _open_question(page, target)
         if conflict is not None:  # the page itself says its sources disagree on it
-            lead = f"{DISPUTED}{page.get('title')} — {label(target)}: {conflict}"
+            lead = Line(f"{DISPUTED}{page.get('title')} — {label(target)}: {conflict}")
         # What happened the day it changed ("promoted ..., effective 2026-09-21"), then
         # the sentences that best match the question.
         same_day = [
@@ -457,7 +462,7 @@ class Extractive(CompanyAnswers):
         ]
         rest = [p for p in self._best(reading, exclude_field=target) if p not in same_day]
         lines = [p.line() for p in [*same_day, *rest] if not p.text.startswith(f"{target} changed")]
-        return Reply(f"{lead} [{page.get('id')}]", lines[:EVIDENCE_LINES], firm=True)
+        return Reply(replace(lead, cited=_id(page)), lines[:EVIDENCE_LINES], firm=True)
 
     def _when_field(
         self, reading: Reading, spec: FolderSpec, page: Mapping[str, Any]
@@ -485,22 +490,23 @@ class Extractive(CompanyAnswers):
             "kb_neighbors", {"id": str(page.get("id")), "verbs": [verb], "direction": "in"}
         )
         linked = [
-            f"{edge.get('from_title')} [{edge.get('from_id')}]"
+            Part(f"{edge.get('from_title')} ", str(edge.get("from_id")))
             for edge in (found or {}).get("edges") or ()
             if isinstance(edge, Mapping) and edge.get("verb") == verb and edge.get("depth", 1) == 1
         ]
         for other_id, other in self.pages.items():
             value = (other.get("fields") or {}).get(target)
             values = value if isinstance(value, list) else [value]
-            shown = f"{other.get('title')} [{other_id}]"
+            shown = Part(f"{other.get('title')} ", other_id)
             if any(str(v) == title for v in values if v) and shown not in linked:
                 linked.append(shown)
         if not linked:
             return None
-        for line in linked:  # cited pages: read, so their citations hold
-            await self.page(line.rsplit("[", 1)[1].rstrip("]"))
-        lead = f"{label(target).capitalize()} {title}: {', '.join(sorted(linked))}"
-        return Reply(lead, [])
+        for part in linked:  # cited pages: read, so their citations hold
+            await self.page(part.cited)
+        listed = sorted(linked, key=Part.render)
+        parts = [listed[0], *(replace(p, text=f", {p.text}") for p in listed[1:])]
+        return Reply(Line(f"{label(target).capitalize()} {title}: ", parts=tuple(parts)), [])
 
     def _section_asked(self, reading: Reading, page: Mapping[str, Any]) -> Reply | None:
         """ "What was decided at the pricing review?": the named page's section the
@@ -514,9 +520,9 @@ class Extractive(CompanyAnswers):
                 continue
             body = [p for p in own if p.kind == "section" and p.heading.startswith(section)]
             if body:  # its first item says what was asked on the first line
-                head = f"{page.get('effective_date')} · " if self.dated(page) else ""
+                day = str(page.get("effective_date") or "") if self.dated(page) else ""
                 said = _cut(body[0].text, LEAD_CHARS)
-                lead = f"{head}{page.get('title')} — {section}: {said} [{page.get('id')}]"
+                lead = Line(f"{page.get('title')} — {section}: {said}", day or None, _id(page))
                 return Reply(lead, [p.line() for p in body[:SECTION_LINES]], firm=True)
         return None
 
@@ -534,7 +540,7 @@ class Extractive(CompanyAnswers):
         own = from_page(page, 0, self.dated(page))
         body = [p.line() for p in own if p.kind == "section"][:2]
         dated = [p for p in own if p.kind == "timeline" and "changed from" not in p.text]
-        return Reply(f"{lead} [{page.get('id')}]", body + [p.line() for p in dated[:3]])
+        return Reply(Line(lead, cited=_id(page)), body + [p.line() for p in dated[:3]])
 
     # -- 4. the sentences that best match
 
@@ -586,15 +592,15 @@ class Extractive(CompanyAnswers):
             full.sort(key=lambda p: self._replaced(p.page))
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
-            return Reply(lead.line().removeprefix("- "), rest + self._dates_of(reading, named))
+            return Reply(lead.line(), rest + self._dates_of(reading, named))
         if top_cover < 0.5:
             closest = [p.line() for p in best[:3]]
             subjects = [s.title for s in reading.subjects]
             words = [*reading.identifiers, *reading.terms]
-            return Reply(not_found(subjects, words, bool(closest)), closest)
+            return Reply(Line(not_found(subjects, words, bool(closest))), closest)
         return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
 
-    def _dates_of(self, reading: Reading, named: list[Mapping[str, Any]]) -> list[str]:
+    def _dates_of(self, reading: Reading, named: list[Mapping[str, Any]]) -> list[Line]:
         """For "when" about a named page: its date fields, with what they replaced."""
         if reading.wants != "when":
             return []
@@ -609,17 +615,16 @@ class Extractive(CompanyAnswers):
                 value = (page.get("fields") or {}).get(f.name)
                 if f.type == "date" and value:
                     change = recorded.get(f.name)
-                    day = f"{change.date} · " if change and change.date else ""
+                    day = change.date if change else None
                     text = f"{page.get('title')} — {label(f.name)}: {value}{since(change)}"
-                    out.append(f"- {day}{text} [{page.get('id')}]")
+                    out.append(Line(text, day, _id(page)))
         return out
 
-    def _summaries(self, results: Sequence[Mapping[str, Any]]) -> list[str]:
-        lines = []
-        for item in results[:EVIDENCE_LINES]:
-            day = f"{item.get('date')} · " if item.get("date") else ""
-            lines.append(f"- {day}{item.get('title')} [{item.get('id')}]")
-        return lines
+    def _summaries(self, results: Sequence[Mapping[str, Any]]) -> list[Line]:
+        return [
+            Line(str(item.get("title")), str(item.get("date") or "") or None, _id(item))
+            for item in results[:EVIDENCE_LINES]
+        ]
 
     # -- helpers
 
@@ -715,6 +720,11 @@ class Extractive(CompanyAnswers):
 # --- helpers without state ----------------------------------------------------------
 
 
+def _id(page: Mapping[str, Any]) -> tuple[str]:
+    """A page's citation (of a page or a search result)."""
+    return (str(page.get("id")),)
+
+
 def _named(result: Mapping[str, Any]) -> bool:
     """A page the question names: found by its title or an alias, not fuzzily."""
     labels = result.get("labels") or ()
@@ -786,7 +796,7 @@ def _open_question(page: Mapping[str, Any], field: str) -> str | None:
     return None
 
 
-def _disagreement(pieces_: Sequence[Evidence], about: Callable[[Evidence], bool]) -> str | None:
+def _disagreement(pieces_: Sequence[Evidence], about: Callable[[Evidence], bool]) -> Line | None:
     """Two sources giving different figures for the same thing, as one line: both about
     the question's subject (``about``) and of the same period (a week apart at most: a
     later figure replaces an earlier one, it does not contradict it)."""
@@ -803,11 +813,12 @@ def _disagreement(pieces_: Sequence[Evidence], about: Callable[[Evidence], bool]
                 continue
             if first.page == second.page and first.date == second.date:
                 continue
-            shown = [
-                f"{AMOUNT.findall(p.text)[0]} ({p.date + ', ' if p.date else ''}[{p.page}])"
+            one, other = (
+                f"{AMOUNT.findall(p.text)[0]} ({p.date + ', ' if p.date else ''}"
                 for p in (first, second)
-            ]
-            return DISPUTED + " vs ".join(shown) + "."
+            )
+            sides = (Part(one, first.page), Part(f") vs {other}", second.page), Part(")."))
+            return Line(DISPUTED, parts=sides)
     return None
 
 

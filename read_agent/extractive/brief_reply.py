@@ -24,13 +24,14 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from memserver.kb.glossary import other_language
 from memserver.kb.lifecycle import DRAFT_VALUES, REVERSAL_VALUES
 from memserver.kb.translit import same_name_across_scripts
 from memserver.kb.words import STOPWORDS, words
-from read_agent.extractive.evidence import INFERRED
+from read_agent.extractive.line import DIRECT, INFERRED, Line
 from read_agent.extractive.question import matched
 from read_agent.reading import topical
 
@@ -48,8 +49,8 @@ SKIPPED_FIELDS = frozenset({"aliases", "sources", "type", "title"})
 
 
 class Briefed(NamedTuple):
-    said: list[str]  # what the subjects and conflicts say
-    quotes: list[str]  # the direct evidence
+    said: list[Line]  # what the subjects and conflicts say
+    quotes: list[Line]  # the direct evidence
     answers: bool  # the first line answers the question (it may lead)
 
 
@@ -155,7 +156,7 @@ def _about(subject: Mapping[str, Any], question: str | None) -> bool:
 
 def subject_line(
     s: Mapping[str, Any], titles: Mapping[str, str], dates: Mapping[str, str], tag: str = ""
-) -> str:
+) -> Line:
     """A subject as one line: its date, title, status, deciders, values and the decisions
     it replaced or that replaced it (``tag`` before its title: "Then: ")."""
     parts = []
@@ -176,29 +177,33 @@ def subject_line(
         for other in ids or ():
             when = f" of {dates[other]}" if dates.get(other) else ""
             parts.append(f"{way} “{titles.get(other) or other}”{when}")
-    day = f"{s.get('date')} · " if s.get("date") else ""
-    return f"- {day}{tag}{s.get('title')}: {'; '.join(parts)} ({INFERRED}) [{s.get('id')}]"
+    said = f"{tag}{s.get('title')}: {'; '.join(parts)}"
+    return inferred(said, s.get("date"), s.get("id"))
 
 
-def _earlier_line(s: Mapping[str, Any], e: Mapping[str, Any]) -> str:
+def inferred(text: str, day: Any, page: Any) -> Line:
+    """A line of what the memory holds (not a note's words), dated ``day`` if any."""
+    return Line(text, str(day) if day else None, (str(page),), INFERRED)
+
+
+def _earlier_line(s: Mapping[str, Any], e: Mapping[str, Any]) -> Line:
     then = f", then {text_of(e.get('replaced_by'))}" if e.get("replaced_by") else ""
     why = f"; {cut(str(e['reason']))}" if e.get("reason") else ""
     field = str(e.get("field") or "").replace("_", " ")
-    return (
-        f"- {e.get('valid_to')} · Earlier {field} of {s.get('title')}: {text_of(e.get('value'))} "
-        f"(from {e.get('valid_from')}{then}{why}) ({INFERRED}) [{s.get('id')}]"
+    said = (
+        f"Earlier {field} of {s.get('title')}: {text_of(e.get('value'))} "
+        f"(from {e.get('valid_from')}{then}{why})"
     )
+    return inferred(said, str(e.get("valid_to")), s.get("id"))
 
 
-def _later_line(s: Mapping[str, Any], c: Mapping[str, Any]) -> str:
+def _later_line(s: Mapping[str, Any], c: Mapping[str, Any]) -> Line:
     field = str(c.get("field") or "").replace("_", " ")
-    return (
-        f"- {c.get('date')} · Changed later: {field} of {s.get('title')} to "
-        f"{text_of(c.get('to'))} ({INFERRED}) [{s.get('id')}]"
-    )
+    said = f"Changed later: {field} of {s.get('title')} to {text_of(c.get('to'))}"
+    return inferred(said, str(c.get("date")), s.get("id"))
 
 
-def _conflict_line(c: Mapping[str, Any]) -> str:
+def _conflict_line(c: Mapping[str, Any]) -> Line:
     sides = " vs ".join(
         f"{text_of(x.get('value'))} ({x.get('source') or '?'})"
         for x in c.get("sides") or ()
@@ -206,17 +211,18 @@ def _conflict_line(c: Mapping[str, Any]) -> str:
     )
     field = str(c.get("field") or "").replace("_", " ")
     when = c.get("date") or c.get("recorded")  # the sources' day, else when it was seen
-    day = f"{when} · " if when else ""
-    return f"- {day}The sources disagree on {field}: {sides} ({INFERRED}) [{c.get('page')}]"
+    return inferred(f"The sources disagree on {field}: {sides}", when, c.get("page"))
 
 
-def _evidence_line(e: Mapping[str, Any]) -> str:
-    day = f"{e.get('date')} · " if e.get("date") else ""
-    note = f": source/{e['source']}" if e.get("source") else ""
-    by = f", by {e['author']}" if e.get("author") else ""
-    page = f" [{e['page']}]" if e.get("page") else ""
-    text = cut(str(e.get("text")).replace("**", ""), QUOTE_CHARS)
-    return f"- {day}{text} (direct{note}{by}){page}"
+def _evidence_line(e: Mapping[str, Any]) -> Line:
+    return Line(
+        cut(str(e.get("text")).replace("**", ""), QUOTE_CHARS),
+        str(e.get("date")) if e.get("date") else None,
+        (str(e["page"]),) if e.get("page") else (),
+        DIRECT,
+        f"source/{e['source']}" if e.get("source") else "",
+        str(e.get("author") or ""),
+    )
 
 
 def key_words(text: str) -> set[str]:
@@ -249,16 +255,15 @@ def cut(text: str, limit: int = VALUE_CHARS) -> str:
 
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HANDLE = re.compile(r"(?<=[a-z])(?=[A-Z])")
-_CITATION = re.compile(r"\s*\[[^\]]+\]$")
 
 
 def ranked(
-    lines: Sequence[str],
+    lines: Sequence[Line],
     question: str,
     days: Sequence[str] = (),
     quoted_first: bool = False,
-    kept: Collection[str] = (),
-) -> list[str]:
+    kept: Collection[Line] = (),
+) -> list[Line]:
     """``lines`` with those saying the most of the question first: one point a topical
     word of it (any ending, either language), three when the line is dated a day it
     names (or ``days``, the day it asks about: what was said that day), one a day it
@@ -270,14 +275,15 @@ def ranked(
     asked = topic_words(question)
     wanted = set(_ISO_DAY.findall(question)) | set(days)
 
-    def score(line: str) -> int:
-        text = _HANDLE.sub(" ", _CITATION.sub("", line))  # "@OmarKhaled" is Omar Khaled
-        dated = line[2:12] in wanted
-        named = wanted & set(_ISO_DAY.findall(text[12:]))
-        return len(said_of(asked, text)) + 3 * dated + len(named - {line[2:12]})
+    def score(line: Line) -> int:
+        # what the line shows but its citation; "@OmarKhaled" is Omar Khaled
+        text = _HANDLE.sub(" ", replace(line, cited=()).render())
+        dated = line.date in wanted
+        named = wanted & set(_ISO_DAY.findall(text)) - {line.date}
+        return len(said_of(asked, text)) + 3 * dated + len(named)
 
     scores = {line: score(line) for line in lines}
-    order = sorted(lines, key=lambda line: (-scores[line], quoted_first and "(direct" not in line))
+    order = sorted(lines, key=lambda line: (-scores[line], quoted_first and line.label != DIRECT))
     # as long as the evidence needs: lines saying nothing of the question go when enough
     # lines say something of it
     if sum(1 for x in order if scores[x] > 0) >= ENOUGH_LINES:
@@ -287,16 +293,15 @@ def ranked(
     # several days asked ("what did A say on D1, and B on D2?"): after the best line, the
     # best said on each day (one dated the day, not told later), so every account shows
     told = [
-        next((x for x in order if x[2:12] == day and "(said on" not in x[:40]), None)
-        for day in sorted(wanted)
+        next((x for x in order if x.date == day and not x.said), None) for day in sorted(wanted)
     ]
     head = order[:1] + [x for x in order if x in told and x not in order[:1]]
     return head + [x for x in order if x not in head]
 
 
-def interleaved(ours: Sequence[str], theirs: Sequence[str]) -> list[str]:
+def interleaved(ours: Sequence[Line], theirs: Sequence[Line]) -> list[Line]:
     """Two ranked lists of lines as one: the first of each, then the second of each ..."""
-    out: list[str] = []
+    out: list[Line] = []
     for pair in itertools.zip_longest(ours, theirs):
         out += [x for x in pair if x is not None]
     return out

@@ -21,6 +21,7 @@ from read_agent.extractive.brief_reply import (
     interleaved,
     ranked,
 )
+from read_agent.extractive.line import Line
 from read_agent.extractive.question import Reading
 from read_agent.extractive.replay import replaced_ids, replay, subject_then
 from read_agent.extractive.reply import NO_SENTENCE, Reply
@@ -65,9 +66,9 @@ class CompanyAnswers(StateAt):
             question,
         )
         day = self.as_of or then
-        if day is not None:  # nothing dated after the day asked about
-            said = [x for x in said if x[2:12] <= day]
-            evidence = [x for x in evidence if x[2:12] <= day]
+        if day is not None:  # nothing dated after the day asked about (nor undated)
+            said = [x for x in said if _on_or_before(x, day)]
+            evidence = [x for x in evidence if _on_or_before(x, day)]
         if not said and not evidence:
             return reply
         reply = reply or Reply(None, [])
@@ -77,22 +78,21 @@ class CompanyAnswers(StateAt):
         # the brief's first line, then its other lines, the answer's lines and the
         # brief's quotes, those saying the most of the question (and its day) first, in
         # turn when they say as much: a telling line is not pushed past the answer's end
-        own = {*reply.lines, f"- {reply.lead}"}
+        own = {*reply.lines, *([reply.lead] if reply.lead else [])}
 
-        def rank(lines: Sequence[str]) -> list[str]:
+        def rank(lines: Sequence[Line]) -> list[Line]:
             return ranked(lines, question, [then] if then else [], disputed, own)
 
         disputed = reading.is_(Kind.AGREEMENT)
         mixed = interleaved(reply.lines, evidence)
-        if answers and (not reply.lead or reply.lead.startswith(NO_SENTENCE)):
-            return Reply(said[0].removeprefix("- "), rank([*said[1:], *mixed]))
-        if answers and reading.kinds & {Kind.DECISION, Kind.CHANGE} and not reply.firm:
-            # what was decided, or what replaced it: the brief's decision leads, the
-            # answer's own first line follows
-            return Reply(said[0].removeprefix("- "), rank([*said[1:], f"- {reply.lead}", *mixed]))
-        if answers and reading.wants == "who":  # "who decided": the deciders lead
-            rest = rank([*said[1:], f"- {reply.lead}", *mixed])
-            return Reply(said[0].removeprefix("- "), rest)
+        lead = reply.lead
+        if answers and (lead is None or reply.leads_with(NO_SENTENCE)):
+            return Reply(said[0], rank([*said[1:], *mixed]))
+        decided = reading.kinds & {Kind.DECISION, Kind.CHANGE} and not reply.firm
+        # what was decided or what replaced it, and "who decided": the brief's decision
+        # (its deciders) leads, the answer's own first line follows
+        if answers and lead is not None and (decided or reading.wants == "who"):
+            return Reply(said[0], rank([*said[1:], lead, *mixed]))
         return Reply(reply.lead, [*said[:1], *rank([*said[1:], *mixed])], reply.window)
 
     async def _replayed(
@@ -126,13 +126,13 @@ class CompanyAnswers(StateAt):
         if replayed is None:
             return None
         _, evidence, _ = brief_lines(brief, question=question)
-        evidence = [x for x in evidence if x[2:12] <= day]  # quoted then, not later
+        evidence = [x for x in evidence if _on_or_before(x, day)]  # quoted then, not later
         reply = reply or Reply(None, [])
-        lead = reply.lead if not (reply.lead or NO_SENTENCE).startswith(NO_SENTENCE) else None
-        own = [*([f"- {lead}"] if lead else []), *reply.lines]
-        own = [x for x in own if not _CHAIN_LINE.search(x)]  # the replay says those
+        lead = reply.lead if not reply.leads_with(NO_SENTENCE) else None
+        own = [*([lead] if lead else []), *reply.lines]
+        own = [x for x in own if not _CHAIN_LINE.search(x.text)]  # the replay says those
         rest = ranked(interleaved(own, evidence), question, [day])
-        return Reply(replayed.lead, [*replayed.lines, *rest])
+        return Reply(Line(replayed.lead), [*replayed.lines, *rest])
 
     def _folders(self, which: Callable[[FolderSpec], bool]) -> frozenset[str]:
         return (
@@ -140,6 +140,10 @@ class CompanyAnswers(StateAt):
             if self.schema
             else frozenset()
         )
+
+
+def _on_or_before(line: Line, day: str) -> bool:
+    return line.date is not None and line.date[:10] <= day
 
 
 def past_day(as_of: str | None) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 
 from memserver.kb.field_change import read_change, show
 from memserver.kb.words import words
+from read_agent.extractive.line import DIRECT, INFERRED, Line
 from read_agent.extractive.question import Reading, matched
 
 SOURCE_FOLDER = "source/"  # a note's id is its path under source/
@@ -45,35 +46,6 @@ _DATED_LINE = re.compile(r"^(\d{4}-\d{2}-\d{2}): (.+)$")
 # meeting “X” (meetings/...)"): bookkeeping, the event itself is the evidence.
 _LINK_ENTRY = re.compile(r"^(?:Attended \w+|\w+) “[^”]*”(?: \([^)]*\))?$")
 _MAIL_HEADER = re.compile(r"^\s*(?:from|to|cc|bcc|date|sent|subject|reply-to)\s*:\s", re.IGNORECASE)
-DIRECT = "direct"  # a note states it: quoted from the note
-INFERRED = "inferred"  # the memory inferred it: a page's field, summary or merged facts
-_LABELLED = re.compile(
-    r"^(?:- )?(?:(?:Changed later|Later): )?(?:(?P<date>\d{4}-\d{2}(?:-\d{2})?)[^·]*· )?"
-    r"(?P<text>.*?) \((?P<label>direct|inferred)(?:: (?P<origin>[^,)]+))?"
-    r"(?:, by (?P<author>[^)]+))?\) \[(?P<page>[^\]]+)\]$"
-)
-
-
-def labelled(text: str) -> list[dict[str, str | None]]:
-    """The evidence lines of an extractive answer as records (``date``, ``text``,
-    ``label``: direct or inferred, ``source``: the note that states it, ``author``,
-    ``page``: the citation), for the JSON and API output."""
-    out: list[dict[str, str | None]] = []
-    for line in text.splitlines():
-        found = _LABELLED.match(line.strip())
-        if found is not None:
-            source = found["origin"] or (found["page"] if found["label"] == DIRECT else None)
-            out.append(
-                {
-                    "date": found["date"],
-                    "text": found["text"],
-                    "label": found["label"],
-                    "source": source,
-                    "author": found["author"],
-                    "page": found["page"],
-                }
-            )
-    return out
 
 
 @dataclass(frozen=True)
@@ -99,18 +71,18 @@ class Evidence:
         """Stated by a note (quoted from it), not inferred by the memory."""
         return bool(self.origin) or self.kind == "source"
 
-    def line(self) -> str:
-        said = f" (said on {self.said})" if self.said else ""
-        head = f"{self.date}{said} · " if self.date else ""
-        return f"- {head}{self.text} {self.label()} [{self.page}]"
-
-    def label(self) -> str:
-        """``(direct: note, by author)`` or ``(inferred)``: see :func:`labelled`."""
-        if not self.direct:
-            return f"({INFERRED})"
-        origin = f": {self.origin}" if self.origin and self.origin != self.page else ""
-        by = f", by {self.author}" if self.author else ""
-        return f"({DIRECT}{origin}{by})"
+    def line(self, tag: str = "") -> Line:
+        """The piece as an answer's line: dated, labelled and cited (``tag`` before it)."""
+        return Line(
+            self.text,
+            self.date,
+            (self.page,),
+            DIRECT if self.direct else INFERRED,
+            self.origin if self.origin != self.page else "",
+            self.author if self.direct else "",
+            self.said,
+            tag,
+        )
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ The answer names the days the window holds, inclusive."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import is_cyrillic, words
 from read_agent.extractive.evidence import from_page, pieces
+from read_agent.extractive.line import Line
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched
 from read_agent.extractive.reply import Reply, clean
@@ -26,29 +26,29 @@ async def listing(reader: PageReader, reading: Reading) -> Reply | None:
     start, end = window_dates(window)
     shown = _shown_window(window)
     if reading.folders:
-        lines: list[str] = []
+        lines: list[Line] = []
         for folder in reading.folders:
             lines += await _folder_pages(reader, folder, start, end)
         if lines:
-            return Reply(_first_line(lines, reading), lines[:LISTED], shown)
+            return Reply(Line(_first_line(lines)), lines[:LISTED], shown)
         found = await _sections_named(reader, reading.folders, start, end)
         if found:
             kinds = ", ".join(reading.folders)
             lead = f"No {kinds} pages between {shown}; the {kinds} sections of the pages there:"
-            return Reply(lead, found[:LISTED], shown)
-        return Reply(f"No {', '.join(reading.folders)} between {shown}.", [], shown)
+            return Reply(Line(lead), found[:LISTED], shown)
+        return Reply(Line(f"No {', '.join(reading.folders)} between {shown}."), [], shown)
     events = await reader.call("kb_timeline", {"window": reading.question, "limit": 200})
     if events is None:
         return None
     lines = _event_lines(reader, events)
     if not lines:
-        return Reply(f"Nothing is recorded between {shown}.", [], shown)
+        return Reply(Line(f"Nothing is recorded between {shown}."), [], shown)
     return Reply(None, lines[:LISTED], shown)
 
 
 async def _folder_pages(
     reader: PageReader, folder: str, start: str | None, end: str | None
-) -> list[str]:
+) -> list[Line]:
     args: dict[str, Any] = {"folder": folder, "limit": 50}
     args.update({k: v for k, v in (("start", start), ("end", end)) if v})
     listed = await reader.call("kb_list_pages", args)
@@ -62,14 +62,14 @@ async def _folder_pages(
         gist = ""
         if len(rows) <= 3 and (page := await reader.page(pid)) is not None:
             gist = _gist(page)
-        line = f"- {day} · {row.get('title')}" + (f" — {gist}" if gist else "")
-        lines.append(f"{line} [{pid}]")
+        title = f"{row.get('title')}" + (f" — {gist}" if gist else "")
+        lines.append(Line(title, day or None, (pid,)))
     return lines
 
 
 async def _sections_named(
     reader: PageReader, folders: Sequence[str], start: str | None, end: str | None
-) -> list[str]:
+) -> list[Line]:
     """ "Decisions since ...": the sections so named of the dated pages in the window."""
     if reader.schema is None:
         return []
@@ -94,10 +94,10 @@ async def _sections_named(
     return lines
 
 
-def _event_lines(reader: PageReader, events: Mapping[str, Any]) -> list[str]:
+def _event_lines(reader: PageReader, events: Mapping[str, Any]) -> list[Line]:
     dated = reader.schema is not None and {f.name for f in reader.schema.folders if f.date_field}
     seen: set[str] = set()
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, Line]] = []
     for event in events.get("events") or ():
         if not isinstance(event, Mapping):
             continue
@@ -112,7 +112,7 @@ def _event_lines(reader: PageReader, events: Mapping[str, Any]) -> list[str]:
         seen.add(key)
         shown = text if kind == "timeline" else str(event.get("title"))
         day = str(event.get("date"))[:10]
-        out.append((day, f"- {day} · {clean(shown)} [{event.get('id')}]"))
+        out.append((day, Line(clean(shown), day, (str(event.get("id")),))))
     return [line for _, line in sorted(out, key=lambda x: x[0])]
 
 
@@ -138,8 +138,9 @@ def _shown_window(window: Mapping[str, Any]) -> str:
     return f"{first} and now" if first else f"the start and {last}"
 
 
-def _first_line(lines: Sequence[str], reading: Reading) -> str:
-    names = [re.sub(r"^- ", "", line).rsplit(" [", 1)[0].split(" — ")[0] for line in lines[:4]]
+def _first_line(lines: Sequence[Line]) -> str:
+    """How many pages were found and the first ones' dates and titles (not their gist)."""
+    names = [f"{line.head()}{line.text.split(' — ')[0]}" for line in lines[:4]]
     more = f" (and {len(lines) - 4} more)" if len(lines) > 4 else ""
     return f"{len(lines)} found: {'; '.join(names)}{more}."
 

@@ -32,12 +32,13 @@ from read_agent.extractive.brief_reply import (
     SKIPPED_FIELDS,
     SUBJECT_LINES,
     cut,
+    inferred,
     said_of,
     subject_line,
     text_of,
     topic_words,
 )
-from read_agent.extractive.evidence import INFERRED
+from read_agent.extractive.line import Line
 
 CHAIN = frozenset({"supersedes", "superseded_by", "decided_by", "decided_on"})
 BODY_CHARS = 240  # of what a replacing page says
@@ -46,7 +47,7 @@ REPLACEMENT_FIELDS = 2  # a replacement's own values said beside its deciders
 
 class Replay(NamedTuple):
     lead: str
-    lines: list[str]
+    lines: list[Line]
 
 
 def replaced_ids(brief: Mapping[str, Any], day: str) -> list[str]:
@@ -99,7 +100,7 @@ def replay(
         return None
     titles = {str(s.get("id")): str(s.get("title") or "") for s in subjects}
     dates = {str(s.get("id")): str(s.get("date") or "") for s in subjects}
-    lines: list[str] = []
+    lines: list[Line] = []
     changed = 0
     for s in subjects:
         lines.append(subject_line(s, titles, dates, tag="Then: "))
@@ -109,11 +110,8 @@ def replay(
             changed += 1
             lines += said
         else:
-            when = f"{s.get('date')} · " if s.get("date") else ""
-            lines.append(
-                f"- {when}Still current: nothing recorded after {day} changed it "
-                f"({INFERRED}) [{s.get('id')}]"
-            )
+            still = f"Still current: nothing recorded after {day} changed it"
+            lines.append(inferred(still, s.get("date"), s.get("id")))
     held = len(subjects)
     lead = (
         f"As of {day} the memory held {held} record{'s' if held != 1 else ''} on this: "
@@ -128,7 +126,7 @@ def _became(
     since: Sequence[Mapping[str, Any]],
     day: str,
     now: Mapping[str, Mapping[str, Any]],
-) -> list[str]:
+) -> list[Line]:
     """What became of ``s`` after ``day``: a line per page that replaced it (cited by
     that page), then one for its other changed values (cited by it)."""
     status = next((c for c in since if c.get("field") == "status"), None)
@@ -145,10 +143,11 @@ def _became(
             when = str(page.get("effective_date") or c.get("date") or "")[:10]
             about = _about_page(page)
             note = f"; noted in source/{c['source']}" if c.get("source") else ""
-            out.append(
-                f"- {c.get('date')} · Since then:{how or ' it was'} replaced by “{other}”"
-                f"{f' ({when})' if when else ''}{about}{note} ({INFERRED}) [{pid}]"
+            became = (
+                f"Since then:{how or ' it was'} replaced by “{other}”"
+                f"{f' ({when})' if when else ''}{about}{note}"
             )
+            out.append(inferred(became, str(c.get("date")), pid))
     values = []
     for c in since:
         field = str(c.get("field") or "")
@@ -164,9 +163,8 @@ def _became(
         )
     if values:
         first = next(c for c in since if c.get("field") not in CHAIN)
-        out.append(
-            f"- {first.get('date')} · Since then: {'; '.join(values)} ({INFERRED}) [{s.get('id')}]"
-        )
+        became = f"Since then: {'; '.join(values)}"
+        out.append(inferred(became, str(first.get("date")), s.get("id")))
     return out
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from read_agent.extractive.evidence import Change
+from read_agent.extractive.line import Line
 
 HEADER = (
     "Extractive answer (no language model): the sentences below are quoted from the pages "
@@ -34,18 +35,18 @@ NOTES = {
 class Reply:
     """An answer's lead, its evidence lines and the window it covered (if any)."""
 
-    lead: str | None = None
-    lines: list[str] = field(default_factory=list)
+    lead: Line | None = None
+    lines: list[Line] = field(default_factory=list)
     window: str | None = None
     firm: bool = False  # the lead is what was asked (a page's field or section): it stays
 
-    def text(self, notes: Sequence[str]) -> str:
-        out = [self.lead] if self.lead else []
-        out.append(HEADER if not self.window else f"{HEADER} Dates: {self.window}.")
-        lead = _said(self.lead) if self.lead else None
-        kept: list[tuple[str, str]] = []  # (what it says, the line)
-        for line in self.lines:  # the same sentence copied onto two pages is said once;
-            said = _said(line)  # one quoting another ("Hi Maya, <it>") takes its place
+    def digest(self, notes: Sequence[str] = ()) -> Digest:
+        """The answer as shown: the same sentence copied onto two pages is said once, and
+        one quoting another ("Hi Maya, <it>") takes its place; ``notes`` end it."""
+        lead = self.lead.says() if self.lead else None
+        kept: list[tuple[str, Line]] = []  # (what it says, the line)
+        for line in self.lines:
+            said = line.says()
             if said == lead or any(said in old for old, _ in kept):
                 continue
             inside = [i for i, (old, _) in enumerate(kept) if len(old) > MIN_REPEAT and old in said]
@@ -54,16 +55,73 @@ class Reply:
                 kept = [x for i, x in enumerate(kept) if i not in inside[1:]]
             else:
                 kept.append((said, line))
-        out += [line for _, line in kept]
-        out.extend(f"Note: {n}." for n in notes if n)
+        shown = tuple(line for _, line in kept)
+        return Digest(self.lead, shown, self.window, tuple(f"{n}." for n in notes if n))
+
+    def text(self, notes: Sequence[str] = ()) -> str:
+        return self.digest(notes).text()
+
+    def leads_with(self, words: str) -> bool:
+        """Whether the lead, as shown, starts with ``words`` (a disagreement, no sentence)."""
+        return self.lead is not None and self.lead.render(bullet=False).startswith(words)
+
+
+@dataclass(frozen=True)
+class Digest:
+    """An extractive answer as it is shown: the lead, the lines kept, the window and the
+    notes (whole sentences). :meth:`text` is the one text of it the CLI and HTTP show;
+    :meth:`as_dict` the same objects as JSON, which the console renders itself. A bare
+    answer (``quoted`` False: "no answer") is its lead alone, without the header."""
+
+    lead: Line | None
+    lines: tuple[Line, ...] = ()
+    window: str | None = None
+    notes: tuple[str, ...] = ()
+    quoted: bool = True
+
+    def text(self) -> str:
+        out = [self.lead.render(bullet=False)] if self.lead else []
+        if self.quoted:
+            out.append(HEADER if not self.window else f"{HEADER} Dates: {self.window}.")
+        out += [line.render() for line in self.lines]
+        out.extend(f"Note: {n}" for n in self.notes)
         return "\n".join(out)
 
+    def noted(self, note: str) -> Digest:
+        """The same answer with one more note (a whole sentence) at its end."""
+        return replace(self, notes=(*self.notes, note))
 
-def _said(line: str) -> str:
-    """A line without its bullet, date and citation: what it says."""
-    text = re.sub(r"\s*\[[^\]]+\]$", "", line.removeprefix("- "))
-    text = re.sub(r"\s*\((?:direct|inferred)[^)]*\)$", "", text)
-    return " ".join(re.sub(r"^(?:Later: )?\d{4}-\d{2}-\d{2} · ", "", text).split()).lower()
+    def as_dict(self) -> dict[str, Any]:
+        """``lead``, ``lines`` (each as :meth:`read_agent.extractive.line.Line.as_dict`),
+        ``window`` and ``notes``."""
+        return {
+            "lead": self.lead.as_dict() if self.lead else None,
+            "lines": [line.as_dict() for line in self.lines],
+            "window": self.window,
+            "notes": list(self.notes),
+        }
+
+    def evidence(self) -> list[dict[str, str | None]]:
+        """The labelled, cited lines as records (``date``, ``text``, ``label``: direct or
+        inferred, ``source``: the note that states it, ``author``, ``page``: the citation)."""
+        shown = [self.lead] if self.lead else []
+        return [
+            {
+                "date": x.date,
+                "text": x.text,
+                "label": x.label,
+                "source": x.note() or None,
+                "author": x.author or None,
+                "page": x.cited[0],
+            }
+            for x in [*shown, *self.lines]
+            if x.label and x.cited
+        ]
+
+
+def bare(sentence: str) -> Digest:
+    """An answer that is one sentence: no page answers, or the search failed."""
+    return Digest(Line(sentence), quoted=False)
 
 
 def not_found(subjects: Sequence[str], words: Sequence[str], closest: bool) -> str:

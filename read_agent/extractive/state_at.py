@@ -24,12 +24,14 @@ from memserver.kb.lifecycle import DRAFT_VALUES
 from memserver.kb.words import normalize_name, words
 from read_agent.extractive.evidence import Evidence, from_page
 from read_agent.extractive.evidence import score as score_piece
+from read_agent.extractive.line import Line
 from read_agent.extractive.question import BEFORE_CHANGE, Reading, matched
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, Ranker
 from read_agent.extractive.reply import Reply
 from read_agent.reading.lexicon import decided_heading
 
 EVENTS_READ = 10
+CHANGED_LATER = "Changed later"  # the tag of the newest event after the day asked about
 
 
 class StateAt(Ranker):
@@ -87,11 +89,10 @@ class StateAt(Ranker):
         rest = [p.line() for p in own if p in full[1:]] + [
             p.line() for p in self._best(reading) if p not in full
         ]
-        lead = full[0].line().removeprefix("- ")
         if head is None:
-            return Reply(lead, rest[:EVIDENCE_LINES])
+            return Reply(full[0].line(), rest[:EVIDENCE_LINES])
         later = await self._changed_after(reading, day)
-        return Reply(f"{head}: {lead}", later + rest[: EVIDENCE_LINES - len(later)])
+        return Reply(full[0].line(tag=head), later + rest[: EVIDENCE_LINES - len(later)])
 
     async def _events(self, reading: Reading, day: str) -> list[Mapping[str, Any]]:
         """The dated pages (events) on or before ``day`` whose titles say all the
@@ -118,7 +119,7 @@ class StateAt(Ranker):
                     events.append(item)
         return events
 
-    async def _changed_after(self, reading: Reading, day: str) -> list[str]:
+    async def _changed_after(self, reading: Reading, day: str) -> list[Line]:
         """The newest event on the topic after ``day``, as one line: what changed since."""
         saved, self.as_of = self.as_of, None
         try:
@@ -136,7 +137,7 @@ class StateAt(Ranker):
         best = max(own, key=lambda p: score_piece(p, reading)[0], default=None)
         if best is None or score_piece(best, reading)[1] <= 0:
             return []
-        return [f"- Changed later: {best.line().removeprefix('- ')}"]
+        return [best.line(tag=CHANGED_LATER)]
 
     async def _deciding(
         self, reading: Reading, events: list[Mapping[str, Any]], day: str

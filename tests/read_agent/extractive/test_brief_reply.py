@@ -4,13 +4,24 @@ questions (English and Mongolian, reworded), and the lines a brief becomes."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from read_agent.extractive.brief_reply import (
     brief_lines,
     ranked,
 )
+from read_agent.extractive.line import DIRECT, INFERRED, Line
 
 _LINE = re.compile(r"^- \d{4}-\d{2}-\d{2} · .+ \((?:direct[^)]*|inferred)\) \[[^\]]+\]$")
+
+
+def quoted(day: str, text: str, page: str, source: str = "", said: str | None = None) -> Line:
+    return Line(text, day, (page,), DIRECT, source, said=said)
+
+
+def inferred(day: str, text: str, page: str) -> Line:
+    return Line(text, day, (page,), INFERRED)
+
 
 BRIEF = {
     "subjects": [
@@ -97,8 +108,10 @@ def test_a_brief_becomes_dated_cited_labelled_lines_what_holds_first() -> None:
     def other_customer(subject: object) -> bool:
         return "company" in (subject.get("current") or {})  # type: ignore[attr-defined]
 
-    said, evidence, answers = brief_lines(BRIEF, other_customer, disputed=True)
-    assert answers
+    briefed = brief_lines(BRIEF, other_customer, disputed=True)
+    said, evidence = [x.render() for x in briefed.said], [x.render() for x in briefed.quotes]
+    assert briefed.answers
+    assert briefed.said[0].date == "2026-10-20" and briefed.said[0].label == INFERRED
     assert said[0].startswith("- 2026-10-20 · The sources disagree on contract value: 120000")
     assert "96000 (b.md)" in said[0]
     assert said[1].startswith("- 2026-10-07 · Usage-based pricing: accepted; decided by Tom Becker")
@@ -118,9 +131,9 @@ def test_a_brief_becomes_dated_cited_labelled_lines_what_holds_first() -> None:
         assert _LINE.match(line), line
     undisputed, _, answers = brief_lines(BRIEF, other_customer)
     assert answers  # a decision with its status  # the conflict is on no subject
-    assert undisputed == said[1:]
+    assert undisputed == briefed.said[1:]
     alone, _, _ = brief_lines({"subjects": [BRIEF["subjects"][2]]}, other_customer)  # type: ignore[index]
-    assert alone and "Nomin" in alone[0]  # nothing else to say: kept
+    assert alone and "Nomin" in alone[0].text  # nothing else to say: kept
 
     meeting = {"id": "meetings/x", "title": "Vendor review", "current": {"kind": "prospect"}}
     bare = brief_lines({"subjects": [meeting]})
@@ -136,29 +149,29 @@ def test_a_decision_sharing_no_word_of_the_question_does_not_lead() -> None:
 
 def test_lines_saying_more_of_the_question_and_its_day_come_first() -> None:
     lines = [
-        "- 2022-01-03 · Lunch menu changed. (direct: source/a.md) [meetings/a]",
-        "- 2022-02-01 · Retention of logs set to 90 days. (inferred) [policies/log-retention]",
-        "- 2022-05-31 · Audit of the log retention policy. (direct: source/b.md) [meetings/b]",
-        "- 2022-02-02 · Logs were rotated. (inferred) [policies/x]",
-        "- 2022-02-03 · Logs were archived. (inferred) [policies/y]",
+        quoted("2022-01-03", "Lunch menu changed.", "meetings/a", "source/a.md"),
+        inferred("2022-02-01", "Retention of logs set to 90 days.", "policies/log-retention"),
+        quoted("2022-05-31", "Audit of the log retention policy.", "meetings/b", "source/b.md"),
+        inferred("2022-02-02", "Logs were rotated.", "policies/x"),
+        inferred("2022-02-03", "Logs were archived.", "policies/y"),
     ]
     out = ranked(lines, "What was the log retention policy on 2022-05-31?")
-    assert out[0].startswith("- 2022-05-31 · Audit")  # the day asked, and three words
-    assert out[1].startswith("- 2022-02-01 · Retention")
+    assert out[0] == lines[2]  # the day asked, and three words
+    assert out[1] == lines[1]
     assert out[2:4] == lines[3:5]  # as much said: their order kept
     assert lines[0] not in out  # enough lines say something of it: the lunch goes
     # the day asked about may be given apart from the question ("as of March 2022")
     assert ranked(lines, "What did we know of lunch?", ["2022-05-31"])[:2] == [lines[2], lines[0]]
     # either language: "үнийн" is "pricing", "шийдвэр" is "decision"
-    priced = [*lines, "- 2022-03-01 · Pricing decision: per seat. (inferred) [decisions/p]"]
+    priced = [*lines, inferred("2022-03-01", "Pricing decision: per seat.", "decisions/p")]
     mn = ranked(priced, "Үнийн шийдвэр ямар байсан бэ?")
     assert mn[0] == priced[-1], mn
 
 
 def test_asked_how_accounts_relate_a_note_s_own_words_come_first_at_equal_say() -> None:
     lines = [
-        "- 2021-05-22 · Earlier role of Omar Khaled: SRE (inferred) [people/omar-khaled]",
-        "- 2021-05-22 · @OmarKhaled: we had a 2-hour outage today. (direct) [source/a.md]",
+        inferred("2021-05-22", "Earlier role of Omar Khaled: SRE", "people/omar-khaled"),
+        quoted("2021-05-22", "@OmarKhaled: we had a 2-hour outage today.", "source/a.md"),
     ]
     question = "What did Omar Khaled say on 2021-05-22?"
     assert ranked(lines, question) == lines  # as much said: their order kept
@@ -166,13 +179,15 @@ def test_asked_how_accounts_relate_a_note_s_own_words_come_first_at_equal_say() 
 
 
 def test_asked_of_two_days_each_day_s_own_account_shows_early() -> None:
-    later = "- 2022-06-15 · Luis Hernandez: the 2021-05-22 outage was DNS, not the load balancer."
+    later = "Luis Hernandez: the 2021-05-22 outage was DNS, not the load balancer."
+    luis = "Luis Hernandez: Omar Khaled checked the DNS record."
+    blamed = Line("Omar Khaled blamed the load balancer.", "2021-05-22", ("source/b.md",))
     lines = [
-        f"{later} (direct: source/pm.md) [incidents/pm]",
-        "- 2022-06-15 · Luis Hernandez: Omar Khaled checked the DNS record. (direct) [source/b.md]",
-        "- 2022-06-15 · Luis Hernandez: postmortem filed by Luis. (direct) [source/c.md]",
-        "- 2021-05-22 (said on 2022-06-15) · Omar Khaled blamed the load balancer. [source/b.md]",
-        "- 2021-05-22 · Omar Khaled: a 2-hour outage, the load balancer. (direct) [source/a.md]",
+        quoted("2022-06-15", later, "incidents/pm", "source/pm.md"),
+        quoted("2022-06-15", luis, "source/b.md"),
+        quoted("2022-06-15", "Luis Hernandez: postmortem filed by Luis.", "source/c.md"),
+        replace(blamed, said="2022-06-15"),
+        quoted("2021-05-22", "Omar Khaled: a 2-hour outage, the load balancer.", "source/a.md"),
     ]
     question = "What did Luis Hernandez say on 2022-06-15, and Omar Khaled on 2021-05-22?"
     out = ranked(lines, question)

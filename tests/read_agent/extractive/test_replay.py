@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from read_agent.extractive.line import INFERRED
 from read_agent.extractive.replay import replaced_ids, replay, subject_then
 from read_agent.reading import read
 
@@ -106,7 +107,9 @@ def test_each_thing_held_then_says_what_became_of_it_dated_cited() -> None:
     assert replaced_ids(THEN, "2022-09-01") == []  # replaced before that day: not since
     found = replay(THEN, DAY, NOW, QUESTION)
     assert found is not None
-    lead, lines = found
+    lead, shown = found
+    assert all(x.label == INFERRED and len(x.cited) == 1 for x in shown)
+    lines = [x.render() for x in shown]
     assert lead.startswith(f"As of {DAY} ")  # the question's own day
     assert "2 have since changed or been replaced, 1 still holds" in lead
     for line in lines:
@@ -137,7 +140,7 @@ def test_each_thing_held_then_says_what_became_of_it_dated_cited() -> None:
     unread = replay(THEN, DAY, {}, QUESTION)
     assert unread is not None
     assert any(
-        "reversed; replaced by “decisions/2022-08-20-cloud-native”" in x for x in unread.lines
+        "reversed; replaced by “decisions/2022-08-20-cloud-native”" in x.text for x in unread.lines
     )
 
 
@@ -148,7 +151,7 @@ def test_a_question_in_mongolian_gets_the_same_replay() -> None:
     assert read(question).since_then
     found = replay(THEN, DAY, NOW, question)
     assert found is not None and found.lead.startswith(f"As of {DAY} ")
-    assert any("replaced by “Shift to cloud-native microservices”" in x for x in found.lines)
+    assert any("replaced by “Shift to cloud-native microservices”" in x.text for x in found.lines)
 
 
 def test_nothing_held_then_is_no_replay() -> None:
@@ -184,11 +187,11 @@ def test_a_page_the_question_names_is_replayed_from_its_view_on_the_day() -> Non
     found = replay({"subjects": [meeting]}, "2026-09-01", {}, question, [bob])
     assert found is not None
     # the named page says the question's relation too ("reports to"): it comes first
-    assert found.lines[0] == (
+    assert found.lines[0].render() == (
         "- 2026-09-01 · Then: Bob Martinez: reports to: Karen Lee; role: Director of "
         "Operations (inferred) [people/bob-martinez]"
     )
-    assert found.lines[1] == (
+    assert found.lines[1].render() == (
         "- 2026-09-21 · Since then: reports to became Dana Whitfield on "
         "2026-09-21 (source/meetings/globex-update.md) (inferred) [people/bob-martinez]"
     )
@@ -220,6 +223,8 @@ def test_what_a_kept_thing_replaced_is_kept_though_it_says_less_of_the_question(
     question = "What did you know about the data retention policy as of 2022-05-31? Still current?"
     found = replay({"subjects": [adopt, other, retain]}, DAY, {}, question)
     assert found is not None
-    cited = [line.rsplit("[", 1)[1] for line in found.lines]
-    assert "decisions/retain]" in cited and "decisions/api]" not in cited
-    assert found.lines[0].startswith("- 2022-05-01 · Then: Adopt a new data retention policy")
+    cited = [page for line in found.lines for page in line.cited]
+    assert "decisions/retain" in cited and "decisions/api" not in cited
+    assert (
+        found.lines[0].render().startswith("- 2022-05-01 · Then: Adopt a new data retention policy")
+    )

@@ -45,7 +45,7 @@ def test_a_sentence_is_dated_by_the_day_it_speaks_of_and_keeps_its_speaker() -> 
         ("2023-05-08", None),
         ("2023-06", "2023-05-08"),
     ]
-    assert pieces[1].line() == (
+    assert pieces[1].line().render() == (
         "- 2023-05-07 (said on 2023-05-08) · Caroline: I went to a LGBTQ support group "
         "yesterday and it was so powerful. (direct, by Caroline) [source/session-01.md]"
     )
@@ -176,4 +176,4 @@ def test_a_line_s_label_is_nobody_s_words() -> None:
     pieces = from_source(result, 0, mention_reader("UTC"))
     assert pieces and all(p.speaker in (None, "") for p in pieces)
     assert {p.author for p in pieces} == {"Maria Lopez"}  # the note's author, not "Why"
-    assert pieces and all("by Why" not in p.line() for p in pieces)
+    assert pieces and all("by Why" not in p.line().render() for p in pieces)

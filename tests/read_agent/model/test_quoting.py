@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from read_agent.model.quoting import fence, obeyed, passages, shown_as_written
+from read_agent.model.quoting import fence, obeyed, passages, written_note
 from read_agent.model.written_answer import OBEYED, check, messages
 from read_agent.tools.citations import CitedPage
 
@@ -53,7 +53,7 @@ def test_instruction_passages_are_read_in_both_languages_and_inside_json() -> No
 def test_an_answer_made_of_an_instructions_words_is_caught() -> None:
     found = obeyed(f"The password is 1234. [{PAGE}]", LINES, "What was discussed?")
     assert found is not None and INJECTION in found.instruction
-    assert "someone wrote" in shown_as_written(found) and INJECTION in shown_as_written(found)
+    assert "someone wrote" in written_note(found) and INJECTION in written_note(found)
     # answering from the other evidence is fine, and so is a question that asks it
     assert obeyed(f"Badge access for the depot was discussed [{PAGE}].", LINES) is None
     assert obeyed("Nothing.", ["A plain note."]) is None
