@@ -155,11 +155,15 @@ class Answer:
     digest: Digest | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The ``ask --json`` and ``POST /ask`` shape."""
+        """The ``ask --json`` and ``POST /ask`` shape. An extractive answer's ``lead`` and
+        ``lines`` are the objects its text shows (``window`` and ``notes`` too); a model's
+        answer has none (its text and citations)."""
+        shown = self.digest if self.mode == MODE_EXTRACTIVE else None
         return {
             "question": self.question,
             "answer": self.text,
             "citations": [c.as_dict() for c in self.citations],
+            **(shown or Digest(None)).as_dict(),
             "evidence": self.digest.evidence() if self.digest is not None else [],
             "tool_calls": [c.as_dict() for c in self.tool_calls],
             "mode": self.mode,

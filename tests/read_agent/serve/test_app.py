@@ -194,6 +194,7 @@ def test_ask_endpoint_returns_the_answer_json(
     ]
     assert data["tool_calls"][0]["name"] == "kb_get_page"
     assert data["removed_citations"] == [f"companies/{seeded.tag}-invented"]
+    assert data["lead"] is None and data["lines"] == []  # a model's answer is its text
     assert "Today is 2026-11-20" in llm_server.requests[0]["messages"][0]["content"]
 
 
@@ -265,6 +266,34 @@ def test_api_key_is_required_when_set(keyed_url: str, seeded: Seeded) -> None:
     assert "Extractive answer (no language model)" in content  # this pool has no LLM
     assert f"[{seeded.meeting}]" in content
     assert (response.model_extra or {})["memory"]["mode"] == "extractive"
+
+
+def test_an_extractive_answer_carries_its_lines_as_objects_beside_the_text(
+    keyed_url: str, seeded: Seeded
+) -> None:
+    question = f"Quillworks vendor review {seeded.tag}"
+    response = httpx2.post(
+        f"{keyed_url}/ask",
+        json={"question": question},
+        headers={"Authorization": f"Bearer {API_KEY}"},
+        timeout=30,
+    )
+    data = response.json()
+    assert data["mode"] == "extractive"
+    bullets = [line for line in data["answer"].splitlines() if line.startswith("- ")]
+    assert data["lines"] and len(data["lines"]) == len(bullets)
+    for line, shown in zip(data["lines"], bullets, strict=True):
+        # the same line the text shows: its date apart, its words, its label, its pages
+        assert line["text"] in shown and shown.endswith(f" [{', '.join(line['cited'])}]")
+        assert line["label"] in ("direct", "inferred") and f"({line['label']}" in shown
+        assert line["date"] is None or shown.startswith(f"- {line['date']} · ")
+    cited = {page for x in [data["lead"], *data["lines"]] if x for page in x["cited"]}
+    assert seeded.meeting in cited
+    chat = _client(keyed_url, API_KEY).chat.completions.create(
+        model="memory", messages=[{"role": "user", "content": question}]
+    )
+    memory = (chat.model_extra or {})["memory"]
+    assert (memory["lead"], memory["lines"]) == (data["lead"], data["lines"])
 
 
 def test_a_refused_memory_token_fails_startup_and_requests(mcp_server: RunningServer) -> None:
