@@ -3,9 +3,10 @@
 The Ask view does not answer by itself: it sends the conversation to the read agent's
 OpenAI-compatible ``/v1/chat/completions`` (with the ``openai`` client) and shows what
 comes back, so a person sees exactly the answer an API client or chat UI gets. The
-answer's ``memory`` extension carries the citations (id, title, date), the mode and
-the degraded reasons; the reply's text ends with a "Sources:" list for chat UIs, which
-the console shows as links instead.
+answer's ``memory`` extension carries the citations (id, title, date), the mode, the
+degraded reasons and, for an extractive answer, its lead and lines as objects
+(:mod:`memserver.console.answer_lines`), which the view renders; the reply's text ends
+with a "Sources:" list for chat UIs, which the console shows as links instead.
 
 ``memserver up`` knows the address and key of the read agent it starts; ``memserver
 serve`` takes them from ``READ_AGENT_URL`` and ``READ_AGENT_API_KEY``.
@@ -21,6 +22,7 @@ from typing import Any
 
 from memserver.clients import tls
 from memserver.clients.config import EndpointSettings
+from memserver.console.answer_lines import Line, read_line, read_lines
 
 URL_ENV = "READ_AGENT_URL"
 KEY_ENV = "READ_AGENT_API_KEY"
@@ -56,6 +58,20 @@ class Reply:
     now: str  # the reference time it was asked with ("" = the agent's clock)
     took_ms: float
     asked_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    # an extractive answer as objects (none for a model's answer): shown instead of text
+    lead: Line | None = None
+    lines: tuple[Line, ...] = ()
+    window: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def structured(self) -> bool:
+        return self.lead is not None or bool(self.lines)
+
+    @property
+    def titles(self) -> dict[str, str]:
+        """The cited pages' titles by id: the ids an answer's lines show as links."""
+        return {c.id: c.title for c in self.citations}
 
 
 @dataclass(frozen=True)
@@ -156,6 +172,10 @@ def _reply(question: str, body: Mapping[str, Any], now: str, took_ms: float) -> 
         degraded=tuple(str(d) for d in memory.get("degraded") or ()),
         now=now,
         took_ms=round(took_ms),
+        lead=read_line(memory.get("lead")),
+        lines=read_lines(memory.get("lines")),
+        window=str(memory.get("window") or ""),
+        notes=tuple(str(n) for n in memory.get("notes") or () if isinstance(n, str)),
     )
 
 

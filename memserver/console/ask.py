@@ -1,10 +1,11 @@
 """The Ask view: a question (and its follow-ups) answered by the read agent, over HTTP.
 
 The console sends the conversation to the read agent (``agent_link``) and shows the
-same answer an API client gets: its lines, the evidence lines' dates, citations as
-links to the pages and notes, and "degraded" in words. The conversation and the
-reference time live with the session (``conversations``); "New conversation" starts
-over. The read agent reads every folder with its own token, so only a caller who may
+same answer an API client gets: an extractive answer's lead and lines as the agent sent
+them as objects (each date apart, its citations as links to the pages and notes), a
+model's answer as its paragraphs with the citations listed as links, and "degraded"
+in words. The conversation and the reference time live with the session
+(``conversations``); "New conversation" starts over. The read agent reads every folder with its own token, so only a caller who may
 see every folder ("*") may ask it; anyone else is told so. The notes' own period is shown, with how to ask as of it, because "last week"
 means the week before the reference time, which is today unless set.
 """
@@ -15,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from memserver.console.agent_link import AgentUnavailable, Reply
-from memserver.console.answer_text import Line, answer_lines, cited_href
+from memserver.console.answer_text import cited_href
 from memserver.console.sessions import Caller
 from memserver.console.web import (
     ConsoleError,
@@ -112,7 +113,7 @@ async def _show(
     console = console_of(request)
     conversation = console.conversations.of(caller.session.id)
     period = await caller_period(request, caller)
-    exchanges = [(reply, _lines(reply)) for reply in conversation.exchanges]
+    exchanges = [(reply, _paragraphs(reply)) for reply in conversation.exchanges]
     return render(
         request,
         caller,
@@ -129,5 +130,8 @@ async def _show(
     )
 
 
-def _lines(reply: Reply) -> list[Line]:
-    return answer_lines(reply.text, reply.citations)
+def _paragraphs(reply: Reply) -> list[str]:
+    """A model's answer as its paragraphs (none for an answer sent as lines)."""
+    if reply.structured:
+        return []
+    return [p.strip() for p in reply.text.split("\n\n") if p.strip()]

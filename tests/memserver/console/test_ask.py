@@ -54,6 +54,9 @@ def test_ask_answers_with_links_and_a_follow_up_reads_the_conversation(
         first = _exchanges(client.get("/ui/ask").text)
         assert len(first) == 1
         assert 'class="cite" href="/ui/page/people/bob-martinez"' in first[0]
+        # the lines come as objects: each date apart, no "date · " left in the words
+        assert '<p class="line bullet"><span class="date">20' in first[0]
+        assert " · " not in first[0].split('<div class="answer">')[1].split("</div>")[0]
         assert 'class="citation" href="/ui/page/people/bob-martinez">Bob Martinez</a>' in first[0]
         assert "Degraded: no language model is configured" in first[0]
         assert "as of 2026-11-20" in first[0]
