@@ -43,6 +43,7 @@ from memserver.clients.threads import run_abandonable
 from memserver.errors import BudgetExceeded, LLMError, LLMTimeout, SchemaError
 from memserver.kb.schema import Schema, schema_from_view
 from read_agent.extractive.answer import Extractive
+from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.ranking import DEFAULT_RESULTS
 from read_agent.extractive.reply import Digest, bare
 from read_agent.model import quoting, written_answer
@@ -397,36 +398,37 @@ class ReadAgent:
         if QUERY_TOOL not in tools.tools:
             return bare(f"{NO_ANSWER} (This token cannot call {QUERY_TOOL}.)"), []
         schema = await self._schema(tools)
-        answerer = Extractive(tools, log, schema, q.now, self.extractive_results)
-        answerer.embed = self.embed
+        reader = PageReader(tools, log, schema, q.now)
+        reader.embed = self.embed
+        answerer = Extractive(reader, self.extractive_results)
         asked = followup.then_as_of(q.question, q.history)
         if asked is None and q.history:
-            asked = await self._follow_up(q.question, q.history, answerer)
+            asked = await self._follow_up(q.question, q.history, reader)
         digest, cited = await answerer.answer(asked or q.question, query_argument(tools))
         if asked is not None:
             digest = digest.noted(f"read as “{asked}” (from the previous answer).")
         return digest, cited
 
     async def _follow_up(
-        self, question: str, history: Sequence[Turn], answerer: Extractive
+        self, question: str, history: Sequence[Turn], reader: PageReader
     ) -> str | None:
         """The question with a pronoun or an ellipsis resolved from the previous answer's
         pages (``read_agent.extractive.followup``), or None."""
         priors = []
         for page_id in followup.prior_ids(history):
-            page = await answerer.page(page_id)
+            page = await reader.page(page_id)
             if page is not None:
                 priors.append(
                     followup.Prior(
                         page_id,
                         str(page.get("title") or ""),
                         tuple(str(a) for a in page.get("aliases") or ()),
-                        answerer.is_person(page),
-                        answerer.link_names(page),
+                        reader.is_person(page),
+                        reader.link_names(page),
                     )
                 )
         asked = followup.rewrite(question, followup.prior_question(history), priors)
-        answerer.pages.clear()  # read again for the new question, in its own order
+        reader.pages.clear()  # read again for the new question, in its own order
         return asked
 
     async def _schema(self, tools: Toolset) -> Schema | None:

@@ -50,8 +50,15 @@ from read_agent.extractive.evidence import (
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.line import LATER, Line, Part
 from read_agent.extractive.listing import listing
+from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched, read
-from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, newest_first
+from read_agent.extractive.ranking import (
+    AMOUNT,
+    DEFAULT_RESULTS,
+    EVIDENCE_LINES,
+    Ranker,
+    newest_first,
+)
 from read_agent.extractive.reply import (
     NO_ANSWER,
     Digest,
@@ -63,6 +70,17 @@ from read_agent.extractive.reply import (
     notes_for,
     since,
 )
+from read_agent.extractive.routes import (
+    Asked,
+    Route,
+    a_named_page,
+    a_past_day,
+    a_window,
+    an_order,
+    the_current_state,
+    who_or_what,
+)
+from read_agent.extractive.state_at import StateAt
 from read_agent.reading import (
     Context,
     Kind,
@@ -95,8 +113,26 @@ LATER_READ = 6  # pages dated after a first page read for what they say about it
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
 
 
-class Extractive(CompanyAnswers):
-    """One extractive answer over the read tools (see the module docstring)."""
+class Extractive:
+    """One extractive answer over the read tools (see the module docstring), made of
+    parts: the pages read (``reader``), their pieces ranked (``ranker``), the state on a
+    day (``state``) and the brief's answers (``company``); :attr:`routes` is the table
+    from what the question asks to the part that answers it."""
+
+    def __init__(self, reader: PageReader, limit: int = DEFAULT_RESULTS) -> None:
+        self.reader = reader
+        self.ranker = Ranker(reader, limit)
+        self.state = StateAt(reader, self.ranker)
+        self.company = CompanyAnswers(reader, self.state)
+        self.routes = (
+            Route("a window", a_window, lambda a: listing(reader, a.reading), needs_results=False),
+            Route("the state on a day", a_past_day, lambda a: self.state.state_on_day(a.reading)),
+            Route("latest, first or next", an_order, lambda a: self._ordered(a.reading, a.results)),
+            Route("the current state", the_current_state, lambda a: self.state.current(a.reading)),
+            Route("a field of a named page", a_named_page, self._named_field),
+            Route("a section of a named page", a_named_page, self._named_section),
+            Route("who or what a named page is", who_or_what, self._named_profile),
+        )
 
     # -- the answer
 
@@ -120,10 +156,10 @@ class Extractive(CompanyAnswers):
         named += await self._resolved(question, named)
         for item in [*named, *results][: PAGES_READ + len(named)]:
             pid = normalize_id(str(item.get("id") or ""))
-            if pid and not pid.startswith("source/") and len(self.pages) < PAGES_READ + 2:
-                await self.page(pid)
-        names = [n for r in named for n in self.names(str(r.get("id")))]
-        self.asked = names
+            if pid and not pid.startswith("source/") and len(self.reader.pages) < PAGES_READ + 2:
+                await self.reader.page(pid)
+        names = [n for r in named for n in self.reader.names(str(r.get("id")))]
+        self.reader.asked = names
         subjects = [
             Subject(str(r.get("id")), str(r.get("title") or ""), str(r.get("folder") or ""))
             for r in named
@@ -132,21 +168,21 @@ class Extractive(CompanyAnswers):
             question,
             result,
             subjects,
-            {s.id: self.names(s.id) for s in subjects},
-            self.schema,
-            self.earlier,
-            self.embed,
+            {s.id: self.reader.names(s.id) for s in subjects},
+            self.reader.schema,
+            self.reader.earlier,
+            self.reader.embed,
         )
         reading = replace(reading, kinds=reading.kinds | asked.kinds)
         if asked.claim is not None:
             reply: Reply | None = self._support(reading, results, named)
         else:
             reply = await self._relation_of_named(reading, results, names)
-            reply = reply or await self._reply(reading, results, named, question)
+            reply = reply or await self._reply(reading, results, named)
         # decided, by whom, why, as of, disagree (not "the first decision": an order)
         ordered = reading.order is not None and not reading.is_(Kind.LEARNED)
         if (reading.company or past_day(reading.as_of)) and not ordered:
-            reply = await self._briefed(reading, question, reply, asked.claim is not None)
+            reply = await self.company.briefed(reading, question, reply, asked.claim is not None)
         if reply is None:
             progress = ingesting(result)
             return bare(NO_ANSWER if progress is None else not_yet(progress)), []
@@ -161,7 +197,7 @@ class Extractive(CompanyAnswers):
     ) -> Reply | None:
         """ "What supports X?": the sentences that hold most of X's words, those a note
         states (direct) before those the memory inferred, each labelled."""
-        best = self._best(reading, results=results, named=named)
+        best = self.ranker.best(reading, results=results, named=named)
         best.sort(key=lambda p: not p.direct)
         if not best:
             return None
@@ -176,9 +212,9 @@ class Extractive(CompanyAnswers):
         self, question: str, query_argument: str, limit: int | None = None
     ) -> Mapping[str, Any] | None:
         arguments: dict[str, Any] = {query_argument: question}
-        if self.tools.accepts("kb_query", "limit"):
-            arguments["limit"] = limit or self.limit
-        return await self.call("kb_query", arguments)
+        if self.reader.tools.accepts("kb_query", "limit"):
+            arguments["limit"] = limit or self.ranker.limit
+        return await self.reader.call("kb_query", arguments)
 
     def _holder_missing(
         self, result: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
@@ -189,9 +225,11 @@ class Extractive(CompanyAnswers):
         intent = result.get("intent") if isinstance(result.get("intent"), Mapping) else {}
         assert isinstance(intent, Mapping)
         verb = intent.get("relation")
-        if not verb or self.schema is None:
+        if not verb or self.reader.schema is None:
             return None
-        holders = {spec.name for spec in self.schema.folders for f in spec.fields if f.verb == verb}
+        holders = {
+            spec.name for spec in self.reader.schema.folders for f in spec.fields if f.verb == verb
+        }
         followed = any(f"graph:{verb}" in (r.get("labels") or ()) for r in results)
         if not followed or any(_named(r) and r.get("folder") in holders for r in results):
             return None
@@ -202,46 +240,49 @@ class Extractive(CompanyAnswers):
         reading: Reading,
         results: list[Mapping[str, Any]],
         named: list[Mapping[str, Any]],
-        question: str,
     ) -> Reply | None:
-        if reading.listing:
-            listed = await listing(self, reading)
-            if listed is not None:
-                return listed
-        if not results:
-            return None
-        as_of = await self._as_of(reading)
-        if as_of is not None:
-            return as_of
-        if reading.order is not None:
-            ordered = await self._ordered(reading, results)
-            if ordered is not None:
-                return ordered
-        current = await self._current(reading)
-        if current is not None:
-            return current
-        pages = [p for item in named if (p := self.pages.get(str(item.get("id")))) is not None]
+        """The first route (:data:`ROUTES`) the reading asks for that finds an answer;
+        else the sentences that hold the most of the question's words."""
+        pages = [
+            p for item in named if (p := self.reader.pages.get(str(item.get("id")))) is not None
+        ]
         # A named page of the folder the question is about comes first: "the Initech
         # renewal call" names the company too, but asks about the meeting.
         pages.sort(key=lambda page: str(page.get("folder")) not in reading.folders)
-        for page in pages:  # the named page that has the field asked about
-            found = await self._field_answer(reading, page)
+        asked = Asked(reading, results, named, pages)
+        for route in self.routes:
+            if (results or not route.needs_results) and route.applies(reading, pages):
+                found = await route.handler(asked)
+                if found is not None:
+                    return found
+        return await self._evidence_answer(reading, results, named) if results else None
+
+    async def _named_field(self, asked: Asked) -> Reply | None:
+        """The named page that has the field asked about: its value."""
+        for page in asked.pages:
+            found = await self._field_answer(asked.reading, page)
             if found is not None and found.leads_with(DISPUTED):
                 # the sources' own figures say the disagreement best, when they give them
-                quoted = await self._evidence_answer(reading, results, named)
+                quoted = await self._evidence_answer(asked.reading, asked.results, asked.named)
                 return quoted if quoted.leads_with(DISPUTED) else found
             if found is not None:
                 return found
-        # "what came out of the pricing review": its Decisions (a company question about a
-        # decision's own page is the brief's to answer: what was decided, what replaced it)
-        for page in pages:
+        return None
+
+    async def _named_section(self, asked: Asked) -> Reply | None:
+        """ "What came out of the pricing review": its Decisions (a company question about
+        a decision's own page is the brief's to answer: what was decided, what replaced
+        it)."""
+        reading = asked.reading
+        for page in asked.pages:
             section = self._section_asked(reading, page)
-            spec = self.folder(str(page.get("folder")))
+            spec = self.reader.folder(str(page.get("folder")))
             if section is not None and (not reading.company or (spec and spec.type != "decision")):
                 return section
-        if pages and not reading.terms and not reading.identifiers and reading.wants != "amount":
-            return self._profile(pages[0])
-        return await self._evidence_answer(reading, results, named)
+        return None
+
+    async def _named_profile(self, asked: Asked) -> Reply | None:
+        return self._profile(asked.pages[0])
 
     # -- 0. a relation of the page linked to a named one ("who attended the Initech
     # meeting in October?": the attendees of the best meeting that links to Initech)
@@ -266,8 +307,8 @@ class Extractive(CompanyAnswers):
                 return own
         wanted = {normalize_name(n) for n in names}
         for item in results:
-            page = self.pages.get(str(item.get("id")))
-            spec = self.folder(str(item.get("folder")))
+            page = self.reader.pages.get(str(item.get("id")))
+            spec = self.reader.folder(str(item.get("folder")))
             if page is None or spec is None or spec.name not in (reading.folders or (spec.name,)):
                 continue
             asked = next(
@@ -287,7 +328,7 @@ class Extractive(CompanyAnswers):
                 wanted
             ):
                 return None  # the named page is the relation's own value: not this question
-            if {normalize_name(n) for n in self.link_names(page)} & wanted:
+            if {normalize_name(n) for n in self.reader.link_names(page)} & wanted:
                 return await self._field_answer(reading, page, asked.name)
         return None
 
@@ -299,8 +340,8 @@ class Extractive(CompanyAnswers):
         assert reading.relation is not None
         relation = words(reading.relation.replace("_", " "))
         for item in results:
-            page = self.pages.get(str(item.get("id")))
-            spec = self.folder(str(item.get("folder")))
+            page = self.reader.pages.get(str(item.get("id")))
+            spec = self.reader.folder(str(item.get("folder")))
             if not _named(item) or page is None or spec is None:
                 continue
             for f in spec.fields:
@@ -312,7 +353,7 @@ class Extractive(CompanyAnswers):
                 lead = f"{page.get('title')} — {label(f.name)}: "
                 lead += show(value) if value not in (None, "", []) else "not recorded"
                 change = changes(page).get(f.name)
-                lines = [p.line() for p in self._best(reading, exclude_field=f.name)]
+                lines = [p.line() for p in self.ranker.best(reading, exclude_field=f.name)]
                 return Reply(Line(f"{lead}{since(change)}", cited=_id(page)), lines)
         return None
 
@@ -325,11 +366,13 @@ class Extractive(CompanyAnswers):
         lead = _by_subject(reading, results)
         if lead is None:
             if reading.order == "next":
-                return Reply(Line(f"Nothing is dated after {self.today()} for this question."))
+                return Reply(
+                    Line(f"Nothing is dated after {self.reader.today()} for this question.")
+                )
             return None
         pid = str(lead.get("id"))
-        page = await self.page(pid) if not pid.startswith("source/") else None
-        spec = self.folder(str(lead.get("folder")))
+        page = await self.reader.page(pid) if not pid.startswith("source/") else None
+        spec = self.reader.folder(str(lead.get("folder")))
         kind = spec.type if spec is not None else str(lead.get("folder"))
         tag = f"{_ORDER_WORDS.get(reading.order or '', 'Latest')} {kind}"
         first = str(lead.get("title"))
@@ -365,18 +408,18 @@ class Extractive(CompanyAnswers):
         """The search's order over the dated folder the question's words mean ("when did
         we last meet Globex and what was decided": the meetings, not the decisions), asked
         again in that folder when the search ordered another first."""
-        dated = [f for f in reading.meant if (spec := self.folder(f)) and spec.date_field]
+        dated = [f for f in reading.meant if (spec := self.reader.folder(f)) and spec.date_field]
         first = next((r for r in results if "date_ordered" in (r.get("labels") or ())), None)
         if not dated or first is None or first.get("folder") == dated[0]:
             return results
-        if not self.tools.accepts(QUERY_TOOL, "folders"):
+        if not self.reader.tools.accepts(QUERY_TOOL, "folders"):
             return results
-        wide = MEANT_RESULTS * self.limit
-        again = await self.call(
+        wide = MEANT_RESULTS * self.ranker.limit
+        again = await self.reader.call(
             QUERY_TOOL, {"question": reading.question, "folders": dated[:1], "limit": wide}
         )
         found = [r for r in (again or {}).get("results") or () if isinstance(r, Mapping)]
-        names = [n for s in reading.subjects for n in self.names(s.id)]
+        names = [n for s in reading.subjects for n in self.reader.names(s.id)]
         if names:  # about the subject: its name in the title or the text found
             found = [
                 r
@@ -394,7 +437,9 @@ class Extractive(CompanyAnswers):
         found = self._mentions(page, day)
         if found:
             return found
-        result = await self.call("kb_query", {"question": str(page.get("title")), "limit": 10})
+        result = await self.reader.call(
+            "kb_query", {"question": str(page.get("title")), "limit": 10}
+        )
         later = [
             pid
             for item in (result or {}).get("results") or ()
@@ -405,16 +450,16 @@ class Extractive(CompanyAnswers):
             and not pid.startswith("source/")
         ]
         for pid in later[:LATER_READ]:
-            await self.page(pid)
+            await self.reader.page(pid)
         return self._mentions(page, day)
 
     def _mentions(self, page: Mapping[str, Any], day: str) -> list[Line]:
         title = " ".join(words(str(page.get("title"))))
         out = []
-        for other_id, other in self.pages.items():
+        for other_id, other in self.reader.pages.items():
             if other_id == page.get("id"):
                 continue
-            for piece in from_page(other, 0, self.dated(other)):
+            for piece in from_page(other, 0, self.reader.dated(other)):
                 text = " ".join(words(piece.text))
                 later = piece.date is not None and piece.date > day
                 if later and (title in text or f"the {day}" in piece.text):
@@ -430,7 +475,7 @@ class Extractive(CompanyAnswers):
         reading's, else the one date field a "when will / when did" question means), since
         when and what it replaced; or, read from its other end ("who reports to X"), the
         pages whose field links to it."""
-        spec = self.folder(str(page.get("folder")))
+        spec = self.reader.folder(str(page.get("folder")))
         if spec is None:
             return None
         asked = reading.field if reading.field and reading.field.folder == spec.name else None
@@ -443,7 +488,7 @@ class Extractive(CompanyAnswers):
         if value in (None, "", []):
             return None
         change = changes(page).get(target)
-        dated = self.dated(page)
+        dated = self.reader.dated(page)
         day = str(page.get("effective_date") or "") if dated else ""
         said = f"{page.get('title')} — {label(target)}: {show(value)}{since(change)}"
         lead = Line(said, day or None)
@@ -460,7 +505,7 @@ class Extractive(CompanyAnswers):
             and p.date == change.date
             and not p.text.startswith(f"{target} changed from")
         ]
-        rest = [p for p in self._best(reading, exclude_field=target) if p not in same_day]
+        rest = [p for p in self.ranker.best(reading, exclude_field=target) if p not in same_day]
         lines = [p.line() for p in [*same_day, *rest] if not p.text.startswith(f"{target} changed")]
         return Reply(replace(lead, cited=_id(page)), lines[:EVIDENCE_LINES], firm=True)
 
@@ -471,7 +516,7 @@ class Extractive(CompanyAnswers):
         one before it), when the question says which."""
         if reading.wants != "when" or reading.tense is None or spec.date_field:
             return None
-        today = self.today()
+        today = self.reader.today()
         fields = page.get("fields") or {}
         dates = [f.name for f in spec.fields if f.type == "date" and fields.get(f.name)]
         after = [n for n in dates if str(fields[n]) > today]
@@ -486,7 +531,7 @@ class Extractive(CompanyAnswers):
         fspec = spec.field(target)
         verb = (fspec.verb if fspec is not None else None) or target
         title = str(page.get("title"))
-        found = await self.call(
+        found = await self.reader.call(
             "kb_neighbors", {"id": str(page.get("id")), "verbs": [verb], "direction": "in"}
         )
         linked = [
@@ -494,7 +539,7 @@ class Extractive(CompanyAnswers):
             for edge in (found or {}).get("edges") or ()
             if isinstance(edge, Mapping) and edge.get("verb") == verb and edge.get("depth", 1) == 1
         ]
-        for other_id, other in self.pages.items():
+        for other_id, other in self.reader.pages.items():
             value = (other.get("fields") or {}).get(target)
             values = value if isinstance(value, list) else [value]
             shown = Part(f"{other.get('title')} ", other_id)
@@ -503,7 +548,7 @@ class Extractive(CompanyAnswers):
         if not linked:
             return None
         for part in linked:  # cited pages: read, so their citations hold
-            await self.page(part.cited)
+            await self.reader.page(part.cited)
         listed = sorted(linked, key=Part.render)
         parts = [listed[0], *(replace(p, text=f", {p.text}") for p in listed[1:])]
         return Reply(Line(f"{label(target).capitalize()} {title}: ", parts=tuple(parts)), [])
@@ -514,13 +559,13 @@ class Extractive(CompanyAnswers):
         Шийдвэрүүд), all of it."""
         if reading.section is None:
             return None
-        own = from_page(page, 0, self.dated(page))
+        own = from_page(page, 0, self.reader.dated(page))
         for section in page.get("sections") or {}:
             if not str(section).startswith(reading.section):
                 continue
             body = [p for p in own if p.kind == "section" and p.heading.startswith(section)]
             if body:  # its first item says what was asked on the first line
-                day = str(page.get("effective_date") or "") if self.dated(page) else ""
+                day = str(page.get("effective_date") or "") if self.reader.dated(page) else ""
                 said = _cut(body[0].text, LEAD_CHARS)
                 lead = Line(f"{page.get('title')} — {section}: {said}", day or None, _id(page))
                 return Reply(lead, [p.line() for p in body[:SECTION_LINES]], firm=True)
@@ -537,7 +582,7 @@ class Extractive(CompanyAnswers):
             if v not in (None, "", [])
         ]
         lead = f"{page.get('title')} — {'; '.join(parts)}" if parts else str(page.get("title"))
-        own = from_page(page, 0, self.dated(page))
+        own = from_page(page, 0, self.reader.dated(page))
         body = [p.line() for p in own if p.kind == "section"][:2]
         dated = [p for p in own if p.kind == "timeline" and "changed from" not in p.text]
         return Reply(Line(lead, cited=_id(page)), body + [p.line() for p in dated[:3]])
@@ -550,14 +595,16 @@ class Extractive(CompanyAnswers):
         results: list[Mapping[str, Any]],
         named: list[Mapping[str, Any]],
     ) -> Reply:
-        best = self._best(reading, results=results, named=named)
+        best = self.ranker.best(reading, results=results, named=named)
         # A question for a figure is answered only by a sentence that gives one.
         answers = [p for p in best if reading.wants != "amount" or AMOUNT.search(p.text)]
         answered = max((score_piece(p, reading)[1] for p in answers), default=0.0) >= 0.999
         # Not answered by the results: the pages linked to the one the question names
         # (the meetings about a company) are where its facts are written.
-        if named and not answered and await self.read_linked(str(named[0].get("id"))):
-            best = self._best(reading, results=[*results, *self._read_results()], named=named)
+        if named and not answered and await self.reader.read_linked(str(named[0].get("id"))):
+            best = self.ranker.best(
+                reading, results=[*results, *self.ranker.read_results()], named=named
+            )
         if not reading.terms and not reading.identifiers:
             return Reply(None, [p.line() for p in best] or self._summaries(results))
         scored = [(score_piece(p, reading), p) for p in best]
@@ -577,7 +624,7 @@ class Extractive(CompanyAnswers):
         leading = [p.page for (_, c), p in scored if c >= 0.5 and p.page]
         for page_id in list(dict.fromkeys(leading))[:LEAD_READS]:
             if self.is_decision(page_id):
-                await self.page(page_id)
+                await self.reader.page(page_id)
         if reading.wants == "amount":
             # A figure answers "what price ...": the best piece that gives one leads, if it
             # holds at least half the question's words ("Үнэ: нэг хүргэлтэд 900 төгрөг").
@@ -606,8 +653,8 @@ class Extractive(CompanyAnswers):
             return []
         out = []
         for item in named:
-            page = self.pages.get(str(item.get("id")))
-            spec = self.folder(str(item.get("folder")))
+            page = self.reader.pages.get(str(item.get("id")))
+            spec = self.reader.folder(str(item.get("folder")))
             if page is None or spec is None or spec.date_field:
                 continue
             recorded = changes(page)
@@ -634,7 +681,7 @@ class Extractive(CompanyAnswers):
         """The pages the entity index resolves the question's names to that the search did
         not find by their names ("Боб Мартинезийн": Bob Martinez, by his name in the other
         script with a case ending), as results the question names."""
-        if "kb_resolve" not in self.tools.tools:
+        if "kb_resolve" not in self.reader.tools.tools:
             return []
         known = [str(r.get("title") or "") for r in named]
         out: list[Mapping[str, Any]] = []
@@ -644,7 +691,7 @@ class Extractive(CompanyAnswers):
                 continue  # a run already resolved: not its longer stretch
             if name_spans(tokens(name), known):
                 continue  # the search found it by its name
-            found = await self.call("kb_resolve", {"name": name, "limit": 3})
+            found = await self.reader.call("kb_resolve", {"name": name, "limit": 3})
             best = next(iter((found or {}).get("candidates") or ()), None)
             if not isinstance(best, Mapping) or (found or {}).get("ambiguous"):
                 continue
@@ -661,13 +708,13 @@ class Extractive(CompanyAnswers):
         """Whether a piece is about the question's subject: on its page, on a page that
         links to it, or naming it. No subject: nothing is (no disagreement is told)."""
         ids = {s.id for s in reading.subjects}
-        names = {normalize_name(n) for s in reading.subjects for n in self.names(s.id) if n}
+        names = {normalize_name(n) for s in reading.subjects for n in self.reader.names(s.id) if n}
 
         def about(piece: Evidence) -> bool:
             if piece.page in ids:
                 return True
-            page = self.pages.get(piece.page)
-            linked = {normalize_name(n) for n in self.link_names(page)} if page else set()
+            page = self.reader.pages.get(piece.page)
+            linked = {normalize_name(n) for n in self.reader.link_names(page)} if page else set()
             text = normalize_name(piece.text)
             return bool(linked & names) or any(n and n in text for n in names)
 
@@ -675,7 +722,7 @@ class Extractive(CompanyAnswers):
 
     def is_decision(self, page_id: str) -> bool:
         """The page is in a folder whose pages a lifecycle field can end (decisions)."""
-        spec = self.folder(page_id.split("/", 1)[0])
+        spec = self.reader.folder(page_id.split("/", 1)[0])
         return spec is not None and lifecycle_field(spec) is not None
 
     def _recorded_dispute(self, pieces_: Sequence[Evidence]) -> bool:
@@ -684,7 +731,7 @@ class Extractive(CompanyAnswers):
         figures in two sentences are no disagreement by themselves: a list price and a
         customer's price, an old price and a new one are different facts."""
         for piece in pieces_:
-            page = self.pages.get(piece.page) or {}
+            page = self.reader.pages.get(piece.page) or {}
             listed = page.get("open_questions")
             if isinstance(listed, list) and any(
                 not str(q).startswith(HELD_QUESTION) for q in listed
@@ -695,11 +742,11 @@ class Extractive(CompanyAnswers):
     def _replaced(self, page_id: str) -> bool:
         """The page is a decision a newer one reversed or superseded, or one still
         proposed (waiting for a person)."""
-        fields = (self.pages.get(page_id) or {}).get("fields") or {}
+        fields = (self.reader.pages.get(page_id) or {}).get("fields") or {}
         return bool(fields.get("superseded_by")) or fields.get("status") in NOT_HOLDING
 
     def _notes(self, result: Mapping[str, Any]) -> list[str]:
-        reasons = [*self.log.degraded, *(result.get("degraded") or ())]
+        reasons = [*self.reader.log.degraded, *(result.get("degraded") or ())]
         return notes_for(reasons, ingesting(result))
 
     def _cited(self, text: str, results: Sequence[Mapping[str, Any]]) -> list[CitedPage]:
@@ -708,7 +755,7 @@ class Extractive(CompanyAnswers):
         known = {str(r.get("id")): r for r in results}
         out = []
         for pid in extract_citations(text):
-            found = self.log.pages.get(pid)
+            found = self.reader.log.pages.get(pid)
             if found is None and pid in known:
                 item = known[pid]
                 found = CitedPage(pid, str(item.get("title") or ""), item.get("date"))

@@ -22,6 +22,7 @@ from read_agent.extractive.brief_reply import (
     ranked,
 )
 from read_agent.extractive.line import Line
+from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading
 from read_agent.extractive.replay import replaced_ids, replay, subject_then
 from read_agent.extractive.reply import NO_SENTENCE, Reply
@@ -33,10 +34,14 @@ REPLACEMENTS_READ = 4  # pages that replaced what held on a past day, read as th
 _CHAIN_LINE = re.compile(r" — (?:supersedes|superseded by): ")  # a page's chain field
 
 
-class CompanyAnswers(StateAt):
+class CompanyAnswers:
     """The brief's part of an extractive answer (see the module docstring)."""
 
-    async def _briefed(
+    def __init__(self, reader: PageReader, state: StateAt) -> None:
+        self.reader = reader
+        self.state = state
+
+    async def briefed(
         self, reading: Reading, question: str, reply: Reply | None, claim: bool
     ) -> Reply | None:
         """The answer with ``kb_brief``'s lines first (the decision, its deciders, dates,
@@ -52,12 +57,12 @@ class CompanyAnswers(StateAt):
         # what the memory knew then; a question asking the current state too ("your
         # current understanding ... and on 2022-01-15?") gets the history instead
         then = past if not reading.soft else None
-        if then is not None and self.tools.accepts(BRIEF_TOOL, "as_of"):
+        if then is not None and self.reader.tools.accepts(BRIEF_TOOL, "as_of"):
             arguments["as_of"] = then
-        brief = await self.call(BRIEF_TOOL, arguments)
+        brief = await self.reader.call(BRIEF_TOOL, arguments)
         said, evidence, answers = brief_lines(
             brief or {},
-            lambda s: self._about_other(
+            lambda s: self.state.about_other(
                 reading, {"folder": s.get("folder"), "fields": s.get("current")}
             ),
             reading.is_(Kind.AGREEMENT),
@@ -65,7 +70,7 @@ class CompanyAnswers(StateAt):
             self._folders(lambda f: f.type == "decision"),
             question,
         )
-        day = self.as_of or then
+        day = self.reader.as_of or then
         if day is not None:  # nothing dated after the day asked about (nor undated)
             said = [x for x in said if _on_or_before(x, day)]
             evidence = [x for x in evidence if _on_or_before(x, day)]
@@ -102,26 +107,29 @@ class CompanyAnswers(StateAt):
         day, each subject then and what became of it (:mod:`read_agent.extractive.replay`),
         the pages that replaced one read as they are now; then the day's own quotes and
         the answer's lines, those saying the most of the question first."""
-        if not self.tools.accepts(BRIEF_TOOL, "as_of"):
+        if not self.reader.tools.accepts(BRIEF_TOOL, "as_of"):
             return None
         arguments = {"question": question, "budget": BRIEF_BUDGET, "as_of": day}
-        brief = await self.call(BRIEF_TOOL, arguments) or {}
+        brief = await self.reader.call(BRIEF_TOOL, arguments) or {}
         subjects = [s for s in brief.get("subjects") or () if isinstance(s, Mapping)]
         named: list[Mapping[str, Any]] = []  # the pages the question names, on the day
-        for pid, page in list(self.pages.items())[:PAGES_READ]:
-            if pid not in {s.get("id") for s in subjects} and page.get("title") in self.asked:
-                view = await self.call("kb_get_page", {"id": pid, "as_of": day})
+        for pid, page in list(self.reader.pages.items())[:PAGES_READ]:
+            if (
+                pid not in {s.get("id") for s in subjects}
+                and page.get("title") in self.reader.asked
+            ):
+                view = await self.reader.call("kb_get_page", {"id": pid, "as_of": day})
                 then = subject_then(view) if view is not None else None
                 named += [then] if then is not None else []
-        saved, self.as_of = self.as_of, None  # the replacements as they are now
+        saved, self.reader.as_of = self.reader.as_of, None  # the replacements as they are now
         try:
             now = {
                 pid: found
                 for pid in replaced_ids({"subjects": [*subjects, *named]}, day)[:REPLACEMENTS_READ]
-                if (found := await self.call("kb_get_page", {"id": pid})) is not None
+                if (found := await self.reader.call("kb_get_page", {"id": pid})) is not None
             }
         finally:
-            self.as_of = saved
+            self.reader.as_of = saved
         replayed = replay(brief, day, now, question, named)
         if replayed is None:
             return None
@@ -136,8 +144,8 @@ class CompanyAnswers(StateAt):
 
     def _folders(self, which: Callable[[FolderSpec], bool]) -> frozenset[str]:
         return (
-            frozenset(f.name for f in self.schema.folders if which(f))
-            if self.schema
+            frozenset(f.name for f in self.reader.schema.folders if which(f))
+            if self.reader.schema
             else frozenset()
         )
 

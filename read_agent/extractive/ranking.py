@@ -12,12 +12,10 @@ on or before it: what was written later was not known then.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memserver.kb.schema import Schema
 from memserver.kb.words import normalize_name, words
 from memserver.timeparse.mentions import mention_reader
 from read_agent.extractive.evidence import Evidence, from_page, from_result
@@ -25,57 +23,49 @@ from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading
 from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
-from read_agent.tools.toolset import CallLog, Toolset
 
 DEFAULT_RESULTS = 10
 EVIDENCE_LINES = 6
 AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 
 
-class Ranker(PageReader):
+class Ranker:
     """The pages read for one answer, and their pieces ranked for a question."""
 
-    def __init__(
-        self,
-        tools: Toolset,
-        log: CallLog,
-        schema: Schema | None,
-        now: dt.datetime | None,
-        limit: int = DEFAULT_RESULTS,
-    ) -> None:
-        super().__init__(tools, log, schema, now)
+    def __init__(self, reader: PageReader, limit: int = DEFAULT_RESULTS) -> None:
+        self.reader = reader
         self.limit = limit
-        self.mentions = mention_reader(schema.tz if schema is not None else "UTC")
+        self.mentions = mention_reader(reader.schema.tz if reader.schema is not None else "UTC")
 
     def held(self, pieces: Sequence[Evidence]) -> list[Evidence]:
         """``pieces`` known on the ``as_of`` date: none dated after it."""
-        if self.as_of is None:
+        if self.reader.as_of is None:
             return list(pieces)
-        return [p for p in pieces if p.date is None or p.date[:10] <= self.as_of]
+        return [p for p in pieces if p.date is None or p.date[:10] <= self.reader.as_of]
 
     def _candidates(self, results: Sequence[Mapping[str, Any]]) -> list[Evidence]:
         out: list[Evidence] = []
         for rank, item in enumerate(results):
             pid = str(item.get("id"))
-            page = self.pages.get(pid)
+            page = self.reader.pages.get(pid)
             if page is not None:
-                out += from_page(page, rank, self.dated(page))
+                out += from_page(page, rank, self.reader.dated(page))
             elif is_source(item):
                 out += from_source(item, rank, self.mentions)
             else:
-                spec = self.folder(str(item.get("folder")))
+                spec = self.reader.folder(str(item.get("folder")))
                 names = spec.field_names if spec is not None else ()
                 out += from_result(item, rank, bool(spec and spec.date_field), names)
         return unaddressed(out)
 
-    def _best(
+    def best(
         self,
         reading: Reading,
         exclude_field: str | None = None,
         results: Sequence[Any] = (),
         named: Sequence[Mapping[str, Any]] = (),
     ) -> list[Evidence]:
-        pool = self._candidates(results) if results else self._candidates(self._read_results())
+        pool = self._candidates(results) if results else self._candidates(self.read_results())
         pool = self.held(pool)
         scored = []
         seen: set[str] = set()
@@ -97,8 +87,10 @@ class Ranker(PageReader):
         ranked = self._on_topic([p for _, _, p in scored], named)
         return ranked[:EVIDENCE_LINES]
 
-    def _read_results(self) -> list[Mapping[str, Any]]:
-        return [{"id": pid, "folder": page.get("folder")} for pid, page in self.pages.items()]
+    def read_results(self) -> list[Mapping[str, Any]]:
+        return [
+            {"id": pid, "folder": page.get("folder")} for pid, page in self.reader.pages.items()
+        ]
 
     def _on_topic(
         self, pieces: list[Evidence], named: Sequence[Mapping[str, Any]]
@@ -107,20 +99,20 @@ class Ranker(PageReader):
         nothing else is left): under "what price did we agree with Nomin Trade?", a Globex
         page's sentence, or one of a meeting with Globex, is about Globex."""
         folders = {str(item.get("folder")) for item in named}
-        ours = {normalize_name(n) for item in named for n in self.names(str(item.get("id")))}
+        ours = {normalize_name(n) for item in named for n in self.reader.names(str(item.get("id")))}
         if not ours:
             return pieces
 
         def elsewhere(piece: Evidence) -> bool:
-            page = self.pages.get(piece.page)
+            page = self.reader.pages.get(piece.page)
             if page is None:
                 return False
             if str(page.get("folder")) in folders:
                 return normalize_name(str(page.get("title"))) not in ours
-            links = {normalize_name(n) for n in self.link_names(page)}
+            links = {normalize_name(n) for n in self.reader.link_names(page)}
             others = {
                 normalize_name(str(p.get("title")))
-                for p in self.pages.values()
+                for p in self.reader.pages.values()
                 if str(p.get("folder")) in folders
             } - ours
             return bool(links & others) and not links & ours

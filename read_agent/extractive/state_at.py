@@ -25,6 +25,7 @@ from memserver.kb.words import normalize_name, words
 from read_agent.extractive.evidence import Evidence, from_page
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.line import Line
+from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import BEFORE_CHANGE, Reading, matched
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, Ranker
 from read_agent.extractive.reply import Reply
@@ -34,25 +35,28 @@ EVENTS_READ = 10
 CHANGED_LATER = "Changed later"  # the tag of the newest event after the day asked about
 
 
-class StateAt(Ranker):
-    """Answers about the state on a day (see the module docstring)."""
+class StateAt:
+    """Answers about the state on a day (see the module docstring), over the answer's
+    pages (``reader``) and their ranking (``ranker``)."""
 
-    async def _current(self, reading: Reading) -> Reply | None:
+    def __init__(self, reader: PageReader, ranker: Ranker) -> None:
+        self.reader = reader
+        self.ranker = ranker
+
+    async def current(self, reading: Reading) -> Reply | None:
         """ "What is our current pricing?": the newest event on or before now titled by the
         question's words (the pricing review) decides; its best sentence leads."""
-        if not reading.soft or reading.order or reading.as_of:
-            return None
-        return await self._state(reading, self.today(), None)
+        return await self._state(reading, self.reader.today(), None)
 
-    async def _as_of(self, reading: Reading) -> Reply | None:
+    async def state_on_day(self, reading: Reading) -> Reply | None:
         """The state on the day the question asks about (``reading.as_of``)."""
-        if reading.as_of is None or reading.order:
-            return None
         day = reading.as_of
+        if day is None:  # asked only with a day (read_agent.extractive.routes)
+            return None
         changed = ""
         if day == BEFORE_CHANGE:  # the day before the newest event on the topic
-            events = await self._events(reading, self.today())
-            newest = await self._deciding(reading, events, self.today())
+            events = await self._events(reading, self.reader.today())
+            newest = await self._deciding(reading, events, self.reader.today())
             if newest is None:
                 return None
             changed = str(newest.get("effective_date") or "")[:10]
@@ -62,10 +66,10 @@ class StateAt(Ranker):
                 return None
             # the change's decision names the one it replaced: that one held before it
             replaced = (newest.get("fields") or {}).get("supersedes")
-            before = await self.page(str(replaced)) if replaced else None
-        self.as_of = min(day, self.today())
-        head = f"Before {changed}" if changed else f"As of {self.as_of}"
-        return await self._state(reading, self.as_of, head, before if changed else None)
+            before = await self.reader.page(str(replaced)) if replaced else None
+        self.reader.as_of = min(day, self.reader.today())
+        head = f"Before {changed}" if changed else f"As of {self.reader.as_of}"
+        return await self._state(reading, self.reader.as_of, head, before if changed else None)
 
     async def _state(
         self,
@@ -74,7 +78,7 @@ class StateAt(Ranker):
         head: str | None,
         page: Mapping[str, Any] | None = None,
     ) -> Reply | None:
-        if not reading.terms or self.schema is None:
+        if not reading.terms or self.reader.schema is None:
             return None
         if page is None:
             page = await self._deciding(reading, await self._events(reading, day), day)
@@ -87,7 +91,7 @@ class StateAt(Ranker):
         # What the event decided, and a figure, before its context ("no public price list")
         full.sort(key=lambda p: (not decided_heading(p.heading), AMOUNT.search(p.text) is None))
         rest = [p.line() for p in own if p in full[1:]] + [
-            p.line() for p in self._best(reading) if p not in full
+            p.line() for p in self.ranker.best(reading) if p not in full
         ]
         if head is None:
             return Reply(full[0].line(), rest[:EVIDENCE_LINES])
@@ -97,19 +101,19 @@ class StateAt(Ranker):
     async def _events(self, reading: Reading, day: str) -> list[Mapping[str, Any]]:
         """The dated pages (events) on or before ``day`` whose titles say all the
         question's words."""
-        assert self.schema is not None
+        assert self.reader.schema is not None
         about = " ".join(reading.terms)
         moment = dt.datetime.combine(dt.date.fromisoformat(day), dt.time(23, 59))
-        if self.now is not None and self.now.tzinfo is not None:
-            moment = moment.replace(tzinfo=self.now.tzinfo)
+        if self.reader.now is not None and self.reader.now.tzinfo is not None:
+            moment = moment.replace(tzinfo=self.reader.now.tzinfo)
         events: list[Mapping[str, Any]] = []
-        for spec in self.schema.folders:
+        for spec in self.reader.schema.folders:
             if not spec.date_field:
                 continue
             arguments = {"folder": spec.name, "about": about, "limit": EVENTS_READ}
-            if self.tools.accepts("kb_latest", "now"):
+            if self.reader.tools.accepts("kb_latest", "now"):
                 arguments["now"] = moment.isoformat()
-            found = await self.call("kb_latest", arguments)
+            found = await self.reader.call("kb_latest", arguments)
             for item in (found or {}).get("results") or ():
                 if not isinstance(item, Mapping) or str(item.get("date") or "")[:10] > day:
                     continue
@@ -121,16 +125,16 @@ class StateAt(Ranker):
 
     async def _changed_after(self, reading: Reading, day: str) -> list[Line]:
         """The newest event on the topic after ``day``, as one line: what changed since."""
-        saved, self.as_of = self.as_of, None
+        saved, self.reader.as_of = self.reader.as_of, None
         try:
             events = [
                 e
-                for e in await self._events(reading, self.today())
+                for e in await self._events(reading, self.reader.today())
                 if str(e.get("date") or "")[:10] > day
             ]
-            page = await self._deciding(reading, events, self.today())
+            page = await self._deciding(reading, events, self.reader.today())
         finally:
-            self.as_of = saved
+            self.reader.as_of = saved
         if page is None:
             return []
         own: list[Evidence] = [p for p in from_page(page, 0, True) if p.kind == "section"]
@@ -148,7 +152,9 @@ class StateAt(Ranker):
         person), and not a decision a newer one on or before the day replaced. None of
         them so: the newest event."""
         decision = (
-            {f.name for f in self.schema.folders if f.type == "decision"} if self.schema else set()
+            {f.name for f in self.reader.schema.folders if f.type == "decision"}
+            if self.reader.schema
+            else set()
         )
         # the same day, the decision's own record before the meeting that took it
         ordered = sorted(
@@ -157,22 +163,22 @@ class StateAt(Ranker):
             reverse=True,
         )
         for item in ordered:
-            page = await self.page(str(item.get("id")))
-            if page is None or self._about_other(reading, page) or _proposed(page):
+            page = await self.reader.page(str(item.get("id")))
+            if page is None or self.about_other(reading, page) or _proposed(page):
                 continue
             if not await self._replaced_by(page, day):
                 return page
-        return await self.page(str(ordered[0].get("id"))) if ordered else None
+        return await self.reader.page(str(ordered[0].get("id"))) if ordered else None
 
-    def _about_other(self, reading: Reading, page: Mapping[str, Any]) -> bool:
+    def about_other(self, reading: Reading, page: Mapping[str, Any]) -> bool:
         """The page links to a company (a link field into a folder of companies) that
         the question does not name."""
-        spec = self.folder(str(page.get("folder")))
-        if spec is None or self.schema is None:
+        spec = self.reader.folder(str(page.get("folder")))
+        if spec is None or self.reader.schema is None:
             return False
-        companies = {f.name for f in self.schema.folders if f.type == "company"}
+        companies = {f.name for f in self.reader.schema.folders if f.type == "company"}
         asked = set(words(reading.question))
-        named = {normalize_name(n) for n in self.asked}
+        named = {normalize_name(n) for n in self.reader.asked}
         fields = page.get("fields") or {}
         for f in spec.fields:
             if not f.is_link or f.folder not in companies:
@@ -190,7 +196,7 @@ class StateAt(Ranker):
         newer = (page.get("fields") or {}).get("superseded_by")
         if not newer:
             return False
-        later = await self.page(str(newer))
+        later = await self.reader.page(str(newer))
         when = str((later or {}).get("effective_date") or (later or {}).get("date") or "")
         # not found (the server's view of an earlier day): it was not known then
         return later is not None and (not when or when[:10] <= day)

@@ -92,9 +92,7 @@ def test_a_figure_not_in_the_memory_is_said_plainly_with_what_was_searched(
 def test_a_decision_a_newer_one_reversed_is_said_first_to_be_replaced(
     example: IngestServer,
 ) -> None:
-    answer = ask(
-        example, "We decided on per-seat pricing in July. Does that decision still hold?"
-    )
+    answer = ask(example, "We decided on per-seat pricing in July. Does that decision still hold?")
     first = lines(answer)[0].lower()
     assert "per-seat" in first or "per seat" in first, answer.text
     assert "usage-based" in first or "replaced" in first or "superseded" in first, answer.text
