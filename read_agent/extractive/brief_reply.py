@@ -34,8 +34,8 @@ from memserver.kb.words import STOPWORDS, words
 from read_agent.extractive.line import DIRECT, INFERRED, Line
 from read_agent.extractive.question import matched
 from read_agent.reading import topical
+from read_agent.tools.wire import Brief, Change, Conflict, Earlier, Quote, Subject
 
-BRIEF_TOOL = "kb_brief"
 BRIEF_BUDGET = 2_400  # tokens asked of kb_brief: the answer shows a part of it
 SUBJECT_LINES = 4
 HISTORY_SUBJECTS = 2  # the subjects whose earlier values are said
@@ -55,8 +55,8 @@ class Briefed(NamedTuple):
 
 
 def brief_lines(
-    brief: Mapping[str, Any],
-    aside: Callable[[Mapping[str, Any]], bool] = lambda s: False,
+    brief: Brief,
+    aside: Callable[[Subject], bool] = lambda s: False,
     disputed: bool = False,
     events: frozenset[str] = frozenset(),
     decisions: frozenset[str] = frozenset(),
@@ -67,9 +67,9 @@ def brief_lines(
     others remain, and the evidence quoted for them with them. The open conflicts lead
     when the question asks whether sources agree (``disputed``); else only those on the
     subjects are said, after them."""
-    subjects = [s for s in brief.get("subjects") or () if isinstance(s, Mapping)]
+    subjects = list(brief.subjects)
     kept = [s for s in subjects if not aside(s)] or subjects
-    dropped = {str(s.get("id")) for s in subjects if s not in kept}
+    dropped = {s.id for s in subjects if s not in kept}
     # what holds first: a decision a later one reversed or superseded, or one still
     # proposed, after it; a replacement the brief holds takes the place of what it
     # replaced (the search found the old one: what holds now is said there)
@@ -77,60 +77,51 @@ def brief_lines(
     kept.sort(
         key=lambda s: (
             _not_holding(s) and not _replaced_by_one_of(s, kept),
-            bool(decisions) and s.get("folder") not in decisions,
-            bool(events) and s.get("folder") not in events,
+            bool(decisions) and s.folder not in decisions,
+            bool(events) and s.folder not in events,
         )
     )
-    titles = {str(s.get("id")): str(s.get("title") or "") for s in subjects}
-    dates = {str(s.get("id")): str(s.get("date") or "") for s in subjects}
-    shown = {str(s.get("id")) for s in kept[:SUBJECT_LINES]}
-    conflicts = [
-        _conflict_line(c)
-        for c in brief.get("conflicts") or ()
-        if isinstance(c, Mapping) and (disputed or str(c.get("page")) in shown)
-    ]
+    titles = {s.id: s.title for s in subjects}
+    dates = {s.id: s.date or "" for s in subjects}
+    shown = {s.id for s in kept[:SUBJECT_LINES]}
+    conflicts = [_conflict_line(c) for c in brief.conflicts if disputed or str(c.page) in shown]
     said = list(conflicts) if disputed else []  # the answer must not pick one side
     for rank, s in enumerate(kept[:SUBJECT_LINES]):
         said.append(subject_line(s, titles, dates))
         if rank < HISTORY_SUBJECTS:  # the history of what the answer is about
-            said += [_earlier_line(s, e) for e in s.get("earlier") or () if isinstance(e, Mapping)]
-            said += [
-                _later_line(s, c) for c in s.get("changed_since") or () if isinstance(c, Mapping)
-            ]
+            said += [_earlier_line(s, e) for e in s.earlier]
+            said += [_later_line(s, c) for c in s.changed_since]
     said += [] if disputed else conflicts
     quotes = [
         _evidence_line(e)
-        for e in brief.get("evidence") or ()
-        if isinstance(e, Mapping)
-        and e.get("label") == "direct"
-        and e.get("text")
-        and str(e.get("page")) not in dropped
+        for e in brief.evidence
+        if e.label == "direct" and e.text and str(e.page) not in dropped
     ]
     # the first line answers when it is a disagreement asked about, or a subject with a
     # status or deciders (a decision), not a page's bare fields ("kind: prospect")
-    top = kept[0] if kept else {}
-    decided = bool(top.get("status") or top.get("deciders")) and _about(top, question)
+    top = kept[0] if kept else None
+    decided = top is not None and bool(top.status or top.deciders) and _about(top, question)
     answers = (disputed and bool(conflicts)) or decided
     return Briefed(said, quotes[:EVIDENCE_LINES], bool(said) and answers)
 
 
-def _not_holding(subject: Mapping[str, Any]) -> bool:
-    return bool(subject.get("superseded_by")) or subject.get("status") in NOT_HOLDING
+def _not_holding(subject: Subject) -> bool:
+    return bool(subject.superseded_by) or subject.status in NOT_HOLDING
 
 
-def _replaced_by_one_of(subject: Mapping[str, Any], subjects: Sequence[Mapping[str, Any]]) -> bool:
-    ids = {str(s.get("id")) for s in subjects}
-    return any(str(r) in ids for r in subject.get("superseded_by") or ())
+def _replaced_by_one_of(subject: Subject, subjects: Sequence[Subject]) -> bool:
+    ids = {s.id for s in subjects}
+    return any(r in ids for r in subject.superseded_by)
 
 
-def _replacements_first(subjects: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _replacements_first(subjects: Sequence[Subject]) -> list[Subject]:
     """The subjects in order, each replacement the list holds moved to just before the
     first subject it replaced."""
-    by_id = {str(s.get("id")): s for s in subjects}
-    out: list[Mapping[str, Any]] = []
+    by_id = {s.id: s for s in subjects}
+    out: list[Subject] = []
     for s in subjects:
-        for new in s.get("superseded_by") or ():
-            found = by_id.get(str(new))
+        for new in s.superseded_by:
+            found = by_id.get(new)
             if found is not None and found not in out:
                 out.append(found)
         if s not in out:
@@ -138,13 +129,13 @@ def _replacements_first(subjects: Sequence[Mapping[str, Any]]) -> list[Mapping[s
     return out
 
 
-def _about(subject: Mapping[str, Any], question: str | None) -> bool:
+def _about(subject: Subject, question: str | None) -> bool:
     """Whether the subject's title or values say a word of the question (always, when
     no question is given): a page the search found for nothing it says may not lead."""
     if question is None:
         return True
     asked = {w for w in words(question) if len(w) > 2 and w not in STOPWORDS}
-    said = f"{subject.get('title')} {' '.join(map(str, (subject.get('current') or {}).values()))}"
+    said = f"{subject.title} {' '.join(map(str, subject.current.values()))}"
     starts = asked | {s for w in asked for s in other_language(w)}  # "үнийн" is "pricing"
     told = set(words(said))
     return any(w.startswith(s) for w in told for s in starts) or any(
@@ -155,30 +146,28 @@ def _about(subject: Mapping[str, Any], question: str | None) -> bool:
 
 
 def subject_line(
-    s: Mapping[str, Any], titles: Mapping[str, str], dates: Mapping[str, str], tag: str = ""
+    s: Subject, titles: Mapping[str, str], dates: Mapping[str, str], tag: str = ""
 ) -> Line:
     """A subject as one line: its date, title, status, deciders, values and the decisions
     it replaced or that replaced it (``tag`` before its title: "Then: ")."""
     parts = []
-    if s.get("status"):
-        parts.append(str(s["status"]))
-    deciders = [str(d) for d in s.get("deciders") or ()]
-    if deciders:
-        parts.append("decided by " + ", ".join(deciders))
-    current = s.get("current") or {}
-    for name, value in current.items() if isinstance(current, Mapping) else ():
+    if s.status:
+        parts.append(s.status)
+    if s.deciders:
+        parts.append("decided by " + ", ".join(s.deciders))
+    for name, value in s.current.items():
         shown = text_of(value)
         if name in SKIPPED_FIELDS or not shown or name == "decided_by":
             continue
-        if shown == s.get("date"):
+        if shown == s.date:
             continue
         parts.append(f"{name.replace('_', ' ')}: {shown}")
-    for way, ids in (("replaced", s.get("supersedes")), ("replaced by", s.get("superseded_by"))):
-        for other in ids or ():
+    for way, ids in (("replaced", s.supersedes), ("replaced by", s.superseded_by)):
+        for other in ids:
             when = f" of {dates[other]}" if dates.get(other) else ""
             parts.append(f"{way} “{titles.get(other) or other}”{when}")
-    said = f"{tag}{s.get('title')}: {'; '.join(parts)}"
-    return inferred(said, s.get("date"), s.get("id"))
+    said = f"{tag}{s.title}: {'; '.join(parts)}"
+    return inferred(said, s.date, s.id)
 
 
 def inferred(text: str, day: Any, page: Any) -> Line:
@@ -186,42 +175,35 @@ def inferred(text: str, day: Any, page: Any) -> Line:
     return Line(text, str(day) if day else None, (str(page),), INFERRED)
 
 
-def _earlier_line(s: Mapping[str, Any], e: Mapping[str, Any]) -> Line:
-    then = f", then {text_of(e.get('replaced_by'))}" if e.get("replaced_by") else ""
-    why = f"; {cut(str(e['reason']))}" if e.get("reason") else ""
-    field = str(e.get("field") or "").replace("_", " ")
-    said = (
-        f"Earlier {field} of {s.get('title')}: {text_of(e.get('value'))} "
-        f"(from {e.get('valid_from')}{then}{why})"
-    )
-    return inferred(said, str(e.get("valid_to")), s.get("id"))
+def _earlier_line(s: Subject, e: Earlier) -> Line:
+    then = f", then {text_of(e.replaced_by)}" if e.replaced_by else ""
+    why = f"; {cut(e.reason)}" if e.reason else ""
+    field = e.field.replace("_", " ")
+    said = f"Earlier {field} of {s.title}: {text_of(e.value)} (from {e.valid_from}{then}{why})"
+    return inferred(said, str(e.valid_to), s.id)
 
 
-def _later_line(s: Mapping[str, Any], c: Mapping[str, Any]) -> Line:
-    field = str(c.get("field") or "").replace("_", " ")
-    said = f"Changed later: {field} of {s.get('title')} to {text_of(c.get('to'))}"
-    return inferred(said, str(c.get("date")), s.get("id"))
+def _later_line(s: Subject, c: Change) -> Line:
+    field = c.field.replace("_", " ")
+    said = f"Changed later: {field} of {s.title} to {text_of(c.to)}"
+    return inferred(said, str(c.date), s.id)
 
 
-def _conflict_line(c: Mapping[str, Any]) -> Line:
-    sides = " vs ".join(
-        f"{text_of(x.get('value'))} ({x.get('source') or '?'})"
-        for x in c.get("sides") or ()
-        if isinstance(x, Mapping)
-    )
-    field = str(c.get("field") or "").replace("_", " ")
-    when = c.get("date") or c.get("recorded")  # the sources' day, else when it was seen
-    return inferred(f"The sources disagree on {field}: {sides}", when, c.get("page"))
+def _conflict_line(c: Conflict) -> Line:
+    sides = " vs ".join(f"{text_of(x.value)} ({x.source or '?'})" for x in c.sides)
+    field = c.field.replace("_", " ")
+    when = c.date or c.recorded  # the sources' day, else when it was seen
+    return inferred(f"The sources disagree on {field}: {sides}", when, c.page)
 
 
-def _evidence_line(e: Mapping[str, Any]) -> Line:
+def _evidence_line(e: Quote) -> Line:
     return Line(
-        cut(str(e.get("text")).replace("**", ""), QUOTE_CHARS),
-        str(e.get("date")) if e.get("date") else None,
-        (str(e["page"]),) if e.get("page") else (),
+        cut(e.text.replace("**", ""), QUOTE_CHARS),
+        e.date,
+        (e.page,) if e.page else (),
         DIRECT,
-        f"source/{e['source']}" if e.get("source") else "",
-        str(e.get("author") or ""),
+        f"source/{e.source}" if e.source else "",
+        e.author,
     )
 
 

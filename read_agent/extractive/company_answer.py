@@ -10,13 +10,12 @@ and merges its lines with the answer's own.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memserver.kb.schema import FolderSpec
 from read_agent.extractive.brief_reply import (
     BRIEF_BUDGET,
-    BRIEF_TOOL,
     brief_lines,
     interleaved,
     ranked,
@@ -28,6 +27,7 @@ from read_agent.extractive.replay import replaced_ids, replay, subject_then
 from read_agent.extractive.reply import NO_SENTENCE, Reply
 from read_agent.extractive.state_at import StateAt
 from read_agent.reading import Kind
+from read_agent.tools.wire import BRIEF_TOOL, Subject
 
 PAGES_READ = 8  # the best results read in full
 REPLACEMENTS_READ = 4  # pages that replaced what held on a past day, read as they are now
@@ -59,12 +59,10 @@ class CompanyAnswers:
         then = past if not reading.soft else None
         if then is not None and self.reader.tools.accepts(BRIEF_TOOL, "as_of"):
             arguments["as_of"] = then
-        brief = await self.reader.call(BRIEF_TOOL, arguments)
+        brief = await self.reader.brief(arguments)
         said, evidence, answers = brief_lines(
-            brief or {},
-            lambda s: self.state.about_other(
-                reading, {"folder": s.get("folder"), "fields": s.get("current")}
-            ),
+            brief,
+            lambda s: self.state.about_other(reading, {"folder": s.folder, "fields": s.current}),
             reading.is_(Kind.AGREEMENT),
             self._folders(lambda f: bool(f.date_field)),
             self._folders(lambda f: f.type == "decision"),
@@ -110,14 +108,10 @@ class CompanyAnswers:
         if not self.reader.tools.accepts(BRIEF_TOOL, "as_of"):
             return None
         arguments = {"question": question, "budget": BRIEF_BUDGET, "as_of": day}
-        brief = await self.reader.call(BRIEF_TOOL, arguments) or {}
-        subjects = [s for s in brief.get("subjects") or () if isinstance(s, Mapping)]
-        named: list[Mapping[str, Any]] = []  # the pages the question names, on the day
+        brief = await self.reader.brief(arguments)
+        named: list[Subject] = []  # the pages the question names, on the day
         for pid, page in list(self.reader.pages.items())[:PAGES_READ]:
-            if (
-                pid not in {s.get("id") for s in subjects}
-                and page.get("title") in self.reader.asked
-            ):
+            if pid not in {s.id for s in brief.subjects} and page.get("title") in self.reader.asked:
                 view = await self.reader.call("kb_get_page", {"id": pid, "as_of": day})
                 then = subject_then(view) if view is not None else None
                 named += [then] if then is not None else []
@@ -125,7 +119,7 @@ class CompanyAnswers:
         try:
             now = {
                 pid: found
-                for pid in replaced_ids({"subjects": [*subjects, *named]}, day)[:REPLACEMENTS_READ]
+                for pid in replaced_ids([*brief.subjects, *named], day)[:REPLACEMENTS_READ]
                 if (found := await self.reader.call("kb_get_page", {"id": pid})) is not None
             }
         finally:

@@ -12,6 +12,7 @@ from read_agent.reading import Subject
 from read_agent.reading.fields import Embed
 from read_agent.tools.raw_notes import QUERY_TOOL, query_with_sources
 from read_agent.tools.toolset import CallLog, Toolset
+from read_agent.tools.wire import BRIEF_TOOL, Brief
 
 LINKED_READ = 4  # pages linked to a named page read when the results do not answer
 
@@ -43,6 +44,10 @@ class PageReader:
         else:
             ok, _, result = await self.tools.call(name, args, self.log)
         return result if ok and isinstance(result, Mapping) else None
+
+    async def brief(self, arguments: Mapping[str, Any]) -> Brief:
+        """``kb_brief``'s answer, parsed once (an empty brief when it gave none)."""
+        return Brief.parse(await self.call(BRIEF_TOOL, arguments))
 
     async def page(self, page_id: str) -> Mapping[str, Any] | None:
         if page_id not in self.pages:

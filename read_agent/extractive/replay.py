@@ -39,6 +39,7 @@ from read_agent.extractive.brief_reply import (
     topic_words,
 )
 from read_agent.extractive.line import Line
+from read_agent.tools.wire import Brief, Change, Subject, listed
 
 CHAIN = frozenset({"supersedes", "superseded_by", "decided_by", "decided_on"})
 BODY_CHARS = 240  # of what a replacing page says
@@ -50,17 +51,17 @@ class Replay(NamedTuple):
     lines: list[Line]
 
 
-def replaced_ids(brief: Mapping[str, Any], day: str) -> list[str]:
+def replaced_ids(subjects: Sequence[Subject], day: str) -> list[str]:
     """The pages that replaced a subject after ``day``: to be read as they are now."""
     out = []
-    for s in _subjects(brief):
+    for s in subjects:
         for c in _since(s, day):
-            if c.get("field") == "superseded_by":
-                out += [str(v) for v in _listed(c.get("to")) if "/" in str(v)]
+            if c.field == "superseded_by":
+                out += [str(v) for v in listed(c.to) if "/" in str(v)]
     return list(dict.fromkeys(out))
 
 
-def subject_then(view: Mapping[str, Any]) -> dict[str, Any] | None:
+def subject_then(view: Mapping[str, Any]) -> Subject | None:
     """A page read ``as_of`` a day (``kb_get_page``) as a brief's subject then: its values
     on the day and what changed after; None when nothing of it was known then."""
     then = view.get("as_of")
@@ -68,24 +69,26 @@ def subject_then(view: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     fields = view.get("fields") or {}
     fields = fields if isinstance(fields, Mapping) else {}
-    return {
-        "id": view.get("id"),
-        "title": view.get("title"),
-        "folder": view.get("folder"),
-        "date": then.get("date"),  # the values held on the day asked about
-        "status": fields.get("status"),
-        "current": {k: v for k, v in fields.items() if k not in ("status", "decided_by")},
-        "deciders": _listed(fields.get("decided_by")),
-        "changed_since": [c for c in then.get("changed_since") or () if isinstance(c, Mapping)],
-    }
+    return Subject.parse(
+        {
+            "id": view.get("id"),
+            "title": view.get("title"),
+            "folder": view.get("folder"),
+            "date": then.get("date"),  # the values held on the day asked about
+            "status": fields.get("status"),
+            "current": {k: v for k, v in fields.items() if k not in ("status", "decided_by")},
+            "deciders": fields.get("decided_by"),
+            "changed_since": then.get("changed_since"),
+        }
+    )
 
 
 def replay(
-    brief: Mapping[str, Any],
+    brief: Brief,
     day: str,
     now: Mapping[str, Mapping[str, Any]],
     question: str,
-    named: Sequence[Mapping[str, Any]] = (),
+    named: Sequence[Subject] = (),
 ) -> Replay | None:
     """Each subject of a ``kb_brief`` asked ``as_of`` ``day`` (what held then) and of
     ``named`` (the pages the question names, as :func:`subject_then` makes them), then
@@ -93,13 +96,13 @@ def replay(
     (``now``: those pages as they are today, by id), or that nothing recorded changed it.
     Those saying the most of the question come first; those saying less than half of
     what the best one says are left out."""
-    known = {str(s.get("id")) for s in _subjects(brief)}
-    extra = [s for s in named if str(s.get("id")) not in known]
-    subjects = _on_topic([*_subjects(brief), *extra], question)[:SUBJECT_LINES]
+    known = {s.id for s in brief.subjects}
+    extra = [s for s in named if s.id not in known]
+    subjects = _on_topic([*brief.subjects, *extra], question)[:SUBJECT_LINES]
     if not subjects:
         return None
-    titles = {str(s.get("id")): str(s.get("title") or "") for s in subjects}
-    dates = {str(s.get("id")): str(s.get("date") or "") for s in subjects}
+    titles = {s.id: s.title for s in subjects}
+    dates = {s.id: s.date or "" for s in subjects}
     lines: list[Line] = []
     changed = 0
     for s in subjects:
@@ -111,7 +114,7 @@ def replay(
             lines += said
         else:
             still = f"Still current: nothing recorded after {day} changed it"
-            lines.append(inferred(still, s.get("date"), s.get("id")))
+            lines.append(inferred(still, s.date, s.id))
     held = len(subjects)
     lead = (
         f"As of {day} the memory held {held} record{'s' if held != 1 else ''} on this: "
@@ -122,49 +125,46 @@ def replay(
 
 
 def _became(
-    s: Mapping[str, Any],
-    since: Sequence[Mapping[str, Any]],
+    s: Subject,
+    since: Sequence[Change],
     day: str,
     now: Mapping[str, Mapping[str, Any]],
 ) -> list[Line]:
     """What became of ``s`` after ``day``: a line per page that replaced it (cited by
     that page), then one for its other changed values (cited by it)."""
-    status = next((c for c in since if c.get("field") == "status"), None)
-    how = f" {text_of(status.get('to'))};" if status is not None else ""
-    if status is None and s.get("status") in REPLACED:
-        how = f" {s.get('status')};"
+    status = next((c for c in since if c.field == "status"), None)
+    how = f" {text_of(status.to)};" if status is not None else ""
+    if status is None and s.status in REPLACED:
+        how = f" {s.status};"
     out = []
     for c in since:
-        if c.get("field") != "superseded_by":
+        if c.field != "superseded_by":
             continue
-        for pid in (str(v) for v in _listed(c.get("to")) if "/" in str(v)):
+        for pid in (str(v) for v in listed(c.to) if "/" in str(v)):
             page = now.get(pid) or {}
             other = str(page.get("title") or pid)
-            when = str(page.get("effective_date") or c.get("date") or "")[:10]
+            when = str(page.get("effective_date") or c.date or "")[:10]
             about = _about_page(page)
-            note = f"; noted in source/{c['source']}" if c.get("source") else ""
+            note = f"; noted in source/{c.source}" if c.source else ""
             became = (
                 f"Since then:{how or ' it was'} replaced by “{other}”"
                 f"{f' ({when})' if when else ''}{about}{note}"
             )
-            out.append(inferred(became, str(c.get("date")), pid))
+            out.append(inferred(became, str(c.date), pid))
     values = []
     for c in since:
-        field = str(c.get("field") or "")
-        if field in CHAIN or field in SKIPPED_FIELDS or (field == "status" and out):
+        if c.field in CHAIN or c.field in SKIPPED_FIELDS or (c.field == "status" and out):
             continue
-        shown = text_of(c.get("to"))
-        name = field.replace("_", " ")
-        note = f" (source/{c['source']})" if c.get("source") else ""
+        shown = text_of(c.to)
+        name = c.field.replace("_", " ")
+        note = f" (source/{c.source})" if c.source else ""
         values.append(
-            f"{name} removed{note}"
-            if not shown
-            else f"{name} became {shown} on {c.get('date')}{note}"
+            f"{name} removed{note}" if not shown else f"{name} became {shown} on {c.date}{note}"
         )
     if values:
-        first = next(c for c in since if c.get("field") not in CHAIN)
+        first = next(c for c in since if c.field not in CHAIN)
         became = f"Since then: {'; '.join(values)}"
-        out.append(inferred(became, str(first.get("date")), s.get("id")))
+        out.append(inferred(became, str(first.date), s.id))
     return out
 
 
@@ -206,44 +206,25 @@ def _first_paragraph(page: Mapping[str, Any]) -> str:
     return ""
 
 
-def _subjects(brief: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [s for s in brief.get("subjects") or () if isinstance(s, Mapping)]
-
-
-def _since(s: Mapping[str, Any], day: str) -> list[Mapping[str, Any]]:
+def _since(s: Subject, day: str) -> list[Change]:
     """The subject's values that changed after ``day`` (not what it itself replaced)."""
-    return [
-        c
-        for c in s.get("changed_since") or ()
-        if isinstance(c, Mapping)
-        and str(c.get("date") or "")[:10] > day
-        and c.get("field") != "supersedes"
-    ]
+    return [c for c in s.changed_since if (c.date or "")[:10] > day and c.field != "supersedes"]
 
 
-def _on_topic(subjects: list[Mapping[str, Any]], question: str) -> list[Mapping[str, Any]]:
+def _on_topic(subjects: list[Subject], question: str) -> list[Subject]:
     """The subjects saying at least half as many of the question's words as the best."""
     asked = topic_words(question)
 
-    def said(s: Mapping[str, Any]) -> int:
-        current = s.get("current") or {}
-        values = " ".join(f"{k} {text_of(v)}" for k, v in current.items())
-        return len(said_of(asked, f"{s.get('title')} {values}"))
+    def said(s: Subject) -> int:
+        values = " ".join(f"{k} {text_of(v)}" for k, v in s.current.items())
+        return len(said_of(asked, f"{s.title} {values}"))
 
     scores = [said(s) for s in subjects]
     best = max(scores, default=0)
     kept = {i for i, n in enumerate(scores) if 2 * n > best or best == 0}
     # what a kept one replaced or was replaced by is part of its story
-    ids = {str(subjects[i].get("id")) for i in kept}
+    ids = {subjects[i].id for i in kept}
     for i, s in enumerate(subjects):
-        if ids & {
-            str(x) for x in (*_listed(s.get("supersedes")), *_listed(s.get("superseded_by")))
-        }:
+        if ids & {*s.supersedes, *s.superseded_by}:
             kept.add(i)
     return [subjects[i] for i in sorted(kept, key=lambda i: (-scores[i], i))]
-
-
-def _listed(value: Any) -> list[Any]:
-    if value is None or value == "":
-        return []
-    return list(value) if isinstance(value, list | tuple) else [value]

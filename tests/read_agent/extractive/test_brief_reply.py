@@ -11,6 +11,7 @@ from read_agent.extractive.brief_reply import (
     ranked,
 )
 from read_agent.extractive.line import DIRECT, INFERRED, Line
+from read_agent.tools.wire import Brief, Subject
 
 _LINE = re.compile(r"^- \d{4}-\d{2}-\d{2} · .+ \((?:direct[^)]*|inferred)\) \[[^\]]+\]$")
 
@@ -105,10 +106,10 @@ BRIEF = {
 
 
 def test_a_brief_becomes_dated_cited_labelled_lines_what_holds_first() -> None:
-    def other_customer(subject: object) -> bool:
-        return "company" in (subject.get("current") or {})  # type: ignore[attr-defined]
+    def other_customer(subject: Subject) -> bool:
+        return "company" in subject.current
 
-    briefed = brief_lines(BRIEF, other_customer, disputed=True)
+    briefed = brief_lines(Brief.parse(BRIEF), other_customer, disputed=True)
     said, evidence = [x.render() for x in briefed.said], [x.render() for x in briefed.quotes]
     assert briefed.answers
     assert briefed.said[0].date == "2026-10-20" and briefed.said[0].label == INFERRED
@@ -129,22 +130,24 @@ def test_a_brief_becomes_dated_cited_labelled_lines_what_holds_first() -> None:
     ]
     for line in [*said, *evidence]:
         assert _LINE.match(line), line
-    undisputed, _, answers = brief_lines(BRIEF, other_customer)
+    undisputed, _, answers = brief_lines(Brief.parse(BRIEF), other_customer)
     assert answers  # a decision with its status  # the conflict is on no subject
     assert undisputed == briefed.said[1:]
-    alone, _, _ = brief_lines({"subjects": [BRIEF["subjects"][2]]}, other_customer)  # type: ignore[index]
+    alone, _, _ = brief_lines(Brief(Brief.parse(BRIEF).subjects[2:3]), other_customer)
     assert alone and "Nomin" in alone[0].text  # nothing else to say: kept
 
     meeting = {"id": "meetings/x", "title": "Vendor review", "current": {"kind": "prospect"}}
-    bare = brief_lines({"subjects": [meeting]})
+    bare = brief_lines(Brief.parse({"subjects": [meeting]}))
     assert bare.said and not bare.answers  # a page's bare fields answer nothing
 
 
 def test_a_decision_sharing_no_word_of_the_question_does_not_lead() -> None:
     usage = BRIEF["subjects"][1]  # type: ignore[index]
-    asked = brief_lines({"subjects": [usage]}, question="What did the vendor review decide?")
+    asked = brief_lines(
+        Brief.parse({"subjects": [usage]}), question="What did the vendor review decide?"
+    )
     assert asked.said and not asked.answers
-    assert brief_lines({"subjects": [usage]}, question="What was our pricing?").answers
+    assert brief_lines(Brief.parse({"subjects": [usage]}), question="What was our pricing?").answers
 
 
 def test_lines_saying_more_of_the_question_and_its_day_come_first() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from read_agent.extractive.line import INFERRED
 from read_agent.extractive.replay import replaced_ids, replay, subject_then
 from read_agent.reading import read
+from read_agent.tools.wire import Brief
 
 _LINE = re.compile(r"^- \d{4}-\d{2}-\d{2} · .+ \((?:direct[^)]*|inferred)\) \[[^\]]+\]$")
 DAY = "2022-05-31"
@@ -103,9 +104,11 @@ QUESTION = (
 
 
 def test_each_thing_held_then_says_what_became_of_it_dated_cited() -> None:
-    assert replaced_ids(THEN, DAY) == ["decisions/2022-08-20-cloud-native"]
-    assert replaced_ids(THEN, "2022-09-01") == []  # replaced before that day: not since
-    found = replay(THEN, DAY, NOW, QUESTION)
+    assert replaced_ids(Brief.parse(THEN).subjects, DAY) == ["decisions/2022-08-20-cloud-native"]
+    assert (
+        replaced_ids(Brief.parse(THEN).subjects, "2022-09-01") == []
+    )  # replaced before that day: not since
+    found = replay(Brief.parse(THEN), DAY, NOW, QUESTION)
     assert found is not None
     lead, shown = found
     assert all(x.label == INFERRED and len(x.cited) == 1 for x in shown)
@@ -137,7 +140,7 @@ def test_each_thing_held_then_says_what_became_of_it_dated_cited() -> None:
     assert still.startswith(f"- 2022-04-02 · Still current: nothing recorded after {DAY}")
     assert still.endswith("[decisions/2022-04-02-archive-to-cold-storage]")
     # the replacement not readable now: named by its id, still dated by its change
-    unread = replay(THEN, DAY, {}, QUESTION)
+    unread = replay(Brief.parse(THEN), DAY, {}, QUESTION)
     assert unread is not None
     assert any(
         "reversed; replaced by “decisions/2022-08-20-cloud-native”" in x.text for x in unread.lines
@@ -149,13 +152,13 @@ def test_a_question_in_mongolian_gets_the_same_replay() -> None:
         "2022-05-31-ний байдлаар log retention-ий талаар юу мэдэж байсан бэ? Одоо ч хүчинтэй юу?"
     )
     assert read(question).since_then
-    found = replay(THEN, DAY, NOW, question)
+    found = replay(Brief.parse(THEN), DAY, NOW, question)
     assert found is not None and found.lead.startswith(f"As of {DAY} ")
     assert any("replaced by “Shift to cloud-native microservices”" in x.text for x in found.lines)
 
 
 def test_nothing_held_then_is_no_replay() -> None:
-    assert replay({"subjects": []}, DAY, NOW, QUESTION) is None
+    assert replay(Brief.parse({"subjects": []}), DAY, NOW, QUESTION) is None
 
 
 def test_a_page_the_question_names_is_replayed_from_its_view_on_the_day() -> None:
@@ -184,7 +187,7 @@ def test_a_page_the_question_names_is_replayed_from_its_view_on_the_day() -> Non
         "changed_since": [],
     }
     question = "Who did Bob Martinez report to as of 2026-09-01, and is that still current?"
-    found = replay({"subjects": [meeting]}, "2026-09-01", {}, question, [bob])
+    found = replay(Brief.parse({"subjects": [meeting]}), "2026-09-01", {}, question, [bob])
     assert found is not None
     # the named page says the question's relation too ("reports to"): it comes first
     assert found.lines[0].render() == (
@@ -221,7 +224,7 @@ def test_what_a_kept_thing_replaced_is_kept_though_it_says_less_of_the_question(
         "date": "2021-04-15",
     }
     question = "What did you know about the data retention policy as of 2022-05-31? Still current?"
-    found = replay({"subjects": [adopt, other, retain]}, DAY, {}, question)
+    found = replay(Brief.parse({"subjects": [adopt, other, retain]}), DAY, {}, question)
     assert found is not None
     cited = [page for line in found.lines for page in line.cited]
     assert "decisions/retain" in cited and "decisions/api" not in cited

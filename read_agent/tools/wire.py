@@ -1,0 +1,180 @@
+"""The memory server's ``kb_brief`` result as the read agent reads it: typed, and parsed
+once, where the tool answered (:meth:`read_agent.extractive.page_reader.PageReader.brief`).
+
+The wire form is JSON (``memserver.server.brief``); what is malformed in it (a subject
+that is not an object, a list that is a string) is read as absent or as a one-item list
+here, so no answer path checks a type again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+BRIEF_TOOL = "kb_brief"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A value of a subject that changed after the day asked about."""
+
+    field: str
+    to: Any  # the new value (text, a list, or None when removed)
+    date: str | None
+    source: str | None = None  # the note that said it
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Change:
+        return cls(
+            str(raw.get("field") or ""),
+            raw.get("to"),
+            _text(raw.get("date")),
+            _text(raw.get("source")),
+        )
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """A value a subject held before: from when, until when, what replaced it, why."""
+
+    field: str
+    value: Any
+    valid_from: str | None
+    valid_to: str | None
+    replaced_by: Any = None
+    reason: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Earlier:
+        return cls(
+            str(raw.get("field") or ""),
+            raw.get("value"),
+            _text(raw.get("valid_from")),
+            _text(raw.get("valid_to")),
+            raw.get("replaced_by"),
+            _text(raw.get("reason")),
+        )
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A page the brief is about: its values now (or on the day asked), its status and
+    deciders, the decisions it replaced or that replaced it, and its history."""
+
+    id: str
+    title: str
+    folder: str = ""
+    date: str | None = None
+    status: str | None = None
+    deciders: tuple[str, ...] = ()
+    current: Mapping[str, Any] = field(default_factory=dict)
+    supersedes: tuple[str, ...] = ()
+    superseded_by: tuple[str, ...] = ()
+    earlier: tuple[Earlier, ...] = ()
+    changed_since: tuple[Change, ...] = ()
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Subject:
+        current = raw.get("current")
+        return cls(
+            str(raw.get("id")),
+            str(raw.get("title") or ""),
+            str(raw.get("folder") or ""),
+            _text(raw.get("date")),
+            _text(raw.get("status")),
+            tuple(str(d) for d in listed(raw.get("deciders"))),
+            dict(current) if isinstance(current, Mapping) else {},
+            tuple(str(x) for x in listed(raw.get("supersedes"))),
+            tuple(str(x) for x in listed(raw.get("superseded_by"))),
+            tuple(Earlier.parse(e) for e in _objects(raw.get("earlier"))),
+            tuple(Change.parse(c) for c in _objects(raw.get("changed_since"))),
+        )
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A note's own sentence the brief cites (``label`` direct) or the memory's reading."""
+
+    text: str
+    date: str | None
+    page: str | None
+    source: str | None
+    author: str
+    label: str
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Quote:
+        return cls(
+            str(raw.get("text") or ""),
+            _text(raw.get("date")),
+            _text(raw.get("page")),
+            _text(raw.get("source")),
+            str(raw.get("author") or ""),
+            str(raw.get("label") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class Side:
+    value: Any
+    source: str | None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two or more sources giving a field different values, still open."""
+
+    field: str
+    sides: tuple[Side, ...]
+    date: str | None  # the sources' day
+    recorded: str | None  # when the memory saw it
+    page: str | None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Conflict:
+        sides = tuple(
+            Side(x.get("value"), _text(x.get("source"))) for x in _objects(raw.get("sides"))
+        )
+        return cls(
+            str(raw.get("field") or ""),
+            sides,
+            _text(raw.get("date")),
+            _text(raw.get("recorded")),
+            _text(raw.get("page")),
+        )
+
+
+@dataclass(frozen=True)
+class Brief:
+    """``kb_brief``'s answer: its subjects in the order it ranks them, its evidence and
+    the open conflicts."""
+
+    subjects: tuple[Subject, ...] = ()
+    evidence: tuple[Quote, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None) -> Brief:
+        raw = raw or {}
+        return cls(
+            tuple(Subject.parse(s) for s in _objects(raw.get("subjects"))),
+            tuple(Quote.parse(e) for e in _objects(raw.get("evidence"))),
+            tuple(Conflict.parse(c) for c in _objects(raw.get("conflicts"))),
+        )
+
+
+def listed(value: Any) -> list[Any]:
+    """A wire value that should be a list: a list as it is, one value as a list of one,
+    nothing as an empty list."""
+    if value is None or value == "":
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _objects(value: Any) -> Iterable[Mapping[str, Any]]:
+    return (x for x in listed(value) if isinstance(x, Mapping))
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value else None
