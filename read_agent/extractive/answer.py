@@ -94,6 +94,7 @@ from read_agent.reading import read as read_question
 from read_agent.reading.lexicon import lexicon, says, tokens
 from read_agent.tools.citations import CitedPage, normalize_id
 from read_agent.tools.raw_notes import QUERY_TOOL
+from read_agent.tools.wire import Found, Hit
 
 DISPUTED = "The sources disagree: "
 RESOLVED_NAMES = 4  # the question's names asked of the entity index at most
@@ -143,30 +144,25 @@ class Extractive:
         result = await self._query(question, query_argument)
         if result is None:
             return bare(f"{NO_ANSWER.split(' (')[0]} (the search failed)."), []
-        results = [r for r in result.get("results") or () if isinstance(r, Mapping)]
+        results = list(result.results)
         verb = self._holder_missing(result, results)
         if verb:  # the attendees found, not the meeting: the meeting asked for by its name
             subject = re.sub(rf"(?i)\b{re.escape(verb)}\b", " ", question)
             wider = await self._query(" ".join(subject.split()), query_argument)
-            more = [r for r in (wider or {}).get("results") or () if isinstance(r, Mapping)]
-            results += [
-                r for r in more if _named(r) and r.get("id") not in {x.get("id") for x in results}
-            ]
+            more = wider.results if wider is not None else ()
+            results += [r for r in more if _named(r) and r.id not in {x.id for x in results}]
         named = [r for r in results if _named(r)]
         named += await self._resolved(question, named)
         for item in [*named, *results][: PAGES_READ + len(named)]:
-            pid = normalize_id(str(item.get("id") or ""))
+            pid = normalize_id(item.id)
             if pid and not pid.startswith("source/") and len(self.reader.pages) < PAGES_READ + 2:
                 await self.reader.page(pid)
-        names = [n for r in named for n in self.reader.names(str(r.get("id")))]
+        names = [n for r in named for n in self.reader.names(r.id)]
         self.reader.asked = names
-        subjects = [
-            Subject(str(r.get("id")), str(r.get("title") or ""), str(r.get("folder") or ""))
-            for r in named
-        ]
+        subjects = [Subject(r.id, r.title, r.folder) for r in named]
         reading = read(
             question,
-            result,
+            {"time": result.time, "intent": result.intent},
             subjects,
             {s.id: self.reader.names(s.id) for s in subjects},
             self.reader.schema,
@@ -189,12 +185,7 @@ class Extractive:
         digest = reply.digest(self._notes(result))
         return digest, self._cited(digest.text(), results)
 
-    def _support(
-        self,
-        reading: Reading,
-        results: list[Mapping[str, Any]],
-        named: list[Mapping[str, Any]],
-    ) -> Reply | None:
+    def _support(self, reading: Reading, results: list[Hit], named: list[Hit]) -> Reply | None:
         """ "What supports X?": the sentences that hold most of X's words, those a note
         states (direct) before those the memory inferred, each labelled."""
         best = self.ranker.best(reading, results=results, named=named)
@@ -210,42 +201,38 @@ class Extractive:
 
     async def _query(
         self, question: str, query_argument: str, limit: int | None = None
-    ) -> Mapping[str, Any] | None:
+    ) -> Found | None:
+        """``kb_query``'s answer, read once (None when the call failed)."""
         arguments: dict[str, Any] = {query_argument: question}
         if self.reader.tools.accepts("kb_query", "limit"):
             arguments["limit"] = limit or self.ranker.limit
-        return await self.reader.call("kb_query", arguments)
+        found = await self.reader.call("kb_query", arguments)
+        return Found.parse(found) if found is not None else None
 
-    def _holder_missing(
-        self, result: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
-    ) -> str | None:
+    def _holder_missing(self, result: Found, results: Sequence[Hit]) -> str | None:
         """The relation's verb, when a relation asked ("who attended the pricing
         review?") led to its pages (the attendees) but not to the page the question names
         that holds it (the server returns only the relation's ends)."""
-        intent = result.get("intent") if isinstance(result.get("intent"), Mapping) else {}
-        assert isinstance(intent, Mapping)
-        verb = intent.get("relation")
+        verb = result.intent.get("relation")
         if not verb or self.reader.schema is None:
             return None
         holders = {
             spec.name for spec in self.reader.schema.folders for f in spec.fields if f.verb == verb
         }
-        followed = any(f"graph:{verb}" in (r.get("labels") or ()) for r in results)
-        if not followed or any(_named(r) and r.get("folder") in holders for r in results):
+        followed = any(f"graph:{verb}" in r.labels for r in results)
+        if not followed or any(_named(r) and r.folder in holders for r in results):
             return None
         return str(verb)
 
     async def _reply(
         self,
         reading: Reading,
-        results: list[Mapping[str, Any]],
-        named: list[Mapping[str, Any]],
+        results: list[Hit],
+        named: list[Hit],
     ) -> Reply | None:
         """The first route (:data:`ROUTES`) the reading asks for that finds an answer;
         else the sentences that hold the most of the question's words."""
-        pages = [
-            p for item in named if (p := self.reader.pages.get(str(item.get("id")))) is not None
-        ]
+        pages = [p for item in named if (p := self.reader.pages.get(item.id)) is not None]
         # A named page of the folder the question is about comes first: "the Initech
         # renewal call" names the company too, but asks about the meeting.
         pages.sort(key=lambda page: str(page.get("folder")) not in reading.folders)
@@ -290,7 +277,7 @@ class Extractive:
     async def _relation_of_named(
         self,
         reading: Reading,
-        results: list[Mapping[str, Any]],
+        results: list[Hit],
         names: Sequence[str],
     ) -> Reply | None:
         # the field of another folder than the subjects' the reading found ("was at" an
@@ -307,8 +294,8 @@ class Extractive:
                 return own
         wanted = {normalize_name(n) for n in names}
         for item in results:
-            page = self.reader.pages.get(str(item.get("id")))
-            spec = self.reader.folder(str(item.get("folder")))
+            page = self.reader.pages.get(item.id)
+            spec = self.reader.folder(item.folder)
             if page is None or spec is None or spec.name not in (reading.folders or (spec.name,)):
                 continue
             asked = next(
@@ -332,7 +319,7 @@ class Extractive:
                 return await self._field_answer(reading, page, asked.name)
         return None
 
-    def _own_relation(self, reading: Reading, results: Sequence[Mapping[str, Any]]) -> Reply | None:
+    def _own_relation(self, reading: Reading, results: Sequence[Hit]) -> Reply | None:
         """The subject decides the folder: when the page the question names has a field
         that says the relation with the question's other words ("owns" + "account" ->
         account_owner), that field answers, even empty, not another folder's ("owner" of
@@ -340,8 +327,8 @@ class Extractive:
         assert reading.relation is not None
         relation = words(reading.relation.replace("_", " "))
         for item in results:
-            page = self.reader.pages.get(str(item.get("id")))
-            spec = self.reader.folder(str(item.get("folder")))
+            page = self.reader.pages.get(item.id)
+            spec = self.reader.folder(item.folder)
             if not _named(item) or page is None or spec is None:
                 continue
             for f in spec.fields:
@@ -361,7 +348,7 @@ class Extractive:
 
     # -- 2. latest / first / next
 
-    async def _ordered(self, reading: Reading, results: list[Mapping[str, Any]]) -> Reply | None:
+    async def _ordered(self, reading: Reading, results: list[Hit]) -> Reply | None:
         results = await self._in_meant_folder(reading, results)
         lead = _by_subject(reading, results)
         if lead is None:
@@ -370,12 +357,12 @@ class Extractive:
                     Line(f"Nothing is dated after {self.reader.today()} for this question.")
                 )
             return None
-        pid = str(lead.get("id"))
+        pid = lead.id
         page = await self.reader.page(pid) if not pid.startswith("source/") else None
-        spec = self.reader.folder(str(lead.get("folder")))
-        kind = spec.type if spec is not None else str(lead.get("folder"))
+        spec = self.reader.folder(lead.folder)
+        kind = spec.type if spec is not None else lead.folder
         tag = f"{_ORDER_WORDS.get(reading.order or '', 'Latest')} {kind}"
-        first = str(lead.get("title"))
+        first = lead.title
         if page is not None:
             links = _links(page, spec)
             first += f" — {links}" if links else ""
@@ -398,19 +385,17 @@ class Extractive:
             if not lines:
                 lines = [p.line() for p in body[:2]]
             if reading.order == "oldest":
-                lines += await self._later(page, str(lead.get("date") or ""))
-        day = str(lead.get("date") or "") or None
+                lines += await self._later(page, (lead.date or ""))
+        day = lead.date
         return Reply(Line(first, day, (pid,), tag=tag), lines)
 
-    async def _in_meant_folder(
-        self, reading: Reading, results: list[Mapping[str, Any]]
-    ) -> list[Mapping[str, Any]]:
+    async def _in_meant_folder(self, reading: Reading, results: list[Hit]) -> list[Hit]:
         """The search's order over the dated folder the question's words mean ("when did
         we last meet Globex and what was decided": the meetings, not the decisions), asked
         again in that folder when the search ordered another first."""
         dated = [f for f in reading.meant if (spec := self.reader.folder(f)) and spec.date_field]
-        first = next((r for r in results if "date_ordered" in (r.get("labels") or ())), None)
-        if not dated or first is None or first.get("folder") == dated[0]:
+        first = next((r for r in results if "date_ordered" in r.labels), None)
+        if not dated or first is None or first.folder == dated[0]:
             return results
         if not self.reader.tools.accepts(QUERY_TOOL, "folders"):
             return results
@@ -418,17 +403,13 @@ class Extractive:
         again = await self.reader.call(
             QUERY_TOOL, {"question": reading.question, "folders": dated[:1], "limit": wide}
         )
-        found = [r for r in (again or {}).get("results") or () if isinstance(r, Mapping)]
+        found = list(Found.parse(again).results)
         names = [n for s in reading.subjects for n in self.reader.names(s.id)]
         if names:  # about the subject: its name in the title or the text found
-            found = [
-                r
-                for r in found
-                if name_spans(tokens(f"{r.get('title')} {r.get('snippet') or ''}"), names)
-            ]
+            found = [r for r in found if name_spans(tokens(f"{r.title} {r.snippet}"), names)]
         if reading.order in ("newest", "oldest"):  # every one found, in the order asked
-            found.sort(key=lambda r: str(r.get("date") or ""), reverse=reading.order == "newest")
-            found = [{**r, "labels": [*(r.get("labels") or ()), "date_ordered"]} for r in found]
+            found.sort(key=lambda r: r.date or "", reverse=reading.order == "newest")
+            found = [replace(r, labels=(*r.labels, "date_ordered")) for r in found]
         return found or results
 
     async def _later(self, page: Mapping[str, Any], day: str) -> list[Line]:
@@ -437,15 +418,14 @@ class Extractive:
         found = self._mentions(page, day)
         if found:
             return found
-        result = await self.reader.call(
-            "kb_query", {"question": str(page.get("title")), "limit": 10}
+        result = Found.parse(
+            await self.reader.call("kb_query", {"question": str(page.get("title")), "limit": 10})
         )
         later = [
             pid
-            for item in (result or {}).get("results") or ()
-            if isinstance(item, Mapping)
-            and str(item.get("date") or "") > day
-            and (pid := normalize_id(str(item.get("id") or ""))) is not None
+            for item in result.results
+            if (item.date or "") > day
+            and (pid := normalize_id(item.id)) is not None
             and pid != page.get("id")
             and not pid.startswith("source/")
         ]
@@ -592,8 +572,8 @@ class Extractive:
     async def _evidence_answer(
         self,
         reading: Reading,
-        results: list[Mapping[str, Any]],
-        named: list[Mapping[str, Any]],
+        results: list[Hit],
+        named: list[Hit],
     ) -> Reply:
         best = self.ranker.best(reading, results=results, named=named)
         # A question for a figure is answered only by a sentence that gives one.
@@ -601,7 +581,7 @@ class Extractive:
         answered = max((score_piece(p, reading)[1] for p in answers), default=0.0) >= 0.999
         # Not answered by the results: the pages linked to the one the question names
         # (the meetings about a company) are where its facts are written.
-        if named and not answered and await self.reader.read_linked(str(named[0].get("id"))):
+        if named and not answered and await self.reader.read_linked(named[0].id):
             best = self.ranker.best(
                 reading, results=[*results, *self.ranker.read_results()], named=named
             )
@@ -647,14 +627,14 @@ class Extractive:
             return Reply(Line(not_found(subjects, words, bool(closest))), closest)
         return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
 
-    def _dates_of(self, reading: Reading, named: list[Mapping[str, Any]]) -> list[Line]:
+    def _dates_of(self, reading: Reading, named: list[Hit]) -> list[Line]:
         """For "when" about a named page: its date fields, with what they replaced."""
         if reading.wants != "when":
             return []
         out = []
         for item in named:
-            page = self.reader.pages.get(str(item.get("id")))
-            spec = self.reader.folder(str(item.get("folder")))
+            page = self.reader.pages.get(item.id)
+            spec = self.reader.folder(item.folder)
             if page is None or spec is None or spec.date_field:
                 continue
             recorded = changes(page)
@@ -667,24 +647,19 @@ class Extractive:
                     out.append(Line(text, day, _id(page)))
         return out
 
-    def _summaries(self, results: Sequence[Mapping[str, Any]]) -> list[Line]:
-        return [
-            Line(str(item.get("title")), str(item.get("date") or "") or None, _id(item))
-            for item in results[:EVIDENCE_LINES]
-        ]
+    def _summaries(self, results: Sequence[Hit]) -> list[Line]:
+        return [Line(item.title, item.date, (item.id,)) for item in results[:EVIDENCE_LINES]]
 
     # -- helpers
 
-    async def _resolved(
-        self, question: str, named: Sequence[Mapping[str, Any]]
-    ) -> list[Mapping[str, Any]]:
+    async def _resolved(self, question: str, named: Sequence[Hit]) -> list[Hit]:
         """The pages the entity index resolves the question's names to that the search did
         not find by their names ("Боб Мартинезийн": Bob Martinez, by his name in the other
         script with a case ending), as results the question names."""
         if "kb_resolve" not in self.reader.tools.tools:
             return []
-        known = [str(r.get("title") or "") for r in named]
-        out: list[Mapping[str, Any]] = []
+        known = [r.title for r in named]
+        out: list[Hit] = []
         done: list[str] = []
         for name in name_candidates(question)[:RESOLVED_NAMES]:
             if any(name.startswith(d) or d.startswith(name) for d in done):
@@ -698,8 +673,8 @@ class Extractive:
             sure = best.get("why") in SURE_NAMES or (
                 best.get("why") == "fuzzy_title" and float(best.get("score") or 0) >= FUZZY_NAME
             )
-            if sure and best.get("id") not in {r.get("id") for r in [*named, *out]}:
-                out.append({**best, "labels": ["alias_hit"], "resolved": name})
+            if sure and str(best.get("id")) not in {r.id for r in [*named, *out]}:
+                out.append(Hit.parse({**best, "labels": ["alias_hit"], "resolved": name}))
                 known.append(str(best.get("title") or ""))
                 done.append(name)
         return out
@@ -745,20 +720,19 @@ class Extractive:
         fields = (self.reader.pages.get(page_id) or {}).get("fields") or {}
         return bool(fields.get("superseded_by")) or fields.get("status") in NOT_HOLDING
 
-    def _notes(self, result: Mapping[str, Any]) -> list[str]:
-        reasons = [*self.reader.log.degraded, *(result.get("degraded") or ())]
-        return notes_for(reasons, ingesting(result))
+    def _notes(self, result: Found) -> list[str]:
+        return notes_for([*self.reader.log.degraded, *result.degraded], ingesting(result))
 
-    def _cited(self, text: str, results: Sequence[Mapping[str, Any]]) -> list[CitedPage]:
+    def _cited(self, text: str, results: Sequence[Hit]) -> list[CitedPage]:
         from read_agent.tools.citations import extract_citations
 
-        known = {str(r.get("id")): r for r in results}
+        known = {r.id: r for r in results}
         out = []
         for pid in extract_citations(text):
             found = self.reader.log.pages.get(pid)
             if found is None and pid in known:
                 item = known[pid]
-                found = CitedPage(pid, str(item.get("title") or ""), item.get("date"))
+                found = CitedPage(pid, item.title, item.date)
             if found is not None:
                 out.append(found)
         return out
@@ -772,22 +746,21 @@ def _id(page: Mapping[str, Any]) -> tuple[str]:
     return (str(page.get("id")),)
 
 
-def _named(result: Mapping[str, Any]) -> bool:
+def _named(result: Hit) -> bool:
     """A page the question names: found by its title or an alias, not fuzzily."""
-    labels = result.get("labels") or ()
-    ranks = result.get("ranks") or {}
+    labels, ranks = result.labels, result.ranks
     exact = "exact_title_match" in labels or "alias_hit" in labels
     return exact or ("title" in ranks and "fuzzy_title_match" not in labels)
 
 
-def _by_subject(reading: Reading, results: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
     """The result an order word picks: of the pages ``kb_query`` ordered (first, latest,
     next, in that order), the first whose title says the most of the question's subject.
     "The first pricing review" is the first meeting titled so, not the first meeting
     that mentions pricing; "the latest product roadmap review" is the newer of the two
     roadmap reviews. A title must say at least half the question's topical words; a
     question naming no subject ("the latest meeting") takes the first."""
-    ordered = [r for r in results if "date_ordered" in (r.get("labels") or ())]
+    ordered = [r for r in results if "date_ordered" in r.labels]
     order_words = [w for phrases in lexicon().order.values() for p in phrases for w in tokens(p)]
     asked = [
         w for w in words(reading.question) if w not in STOPWORDS and not says([w], order_words)
@@ -795,7 +768,7 @@ def _by_subject(reading: Reading, results: Sequence[Mapping[str, Any]]) -> Mappi
     best: tuple[int, int] = (0, 0)
     chosen = ordered[0] if ordered else None
     for item in ordered:
-        title = words(str(item.get("title") or ""))
+        title = words(item.title)
         score = (len(matched(reading.terms, title)), len(matched(asked, title)))
         if 2 * score[0] < len(reading.terms):
             continue  # a long question's one word in a title is no subject

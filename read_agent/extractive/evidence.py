@@ -25,6 +25,7 @@ from memserver.kb.field_change import read_change, show
 from memserver.kb.words import words
 from read_agent.extractive.line import DIRECT, INFERRED, Line
 from read_agent.extractive.question import Reading, matched
+from read_agent.tools.wire import Hit
 
 SOURCE_FOLDER = "source/"  # a note's id is its path under source/
 ITEM_CHARS = 300  # a list item up to this long stays whole, else its sentences
@@ -162,14 +163,14 @@ def from_page(
 
 
 def from_result(
-    result: Mapping[str, Any], rank: int, dated: bool, field_names: Sequence[str] = ()
+    result: Hit, rank: int, dated: bool, field_names: Sequence[str] = ()
 ) -> list[Evidence]:
     """The pieces a search result shows without reading the page: snippet (without the
     ``field: value`` lines the index puts in a page's first chunk), timeline lines."""
-    pid, title = str(result.get("id") or ""), str(result.get("title") or "")
-    day = _day(result.get("date")) if dated else None
+    pid, title = result.id, result.title
+    day = _day(result.date) if dated else None
     out = []
-    snippet = str(result.get("snippet") or "")
+    snippet = result.snippet
     first, newline, rest = snippet.partition("\n")
     if newline and title and first.startswith(title):
         snippet = rest  # the "<title> — <section>" line the index puts first
@@ -183,8 +184,8 @@ def from_result(
                 out.append(Evidence(text, pid, title, dated_line[1], "timeline", rank=rank))
         else:
             out.append(Evidence(piece, pid, title, day, "snippet", rank=rank))
-    for line in result.get("timeline") or ():
-        if isinstance(line, Mapping) and line.get("text"):
+    for line in result.timeline:
+        if line.get("text"):
             text = clean(str(line["text"]))
             if not _LINK_ENTRY.match(text):
                 day = _day(line.get("date"))

@@ -13,8 +13,7 @@ on or before it: what was written later was not known then.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from memserver.kb.words import normalize_name, words
 from memserver.timeparse.mentions import mention_reader
@@ -23,6 +22,7 @@ from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading
 from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
+from read_agent.tools.wire import Hit
 
 DEFAULT_RESULTS = 10
 EVIDENCE_LINES = 6
@@ -43,17 +43,16 @@ class Ranker:
             return list(pieces)
         return [p for p in pieces if p.date is None or p.date[:10] <= self.reader.as_of]
 
-    def _candidates(self, results: Sequence[Mapping[str, Any]]) -> list[Evidence]:
+    def _candidates(self, results: Sequence[Hit]) -> list[Evidence]:
         out: list[Evidence] = []
         for rank, item in enumerate(results):
-            pid = str(item.get("id"))
-            page = self.reader.pages.get(pid)
+            page = self.reader.pages.get(item.id)
             if page is not None:
                 out += from_page(page, rank, self.reader.dated(page))
             elif is_source(item):
                 out += from_source(item, rank, self.mentions)
             else:
-                spec = self.reader.folder(str(item.get("folder")))
+                spec = self.reader.folder(item.folder)
                 names = spec.field_names if spec is not None else ()
                 out += from_result(item, rank, bool(spec and spec.date_field), names)
         return unaddressed(out)
@@ -62,8 +61,8 @@ class Ranker:
         self,
         reading: Reading,
         exclude_field: str | None = None,
-        results: Sequence[Any] = (),
-        named: Sequence[Mapping[str, Any]] = (),
+        results: Sequence[Hit] = (),
+        named: Sequence[Hit] = (),
     ) -> list[Evidence]:
         pool = self._candidates(results) if results else self._candidates(self.read_results())
         pool = self.held(pool)
@@ -87,19 +86,18 @@ class Ranker:
         ranked = self._on_topic([p for _, _, p in scored], named)
         return ranked[:EVIDENCE_LINES]
 
-    def read_results(self) -> list[Mapping[str, Any]]:
+    def read_results(self) -> list[Hit]:
         return [
-            {"id": pid, "folder": page.get("folder")} for pid, page in self.reader.pages.items()
+            Hit(pid, folder=str(page.get("folder") or ""))
+            for pid, page in self.reader.pages.items()
         ]
 
-    def _on_topic(
-        self, pieces: list[Evidence], named: Sequence[Mapping[str, Any]]
-    ) -> list[Evidence]:
+    def _on_topic(self, pieces: list[Evidence], named: Sequence[Hit]) -> list[Evidence]:
         """``pieces`` without those about another page of a named page's folder (unless
         nothing else is left): under "what price did we agree with Nomin Trade?", a Globex
         page's sentence, or one of a meeting with Globex, is about Globex."""
-        folders = {str(item.get("folder")) for item in named}
-        ours = {normalize_name(n) for item in named for n in self.reader.names(str(item.get("id")))}
+        folders = {item.folder for item in named}
+        ours = {normalize_name(n) for item in named for n in self.reader.names(item.id)}
         if not ours:
             return pieces
 

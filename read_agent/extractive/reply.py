@@ -4,12 +4,13 @@ plainly), the evidence lines, the days a window holds, and degraded reasons in w
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from read_agent.extractive.evidence import Change
 from read_agent.extractive.line import Line
+from read_agent.tools.wire import Found
 
 HEADER = (
     "Extractive answer (no language model): the sentences below are quoted from the pages "
@@ -149,14 +150,12 @@ def notes_for(reasons: Sequence[Any], progress: str | None = None) -> list[str]:
     return out
 
 
-def ingesting(result: Mapping[str, Any]) -> str | None:
+def ingesting(result: Found) -> str | None:
     """``12/28 notes ingested`` while a ``kb_query`` result says ingest is running (or
     "notes are being ingested" for a caller not shown the counts), else None."""
-    if "ingest_in_progress" not in (result.get("degraded") or ()):
+    if "ingest_in_progress" not in result.degraded:
         return None
-    progress = result.get("ingest")
-    summary = progress.get("summary") if isinstance(progress, Mapping) else None
-    return summary if isinstance(summary, str) and summary else "notes are being ingested"
+    return result.ingest or "notes are being ingested"
 
 
 def not_yet(progress: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from read_agent.extractive.question import Reading
 from read_agent.extractive.reply import Reply
 from read_agent.reading import Wants
+from read_agent.tools.wire import Hit
 
 Pages = Sequence[Mapping[str, Any]]
 
@@ -27,8 +28,8 @@ class Asked:
     pages the question names, and those pages read (the folder asked about first)."""
 
     reading: Reading
-    results: list[Mapping[str, Any]]
-    named: list[Mapping[str, Any]]
+    results: list[Hit]
+    named: list[Hit]
     pages: list[Mapping[str, Any]]
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from memserver.kb.chunks import BOLD_TURN_AHEAD, turn_opening
@@ -39,6 +39,7 @@ from memserver.timeparse.mentions import MentionReader
 from read_agent.extractive.evidence import MAX_TEXT, Evidence, clean, sentences
 from read_agent.reading.lexicon import is_label
 from read_agent.tools.raw_notes import SOURCE_PREFIX
+from read_agent.tools.wire import Hit
 
 SOURCE = "source"  # the kind of a piece of a raw note
 _FRONTMATTER = re.compile(r"^---\s.*?\s---\s*", re.DOTALL)
@@ -82,15 +83,15 @@ def _sender(value: str) -> str:
     return name or value.strip("<> ")
 
 
-def is_source(result: Mapping[str, Any]) -> bool:
-    return str(result.get("id") or "").startswith(SOURCE_PREFIX)
+def is_source(result: Hit) -> bool:
+    return result.id.startswith(SOURCE_PREFIX)
 
 
-def from_source(result: Mapping[str, Any], rank: int, mentions: MentionReader) -> list[Evidence]:
+def from_source(result: Hit, rank: int, mentions: MentionReader) -> list[Evidence]:
     """The sentences of a source result's snippet, each dated (see the module docstring)."""
-    pid, title = str(result.get("id") or ""), str(result.get("title") or "")
-    day = _date(result.get("date"))
-    raw = str(result.get("snippet") or "").strip()
+    pid, title = result.id, result.title
+    day = _date(result.date)
+    raw = result.snippet.strip()
     front = _FRONTMATTER.match(raw)
     writer = _AUTHOR.search(front.group(0)) if front is not None else None
     author = writer["name"].strip().strip("\"'") if writer is not None else ""

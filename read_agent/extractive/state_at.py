@@ -30,6 +30,7 @@ from read_agent.extractive.question import BEFORE_CHANGE, Reading, matched
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, Ranker
 from read_agent.extractive.reply import Reply
 from read_agent.reading.lexicon import decided_heading
+from read_agent.tools.wire import Found, Hit
 
 EVENTS_READ = 10
 CHANGED_LATER = "Changed later"  # the tag of the newest event after the day asked about
@@ -98,7 +99,7 @@ class StateAt:
         later = await self._changed_after(reading, day)
         return Reply(full[0].line(tag=head), later + rest[: EVIDENCE_LINES - len(later)])
 
-    async def _events(self, reading: Reading, day: str) -> list[Mapping[str, Any]]:
+    async def _events(self, reading: Reading, day: str) -> list[Hit]:
         """The dated pages (events) on or before ``day`` whose titles say all the
         question's words."""
         assert self.reader.schema is not None
@@ -106,19 +107,19 @@ class StateAt:
         moment = dt.datetime.combine(dt.date.fromisoformat(day), dt.time(23, 59))
         if self.reader.now is not None and self.reader.now.tzinfo is not None:
             moment = moment.replace(tzinfo=self.reader.now.tzinfo)
-        events: list[Mapping[str, Any]] = []
+        events: list[Hit] = []
         for spec in self.reader.schema.folders:
             if not spec.date_field:
                 continue
             arguments = {"folder": spec.name, "about": about, "limit": EVENTS_READ}
             if self.reader.tools.accepts("kb_latest", "now"):
                 arguments["now"] = moment.isoformat()
-            found = await self.reader.call("kb_latest", arguments)
-            for item in (found or {}).get("results") or ():
-                if not isinstance(item, Mapping) or str(item.get("date") or "")[:10] > day:
+            found = Found.parse(await self.reader.call("kb_latest", arguments))
+            for item in found.results:
+                if (item.date or "")[:10] > day:
                     continue
-                titled = "date_ordered" in (item.get("labels") or ())
-                title = words(str(item.get("title")))
+                titled = "date_ordered" in item.labels
+                title = words(item.title)
                 if titled and matched(reading.terms, title) == set(reading.terms):
                     events.append(item)
         return events
@@ -130,7 +131,7 @@ class StateAt:
             events = [
                 e
                 for e in await self._events(reading, self.reader.today())
-                if str(e.get("date") or "")[:10] > day
+                if (e.date or "")[:10] > day
             ]
             page = await self._deciding(reading, events, self.reader.today())
         finally:
@@ -144,7 +145,7 @@ class StateAt:
         return [best.line(tag=CHANGED_LATER)]
 
     async def _deciding(
-        self, reading: Reading, events: list[Mapping[str, Any]], day: str
+        self, reading: Reading, events: list[Hit], day: str
     ) -> Mapping[str, Any] | None:
         """The page of the newest event that says the state on ``day``: not one about a
         company the question does not name ("what is our pricing?" is company-wide, a
@@ -159,16 +160,16 @@ class StateAt:
         # the same day, the decision's own record before the meeting that took it
         ordered = sorted(
             events,
-            key=lambda e: (str(e.get("date") or ""), e.get("folder") in decision),
+            key=lambda e: (e.date or "", e.folder in decision),
             reverse=True,
         )
         for item in ordered:
-            page = await self.reader.page(str(item.get("id")))
+            page = await self.reader.page(item.id)
             if page is None or self.about_other(reading, page) or _proposed(page):
                 continue
             if not await self._replaced_by(page, day):
                 return page
-        return await self.reader.page(str(ordered[0].get("id"))) if ordered else None
+        return await self.reader.page(ordered[0].id) if ordered else None
 
     def about_other(self, reading: Reading, page: Mapping[str, Any]) -> bool:
         """The page links to a company (a link field into a folder of companies) that

@@ -178,3 +178,68 @@ def _objects(value: Any) -> Iterable[Mapping[str, Any]]:
 
 def _text(value: Any) -> str | None:
     return str(value) if value else None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One result of ``kb_query`` (a page, or a raw note ``source/...``), or a page the
+    entity index resolved a name of the question to (``resolved``: that name), or a page
+    the answer read (its id and folder)."""
+
+    id: str
+    title: str = ""
+    folder: str = ""
+    date: str | None = None
+    score: float = 0.0
+    snippet: str = ""
+    ranks: Mapping[str, Any] = field(default_factory=dict)  # the arms that found it: rank
+    labels: tuple[str, ...] = ()
+    timeline: tuple[Mapping[str, Any], ...] = ()  # the page's dated lines the search matched
+    resolved: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Hit:
+        ranks = raw.get("ranks")
+        try:
+            score = float(raw.get("score") or 0.0)
+        except (TypeError, ValueError):
+            score = 0.0
+        return cls(
+            str(raw.get("id") or ""),
+            str(raw.get("title") or ""),
+            str(raw.get("folder") or ""),
+            _text(raw.get("date")),
+            score,
+            str(raw.get("snippet") or ""),
+            dict(ranks) if isinstance(ranks, Mapping) else {},
+            tuple(str(x) for x in listed(raw.get("labels"))),
+            tuple(_objects(raw.get("timeline"))),
+            _text(raw.get("resolved")),
+        )
+
+
+@dataclass(frozen=True)
+class Found:
+    """``kb_query``'s answer: its results in order, the degraded reasons, how far ingest
+    is (``ingest``: "12/28 notes ingested" while it runs) and how the search read the
+    question (``time``: its window; ``intent``: terms, identifiers, folders, relation)."""
+
+    results: tuple[Hit, ...] = ()
+    degraded: tuple[str, ...] = ()
+    ingest: str | None = None
+    time: Mapping[str, Any] = field(default_factory=dict)
+    intent: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None) -> Found:
+        raw = raw or {}
+        ingest = raw.get("ingest")
+        summary = ingest.get("summary") if isinstance(ingest, Mapping) else None
+        time, intent = raw.get("time"), raw.get("intent")
+        return cls(
+            tuple(Hit.parse(r) for r in _objects(raw.get("results"))),
+            tuple(str(d) for d in listed(raw.get("degraded"))),
+            summary if isinstance(summary, str) and summary else None,
+            dict(time) if isinstance(time, Mapping) else {},
+            dict(intent) if isinstance(intent, Mapping) else {},
+        )

@@ -14,6 +14,7 @@ from read_agent.extractive.answer import _open_question
 from read_agent.extractive.reply import HEADER, NO_SENTENCE, ingesting, not_yet, notes_for
 from read_agent.reading.conversation import Turn
 from read_agent.tools.citations import extract_citations
+from read_agent.tools.wire import Found
 from tests.ingest_agent.conftest import IngestServer
 from tests.read_agent.extractive.conftest import ask, lines
 
@@ -160,7 +161,7 @@ def test_degraded_reasons_are_said_in_words() -> None:
 def test_while_ingest_runs_the_answer_says_how_far_it_is() -> None:
     degraded = ["ingest_in_progress"]
     running = {"degraded": degraded, "ingest": {"summary": "12/28 notes ingested"}}
-    progress = ingesting(running)
+    progress = ingesting(Found.parse(running))
     assert progress == "12/28 notes ingested"
     assert notes_for(degraded, progress) == [
         "the knowledge base is still being ingested (12/28 notes ingested); newer notes may "
@@ -168,8 +169,8 @@ def test_while_ingest_runs_the_answer_says_how_far_it_is() -> None:
     ]
     assert "ingest is still running (12/28 notes ingested)" in not_yet(progress)
     scoped = {"degraded": ["ingest_in_progress"], "ingest": {"running": True}}
-    assert ingesting(scoped) == "notes are being ingested"
-    assert ingesting({"degraded": ["embedding_pending"], "ingest": None}) is None
+    assert ingesting(Found.parse(scoped)) == "notes are being ingested"
+    assert ingesting(Found.parse({"degraded": ["embedding_pending"], "ingest": None})) is None
 
 
 def test_current_is_what_the_newest_event_on_the_topic_says(example: IngestServer) -> None:

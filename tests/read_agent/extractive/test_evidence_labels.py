@@ -10,6 +10,7 @@ from read_agent.extractive.evidence import from_page, pieces
 from read_agent.extractive.line import DIRECT, INFERRED, Line
 from read_agent.extractive.reply import Digest
 from read_agent.extractive.source_evidence import from_source
+from read_agent.tools.wire import Hit
 
 PAGE = {
     "id": "companies/initech",
@@ -51,7 +52,7 @@ def test_a_raw_note_s_sentence_is_direct_with_its_author() -> None:
         "date": "2023-10-12",
         "snippet": "---\nauthor: Priya Shah\ndate: 2023-10-12\n---\nWe chose Stripe over Adyen.",
     }
-    (piece,) = from_source(result, 0, mention_reader("UTC"))
+    (piece,) = from_source(Hit.parse(result), 0, mention_reader("UTC"))
     assert piece.line().render() == (
         "- 2023-10-12 · We chose Stripe over Adyen. (direct, by Priya Shah) "
         "[source/memos/2023-10-12-vendor.md]"

@@ -15,6 +15,7 @@ from read_agent.extractive.evidence import score
 from read_agent.extractive.question import Reading
 from read_agent.extractive.source_evidence import email_turns, from_source, shown_span, unaddressed
 from read_agent.reading import Wants
+from read_agent.tools.wire import Hit
 from tests.fixtures.server import RunningServer
 from tests.read_agent.conftest import RunAgent, write_note
 
@@ -32,7 +33,7 @@ def reading(*terms: str) -> Reading:
 
 def test_a_sentence_is_dated_by_the_day_it_speaks_of_and_keeps_its_speaker() -> None:
     result = {"id": "source/session-01.md", "date": "2023-05-08", "snippet": SNIPPET}
-    pieces = from_source(result, 0, mention_reader("UTC"))
+    pieces = from_source(Hit.parse(result), 0, mention_reader("UTC"))
     assert [p.text for p in pieces] == [
         "What's up with you?",  # the snippet starts inside a turn: no speaker to give
         "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
@@ -65,7 +66,7 @@ def test_a_sentence_is_dated_by_the_day_it_speaks_of_and_keeps_its_speaker() -> 
 def test_a_chat_export_s_turns_keep_their_speakers(snippet: str) -> None:
     """The turn shapes the index knows as a conversation (``memserver.kb.chunks``)."""
     result = {"id": "source/slack/sales/2026-10-20.md", "date": "2026-10-20", "snippet": snippet}
-    texts = [p.text for p in from_source(result, 0, mention_reader("UTC"))]
+    texts = [p.text for p in from_source(Hit.parse(result), 0, mention_reader("UTC"))]
     assert texts[-2:] == [
         "Alex Kim: Anything open on support tickets?",
         "Priya Shah: Two low-priority ones, nothing that blocks the renewal.",
@@ -87,7 +88,7 @@ def test_an_email_thread_s_headers_are_its_speakers_not_its_evidence() -> None:
         "Thanks. The customers are on board.\n"
     )
     result = {"id": "source/mail.md", "title": "Pivot", "date": "2021-04-15", "snippet": snippet}
-    pieces = from_source(result, 0, mention_reader("UTC"))
+    pieces = from_source(Hit.parse(result), 0, mention_reader("UTC"))
     assert [p.text for p in pieces] == [
         "Luis Hernandez: Hi Maya, we have decided to pivot to an API-first architecture.",
         "Luis Hernandez: Luis",
@@ -100,7 +101,7 @@ def test_an_email_thread_s_headers_are_its_speakers_not_its_evidence() -> None:
 
 def test_whom_a_sentence_is_said_to_or_who_says_it_is_not_what_it_is_about() -> None:
     result = {"id": "source/session-01.md", "date": "2023-05-08", "snippet": SNIPPET}
-    pieces = unaddressed(from_source(result, 0, mention_reader("UTC")))
+    pieces = unaddressed(from_source(Hit.parse(result), 0, mention_reader("UTC")))
     asked = reading("caroline", "go", "lgbtq", "support", "group")
     by_text = {p.text: score(p, asked) for p in pieces}
     # Every word asked, the name as who said it, "went" as "go".
@@ -119,8 +120,8 @@ def test_a_sentence_of_a_better_ranked_note_leads_one_word_short() -> None:
     fourth = {"id": "source/b.md", "date": "2023-05-09", "snippet": "Ann: We sailed boats at Oban."}
     asked = reading("sailed", "boats", "oban")
     (a,), (b,) = (
-        from_source(first, 0, mention_reader("UTC")),
-        from_source(fourth, 3, mention_reader("UTC")),
+        from_source(Hit.parse(first), 0, mention_reader("UTC")),
+        from_source(Hit.parse(fourth), 3, mention_reader("UTC")),
     )
     assert score(a, asked)[1] < score(b, asked)[1]  # the fourth holds every word asked
     assert score(a, asked)[0] > score(b, asked)[0]  # the first is quoted before it
@@ -173,7 +174,7 @@ def test_a_line_s_label_is_nobody_s_words() -> None:
         "Why: customers pay for shipments tracked, not for seats."
     )
     result = {"id": "source/meetings/pricing.md", "date": "2026-10-07", "snippet": snippet}
-    pieces = from_source(result, 0, mention_reader("UTC"))
+    pieces = from_source(Hit.parse(result), 0, mention_reader("UTC"))
     assert pieces and all(p.speaker in (None, "") for p in pieces)
     assert {p.author for p in pieces} == {"Maria Lopez"}  # the note's author, not "Why"
     assert pieces and all("by Why" not in p.line().render() for p in pieces)
