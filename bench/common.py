@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -20,6 +21,16 @@ import httpx2
 
 from memserver.clients.config import EndpointSettings
 from memserver.clients.llm import LLMClient
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def this_checkout(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with this checkout first on ``PYTHONPATH``. The venv's commands
+    (``memserver``, ``read-agent``, ``ingest-agent``) load the tree that ran ``pip install
+    -e``; a bench run from another worktree would measure that tree's code, not its own."""
+    paths = [str(CHECKOUT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**env, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -78,7 +89,11 @@ def create_token(command: Sequence[str], name: str, folders: str, *, write: bool
     """A new token's secret, made the way a user makes one (``memserver token create``)."""
     args = [*command, "token", "create", "--name", name, "--folders", folders, "--json"]
     out = subprocess.run(
-        [*args, "--write"] if write else args, check=True, capture_output=True, text=True
+        [*args, "--write"] if write else args,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=this_checkout(os.environ),
     )
     secret: str = json.loads(out.stdout)["secret"]
     return secret

@@ -43,7 +43,7 @@ from typing import Any
 import yaml
 
 from bench import answer_rewordings as rewordings
-from bench.common import create_token, free_port, stop_process, wait_ready
+from bench.common import create_token, free_port, stop_process, this_checkout, wait_ready
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -172,7 +172,7 @@ def _env(
     env["MEMORY_CONFIG"] = str(config)
     if token is not None and url is not None:
         env.update(MEMORY_TOKEN=token, MEMORY_URL=url)
-    return env
+    return this_checkout(env)
 
 
 def prepare(work: Path, embedder: str) -> tuple[Path, Path]:

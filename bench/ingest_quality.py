@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.common import this_checkout
 from ingest_agent.extract.decisions import DECIDERS, decision_folder, named_field
 from ingest_agent.extract.note import is_identifier
 from ingest_agent.names import norm
@@ -248,7 +249,7 @@ def ingest_rules(kb: Path, config: Path) -> dict[str, Any]:
         [str(BIN / "ingest-agent"), "--kb", str(kb), "--rules", "--json"],
         capture_output=True,
         text=True,
-        env=env,
+        env=this_checkout(env),
         timeout=7200,
         check=False,
     )
