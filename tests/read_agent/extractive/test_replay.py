@@ -111,7 +111,7 @@ def test_each_thing_held_then_says_what_became_of_it_dated_cited() -> None:
     found = replay(Brief.parse(THEN), DAY, NOW, QUESTION)
     assert found is not None
     lead, shown = found
-    assert all(x.label == INFERRED and len(x.cited) == 1 for x in shown)
+    assert shown and all(x.label == INFERRED and len(x.cited) == 1 for x in shown)
     lines = [x.render() for x in shown]
     assert lead.startswith(f"As of {DAY} ")  # the question's own day
     assert "2 have since changed or been replaced, 1 still holds" in lead
