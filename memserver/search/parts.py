@@ -1,8 +1,9 @@
 """A question that asks several things at once, searched part by part and merged.
 
-A company question often asks up to four things in one breath: "What is our current
-pricing? What did it replace, when did the change happen, and who decided it?". Searched whole, its words pull toward what most of it shares, and its time words
-rule all of it: "current" lowers the old record of what was replaced, "on 2021-10-01"
+A company question often asks up to four things in one breath: "How do we price Acme
+Track now? Which model came before, since when has this one held, and who chose it?".
+Searched whole, its words pull toward what most of it shares, and its time words rule
+all of it: "now" lowers the old record of what was replaced, "on 2026-08-01"
 hides everything but that day. So (``memserver.search.pipeline`` drives it):
 
 1. :func:`split_question`: the parts are the question's sentences, and within a sentence
@@ -11,7 +12,7 @@ hides everything but that day. So (``memserver.search.pipeline`` drives it):
    words as data), at most ``PARTS.max_parts``; a part of one word joins the one before;
 2. :func:`part_questions`: each part is asked as written, its own time words read for it
    alone ("current", "first", a date stay in their part). A part that names nothing of
-   its own ("what did it replace") is asked with the question's subject after it: the
+   its own ("which model came before") is asked with the question's subject after it: the
    first part without its time words;
 3. the whole question and each part are searched (the pipeline);
 4. :func:`merge`: pages and notes each ranked by reciprocal rank fusion of the lists
