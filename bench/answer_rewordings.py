@@ -26,17 +26,32 @@ REWORDINGS = Path(__file__).with_name("rewordings")
 BIN = Path(sys.executable).parent
 
 
+# The sets of rewordings of the example's questions, in the order they were written; a
+# question's rewordings are numbered on through the sets (the first set's are 1-3).
+SETS = ("example.yaml", "example-2.yaml")
+FIRST_SET = 3  # rewordings of each question in the first set
+
+
 def reworded(questions: Sequence[Any]) -> list[Any]:
-    """A Question per rewording of ``example.yaml``, with its original's facts and number
-    (``variant`` 1-3)."""
-    spec = yaml.safe_load((REWORDINGS / "example.yaml").read_text(encoding="utf-8"))
+    """A Question per rewording of each set of ``SETS``, with its original's facts and
+    number (``variant`` 1, 2, ... numbered on through the sets)."""
     by_number = {q.number: q for q in questions}
-    return [
-        replace(by_number[int(n)], text=str(text), variant=i)
-        for n, texts in spec.items()
-        if int(n) in by_number
-        for i, text in enumerate(texts, start=1)
-    ]
+    out: list[Any] = []
+    taken: dict[int, int] = {}
+    for name in SETS:
+        spec = yaml.safe_load((REWORDINGS / name).read_text(encoding="utf-8"))
+        for n, texts in spec.items():
+            if int(n) not in by_number:
+                continue
+            for text in texts:
+                taken[int(n)] = taken.get(int(n), 0) + 1
+                out.append(replace(by_number[int(n)], text=str(text), variant=taken[int(n)]))
+    return out
+
+
+def set_of(variant: int) -> int:
+    """Which set a variant is of: 0 the originals, 1 ``example.yaml``, 2 the second."""
+    return 0 if variant == 0 else 1 if variant <= FIRST_SET else 2
 
 
 @dataclass
@@ -130,6 +145,8 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
     for name, rows in (
         ("originals", [s for s in scores if s.question.variant == 0]),
         ("rewordings", [s for s in scores if s.question.variant > 0]),
+        ("  first set", [s for s in scores if set_of(s.question.variant) == 1]),
+        ("  second set", [s for s in scores if set_of(s.question.variant) == 2]),
     ):
         tune = [s for s in rows if half[str(s.question.number)] == TUNING]
         validate = [s for s in rows if half[str(s.question.number)] == VALIDATION]
@@ -138,13 +155,21 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
             f"validation half {share(validate)}"
         )
     originals = [s for s in scores if s.question.variant == 0]
-    rewordings = [s for s in scores if s.question.variant > 0]
-    if originals and rewordings:
-        gap = 100 * (
-            sum(s.verdict == "correct" for s in originals) / len(originals)
-            - sum(s.verdict == "correct" for s in rewordings) / len(rewordings)
+
+    def right(rows: Sequence[Any]) -> float:
+        return sum(s.verdict == "correct" for s in rows) / len(rows)
+
+    gaps = [
+        (name, [s for s in scores if keep(s.question.variant)])
+        for name, keep in (
+            ("all", lambda v: v > 0),
+            ("first set", lambda v: set_of(v) == 1),
+            ("second set", lambda v: set_of(v) == 2),
         )
-        lines.append(f"gap, originals minus rewordings: {gap:.1f} points")
+    ]
+    shown = [f"{name} {100 * (right(originals) - right(rows)):.1f}" for name, rows in gaps if rows]
+    if originals and shown:
+        lines.append(f"gap, originals minus rewordings, in points: {'; '.join(shown)}")
     for chat in chats:
         lines.append(f"chat {'right' if chat.right else 'WRONG'}: {chat.name}")
         for turn in chat.turns:

@@ -76,7 +76,7 @@ class Question:
     expected: str
     facts: tuple[Fact, ...]
     forbid: tuple[Fact, ...] = ()
-    variant: int = 0  # 0: the question as EXPECTED.md asks it; 1-3: a rewording of it
+    variant: int = 0  # 0: the question as EXPECTED.md asks it; 1, 2 ...: a rewording of it
 
 
 @dataclass
