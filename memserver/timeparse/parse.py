@@ -266,7 +266,7 @@ _ANY = _date_alternation(ANCHOR)
 _PREP = _date_alternation(PREP)
 _BARE = _date_alternation(BARE)
 _POSS = r"(?:['’]s\b)?"
-_NEXT_TO = rf"\b(?:the\s+)?(?:{en.NUM}\s+)?(?P<unit>weeks?|months?|years?)"
+_NEXT_TO = rf"\b(?:the\s+)?(?:{en.NUM}\s+)?(?P<unit>days?|weeks?|months?|years?)"
 _SFX = mn.SFX
 
 
@@ -374,8 +374,10 @@ _WINDOWS: tuple[_Rule, ...] = (
     ),
     _Rule(mn.LAST_N, _rolling),
     # One rule, so the leftmost wins: "on 2026-09-15", but "the 3rd of March" over "of March".
+    # A Mongolian case ending on a date is part of it ("2026-10-07-нд": on 2026-10-07).
     _Rule(
-        rf"(?:\b(?:on|in|during|for|within|throughout|of)\s+(?P<a>{_PREP})|(?P<b>{_BARE})){_POSS}",
+        rf"(?:\b(?:on|in|during|for|within|throughout|of)\s+(?P<a>{_PREP})|(?P<b>{_BARE}))"
+        rf"(?:-?[{mn.LETTERS}]+{mn.END}|['’]s\b)?",
         _itself,
     ),
 )
