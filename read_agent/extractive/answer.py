@@ -13,7 +13,8 @@ What leads, in order of what the question asks (read by ``kb_query``, see
 1. **a window and nothing else** ("what happened last week", "meetings in September"):
    the folder's pages in the window (``kb_list_pages``), or every dated event in it
    (``kb_timeline``); a folder with nothing in the window is looked for as a section of
-   the pages that are ("decisions since ..." -> the meetings' Decisions);
+   the pages that are ("decisions since ..." -> the meetings' Decisions). A window with
+   other words no sentence holds is listed the same way (those words say no topic);
 2. **latest / first / next**: the page ``kb_query`` ordered first, its date and links,
    then its sentences that match the question ("what was decided"), and for the first
    one what later pages say about it;
@@ -61,6 +62,7 @@ from read_agent.extractive.ranking import (
 )
 from read_agent.extractive.reply import (
     NO_ANSWER,
+    NO_SENTENCE,
     Digest,
     Reply,
     bare,
@@ -242,7 +244,14 @@ class Extractive:
                 found = await route.handler(asked)
                 if found is not None:
                     return found
-        return await self._evidence_answer(reading, results, named) if results else None
+        quoted = await self._evidence_answer(reading, results, named) if results else None
+        if reading.window is not None and (quoted is None or quoted.leads_with(NO_SENTENCE)):
+            # A window whose other words no sentence holds ("which meeting did we hold on
+            # 2026-10-07?"): those words do not say a topic, the window is what is asked.
+            listed = await listing(self.reader, replace(reading, terms=(), identifiers=()))
+            if listed is not None and listed.lines:
+                return listed
+        return quoted
 
     async def _named_field(self, asked: Asked) -> Reply | None:
         """The named page that has the field asked about: its value."""

@@ -104,3 +104,21 @@ def test_a_question_in_one_note_s_own_words_is_answered_with_that_sentence(
     answer = ask(example, "Who approves pilots under $25k?")
     assert not answer.text.startswith(NO_SENTENCE), answer.text
     assert "Karen approves pilots under $25k herself" in lines(answer)[0], answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "day"),
+    [
+        # other words beside the window that no sentence holds ("hold", "tell the events")
+        ("Which meeting did we hold on 2026-10-07?", "2026-10-07 · Pricing review"),
+        ("2026-10-07-нд ямар уулзалт болсон бэ?", "2026-10-07 · Pricing review"),
+        ("What happened the day before today?", "2026-11-19 · "),
+        ("Өнгөрсөн долоо хоногийн үйл явдлыг хэлээч.", "2026-11-12 · "),
+    ],
+)
+def test_a_window_with_words_that_say_no_topic_lists_what_is_in_it(
+    example: IngestServer, question: str, day: str
+) -> None:
+    answer = ask(example, question)
+    assert not answer.text.startswith(NO_SENTENCE), answer.text[:300]
+    assert any(line.startswith(day) or day in line for line in lines(answer)), answer.text[:600]
