@@ -595,6 +595,11 @@ class Extractive:
                 reading, results=[*results, *self.ranker.read_results()], named=named
             )
         if not reading.terms and not reading.identifiers:
+            if reading.wants == Wants.AMOUNT and not answers:
+                # "how much does Alex Kim make?": no sentence on the subject gives a figure
+                subjects = [s.title for s in reading.subjects]
+                closest = [p.line() for p in best[:3]]
+                return Reply(Line(not_found(subjects, [], bool(closest))), closest)
             return Reply(None, [p.line() for p in best] or self._summaries(results))
         scored = [(score_piece(p, reading), p) for p in best]
         full = [p for (_, coverage), p in scored if coverage >= 0.999]

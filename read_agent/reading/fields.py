@@ -111,7 +111,8 @@ def field_asked(
     best: tuple[tuple[int, int, int, int], FieldAsked] | None = None
     for rank, cand in enumerate(candidates(folders, lex)):
         taken = set(named)
-        hits = find(question, cand.own, taken)
+        # a phrase of stop words alone names no field ("for", a project's customer verb)
+        hits = [h for h in find(question, cand.own, taken) if not _only_stopwords(h.phrase)]
         if not hits:
             continue
         said = {i for h in hits for i in range(h.start, h.end)}
@@ -147,6 +148,10 @@ def field_asked(
     if embed is not None and folders:
         return _nearest(question, named, wants, folders[0], schema, embed)
     return None
+
+
+def _only_stopwords(phrase: str) -> bool:
+    return all(w in STOPWORDS for w in tokens(phrase))
 
 
 def _framed(question: Sequence[str], folders: Sequence[FolderSpec], lex: Lexicon) -> set[int]:

@@ -122,3 +122,10 @@ def test_a_window_with_words_that_say_no_topic_lists_what_is_in_it(
     answer = ask(example, question)
     assert not answer.text.startswith(NO_SENTENCE), answer.text[:300]
     assert any(line.startswith(day) or day in line for line in lines(answer)), answer.text[:600]
+
+
+def test_a_figure_no_sentence_gives_is_said_plainly(example: IngestServer) -> None:
+    # the subject is found, and nothing on it gives an amount: no list of its pages
+    answer = ask(example, "How much does Alex Kim make?")
+    assert answer.text.startswith(NO_SENTENCE), answer.text[:300]
+    assert "Searched for: Alex Kim" in answer.text

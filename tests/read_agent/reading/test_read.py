@@ -76,6 +76,12 @@ def test_a_link_read_from_its_other_end_asks_the_pages_that_link_in(question: st
     assert asked(question, ALEX) == ("reports_to", True)
 
 
+def test_a_stop_word_names_no_field() -> None:
+    # "for" is the verb of a project's customer; "deadline" means its due date
+    question = "What is the deadline for the Mongolian localization?"
+    assert asked(question, LOCALIZATION) == ("due_date", False)
+
+
 def test_a_field_s_word_in_a_question_about_something_else_is_not_asked() -> None:
     assert asked("Which Globex customers asked for SMS notifications?", GLOBEX) == (None, False)
     assert asked("Globex's customers: when did they get the tracking link?", GLOBEX) == (
