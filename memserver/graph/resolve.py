@@ -42,8 +42,8 @@ from memserver.db.vectors import vector_scan
 from memserver.errors import NotFoundError, UserError
 from memserver.graph.linker import clean_ref, find_named, split_target
 from memserver.kb.schema import Schema
-from memserver.kb.translit import name_key
-from memserver.kb.words import mn_stems, normalize_name
+from memserver.kb.translit import loose_key, name_key
+from memserver.kb.words import is_cyrillic, mn_stems, normalize_name
 
 WHYS = ("exact_slug", "exact_title", "alias_hit", "fuzzy_title", "transliteration", "semantic")
 STRONG = frozenset(("exact_slug", "exact_title", "alias_hit"))
@@ -252,6 +252,8 @@ def _transliterated(db: Database, name: str, where: _Where) -> list[Candidate]:
     variants.discard("")
     if not variants:
         return []
+    cyrillic = is_cyrillic(name)
+    loose = variants | {loose_key(v) for v in variants}
     with db.connection() as conn:
         rows = conn.execute(_NAMES, where.params()).fetchall()
     out = []
@@ -259,11 +261,14 @@ def _transliterated(db: Database, name: str, where: _Where) -> list[Candidate]:
         score = 0.0
         for other in (title, *aliases):
             key = name_key(other)
-            if key in variants:
+            variants_here = variants
+            if is_cyrillic(other) != cyrillic:  # across scripts "Элис" is Alice
+                variants_here, key = loose, loose_key(key)
+            if key in variants_here:
                 score = RESOLVE.transliterated_whole
                 break
             first = key.split(" ", 1)[0]
-            if " " in key and first in variants:
+            if " " in key and first in variants_here:
                 score = max(score, RESOLVE.transliterated_first)
         if score:
             out.append(Candidate(page_id, title, folder, score, "transliteration", day))

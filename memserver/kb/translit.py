@@ -6,7 +6,8 @@ either script.
 - ``name_key``: a rough sound-alike form, the same for a name written in either script
   or in the usual Latin spellings: ``name_key("Алис") == name_key("Alice") == "alis"``,
   ``name_key("Алекс Ким") == name_key("Alex Kim")``, ``name_key("Батбаяр") ==
-  name_key("Batbayar")``. Entity resolution compares keys as its ``transliteration``
+  name_key("Batbayar")``; across scripts a word's first "e" is also read as "a"
+  (``loose_key``: "Элис" is Alice). Entity resolution compares keys as its ``transliteration``
   signal, after exact names and before meaning.
 """
 
@@ -69,6 +70,15 @@ def name_key(name: str) -> str:
 
 
 MIN_SOUND_KEY = 4  # letters of a word's key: shorter words are too often something else
+# A word's first vowel "e" as "a": English writes with "A" what Mongolian writes with
+# "Э" ("Alice" / "Элис", "Andrew" / "Эндрю"), so across scripts the two are one sound.
+_FIRST_E = re.compile(r"(?:^|(?<= ))e")
+
+
+def loose_key(key: str) -> str:
+    """A sound-alike key with each word's first "e" as "a" (see ``_FIRST_E``): compared
+    across scripts only, beside the key itself."""
+    return _FIRST_E.sub("a", key)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -77,6 +87,7 @@ def word_keys(word: str) -> frozenset[str]:
     ("Глобекстэй" -> ``globeks``, as "Globex"); keys under four letters are left out."""
     forms = (word, *mn_stems(word)) if is_cyrillic(word) else (word,)
     keys = {name_key(form) for form in forms}
+    keys |= {loose_key(k) for k in keys}
     return frozenset(k for k in keys if len(k) >= MIN_SOUND_KEY and " " not in k)
 
 

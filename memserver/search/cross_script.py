@@ -35,7 +35,7 @@ MOST_CANDIDATES = 2000  # titles compared a question: a bound, far above a real 
 
 # The Latin letters a key's letter may have been written with (translit._SOUND, reversed).
 _SPELLINGS = {"k": ("k", "c", "q"), "s": ("s", "c"), "f": ("f", "ph"), "v": ("v", "w")}
-_SPELLINGS |= {"i": ("i", "y"), "h": ("h", "kh")}
+_SPELLINGS |= {"i": ("i", "y"), "h": ("h", "kh"), "a": ("a", "e")}  # "a": translit.loose_key
 
 _CANDIDATES = """
 SELECT id, folder, title, effective_date FROM pages

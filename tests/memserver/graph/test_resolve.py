@@ -93,6 +93,9 @@ def test_a_name_in_the_other_script_resolves_by_transliteration(world: PageWrite
     assert top(result) == ("probable", "people/энхтуяа-ганбаатар", "transliteration")
     assert result.best is not None and result.best.score == pytest.approx(0.9)
     assert find(world, "Алекс").ambiguous  # two people called Alex, in either script
+    # English writes with "A" what Mongolian writes with "Э": "Элис Чен" is Alice Chen
+    assert top(find(world, "Элис Чен")) == ("probable", "people/alice-chen", "transliteration")
+    assert find(world, "Элис Чен").best.score == pytest.approx(0.9)  # type: ignore[union-attr]
     assert find(world, "Зэд Куукс").verdict == "new"
 
 

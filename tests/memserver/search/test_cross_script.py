@@ -53,3 +53,17 @@ def test_no_cyrillic_name_asks_nothing() -> None:
     conn = Rows([("companies/globex", "companies", "Globex", DAY)])
     assert latin_names(conn, ["globex", "price"], ["companies"]) == ({}, [])  # type: ignore[arg-type]
     assert conn.params == {}
+
+
+def test_a_first_e_in_cyrillic_is_an_a_in_latin() -> None:
+    conn = Rows([("people/alice-chen", "people", "Alice Chen", None)])
+    across, hits = latin_names(
+        conn,  # type: ignore[arg-type]
+        ["элис"],
+        ["people"],
+        people=["people"],
+        asked=["элис"],
+    )
+    assert across == {"элис": ("alice",)}
+    assert [h.id for h in hits] == ["people/alice-chen"]
+    assert {"al:*", "el:*"} <= set(conn.params["starts"].split(" | "))

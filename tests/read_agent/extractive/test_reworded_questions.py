@@ -129,3 +129,10 @@ def test_a_figure_no_sentence_gives_is_said_plainly(example: IngestServer) -> No
     answer = ask(example, "How much does Alex Kim make?")
     assert answer.text.startswith(NO_SENTENCE), answer.text[:300]
     assert "Searched for: Alex Kim" in answer.text
+
+
+def test_a_name_written_in_the_other_script_with_another_vowel_is_the_page(
+    example: IngestServer,
+) -> None:
+    first = lines(ask(example, "Элис Чен хамгийн сүүлд аль уулзалтад оролцсон бэ?"))[0]
+    assert "2026-11-05" in first and "Product roadmap review" in first, first
