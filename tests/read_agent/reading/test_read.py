@@ -49,6 +49,7 @@ def asked(question: str, *subjects: Subject) -> tuple[str | None, bool]:
         ("When will the Mongolian localization be ready?", LOCALIZATION, "due_date"),
         ("Who came to the Globex pilot review?", REVIEW, "attendees"),
         ("What does Initech pay us annually?", INITECH, "contract_value"),
+        ("How big is the Initech deal per year?", INITECH, "contract_value"),
         ("When did Globex become a customer?", GLOBEX, "status"),
     ],
 )
