@@ -111,8 +111,9 @@ def field_asked(
     best: tuple[tuple[int, int, int, int], FieldAsked] | None = None
     for rank, cand in enumerate(candidates(folders, lex)):
         taken = set(named)
-        # a phrase of stop words alone names no field ("for", a project's customer verb)
-        hits = [h for h in find(question, cand.own, taken) if not _only_stopwords(h.phrase)]
+        # one stop word alone names no field ("for", a project's customer verb); a phrase
+        # of them does ("was at": attended)
+        hits = [h for h in find(question, cand.own, taken) if not _a_stop_word(h.phrase)]
         if not hits:
             continue
         said = {i for h in hits for i in range(h.start, h.end)}
@@ -150,8 +151,9 @@ def field_asked(
     return None
 
 
-def _only_stopwords(phrase: str) -> bool:
-    return all(w in STOPWORDS for w in tokens(phrase))
+def _a_stop_word(phrase: str) -> bool:
+    said = tokens(phrase)
+    return len(said) == 1 and said[0] in STOPWORDS
 
 
 def _framed(question: Sequence[str], folders: Sequence[FolderSpec], lex: Lexicon) -> set[int]:
