@@ -16,7 +16,7 @@ from typing import Any
 
 from read_agent.extractive.question import Reading
 from read_agent.extractive.reply import Reply
-from read_agent.reading import Wants
+from read_agent.reading import Kind, Wants
 from read_agent.tools.wire import Hit
 
 Pages = Sequence[Mapping[str, Any]]
@@ -69,10 +69,11 @@ def a_named_page(reading: Reading, pages: Pages) -> bool:
 
 
 def who_or_what(reading: Reading, pages: Pages) -> bool:
-    """A named page and nothing else asked of it: its profile."""
+    """A named page and nothing else asked of it, or who or what it is asked beside
+    something no field says ("who's Alex Novak, and where does he work?"): its profile."""
     return (
         bool(pages)
-        and not reading.terms
+        and (not reading.terms or reading.is_(Kind.PROFILE))
         and not reading.identifiers
         and reading.wants != Wants.AMOUNT
     )

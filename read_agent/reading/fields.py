@@ -100,10 +100,13 @@ def field_asked(
     lex: Lexicon,
     embed: Embed | None = None,
     skip: Iterable[int] = (),
+    profile: bool = False,
 ) -> FieldAsked | None:
     """The field of ``folders`` (the subjects' first) the question's words ask about;
     ``names``: where the subjects' names stand among the words (never read as a field's
-    words, and they say a link's direction); ``skip``: words of its time phrase. A field
+    words, and they say a link's direction); ``skip``: words of its time phrase;
+    ``profile``: it asks who or what the subject is ("who's Alex Novak, and where does he
+    work?"), so its "who" is the subject and asks no field by the answer's type. A field
     named while more than ``UNSAID_WORDS`` other topical words stay unexplained is not
     what the question asks ("which Globex customers asked for SMS notifications?")."""
     named = {i for span in names for i in span}
@@ -141,7 +144,12 @@ def field_asked(
         for i, w in enumerate(question)
         if i not in named | framed and w not in STOPWORDS and not w.isdigit()
     ]
-    if wants is not Wants.WHAT and len(typed) == 1 and 0 < len(rest) <= UNSAID_WORDS + 1:
+    if (
+        not profile
+        and wants is not Wants.WHAT
+        and len(typed) == 1
+        and 0 < len(rest) <= UNSAID_WORDS + 1
+    ):
         # the answer's type alone: the one field of that type the subject's folder has
         # ("who is Bataa?" asks nothing beyond its subject, "when did they get the
         # tracking link?" something else: no field)

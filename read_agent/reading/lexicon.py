@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -55,6 +55,7 @@ class Lexicon:
     then: tuple[str, ...] = ()
     place: tuple[str, ...] = ()
     possessive: tuple[str, ...] = ()
+    contractions: Mapping[str, str] = field(default_factory=dict)  # "who s" -> "who is"
 
     def meaning(self, name: str) -> Meaning | None:
         return next((m for m in self.meanings if m.name == name), None)
@@ -116,6 +117,9 @@ def lexicon(folder: Path = LANG) -> Lexicon:
         then=flat("then"),
         place=flat("place"),
         possessive=flat("possessive"),
+        contractions={
+            str(k): str(v) for data in files for k, v in (data.get("contractions") or {}).items()
+        },
     )
 
 
@@ -147,6 +151,20 @@ def same(a: str, b: str, base_form: Mapping[str, str] | None = None) -> bool:
 def tokens(text: str) -> list[str]:
     """The words of ``text`` as the lexicon reads them."""
     return words(text.replace("_", " ").replace("-", " "))
+
+
+def expanded(question: Sequence[str], lex: Lexicon) -> list[str]:
+    """``question``'s words with each contracted form read as the words it stands for
+    ("who s" -> "who is"): as many words, so every position stays."""
+    out = list(question)
+    for short, full in lex.contractions.items():
+        was, now = tokens(short), tokens(full)
+        if len(was) != len(now):
+            continue
+        for i in range(len(out) - len(was) + 1):
+            if out[i : i + len(was)] == was:
+                out[i : i + len(was)] = now
+    return out
 
 
 def find(

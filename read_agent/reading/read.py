@@ -12,7 +12,16 @@ from memserver.kb.schema import FolderSpec, Schema
 from memserver.kb.translit import same_name_across_scripts, transliterate
 from memserver.kb.words import STOPWORDS, mn_stems
 from read_agent.reading.fields import Embed, field_asked, section_asked
-from read_agent.reading.lexicon import Lexicon, find, lexicon, meanings_of, same, says, tokens
+from read_agent.reading.lexicon import (
+    Lexicon,
+    expanded,
+    find,
+    lexicon,
+    meanings_of,
+    same,
+    says,
+    tokens,
+)
 from read_agent.reading.model import Kind, Reading, Subject, Wants
 
 BEFORE_CHANGE = "before-change"
@@ -39,14 +48,14 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     """What ``question`` asks (see :class:`read_agent.reading.model.Reading`)."""
     ctx = context or Context()
     lex = lex or lexicon()
-    q = tokens(question)
+    q = expanded(tokens(question), lex)
     time = ctx.time or {}
     intent = ctx.intent or {}
     spans = name_spans(
         q, [n for s in ctx.subjects for n in (ctx.names or {}).get(s.id, (s.title,))]
     )
     named = {i for span in spans for i in span}
-    kinds = _kinds(q, lex)
+    kinds = _kinds(q, lex, spans)
     window = time.get("window") if isinstance(time.get("window"), Mapping) else None
     as_of = _as_of(q, lex, window)
     if as_of is not None and not as_of.startswith(BEFORE_CHANGE):
@@ -55,7 +64,9 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     folders = _folders(ctx, intent)
     said_when = _phrase_at(q, time)
     field = (
-        field_asked(q, spans, wants, folders, ctx.schema, lex, ctx.embed, said_when)
+        field_asked(
+            q, spans, wants, folders, ctx.schema, lex, ctx.embed, said_when, Kind.PROFILE in kinds
+        )
         if folders
         else None
     )
@@ -177,10 +188,19 @@ def _meant(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> tuple[str, 
     return tuple(sorted(at, key=lambda name: at[name]))
 
 
-def _kinds(q: Sequence[str], lex: Lexicon) -> set[Kind]:
+def _kinds(q: Sequence[str], lex: Lexicon, names: Sequence[range] = ()) -> set[Kind]:
     """The kinds the question's words say; a longer phrase of another key ("before the
-    change": a day, not a change) takes its words first."""
-    return {Kind(m.key) for m in find(q, lex.kinds) if m.key in Kind._value2member_map_}
+    change": a day, not a change) takes its words first. A profile's words ask who or
+    what a subject is only next to its name ("who is Bataa", "Батбаяр Дорж хэн бэ"; not
+    "who is the logistics director at Nomin Trade")."""
+    kinds = set()
+    for m in find(q, lex.kinds):
+        if m.key not in Kind._value2member_map_:
+            continue
+        if m.key == Kind.PROFILE and not any(m.end == s.start or s.stop == m.start for s in names):
+            continue
+        kinds.add(Kind(m.key))
+    return kinds
 
 
 def _wants(q: Sequence[str], lex: Lexicon) -> Wants:

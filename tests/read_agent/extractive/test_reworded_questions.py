@@ -136,3 +136,12 @@ def test_a_name_written_in_the_other_script_with_another_vowel_is_the_page(
 ) -> None:
     first = lines(ask(example, "Элис Чен хамгийн сүүлд аль уулзалтад оролцсон бэ?"))[0]
     assert "2026-11-05" in first and "Product roadmap review" in first, first
+
+
+def test_who_someone_is_asked_beside_another_part_is_their_profile(
+    example: IngestServer,
+) -> None:
+    answer = ask(example, "Who's Alex Novak, and where does he work?")
+    first = lines(answer)[0]
+    assert first.startswith("Alex Novak — role: Procurement Manager"), first
+    assert "Joanna Price" in first and "Initech" in answer.text, answer.text[:500]

@@ -114,12 +114,28 @@ def test_the_section_asked_is_read_by_meaning() -> None:
         ("What supports the switch to usage-based pricing?", {Kind.EVIDENCE}),
         ("When did we first learn of the outage?", {Kind.LEARNED}),
         ("Номин Трейдийн үнийн талаар зөрүүтэй мэдээлэл байгаа юу?", {Kind.AGREEMENT}),
-        ("Who is Alex Novak?", {Kind.PROFILE}),
         ("When is the next Globex meeting?", set()),
     ],
 )
 def test_the_kinds_of_a_question(question: str, kinds: set[Kind]) -> None:
     assert read(question).kinds == kinds
+
+
+def test_who_or_what_a_subject_is_is_asked_next_to_its_name() -> None:
+    novak = Subject("people/alex-novak", "Alex Novak", "people")
+    bataa = Subject("people/batbayar-dorj", "Batbayar Dorj", "people")
+    for question, subject in [
+        ("Who is Alex Novak?", novak),
+        ("Who's Alex Novak, and where does he work?", novak),
+        ("Батбаяр Дорж хэн бэ?", bataa),
+    ]:
+        reading = read(question, Context(SCHEMA, [subject]))
+        assert Kind.PROFILE in reading.kinds, question
+        assert reading.field is None, (question, reading.field)  # "who" is the subject
+    # "who is" asks for someone else here: the account owner, a field of Globex
+    reading = read("Who is the account owner at Globex?", Context(SCHEMA, [GLOBEX]))
+    assert Kind.PROFILE not in reading.kinds
+    assert reading.field is not None and reading.field.name == "account_owner"
 
 
 def test_a_claim_is_what_the_evidence_is_asked_for() -> None:
