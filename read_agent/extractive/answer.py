@@ -50,7 +50,7 @@ from read_agent.extractive.evidence import (
 )
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.line import LATER, Line, Part
-from read_agent.extractive.listing import listing
+from read_agent.extractive.listing import listing, window_dates
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched, read
 from read_agent.extractive.ranking import (
@@ -245,9 +245,9 @@ class Extractive:
                 if found is not None:
                     return found
         quoted = await self._evidence_answer(reading, results, named) if results else None
-        if reading.window is not None and (quoted is None or quoted.leads_with(NO_SENTENCE)):
-            # A window whose other words no sentence holds ("which meeting did we hold on
-            # 2026-10-07?"): those words do not say a topic, the window is what is asked.
+        if reading.window is not None and _none_within(quoted, reading.window):
+            # A window whose other words no sentence in it holds ("which meeting did we
+            # hold on 2026-10-07?"): those words say no topic, the window is what is asked.
             listed = await listing(self.reader, replace(reading, terms=(), identifiers=()))
             if listed is not None and listed.lines:
                 return listed
@@ -765,6 +765,21 @@ def _named(result: Hit) -> bool:
     labels, ranks = result.labels, result.ranks
     exact = "exact_title_match" in labels or "alias_hit" in labels
     return exact or ("title" in ranks and "fuzzy_title_match" not in labels)
+
+
+def _none_within(quoted: Reply | None, window: Mapping[str, Any]) -> bool:
+    """Whether ``quoted`` found no sentence that answers and none dated in ``window``."""
+    if quoted is None:
+        return True
+    if not quoted.leads_with(NO_SENTENCE):
+        return False
+    first, last = window_dates(window)
+    return not any(
+        line.date
+        and (first is None or line.date[:10] >= first)
+        and (last is None or line.date[:10] < last)
+        for line in quoted.lines
+    )
 
 
 def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
