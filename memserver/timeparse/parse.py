@@ -344,6 +344,15 @@ class _Rule:
     needs: str | None = None
 
 
+# One rule, so the leftmost wins: "on 2026-09-15", but "the 3rd of March" over "of March".
+# A Mongolian case ending on a date is part of it ("2026-10-07-нд": on 2026-10-07). The
+# last rule: a window it reads is one date expression itself (TimeQuery.point).
+_POINT_RULE = _Rule(
+    rf"(?:\b(?:on|in|during|for|within|throughout|of)\s+(?P<a>{_PREP})|(?P<b>{_BARE}))"
+    rf"(?:-?[{mn.LETTERS}]+{mn.END}|['’]s\b)?",
+    _itself,
+)
+
 _WINDOWS: tuple[_Rule, ...] = (
     _Rule(
         rf"\b(?:from|between)\s+(?P<a>{_ANY})\s+(?:to|and|until|till|through|thru|-)\s+(?P<b>{_ANY}){_POSS}",
@@ -373,13 +382,7 @@ _WINDOWS: tuple[_Rule, ...] = (
         _rolling,
     ),
     _Rule(mn.LAST_N, _rolling),
-    # One rule, so the leftmost wins: "on 2026-09-15", but "the 3rd of March" over "of March".
-    # A Mongolian case ending on a date is part of it ("2026-10-07-нд": on 2026-10-07).
-    _Rule(
-        rf"(?:\b(?:on|in|during|for|within|throughout|of)\s+(?P<a>{_PREP})|(?P<b>{_BARE}))"
-        rf"(?:-?[{mn.LETTERS}]+{mn.END}|['’]s\b)?",
-        _itself,
-    ),
+    _POINT_RULE,
 )
 
 
@@ -505,7 +508,7 @@ def parse_time(text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC
     zone_info = zone(tz)
     c = _context(text, now, zone_info)
 
-    window, phrase, rest = None, None, text
+    window, phrase, rest, point = None, None, text, False
     try:
         found = _find_window(text, c)
     except (OverflowError, ValueError) as exc:  # a window at year 1 or 9999 leaves the calendar
@@ -517,6 +520,7 @@ def parse_time(text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC
         window, m = found
         phrase = " ".join(m.group(0).split())
         rest = _blank(text, [m.span()])
+        point = m.re is _re(_POINT_RULE.pattern)
 
     order: tuple[int, str] | None = None
     soft = False
@@ -535,4 +539,5 @@ def parse_time(text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC
         soft_recency=soft,
         query=_clean(rest),
         phrase=phrase,
+        point=point,
     )

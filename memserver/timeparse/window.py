@@ -69,7 +69,9 @@ class TimeQuery:
     """What a question says about time.
 
     ``query`` is the question without the time phrase, ordering and recency words
-    (whitespace collapsed); ``phrase`` is the text read as the window (None without one).
+    (whitespace collapsed); ``phrase`` is the text read as the window (None without one);
+    ``point``: the window is one date expression itself ("on 2022-05-31", "in July"), not
+    a span from, to, before or after one ("since July", "the last 10 days").
     """
 
     window: Window | None
@@ -77,6 +79,7 @@ class TimeQuery:
     soft_recency: bool
     query: str
     phrase: str | None
+    point: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +88,7 @@ class TimeQuery:
             "soft_recency": self.soft_recency,
             "query": self.query,
             "phrase": self.phrase,
+            "point": self.point,
         }
 
 

@@ -57,7 +57,9 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     named = {i for span in spans for i in span}
     kinds = _kinds(q, lex, spans)
     window = time.get("window") if isinstance(time.get("window"), Mapping) else None
-    as_of = _as_of(q, lex, window)
+    # a change asked of what held on one date; a decision's date is when it was made
+    since_day = bool(time.get("point")) and Kind.CHANGE in kinds and Kind.DECISION not in kinds
+    as_of = _as_of(q, lex, window, since_day)
     if as_of is not None and not as_of.startswith(BEFORE_CHANGE):
         kinds |= {Kind.AS_OF}
     wants = _wants(q, lex)
@@ -287,13 +289,20 @@ def topical(text: str, lex: Lexicon | None = None, decisions: bool = True) -> se
     return {w for i, w in enumerate(q) if i not in framed and w not in STOPWORDS and len(w) > 2}
 
 
-def _as_of(q: Sequence[str], lex: Lexicon, window: Mapping[str, Any] | None) -> str | None:
+def _as_of(
+    q: Sequence[str], lex: Lexicon, window: Mapping[str, Any] | None, since_day: bool = False
+) -> str | None:
     """The day a question asks the state at (the last day of its window: "as of March
-    2023" is 2023-03-31), BEFORE_CHANGE for "before the change", else None."""
+    2023" is 2023-03-31), BEFORE_CHANGE for "before the change", else None. ``since_day``:
+    it asks what became since of what held on one date ("what rules did we have on
+    2022-05-31, and what has changed since?": a change asked beside a date that is a
+    day or period itself, not a span from or to one, and no decision the date could be
+    the day of: "we decided on per-seat pricing in July; does it still hold?"), so it
+    asks the state on that date."""
     if says(q, lex.kinds.get("before_change", ())):
         return BEFORE_CHANGE
     if window is None or not (
-        says(q, lex.kinds.get("as_of", ())) or says(q, lex.kinds.get("state", ()))
+        since_day or says(q, lex.kinds.get("as_of", ())) or says(q, lex.kinds.get("state", ()))
     ):
         return None
     try:

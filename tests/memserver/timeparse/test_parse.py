@@ -306,8 +306,17 @@ def test_as_dict_is_json_ready() -> None:
         "soft_recency": False,
         "query": "meeting with Alice",
         "phrase": "last week",
+        "point": True,
     }
     assert isinstance(parsed, TimeQuery)
+
+
+def test_a_window_is_a_point_when_it_is_one_date_expression_itself() -> None:
+    assert parse_time("what did we have on 2026-09-01", now=WED, tz=TZ).point
+    assert parse_time("meetings in August", now=WED, tz=TZ).point
+    assert not parse_time("what changed since 2026-09-01", now=WED, tz=TZ).point
+    assert not parse_time("as of 2026-09-01", now=WED, tz=TZ).point
+    assert not parse_time("in the last 10 days", now=WED, tz=TZ).point
 
 
 # --- CLI -----------------------------------------------------------------------------------
@@ -334,6 +343,7 @@ def test_cli_json_prints_one_object(capsys: pytest.CaptureFixture[str], tmp_path
         "soft_recency": False,
         "query": "meeting with Alice",
         "phrase": "last week",
+        "point": True,
     }
 
 

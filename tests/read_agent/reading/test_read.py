@@ -163,6 +163,17 @@ def test_the_day_a_question_asks_the_state_at() -> None:
     assert read("What did we think in August?", Context(time=AUGUST)).is_(Kind.AS_OF)
 
 
+def test_a_change_since_what_held_on_one_date_asks_the_state_on_it() -> None:
+    point = {**AUGUST, "point": True}
+    since = "What pricing rules did we have in August, and what has changed since?"
+    assert read(since, Context(time=point)).as_of == "2026-08-31"
+    assert read("Which of August's prices are still current?", Context(time=point)).as_of
+    # a span to or from a date is no date of a state; a decision's date is when it was made
+    assert read(since, Context(time=AUGUST)).as_of is None
+    decided = "We decided on per-seat pricing in August. Does that decision still hold?"
+    assert read(decided, Context(time=point)).as_of is None
+
+
 def test_the_topic_leaves_out_the_frame_names_and_the_answer_s_type() -> None:
     assert read("What went on yesterday?", Context(time={"phrase": "yesterday"})).terms == ()
     assert read(
