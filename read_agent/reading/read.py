@@ -294,8 +294,8 @@ def _as_of(
 ) -> str | None:
     """The day a question asks the state at (the last day of its window: "as of March
     2023" is 2023-03-31), BEFORE_CHANGE for "before the change", else None. ``since_day``:
-    it asks what became since of what held on one date ("what rules did we have on
-    2022-05-31, and what has changed since?": a change asked beside a date that is a
+    it asks what became since of what held on one date ("what prices did we have on
+    2026-09-01, and what has changed since?": a change asked beside a date that is a
     day or period itself, not a span from or to one, and no decision the date could be
     the day of: "we decided on per-seat pricing in July; does it still hold?"), so it
     asks the state on that date."""

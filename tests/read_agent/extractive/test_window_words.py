@@ -8,21 +8,21 @@ from read_agent.extractive.answer import _none_within
 from read_agent.extractive.line import Line
 from read_agent.extractive.reply import NO_SENTENCE, Reply
 
-YEAR = {"start": "2022-01-01T00:00:00+00:00", "end": "2023-01-01T00:00:00+00:00"}
+YEAR = {"start": "2026-01-01T00:00:00+08:00", "end": "2027-01-01T00:00:00+08:00"}
 
 
 def test_a_sentence_dated_in_the_window_keeps_the_quoted_answer() -> None:
-    closest = Reply(Line(NO_SENTENCE), [Line("Signed the SLA.", "2022-04-15")])
+    closest = Reply(Line(NO_SENTENCE), [Line("Globex signed the pilot.", "2026-08-25")])
     assert not _none_within(closest, YEAR)
 
 
 def test_nothing_in_the_window_lets_the_window_answer() -> None:
     assert _none_within(None, YEAR)
     assert _none_within(Reply(Line(NO_SENTENCE)), YEAR)
-    elsewhere = Reply(Line(NO_SENTENCE), [Line("A later note.", "2023-02-01")])
+    elsewhere = Reply(Line(NO_SENTENCE), [Line("A later note.", "2027-02-01")])
     assert _none_within(elsewhere, YEAR)
 
 
 def test_an_answer_that_answers_is_kept() -> None:
-    answered = Reply(Line("The SLA promises 99.9%."), [])
+    answered = Reply(Line("The pilot cost $18,400."), [])
     assert not _none_within(answered, YEAR)
