@@ -346,10 +346,12 @@ class _Rule:
 
 # One rule, so the leftmost wins: "on 2026-09-15", but "the 3rd of March" over "of March".
 # A Mongolian case ending on a date is part of it ("2026-10-07-нд": on 2026-10-07). The
-# last rule: a window it reads is one date expression itself (TimeQuery.point).
+# last rule: a window it reads is one date expression itself, and said with a
+# preposition or a case ending it is the text's time (TimeQuery.point), not a date that
+# names something ("the May 2021 outage").
 _POINT_RULE = _Rule(
     rf"(?:\b(?:on|in|during|for|within|throughout|of)\s+(?P<a>{_PREP})|(?P<b>{_BARE}))"
-    rf"(?:-?[{mn.LETTERS}]+{mn.END}|['’]s\b)?",
+    rf"(?:(?P<case>-?[{mn.LETTERS}]+){mn.END}|['’]s\b)?",
     _itself,
 )
 
@@ -520,7 +522,8 @@ def parse_time(text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC
         window, m = found
         phrase = " ".join(m.group(0).split())
         rest = _blank(text, [m.span()])
-        point = m.re is _re(_POINT_RULE.pattern)
+        # said as the time of the text: with a preposition or a Mongolian case ending
+        point = m.re is _re(_POINT_RULE.pattern) and bool(_g(m, "a") or _g(m, "case"))
 
     order: tuple[int, str] | None = None
     soft = False

@@ -70,8 +70,10 @@ class TimeQuery:
 
     ``query`` is the question without the time phrase, ordering and recency words
     (whitespace collapsed); ``phrase`` is the text read as the window (None without one);
-    ``point``: the window is one date expression itself ("on 2022-05-31", "in July"), not
-    a span from, to, before or after one ("since July", "the last 10 days").
+    ``point``: the window is one date expression said as the text's time, with a
+    preposition or a Mongolian case ending ("on 2026-09-01", "in July", "2026-10-07-нд"),
+    not a span from, to, before or after one ("since July", "the last 10 days") nor a
+    date that names something ("the May 2026 pilot").
     """
 
     window: Window | None

@@ -306,17 +306,20 @@ def test_as_dict_is_json_ready() -> None:
         "soft_recency": False,
         "query": "meeting with Alice",
         "phrase": "last week",
-        "point": True,
+        "point": False,
     }
     assert isinstance(parsed, TimeQuery)
 
 
-def test_a_window_is_a_point_when_it_is_one_date_expression_itself() -> None:
+def test_a_window_is_a_point_when_one_date_is_said_as_the_time() -> None:
     assert parse_time("what did we have on 2026-09-01", now=WED, tz=TZ).point
     assert parse_time("meetings in August", now=WED, tz=TZ).point
     assert not parse_time("what changed since 2026-09-01", now=WED, tz=TZ).point
     assert not parse_time("as of 2026-09-01", now=WED, tz=TZ).point
     assert not parse_time("in the last 10 days", now=WED, tz=TZ).point
+    assert parse_time("2026-09-01-нд юу байсан", now=WED, tz=TZ).point  # a case ending
+    # a date that names something is not the question's time
+    assert not parse_time("what caused the August 2026 outage", now=WED, tz=TZ).point
 
 
 # --- CLI -----------------------------------------------------------------------------------
@@ -343,7 +346,7 @@ def test_cli_json_prints_one_object(capsys: pytest.CaptureFixture[str], tmp_path
         "soft_recency": False,
         "query": "meeting with Alice",
         "phrase": "last week",
-        "point": True,
+        "point": False,
     }
 
 
