@@ -132,41 +132,25 @@ def note_keyword(
 def _held_share(
     conn: Conn, words: Sequence[str], prefixes: Sequence[str], held: Sequence[set[str]], n: float
 ) -> float:
-    """The largest part of the question's rarity (summed idf) that one note holds: low
-    when the question is put in words the notes do not use. A word no note holds counts
-    at the rarity of the notes' median word (the df half the notes' words reach, each
-    word counted once a note), not at the largest rarity there is: it says the notes do
-    not put it that way, no more than a word of theirs would."""
+    """The largest part of the question's rarity (summed idf, a word no note holds at its
+    rarest) that one note holds: low when the question is put in words the notes do not
+    use."""
     df = dict(
         conn.execute(
             "SELECT term, count(*) FROM source_terms WHERE term = ANY(%s) GROUP BY term",
             (list(words),),
         ).fetchall()
     )
+    idf = {w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in words}
     stems = {w: p[:-1] for w in words for p in prefixes if w.startswith(p[:-1])}
-
-    def holds(w: str, terms: set[str]) -> bool:
-        return w in terms or (w in stems and any(t.startswith(stems[w]) for t in terms))
-
-    def rarity(d: float) -> float:
-        return math.log(1 + (n - d + 0.5) / (d + 0.5))
-
-    missing = [w for w in words if df.get(w, 0) == 0 and not any(holds(w, t) for t in held)]
-    unheld = rarity(_median_df(conn)) if missing else 0.0
-    idf = {w: unheld if w in missing else rarity(df.get(w, 0)) for w in words}
     total = sum(idf.values()) or 1.0
 
     def share(terms: set[str]) -> float:
-        return sum(idf[w] for w in words if holds(w, terms)) / total
+        found = [
+            w
+            for w in words
+            if w in terms or (w in stems and any(t.startswith(stems[w]) for t in terms))
+        ]
+        return sum(idf[w] for w in found) / total
 
     return max((share(terms) for terms in held), default=0.0)
-
-
-def _median_df(conn: Conn) -> float:
-    """The df of the notes' median word, over every (note, word) pair of the index."""
-    row = conn.execute(
-        "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY d.df) FROM source_terms t"
-        " JOIN (SELECT term, count(*) AS df FROM source_terms GROUP BY term) d"
-        " ON d.term = t.term"
-    ).fetchone()
-    return float(row[0]) if row and row[0] is not None else 0.0
