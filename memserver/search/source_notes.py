@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from memserver.index.source_notes import light_stem, words_of
 from memserver.kb.words import STOPWORDS, mn_stems
@@ -80,9 +83,12 @@ def note_keyword(
     start: dt.date | None = None,
     end: dt.date | None = None,
     limit: int = ARMS.pool,
+    embed: Callable[[str], np.ndarray | None] | None = None,
 ) -> list[Hit]:
     """Whole notes ranked by BM25 over their words, best first (inside the window when
-    there is one, :func:`source_window_sql`)."""
+    there is one, :func:`source_window_sql`). With an ``embed`` (a query's vector, or
+    None), the gate tells a word that carries the question's meaning
+    from one it could do without (:func:`_incidental`)."""
     words, prefixes = question_terms(question)
     if not words:
         return []
@@ -114,7 +120,10 @@ def note_keyword(
     if not rows:
         return []
     top = max(float(r[2]) for r in rows)
-    gate = _held_share(conn, words, prefixes, [set(r[3]) for r in rows], float(rows[0][4]))
+    held = [set(r[3]) for r in rows]
+    gate = _held_share(
+        conn, words, prefixes, held, float(rows[0][4]), question=question, embed=embed
+    )
     return [
         Hit(
             SOURCE_PREFIX + path,
@@ -130,27 +139,75 @@ def note_keyword(
 
 
 def _held_share(
-    conn: Conn, words: Sequence[str], prefixes: Sequence[str], held: Sequence[set[str]], n: float
+    conn: Conn,
+    words: Sequence[str],
+    prefixes: Sequence[str],
+    held: Sequence[set[str]],
+    n: float,
+    *,
+    question: str = "",
+    embed: Callable[[str], np.ndarray | None] | None = None,
 ) -> float:
     """The largest part of the question's rarity (summed idf, a word no note holds at its
     rarest) that one note holds: low when the question is put in words the notes do not
-    use."""
+    use. A word no note holds that the question's meaning does without
+    (:func:`_incidental`) lowers it by its count, not by its rarity: the notes never use
+    that word, they do not say the question in other words."""
     df = dict(
         conn.execute(
             "SELECT term, count(*) FROM source_terms WHERE term = ANY(%s) GROUP BY term",
             (list(words),),
         ).fetchall()
     )
-    idf = {w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in words}
     stems = {w: p[:-1] for w in words for p in prefixes if w.startswith(p[:-1])}
+
+    def holds(w: str, terms: set[str]) -> bool:
+        return w in terms or (w in stems and any(t.startswith(stems[w]) for t in terms))
+
+    missing = [w for w in words if df.get(w, 0) == 0 and not any(holds(w, t) for t in held)]
+    dropped = _incidental(question, words, missing, embed) if missing else set()
+    used = [w for w in words if w not in dropped]
+    if not used:
+        return 0.0
+    idf = {w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in used}
     total = sum(idf.values()) or 1.0
 
     def share(terms: set[str]) -> float:
-        found = [
-            w
-            for w in words
-            if w in terms or (w in stems and any(t.startswith(stems[w]) for t in terms))
-        ]
-        return sum(idf[w] for w in found) / total
+        return sum(idf[w] for w in used if holds(w, terms)) / total
 
-    return max((share(terms) for terms in held), default=0.0)
+    return len(used) / len(words) * max((share(terms) for terms in held), default=0.0)
+
+
+def _incidental(
+    question: str,
+    words: Sequence[str],
+    missing: Sequence[str],
+    embed: Callable[[str], np.ndarray | None] | None,
+) -> set[str]:
+    """Those of the ``missing`` words the question's meaning does without: the question's
+    vector moves less when the word is left out than it does, at the median, when one of
+    the words the notes hold is left out. Empty without vectors to compare."""
+    vector = embed(question) if embed is not None and len(words) >= 2 else None
+    if vector is None:
+        return set()
+    raw = words_of(question)
+    moved: dict[str, float] = {}
+    for w in words:
+        forms = {r for r in raw if light_stem(r) == w}
+        if not forms:
+            continue
+        pattern = r"\b(" + "|".join(re.escape(f) for f in forms) + r")\b"
+        rest = re.sub(pattern, " ", question, flags=re.IGNORECASE).strip()
+        other = embed(rest) if rest else None
+        if other is None:
+            return set()
+        moved[w] = 1.0 - float(np.dot(vector, other))
+    kept = sorted(moved[w] for w in words if w in moved and w not in missing)
+    if not kept:
+        return set()
+    median = (
+        kept[len(kept) // 2]
+        if len(kept) % 2
+        else (kept[len(kept) // 2 - 1] + kept[len(kept) // 2]) / 2
+    )
+    return {w for w in missing if w in moved and moved[w] < median}
