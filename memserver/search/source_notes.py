@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -186,28 +187,24 @@ def _incidental(
 ) -> set[str]:
     """Those of the ``missing`` words the question's meaning does without: the question's
     vector moves less when the word is left out than it does, at the median, when one of
-    the words the notes hold is left out. Empty without vectors to compare."""
+    the words the notes hold is left out, and no more than when one of its stop words
+    is. Empty without vectors to compare, or without a stop word to compare with."""
     vector = embed(question) if embed is not None and len(words) >= 2 else None
-    if vector is None:
-        return set()
     raw = words_of(question)
-    moved: dict[str, float] = {}
-    for w in words:
-        forms = {r for r in raw if light_stem(r) == w}
-        if not forms:
-            continue
+    stops = [r for r in dict.fromkeys(raw) if r in STOPWORDS]
+    if vector is None or not stops:
+        return set()
+
+    def moved(forms: set[str]) -> float | None:
         pattern = r"\b(" + "|".join(re.escape(f) for f in forms) + r")\b"
         rest = re.sub(pattern, " ", question, flags=re.IGNORECASE).strip()
         other = embed(rest) if rest else None
-        if other is None:
-            return set()
-        moved[w] = 1.0 - float(np.dot(vector, other))
-    kept = sorted(moved[w] for w in words if w in moved and w not in missing)
-    if not kept:
+        return None if other is None else 1.0 - float(np.dot(vector, other))
+
+    moves = {w: moved({r for r in raw if light_stem(r) == w}) for w in words}
+    plain = [moved({r}) for r in stops]
+    kept = [m for w, m in moves.items() if w not in missing and m is not None]
+    if not kept or None in plain:
         return set()
-    median = (
-        kept[len(kept) // 2]
-        if len(kept) % 2
-        else (kept[len(kept) // 2 - 1] + kept[len(kept) // 2]) / 2
-    )
-    return {w for w in missing if w in moved and moved[w] < median}
+    below = min(statistics.median(kept), max(m for m in plain if m is not None))
+    return {w for w in missing if (m := moves[w]) is not None and m < below}
