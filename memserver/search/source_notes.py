@@ -152,8 +152,9 @@ def _held_share(
     """The largest part of the question's rarity (summed idf, a word no note holds at its
     rarest) that one note holds: low when the question is put in words the notes do not
     use. A word no note holds that the question's meaning does without
-    (:func:`_incidental`) lowers it by its count, not by its rarity: the notes never use
-    that word, they do not say the question in other words."""
+    (:func:`_incidental`) counts no rarer than the rarest word of the question the notes
+    do hold: the notes never use that word, they do not say the question in other
+    words."""
     df = dict(
         conn.execute(
             "SELECT term, count(*) FROM source_terms WHERE term = ANY(%s) GROUP BY term",
@@ -166,17 +167,16 @@ def _held_share(
         return w in terms or (w in stems and any(t.startswith(stems[w]) for t in terms))
 
     missing = [w for w in words if df.get(w, 0) == 0 and not any(holds(w, t) for t in held)]
-    dropped = _incidental(question, words, missing, embed) if missing else set()
-    used = [w for w in words if w not in dropped]
-    if not used:
-        return 0.0
-    idf = {w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in used}
+    aside = _incidental(question, words, missing, embed) if missing else set()
+    idf = {w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in words}
+    rarest_held = max((idf[w] for w in words if w not in missing), default=0.0)
+    idf |= {w: min(idf[w], rarest_held) for w in aside}
     total = sum(idf.values()) or 1.0
 
     def share(terms: set[str]) -> float:
-        return sum(idf[w] for w in used if holds(w, terms)) / total
+        return sum(idf[w] for w in words if holds(w, terms)) / total
 
-    return len(used) / len(words) * max((share(terms) for terms in held), default=0.0)
+    return max((share(terms) for terms in held), default=0.0)
 
 
 def _incidental(
