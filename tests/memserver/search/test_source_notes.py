@@ -171,20 +171,25 @@ def bag_of_words(weights: dict[str, float]) -> Callable[[str], np.ndarray | None
     return embed
 
 
-def test_a_word_no_note_holds_that_the_question_does_without_counts_by_its_count(
+def test_a_word_no_note_holds_that_the_question_does_without_counts_as_its_rarest_held_word(
     notes: Notes,
 ) -> None:
     """ "describe" is in no note. When leaving it out barely moves the question's vector
     (less than leaving out the words the notes hold, or a stop word), the notes simply
-    never use it: it costs the note arm one word of four, not the largest rarity there
-    is. When it carries the question's meaning, it keeps its rarity."""
+    never use it: it counts as rare as "kids" or "trip" (one note each), not at the
+    largest rarity there is. When it carries the question's meaning, it keeps that."""
+
+    def idf(df: int, n: int = len(NOTES)) -> float:
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
     question = "How did the kids describe the camping trip?"
     with notes.kb.db.connection() as conn:
         alone = note_keyword(conn, question)
         aside = note_keyword(conn, question, embed=bag_of_words({"describe": 0.2}))
         meant = note_keyword(conn, question, embed=bag_of_words({"describe": 3.0}))
+    held = 2 * idf(1) + idf(3)
     assert aside[0].id == alone[0].id == source("session-02.md")
-    assert aside[0].share == pytest.approx((3 / 4) ** SOURCES.gate_power)
+    assert aside[0].share == pytest.approx((held / (held + idf(1))) ** SOURCES.gate_power)
     assert aside[0].share > 2 * alone[0].share
     assert meant[0].share == pytest.approx(alone[0].share)
 
