@@ -189,13 +189,17 @@ def _incidental(
     vector moves less when the word is left out than it does, at the median, when one of
     the words the notes hold is left out, and no more than when one of its stop words
     is. Empty without vectors to compare, or without a stop word to compare with."""
-    vector = embed(question) if embed is not None and len(words) >= 2 else None
     raw = words_of(question)
     stops = [r for r in dict.fromkeys(raw) if r in STOPWORDS]
-    if vector is None or not stops:
+    if embed is None or len(words) < 2 or not stops:
+        return set()
+    vector = embed(question)
+    if vector is None:
         return set()
 
     def moved(forms: set[str]) -> float | None:
+        if not forms:
+            return None
         pattern = r"\b(" + "|".join(re.escape(f) for f in forms) + r")\b"
         rest = re.sub(pattern, " ", question, flags=re.IGNORECASE).strip()
         other = embed(rest) if rest else None
