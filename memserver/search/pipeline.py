@@ -465,7 +465,15 @@ class Searcher:
         if sources:
             found.update(
                 source_arms.search_sources(
-                    conn, self.db, text, vector, on, question=req.question, start=start, end=end
+                    conn,
+                    self.db,
+                    text,
+                    vector,
+                    on,
+                    question=req.question,
+                    start=start,
+                    end=end,
+                    embed=lambda variant: self._query_vector(variant, degraded),
                 )
             )
         if mode.expansion and self.llm is not None and allowed is None:

@@ -146,6 +146,9 @@ class SourceSettings:
     # The note arm's votes are scaled by the largest part of the question's rarity one
     # note holds, to this power: a question put in other words than the notes' leaves
     # the arm little to say (bench/eval_sources.py's paraphrases: 0.98 -> 0.88 unscaled).
+    # A word no note holds counts at the largest rarity, unless the question's vector
+    # says it does without the word (source_notes._incidental, no threshold of its own):
+    # then no rarer than the question's rarest word the notes hold.
     gate_power: int = 3
     mention_min_days: int = 7  # a mention up to a week long counts inside any window
 

@@ -403,6 +403,7 @@ def search_sources(
     question: str = "",
     start: dt.date | None = None,
     end: dt.date | None = None,
+    embed: Callable[[str], np.ndarray | None] | None = None,
 ) -> dict[str, list[Hit]]:
     """The source arms ``on(arm)`` allows (the vector arm only with a query vector; the
     note arm, BM25 over whole notes, with the words of ``question``).
@@ -414,7 +415,7 @@ def search_sources(
     keyword arm found would even escape the cosine blend of the fusion."""
     found: dict[str, list[Hit]] = {}
     if on("source_note") and question:
-        notes = note_keyword(conn, question, start=start, end=end)
+        notes = note_keyword(conn, question, start=start, end=end, embed=embed)
         # A note's snippet is its sentence holding most of the question's rare words.
         best = {
             h.id: h

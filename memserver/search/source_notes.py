@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+import re
+import statistics
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from memserver.index.source_notes import light_stem, words_of
 from memserver.kb.words import STOPWORDS, mn_stems
@@ -80,9 +84,12 @@ def note_keyword(
     start: dt.date | None = None,
     end: dt.date | None = None,
     limit: int = ARMS.pool,
+    embed: Callable[[str], np.ndarray | None] | None = None,
 ) -> list[Hit]:
     """Whole notes ranked by BM25 over their words, best first (inside the window when
-    there is one, :func:`source_window_sql`)."""
+    there is one, :func:`source_window_sql`). With an ``embed`` (a query's vector, or
+    None), the gate tells a word that carries the question's meaning
+    from one it could do without (:func:`_incidental`)."""
     words, prefixes = question_terms(question)
     if not words:
         return []
@@ -114,7 +121,10 @@ def note_keyword(
     if not rows:
         return []
     top = max(float(r[2]) for r in rows)
-    gate = _held_share(conn, words, prefixes, [set(r[3]) for r in rows], float(rows[0][4]))
+    held = [set(r[3]) for r in rows]
+    gate = _held_share(
+        conn, words, prefixes, held, float(rows[0][4]), question=question, embed=embed
+    )
     return [
         Hit(
             SOURCE_PREFIX + path,
@@ -130,27 +140,75 @@ def note_keyword(
 
 
 def _held_share(
-    conn: Conn, words: Sequence[str], prefixes: Sequence[str], held: Sequence[set[str]], n: float
+    conn: Conn,
+    words: Sequence[str],
+    prefixes: Sequence[str],
+    held: Sequence[set[str]],
+    n: float,
+    *,
+    question: str = "",
+    embed: Callable[[str], np.ndarray | None] | None = None,
 ) -> float:
     """The largest part of the question's rarity (summed idf, a word no note holds at its
     rarest) that one note holds: low when the question is put in words the notes do not
-    use."""
+    use. A word no note holds that the question's meaning does without
+    (:func:`_incidental`) counts no rarer than the rarest word of the question the notes
+    do hold: the notes never use that word, they do not say the question in other
+    words."""
     df = dict(
         conn.execute(
             "SELECT term, count(*) FROM source_terms WHERE term = ANY(%s) GROUP BY term",
             (list(words),),
         ).fetchall()
     )
-    idf = {w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in words}
     stems = {w: p[:-1] for w in words for p in prefixes if w.startswith(p[:-1])}
+
+    def holds(w: str, terms: set[str]) -> bool:
+        return w in terms or (w in stems and any(t.startswith(stems[w]) for t in terms))
+
+    missing = [w for w in words if df.get(w, 0) == 0 and not any(holds(w, t) for t in held)]
+    aside = _incidental(question, words, missing, embed) if missing else set()
+    idf = {w: math.log(1 + (n - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in words}
+    rarest_held = max((idf[w] for w in words if w not in missing), default=0.0)
+    idf |= {w: min(idf[w], rarest_held) for w in aside}
     total = sum(idf.values()) or 1.0
 
     def share(terms: set[str]) -> float:
-        found = [
-            w
-            for w in words
-            if w in terms or (w in stems and any(t.startswith(stems[w]) for t in terms))
-        ]
-        return sum(idf[w] for w in found) / total
+        return sum(idf[w] for w in words if holds(w, terms)) / total
 
     return max((share(terms) for terms in held), default=0.0)
+
+
+def _incidental(
+    question: str,
+    words: Sequence[str],
+    missing: Sequence[str],
+    embed: Callable[[str], np.ndarray | None] | None,
+) -> set[str]:
+    """Those of the ``missing`` words the question's meaning does without: the question's
+    vector moves less when the word is left out than it does, at the median, when one of
+    the words the notes hold is left out, and no more than when one of its stop words
+    is. Empty without vectors to compare, or without a stop word to compare with."""
+    raw = words_of(question)
+    stops = [r for r in dict.fromkeys(raw) if r in STOPWORDS]
+    if embed is None or len(words) < 2 or not stops:
+        return set()
+    vector = embed(question)
+    if vector is None:
+        return set()
+
+    def moved(forms: set[str]) -> float | None:
+        if not forms:
+            return None
+        pattern = r"\b(" + "|".join(re.escape(f) for f in forms) + r")\b"
+        rest = re.sub(pattern, " ", question, flags=re.IGNORECASE).strip()
+        other = embed(rest) if rest else None
+        return None if other is None else 1.0 - float(np.dot(vector, other))
+
+    moves = {w: moved({r for r in raw if light_stem(r) == w}) for w in words}
+    plain = [moved({r}) for r in stops]
+    kept = [m for w, m in moves.items() if w not in missing and m is not None]
+    if not kept or None in plain:
+        return set()
+    below = min(statistics.median(kept), max(m for m in plain if m is not None))
+    return {w for w in missing if (m := moves[w]) is not None and m < below}

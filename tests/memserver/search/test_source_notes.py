@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memserver.clients.embed import HashEmbedder
-from memserver.index.source_notes import light_stem
+from memserver.index.source_notes import light_stem, words_of
 from memserver.search.pipeline import Searcher, SearchRequest, SearchResponse
 from memserver.search.settings import SOURCES
 from memserver.search.shaping import OUTSIDE_WINDOW, fill_outside_window, nearness
@@ -153,6 +154,44 @@ def test_a_word_no_note_holds_weighs_as_a_rare_word_not_more(notes: Notes) -> No
     expected = (held / (held + idf(0))) ** SOURCES.gate_power
     assert hits[0].share == pytest.approx(expected)
     assert hits[0].share > 0.15  # three times the absent word's rarity left 0.02
+
+
+def bag_of_words(weights: dict[str, float]) -> Callable[[str], np.ndarray | None]:
+    """An embedder whose vector is the text's words, each at its weight (1 unless given):
+    a word of little weight leaves the text's meaning where it was."""
+    dims: dict[str, int] = {}
+
+    def embed(text: str) -> np.ndarray | None:
+        vector = np.zeros(32)
+        for word in words_of(text):
+            vector[dims.setdefault(word, len(dims))] += weights.get(word, 1.0)
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm else None
+
+    return embed
+
+
+def test_a_word_no_note_holds_that_the_question_does_without_counts_as_its_rarest_held_word(
+    notes: Notes,
+) -> None:
+    """ "describe" is in no note. When leaving it out barely moves the question's vector
+    (less than leaving out the words the notes hold, or a stop word), the notes simply
+    never use it: it counts as rare as "kids" or "trip" (one note each), not at the
+    largest rarity there is. When it carries the question's meaning, it keeps that."""
+
+    def idf(df: int, n: int = len(NOTES)) -> float:
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    question = "How did the kids describe the camping trip?"
+    with notes.kb.db.connection() as conn:
+        alone = note_keyword(conn, question)
+        aside = note_keyword(conn, question, embed=bag_of_words({"describe": 0.2}))
+        meant = note_keyword(conn, question, embed=bag_of_words({"describe": 3.0}))
+    held = 2 * idf(1) + idf(3)
+    assert aside[0].id == alone[0].id == source("session-02.md")
+    assert aside[0].share == pytest.approx((held / (held + idf(1))) ** SOURCES.gate_power)
+    assert aside[0].share > 2 * alone[0].share
+    assert meant[0].share == pytest.approx(alone[0].share)
 
 
 def test_a_note_mentioning_a_year_is_inside_a_window_on_that_year(notes: Notes) -> None:
