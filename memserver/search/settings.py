@@ -150,6 +150,10 @@ class SourceSettings:
     # says it does without the word (source_notes._incidental, no threshold of its own):
     # then no rarer than the question's rarest word the notes hold.
     gate_power: int = 3
+    # The question's vectors that test go at most this far (the question, and it without
+    # each of its words and stop words): a longer question keeps every rarity (a bound
+    # on the embedder's work for one question, whatever its length).
+    incidental_vectors: int = 24
     mention_min_days: int = 7  # a mention up to a week long counts inside any window
 
 

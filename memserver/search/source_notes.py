@@ -193,6 +193,8 @@ def _incidental(
     stops = [r for r in dict.fromkeys(raw) if r in STOPWORDS]
     if embed is None or len(words) < 2 or not stops:
         return set()
+    if 1 + len(words) + len(stops) > SOURCES.incidental_vectors:
+        return set()  # the embedder's work for one question stays bounded
     vector = embed(question)
     if vector is None:
         return set()

@@ -194,6 +194,28 @@ def test_a_word_no_note_holds_that_the_question_does_without_counts_as_its_rares
     assert meant[0].share == pytest.approx(alone[0].share)
 
 
+def test_a_long_question_costs_the_embedder_nothing_here(notes: Notes) -> None:
+    """The test of a missing word embeds the question once a word: past
+    ``SOURCES.incidental_vectors`` vectors a question keeps every rarity instead."""
+    calls: list[str] = []
+    embed = bag_of_words({"describe": 0.2})
+
+    def counted(text: str) -> np.ndarray | None:
+        calls.append(text)
+        return embed(text)
+
+    many = " ".join(f"w{i}" for i in range(SOURCES.incidental_vectors))
+    question = f"How did the kids describe the camping trip {many}?"
+    with notes.kb.db.connection() as conn:
+        alone = note_keyword(conn, question)
+        tested = note_keyword(conn, question, embed=counted)
+    assert calls == []
+    assert tested[0].id == alone[0].id and tested[0].share == pytest.approx(alone[0].share)
+    with notes.kb.db.connection() as conn:
+        note_keyword(conn, "How did the kids describe the camping trip?", embed=counted)
+    assert 0 < len(calls) <= SOURCES.incidental_vectors
+
+
 def test_a_note_mentioning_a_year_is_inside_a_window_on_that_year(notes: Notes) -> None:
     response = notes.ask("Where did Melanie go camping in 2022?")
     first = response.results[0]
