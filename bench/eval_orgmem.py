@@ -232,19 +232,26 @@ def our_questions(path: Path, slot_ids: Sequence[str]) -> list[OrgQuestion]:
     return out
 
 
-def reworded(path: Path, questions: Sequence[OrgQuestion]) -> list[OrgQuestion]:
-    """A question per rewording in ``path`` (``{id: [text, ...]}``): its original's id,
-    category, gold answer and gold artefacts, its text, ``variant`` 1, 2, 3. An id the
+FIRST_SET = 3  # rewordings of each question in a tier's first set (``<tier>.yaml``)
+
+
+def reworded(paths: Sequence[Path], questions: Sequence[OrgQuestion]) -> list[OrgQuestion]:
+    """A question per rewording in each of ``paths`` (``{id: [text, ...]}``, the sets in
+    the order they were written): its original's id, category, gold answer and gold
+    artefacts, its text, ``variant`` 1, 2, ... numbered on through the sets. An id the
     questions lack is an error that names it."""
     by_id = {q.id: q for q in questions if not q.variant}
-    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if missing := [i for i in spec if i not in by_id]:
-        raise SystemExit(f"{path}: rewordings of questions the tier lacks: {missing}")
-    return [
-        replace(by_id[i], text=" ".join(str(text).split()), variant=n)
-        for i, texts in spec.items()
-        for n, text in enumerate(texts, start=1)
-    ]
+    out: list[OrgQuestion] = []
+    taken: dict[str, int] = {}
+    for path in paths:
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if missing := [i for i in spec if i not in by_id]:
+            raise SystemExit(f"{path}: rewordings of questions the tier lacks: {missing}")
+        for i, texts in spec.items():
+            for text in texts:
+                taken[i] = taken.get(i, 0) + 1
+                out.append(replace(by_id[i], text=" ".join(str(text).split()), variant=taken[i]))
+    return out
 
 
 def write_kb(kb: Path, tier: Tier) -> None:
@@ -455,7 +462,30 @@ def rewording_report(rows: Sequence[Mapping[str, Any]]) -> str:
             "(n: both; each cell: mean (questions))\n"
         )
         out.append(category_table(mine, REWORDING_COLUMNS, rewording_cell) + "\n")
+    out.append(set_summary(paired))
     return "\n".join(out)
+
+
+def set_summary(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Each set of rewordings apart (the first: variants up to ``FIRST_SET``): its mean
+    key facts and gap to the originals, all and on each half."""
+    lines = ["Rewording sets apart: mean key facts (questions), gap to the originals in points"]
+    for name, keep in (
+        ("first set", lambda v: 0 < v <= FIRST_SET),
+        ("second set", lambda v: v > FIRST_SET),
+    ):
+        cells = []
+        for part in (None, *HALVES):
+            mine = [r for r in rows if part is None or r["half"] == part]
+            originals = _shares([r for r in mine if not r.get("variant")], "agent")
+            shares = _shares([r for r in mine if keep(r.get("variant") or 0)], "agent")
+            if not shares or not originals:
+                continue
+            gap = 100 * (sum(originals) / len(originals) - sum(shares) / len(shares))
+            cells.append(f"{part or 'all'} {_mean(shares)} ({len(shares)}), gap {gap:+.1f}")
+        if cells:
+            lines.append(f"- {name}: " + "; ".join(cells))
+    return "\n".join(lines) + "\n"
 
 
 def show_misses(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -497,7 +527,9 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
         path = REWORDINGS / f"{tier.name}.yaml"
         if not path.is_file():
             raise SystemExit(f"no rewordings of tier {tier.name}: {path} is missing")
-        tier.questions += reworded(path, tier.questions)
+        second = REWORDINGS / f"{tier.name}-2.yaml"  # written later, before its code
+        paths = [path, *([second] if second.is_file() else [])]
+        tier.questions += reworded(paths, tier.questions)
     root, config = work_root(args.work, args.embedder)
     kb = root / tier.name
     if args.fresh and kb.exists():
