@@ -523,7 +523,7 @@ def parse_time(text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC
         phrase = " ".join(m.group(0).split())
         rest = _blank(text, [m.span()])
         # said as the time of the text: with a preposition or a Mongolian case ending
-        point = m.re is _re(_POINT_RULE.pattern) and bool(_g(m, "a") or _g(m, "case"))
+        point = m.re.pattern == _POINT_RULE.pattern and bool(_g(m, "a") or _g(m, "case"))
 
     order: tuple[int, str] | None = None
     soft = False
