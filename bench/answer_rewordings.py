@@ -1,6 +1,6 @@
 """The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
 --rewordings``): each rewording of an example question is scored with its original's
-facts, each chat of ``conversations.yaml`` is asked turn by turn through the read
+facts, each new question of ``example-new.yaml`` with its own, each chat of ``conversations.yaml`` is asked turn by turn through the read
 agent's ``/v1/chat/completions`` (each turn sees the turns before it), and the report
 gives originals and rewordings apart, on each half (``bench.halves``)."""
 
@@ -20,7 +20,7 @@ import httpx2
 import yaml
 
 from bench.common import free_port, stop_process, wait_ready
-from bench.halves import TUNING, VALIDATION, halves
+from bench.halves import TUNING, VALIDATION, half, halves
 
 REWORDINGS = Path(__file__).with_name("rewordings")
 BIN = Path(sys.executable).parent
@@ -30,6 +30,7 @@ BIN = Path(sys.executable).parent
 # question's rewordings are numbered on through the sets (the first set's are 1-3).
 SETS = ("example.yaml", "example-2.yaml")
 FIRST_SET = 3  # rewordings of each question in the first set
+NEW = "example-new.yaml"  # new questions of the same kinds, each with its own facts
 
 
 def reworded(questions: Sequence[Any]) -> list[Any]:
@@ -47,6 +48,26 @@ def reworded(questions: Sequence[Any]) -> list[Any]:
                 taken[int(n)] = taken.get(int(n), 0) + 1
                 out.append(replace(by_number[int(n)], text=str(text), variant=taken[int(n)]))
     return out
+
+
+def new_questions(make_question: Any, make_fact: Any, now: str) -> list[Any]:
+    """The questions of :data:`NEW`, each with its own facts (``new`` set). They are asked
+    with the originals' ``now``, which the file states too: a file that says another day
+    is refused."""
+    spec = yaml.safe_load((REWORDINGS / NEW).read_text(encoding="utf-8"))
+    if str(spec["now"]) != now:
+        raise SystemExit(f"{NEW} is written for now={spec['now']}, the originals for {now}")
+    return [
+        make_question(
+            int(n),
+            str(q["ask"]),
+            "",
+            tuple(make_fact(f) for f in q["facts"]),
+            tuple(make_fact(f) for f in q.get("forbid") or ()),
+            new=True,
+        )
+        for n, q in spec["questions"].items()
+    ]
 
 
 def set_of(variant: int) -> int:
@@ -135,6 +156,8 @@ def ask_chats(chats: Sequence[Conversation], now: str, base: str, key: str, flat
 def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> str:
     """Originals and rewordings apart, each on the tuning and the validation half; then the
     chats, and the gap in percentage points."""
+    new = [s for s in scores if s.question.new]
+    scores = [s for s in scores if not s.question.new]
     half = halves(s.question.number for s in scores)
     lines = []
 
@@ -152,6 +175,13 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
         validate = [s for s in rows if half[str(s.question.number)] == VALIDATION]
         lines.append(
             f"{name}: {share(rows)} correct; tuning half {share(tune)}, "
+            f"validation half {share(validate)}"
+        )
+    if new:
+        tune = [s for s in new if _new_half(s) == TUNING]
+        validate = [s for s in new if _new_half(s) == VALIDATION]
+        lines.append(
+            f"new questions: {share(new)} correct; tuning half {share(tune)}, "
             f"validation half {share(validate)}"
         )
     originals = [s for s in scores if s.question.variant == 0]
@@ -180,6 +210,10 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
     if chats:
         lines.append(f"chats right: {sum(c.right for c in chats)}/{len(chats)}")
     return "\n".join(lines)
+
+
+def _new_half(score: Any) -> str:
+    return half(f"new-{score.question.number}")
 
 
 def environment(config: Path) -> dict[str, str]:

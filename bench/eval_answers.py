@@ -77,6 +77,7 @@ class Question:
     facts: tuple[Fact, ...]
     forbid: tuple[Fact, ...] = ()
     variant: int = 0  # 0: the question as EXPECTED.md asks it; 1, 2 ...: a rewording of it
+    new: bool = False  # a new question of bench/rewordings/example-new.yaml, not of EXPECTED.md
 
 
 @dataclass
@@ -234,12 +235,14 @@ def ask_json(
 
 def run(args: argparse.Namespace) -> tuple[list[Score], list[rewordings.Conversation]]:
     now, questions = load_questions()
-    if args.only:
-        wanted = {int(n) for n in args.only.split(",")}
+    wanted = {int(n) for n in args.only.split(",")} if args.only else None
+    if wanted:
         questions = [q for q in questions if q.number in wanted]
     chats: list[rewordings.Conversation] = []
     if args.rewordings:
         questions += rewordings.reworded(questions)
+        new = rewordings.new_questions(Question, _fact, now)
+        questions += [q for q in new if not wanted or q.number in wanted]
         chat_now, chats = rewordings.conversations(_fact)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="eval-answers-"))
     if args.keep and (work / "kb").exists():
@@ -329,8 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--rewordings",
         action="store_true",
-        help="also ask bench/rewordings/ (three rewordings of each question, the chats) "
-        "and report originals and rewordings on each half",
+        help="also ask bench/rewordings/ (the rewordings of each question, the new "
+        "questions, the chats) and report each set on each half",
     )
     args = parser.parse_args(argv)
     scores, chats = run(args)
@@ -342,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             {
                 "n": s.question.number,
                 "variant": s.question.variant,
+                "new": s.question.new,
                 "question": s.question.text,
                 "verdict": s.verdict,
                 "missed": [f.text for f in s.missed],

@@ -1,0 +1,37 @@
+"""eval_answers --rewordings: the new questions of bench/rewordings/example-new.yaml are
+scored with their own facts and reported apart, on their own halves; the originals' split
+does not move because of them. No server."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import answer_rewordings as rewordings
+from bench.eval_answers import Question, _fact, load_questions, score
+from bench.halves import halves
+
+
+def test_new_questions_carry_their_own_facts_and_the_originals_now() -> None:
+    now, originals = load_questions()
+    new = rewordings.new_questions(Question, _fact, now)
+    assert len(new) >= 30 and all(q.new and q.variant == 0 for q in new)
+    assert not {q.number for q in new} & {q.number for q in originals}
+    meeting = next(q for q in new if q.text.startswith("What was our first meeting with Initech"))
+    assert score(meeting, "2026-06-25 · Initech — quarterly check-in (Q2)").verdict == "correct"
+    assert score(meeting, "2026-10-20 · Initech renewal call").verdict == "wrong"
+
+
+def test_new_questions_written_for_another_day_are_refused() -> None:
+    with pytest.raises(SystemExit, match="now="):
+        rewordings.new_questions(Question, _fact, "2030-01-01T00:00:00+00:00")
+
+
+def test_the_report_gives_new_questions_apart_and_keeps_the_originals_split() -> None:
+    now, originals = load_questions()
+    new = rewordings.new_questions(Question, _fact, now)
+    scores = [score(q, "") for q in [*originals, *new]]
+    text = rewordings.report(scores, [], show=False)
+    assert f"originals: 0/{len(originals)} (0%) correct" in text
+    assert f"new questions: 0/{len(new)} (0%) correct" in text
+    split = halves(str(q.number) for q in originals)
+    assert split == halves(str(s.question.number) for s in scores if not s.question.new)
