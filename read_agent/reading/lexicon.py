@@ -55,6 +55,7 @@ class Lexicon:
     then: tuple[str, ...] = ()
     place: tuple[str, ...] = ()
     possessive: tuple[str, ...] = ()
+    owner_mark: tuple[str, ...] = ()  # "Globex's": the name owns what follows
     contractions: Mapping[str, str] = field(default_factory=dict)  # "who s" -> "who is"
 
     def meaning(self, name: str) -> Meaning | None:
@@ -117,6 +118,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
         then=flat("then"),
         place=flat("place"),
         possessive=flat("possessive"),
+        owner_mark=flat("owner_mark"),
         contractions={
             str(k): str(v) for data in files for k, v in (data.get("contractions") or {}).items()
         },

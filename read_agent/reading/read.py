@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memserver.kb.schema import FolderSpec, Schema
@@ -51,9 +51,12 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     q = expanded(tokens(question), lex)
     time = ctx.time or {}
     intent = ctx.intent or {}
-    spans = name_spans(
-        q, [n for s in ctx.subjects for n in (ctx.names or {}).get(s.id, (s.title,))]
-    )
+    called = {s.id: (ctx.names or {}).get(s.id, (s.title,)) for s in ctx.subjects}
+    spans = name_spans(q, [n for s in ctx.subjects for n in called[s.id]])
+    # a subject said only inside a longer subject's name ("the Globex rollout": the
+    # project, not Globex) is not asked about
+    inside = {s.id for s in ctx.subjects if _only_inside(name_spans(q, called[s.id]), spans)}
+    ctx = replace(ctx, subjects=[s for s in ctx.subjects if s.id not in inside])
     named = {i for span in spans for i in span}
     kinds = _kinds(q, lex, spans)
     window = time.get("window") if isinstance(time.get("window"), Mapping) else None
@@ -194,15 +197,29 @@ def _kinds(q: Sequence[str], lex: Lexicon, names: Sequence[range] = ()) -> set[K
     """The kinds the question's words say; a longer phrase of another key ("before the
     change": a day, not a change) takes its words first. A profile's words ask who or
     what a subject is only next to its name ("who is Bataa", "Батбаяр Дорж хэн бэ"; not
-    "who is the logistics director at Nomin Trade")."""
+    "who is the logistics director at Nomin Trade"), and not when the name owns what
+    follows it ("who is Globex's CEO": the CEO is asked)."""
     kinds = set()
     for m in find(q, lex.kinds):
         if m.key not in Kind._value2member_map_:
             continue
-        if m.key == Kind.PROFILE and not any(m.end == s.start or s.stop == m.start for s in names):
+        if m.key == Kind.PROFILE and not any(_next_to(m, s, q, lex) for s in names):
             continue
         kinds.add(Kind(m.key))
     return kinds
+
+
+def _only_inside(own: Sequence[range], spans: Sequence[range]) -> bool:
+    """Each place a name stands lies within a longer name's."""
+    return bool(own) and all(
+        any(len(longer) > len(o) and set(o) <= set(longer) for longer in spans) for o in own
+    )
+
+
+def _next_to(phrase: Any, name: range, q: Sequence[str], lex: Lexicon) -> bool:
+    """The phrase is right before the name, which owns nothing after it, or right after."""
+    owner = name.stop < len(q) and q[name.stop] in lex.owner_mark
+    return (phrase.end == name.start and not owner) or name.stop == phrase.start
 
 
 def _wants(q: Sequence[str], lex: Lexicon) -> Wants:

@@ -138,6 +138,29 @@ def test_who_or_what_a_subject_is_is_asked_next_to_its_name() -> None:
     assert reading.field is not None and reading.field.name == "account_owner"
 
 
+def test_a_name_that_owns_what_follows_is_not_asked_who_it_is() -> None:
+    dana = Subject("people/dana-whitfield", "Dana Whitfield", "people")
+    for question, subject in [("Who is Globex's CEO?", GLOBEX), ("What is Dana's phone?", dana)]:
+        reading = read(question, Context(SCHEMA, [subject], {dana.id: ["Dana Whitfield", "Dana"]}))
+        assert Kind.PROFILE not in reading.kinds, question
+        assert reading.terms, question  # the CEO, the phone: what is asked of it
+
+
+def test_a_subject_said_only_inside_a_longer_name_is_not_asked_about() -> None:
+    rollout = Subject("projects/globex-eta-rollout", "Globex ETA Rollout", "projects")
+    names = {rollout.id: ["Globex ETA Rollout", "Globex rollout"], GLOBEX.id: ["Globex"]}
+    reading = read(
+        "Who is in charge of the Globex rollout?", Context(SCHEMA, [GLOBEX, rollout], names)
+    )
+    assert [s.id for s in reading.subjects] == [rollout.id]
+    assert reading.field is not None and reading.field.name == "owner"
+    # said on its own as well, it stays a subject
+    both = read(
+        "Does Globex know who runs the Globex rollout?", Context(SCHEMA, [GLOBEX, rollout], names)
+    )
+    assert {s.id for s in both.subjects} == {GLOBEX.id, rollout.id}
+
+
 def test_a_claim_is_what_the_evidence_is_asked_for() -> None:
     assert read("What supports the switch to usage-based pricing?").claim == (
         "switch to usage-based pricing"
