@@ -96,8 +96,9 @@ async def _sections_named(
 
 def _event_lines(reader: PageReader, events: Mapping[str, Any]) -> list[Line]:
     dated = reader.schema is not None and {f.name for f in reader.schema.folders if f.date_field}
+    order = {f.name: i for i, f in enumerate(reader.schema.folders)} if reader.schema else {}
     seen: set[str] = set()
-    out: list[tuple[str, Line]] = []
+    out: list[tuple[tuple[str, bool, int], Line]] = []
     for event in events.get("events") or ():
         if not isinstance(event, Mapping):
             continue
@@ -112,7 +113,10 @@ def _event_lines(reader: PageReader, events: Mapping[str, Any]) -> list[Line]:
         seen.add(key)
         shown = text if kind == "timeline" else str(event.get("title"))
         day = str(event.get("date"))[:10]
-        out.append((day, Line(clean(shown), day, (str(event.get("id")),))))
+        place = (kind != "page", order.get(str(event.get("folder")), len(order)))
+        out.append(((day, *place), Line(clean(shown), day, (str(event.get("id")),))))
+    # A day's own pages first, in the schema's folder order (the meeting, then what it
+    # decided), then what other pages' timelines say of that day.
     return [line for _, line in sorted(out, key=lambda x: x[0])]
 
 
