@@ -159,14 +159,25 @@ class Extractive:
             pid = normalize_id(item.id)
             if pid and not pid.startswith("source/") and len(self.reader.pages) < PAGES_READ + 2:
                 await self.reader.page(pid)
-        names = [n for r in named for n in self.reader.names(r.id)]
+        # a page's names, and the words the entity index resolved to it when they say
+        # another subject's name and more ("the Globex rollout": Globex ETA Rollout)
+        called = {r.id: self.reader.names(r.id) for r in named}
+        for r in named:
+            others = [n for o in named if o.id != r.id for n in called[o.id]]
+            if (
+                r.resolved
+                and len(tokens(r.resolved)) > 1
+                and name_spans(tokens(r.resolved), others)
+            ):
+                called[r.id] = [*called[r.id], r.resolved]
+        names = [n for r in named for n in called[r.id]]
         self.reader.asked = names
         subjects = [Subject(r.id, r.title, r.folder) for r in named]
         reading = read(
             question,
             {"time": result.time, "intent": result.intent},
             subjects,
-            {s.id: self.reader.names(s.id) for s in subjects},
+            called,
             self.reader.schema,
             self.reader.earlier,
             self.reader.embed,
@@ -604,6 +615,11 @@ class Extractive:
         scored = [(score_piece(p, reading), p) for p in best]
         full = [p for (_, coverage), p in scored if coverage >= 0.999]
         top_cover = max((c for (_, c), _ in scored), default=0.0)
+        said_of = self._about_subject(reading, single=True)
+        if reading.subjects and not any(c >= 0.5 and said_of(p) for (_, c), p in scored):
+            # the words are found, but not said of the subject the question names ("what
+            # is Dana Whitfield's phone number?": a phone system): not answered here
+            return _not_found(reading, best)
         if reading.wants == Wants.AMOUNT:
             on_subject = [p for (_, c), p in scored if c >= top_cover - 1e-9]
             disputed = (
@@ -621,8 +637,13 @@ class Extractive:
                 await self.reader.page(page_id)
         if reading.wants == "amount":
             # A figure answers "what price ...": the best piece that gives one leads, if it
-            # holds at least half the question's words ("Үнэ: нэг хүргэлтэд 900 төгрөг").
-            priced = [(c, p) for (_, c), p in scored if c >= 0.5 and AMOUNT.search(p.text)]
+            # holds at least half the question's words ("Үнэ: нэг хүргэлтэд 900 төгрөг")
+            # and is said of the subject the question names, if it names one.
+            priced = [
+                (c, p)
+                for (_, c), p in scored
+                if c >= 0.5 and AMOUNT.search(p.text) and (not reading.subjects or said_of(p))
+            ]
             # the fullest first, then what holds, then the newest: the figure agreed last
             priced.sort(
                 key=lambda cp: (-cp[0], self._replaced(cp[1].page), newest_first(cp[1].date or ""))
@@ -635,10 +656,7 @@ class Extractive:
             rest = [p.line() for p in best if p is not lead]
             return Reply(lead.line(), rest + self._dates_of(reading, named))
         if top_cover < 0.5:
-            closest = [p.line() for p in best[:3]]
-            subjects = [s.title for s in reading.subjects]
-            words = [*reading.identifiers, *reading.terms]
-            return Reply(Line(not_found(subjects, words, bool(closest))), closest)
+            return _not_found(reading, best)
         return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
 
     def _dates_of(self, reading: Reading, named: list[Hit]) -> list[Line]:
@@ -678,8 +696,9 @@ class Extractive:
         for name in name_candidates(question)[:RESOLVED_NAMES]:
             if any(name.startswith(d) or d.startswith(name) for d in done):
                 continue  # a run already resolved: not its longer stretch
-            if name_spans(tokens(name), known):
-                continue  # the search found it by its name
+            said = tokens(name)
+            if len({i for span in name_spans(said, known) for i in span}) == len(said):
+                continue  # the search found it by its name (not "the Globex rollout")
             found = await self.reader.call("kb_resolve", {"name": name, "limit": 3})
             best = next(iter((found or {}).get("candidates") or ()), None)
             if not isinstance(best, Mapping) or (found or {}).get("ambiguous"):
@@ -693,9 +712,11 @@ class Extractive:
                 done.append(name)
         return out
 
-    def _about_subject(self, reading: Reading) -> Callable[[Evidence], bool]:
+    def _about_subject(self, reading: Reading, single: bool = False) -> Callable[[Evidence], bool]:
         """Whether a piece is about the question's subject: on its page, on a page that
-        links to it, or naming it. No subject: nothing is (no disagreement is told)."""
+        links to it (``single``: by a field that holds one page, as a meeting's company,
+        not among its attendees), or naming it. No subject: nothing is (no disagreement is
+        told)."""
         ids = {s.id for s in reading.subjects}
         names = {normalize_name(n) for s in reading.subjects for n in self.reader.names(s.id) if n}
 
@@ -703,7 +724,8 @@ class Extractive:
             if piece.page in ids:
                 return True
             page = self.reader.pages.get(piece.page)
-            linked = {normalize_name(n) for n in self.reader.link_names(page)} if page else set()
+            held = self.reader.link_names(page, single) if page else ()
+            linked = {normalize_name(n) for n in held}
             text = normalize_name(piece.text)
             return bool(linked & names) or any(n and n in text for n in names)
 
@@ -804,6 +826,14 @@ def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
         if score > best:
             best, chosen = score, item
     return chosen
+
+
+def _not_found(reading: Reading, best: Sequence[Evidence]) -> Reply:
+    """No sentence answers: what was searched for, and the closest sentences."""
+    closest = [p.line() for p in best[:3]]
+    subjects = [s.title for s in reading.subjects]
+    words = [*reading.identifiers, *reading.terms]
+    return Reply(Line(not_found(subjects, words, bool(closest))), closest)
 
 
 def _cut(text: str, limit: int) -> str:

@@ -85,14 +85,15 @@ class PageReader:
             return None
         return self.schema.folder(name)
 
-    def link_names(self, page: Mapping[str, Any]) -> tuple[str, ...]:
-        """The names a page's link fields hold ("company: Globex")."""
+    def link_names(self, page: Mapping[str, Any], single: bool = False) -> tuple[str, ...]:
+        """The names a page's link fields hold ("company: Globex"); ``single``: only those
+        of fields that hold one page (the company a meeting is with, not its attendees)."""
         spec = self.folder(str(page.get("folder")))
         fields = page.get("fields") or {}
         out: list[str] = []
         for f in spec.fields if spec is not None else ():
             value = fields.get(f.name)
-            if f.is_link and value:
+            if f.is_link and value and (not single or f.type == "link"):
                 out += [str(v) for v in value] if isinstance(value, list) else [str(value)]
         return tuple(out)
 

@@ -1,0 +1,31 @@
+"""What a question asks of the subject it names is answered of that subject: the words
+found elsewhere do not answer it, a name that owns what follows is asked for that, a
+longer name holds the shorter one, and a day's own pages come first in its listing."""
+
+from __future__ import annotations
+
+from read_agent.extractive.reply import NO_SENTENCE
+from tests.ingest_agent.conftest import IngestServer
+from tests.read_agent.extractive.conftest import ask, lines
+
+
+def test_words_found_but_not_said_of_the_subject_answer_nothing(example: IngestServer) -> None:
+    first = lines(ask(example, "What is Dana Whitfield's phone number?"))[0]
+    assert first.startswith(NO_SENTENCE), first
+    assert "Dana Whitfield" in first  # what was searched for
+
+
+def test_a_name_that_owns_what_follows_is_asked_for_that(example: IngestServer) -> None:
+    first = lines(ask(example, "Who is Globex's CEO?"))[0]
+    assert "Dana Whitfield" in first and not first.startswith("Globex"), first
+
+
+def test_a_longer_name_holds_the_shorter_one(example: IngestServer) -> None:
+    first = lines(ask(example, "Who is in charge of the Globex rollout?"))[0]
+    assert first.startswith("Globex ETA Rollout — owner: Priya Shah"), first
+
+
+def test_a_day_lists_its_own_pages_before_what_came_of_them(example: IngestServer) -> None:
+    listed = [x for x in lines(ask(example, "What happened on 2026-10-14?")) if x.startswith("- ")]
+    assert listed and "Globex pilot review" in listed[0], listed[:3]
+    assert any("Decision" in x for x in listed[1:])
