@@ -159,25 +159,14 @@ class Extractive:
             pid = normalize_id(item.id)
             if pid and not pid.startswith("source/") and len(self.reader.pages) < PAGES_READ + 2:
                 await self.reader.page(pid)
-        # a page's names, and the words the entity index resolved to it when they say
-        # another subject's name and more ("the Globex rollout": Globex ETA Rollout)
-        called = {r.id: self.reader.names(r.id) for r in named}
-        for r in named:
-            others = [n for o in named if o.id != r.id for n in called[o.id]]
-            if (
-                r.resolved
-                and len(tokens(r.resolved)) > 1
-                and name_spans(tokens(r.resolved), others)
-            ):
-                called[r.id] = [*called[r.id], r.resolved]
-        names = [n for r in named for n in called[r.id]]
+        names = [n for r in named for n in self.reader.names(r.id)]
         self.reader.asked = names
         subjects = [Subject(r.id, r.title, r.folder) for r in named]
         reading = read(
             question,
             {"time": result.time, "intent": result.intent},
             subjects,
-            called,
+            {s.id: self.reader.names(s.id) for s in subjects},
             self.reader.schema,
             self.reader.earlier,
             self.reader.embed,
@@ -696,9 +685,8 @@ class Extractive:
         for name in name_candidates(question)[:RESOLVED_NAMES]:
             if any(name.startswith(d) or d.startswith(name) for d in done):
                 continue  # a run already resolved: not its longer stretch
-            said = tokens(name)
-            if len({i for span in name_spans(said, known) for i in span}) == len(said):
-                continue  # the search found it by its name (not "the Globex rollout")
+            if name_spans(tokens(name), known):
+                continue  # the search found it by its name
             found = await self.reader.call("kb_resolve", {"name": name, "limit": 3})
             best = next(iter((found or {}).get("candidates") or ()), None)
             if not isinstance(best, Mapping) or (found or {}).get("ambiguous"):
