@@ -19,6 +19,7 @@ from read_agent.extractive.question import Reading, matched
 from read_agent.extractive.reply import Reply, clean
 
 LISTED = 20
+SHORT = 90  # characters of an event's text on the first line
 
 
 async def listing(reader: PageReader, reading: Reading) -> Reply | None:
@@ -43,7 +44,8 @@ async def listing(reader: PageReader, reading: Reading) -> Reply | None:
     lines = _event_lines(reader, events)
     if not lines:
         return Reply(Line(f"Nothing is recorded between {shown}."), [], shown)
-    return Reply(None, lines[:LISTED], shown)
+    said = list(Reply(None, lines).digest().lines)  # as shown: each said once
+    return Reply(Line(_first_line(said)), said[:LISTED], shown)
 
 
 async def _folder_pages(
@@ -99,14 +101,16 @@ def _event_lines(reader: PageReader, events: Mapping[str, Any]) -> list[Line]:
     order = {f.name: i for i, f in enumerate(reader.schema.folders)} if reader.schema else {}
     seen: set[str] = set()
     out: list[tuple[tuple[str, bool, int], Line]] = []
-    for event in events.get("events") or ():
-        if not isinstance(event, Mapping):
-            continue
+    listed = [e for e in events.get("events") or () if isinstance(e, Mapping)]
+    pages = {f"({e.get('id')})" for e in listed if e.get("kind") == "page"}
+    for event in listed:
         kind, text = str(event.get("kind")), str(event.get("text") or "")
         if kind == "page" and dated and event.get("folder") not in dated:
             continue  # an entity page dated by its newest entry, not an event
-        if text.startswith(("Attended ", "Meeting “")) and kind == "timeline":
-            continue  # the meeting itself is listed as a page
+        if kind == "timeline" and (
+            text.startswith(("Attended ", "Meeting “")) or text.endswith(tuple(pages))
+        ):
+            continue  # the meeting, or the page an entry links to, is listed as a page
         key = " ".join(words(text))
         if key in seen:
             continue
@@ -143,10 +147,15 @@ def _shown_window(window: Mapping[str, Any]) -> str:
 
 
 def _first_line(lines: Sequence[Line]) -> str:
-    """How many pages were found and the first ones' dates and titles (not their gist)."""
-    names = [f"{line.head()}{line.text.split(' — ')[0]}" for line in lines[:4]]
+    """How many pages or events were found and the first ones' dates and titles (not
+    their gist; an event's text cut short)."""
+    names = [f"{line.head()}{_short(line.text.split(' — ')[0])}" for line in lines[:4]]
     more = f" (and {len(lines) - 4} more)" if len(lines) > 4 else ""
     return f"{len(lines)} found: {'; '.join(names)}{more}."
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHORT else text[: SHORT - 1].rstrip() + "…"
 
 
 def _gist(page: Mapping[str, Any]) -> str:

@@ -79,9 +79,10 @@ def test_a_window_lists_what_it_holds_and_names_its_days(example: IngestServer) 
     listed = [line for line in answer if line.startswith("- ")]
     assert [line[2:12] for line in listed] == ["2026-11-12", "2026-11-18"]
     week = lines(ask(example, "Өнгөрсөн долоо хоногт юу болсон бэ?"))
-    assert "Dates: 2026-11-09 and 2026-11-15." in week[0]
+    assert "Dates: 2026-11-09 and 2026-11-15." in week[1]
     days = [line[2:12] for line in week if line.startswith("- ")]
     assert days and all("2026-11-09" <= d <= "2026-11-15" for d in days)
+    assert week[0].startswith(f"{len(days)} found: {days[0]} · ")  # the first line answers
     # a folder with nothing in the window: its sections on the pages that are
     decisions = "\n".join(lines(ask(example, "Which decisions were made since 2026-11-01?")))
     assert "Mongolian Localization due date moves to 2026-12-15" in decisions
