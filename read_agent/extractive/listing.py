@@ -17,6 +17,7 @@ from read_agent.extractive.line import Line
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched
 from read_agent.extractive.reply import Reply, clean
+from read_agent.tools.wire import Page
 
 LISTED = 20
 
@@ -149,9 +150,9 @@ def _first_line(lines: Sequence[Line]) -> str:
     return f"{len(lines)} found: {'; '.join(names)}{more}."
 
 
-def _gist(page: Mapping[str, Any]) -> str:
-    for body in (page.get("sections") or {}).values():
-        for _, piece in pieces(str(body)):
+def _gist(page: Page) -> str:
+    for body in page.sections.values():
+        for _, piece in pieces(body):
             if len(piece.split()) >= 4:
                 return piece
     return ""
