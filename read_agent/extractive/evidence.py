@@ -183,10 +183,10 @@ def from_result(
         else:
             out.append(Evidence(piece, pid, title, day, "snippet", rank=rank))
     for line in result.timeline:
-        if line.get("text"):
-            text = clean(str(line["text"]))
+        if line.text:
+            text = clean(line.text)
             if not _LINK_ENTRY.match(text):
-                day = _day(line.get("date"))
+                day = _day(line.date)
                 out.append(Evidence(text, pid, title, day, "timeline", rank=rank))
     return out
 

@@ -184,6 +184,19 @@ def _text(value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class TimelineEntry:
+    """One dated line of a page's timeline: the day, what happened, the note that said it."""
+
+    date: str | None
+    text: str
+    source: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> TimelineEntry:
+        return cls(_text(raw.get("date")), str(raw.get("text") or ""), _text(raw.get("source")))
+
+
+@dataclass(frozen=True)
 class Hit:
     """One result of ``kb_query`` (a page, or a raw note ``source/...``), or a page the
     entity index resolved a name of the question to (``resolved``: that name), or a page
@@ -197,7 +210,7 @@ class Hit:
     snippet: str = ""
     ranks: Mapping[str, Any] = field(default_factory=dict)  # the arms that found it: rank
     labels: tuple[str, ...] = ()
-    timeline: tuple[Mapping[str, Any], ...] = ()  # the page's dated lines the search matched
+    timeline: tuple[TimelineEntry, ...] = ()  # the page's dated lines the search matched
     resolved: str | None = None
 
     @classmethod
@@ -216,7 +229,7 @@ class Hit:
             str(raw.get("snippet") or ""),
             dict(ranks) if isinstance(ranks, Mapping) else {},
             tuple(str(x) for x in listed(raw.get("labels"))),
-            tuple(_objects(raw.get("timeline"))),
+            tuple(TimelineEntry.parse(e) for e in _objects(raw.get("timeline"))),
             _text(raw.get("resolved")),
         )
 
@@ -246,19 +259,6 @@ class Found:
             dict(time) if isinstance(time, Mapping) else {},
             dict(intent) if isinstance(intent, Mapping) else {},
         )
-
-
-@dataclass(frozen=True)
-class TimelineEntry:
-    """One dated line of a page's timeline: the day, what happened, the note that said it."""
-
-    date: str | None
-    text: str
-    source: str | None = None
-
-    @classmethod
-    def parse(cls, raw: Mapping[str, Any]) -> TimelineEntry:
-        return cls(_text(raw.get("date")), str(raw.get("text") or ""), _text(raw.get("source")))
 
 
 @dataclass(frozen=True)

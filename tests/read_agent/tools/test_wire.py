@@ -3,7 +3,7 @@ as absent, empty or as a list of one, so no answer path checks a type again."""
 
 from __future__ import annotations
 
-from read_agent.tools.wire import AsOf, Brief, Change, Page, Subject, TimelineEntry
+from read_agent.tools.wire import AsOf, Brief, Change, Hit, Page, Subject, TimelineEntry
 
 
 def test_a_brief_is_read_into_its_parts() -> None:
@@ -126,3 +126,10 @@ def test_what_is_malformed_on_a_page_is_read_as_empty() -> None:
     assert Page.parse({"id": "x", "as_of": {"date": "2026-09-01", "known": None}}).as_of == (
         AsOf("2026-09-01")
     )
+
+
+def test_a_search_result_s_timeline_lines_are_entries_too() -> None:
+    hit = Hit.parse(
+        {"id": "people/bob", "timeline": [{"date": "2026-09-21", "text": "Promoted."}, "junk"]}
+    )
+    assert hit.timeline == (TimelineEntry("2026-09-21", "Promoted."),)
