@@ -421,8 +421,8 @@ class ReadAgent:
                 priors.append(
                     followup.Prior(
                         page_id,
-                        str(page.get("title") or ""),
-                        tuple(str(a) for a in page.get("aliases") or ()),
+                        page.title,
+                        page.aliases,
                         reader.is_person(page),
                         reader.link_names(page),
                     )

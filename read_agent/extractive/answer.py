@@ -96,7 +96,7 @@ from read_agent.reading import read as read_question
 from read_agent.reading.lexicon import lexicon, says, tokens
 from read_agent.tools.citations import CitedPage, normalize_id
 from read_agent.tools.raw_notes import QUERY_TOOL
-from read_agent.tools.wire import Found, Hit
+from read_agent.tools.wire import Found, Hit, Page
 
 DISPUTED = "The sources disagree: "
 RESOLVED_NAMES = 4  # the question's names asked of the entity index at most
@@ -238,7 +238,7 @@ class Extractive:
         pages = [p for item in named if (p := self.reader.pages.get(item.id)) is not None]
         # A named page of the folder the question is about comes first: "the Initech
         # renewal call" names the company too, but asks about the meeting.
-        pages.sort(key=lambda page: str(page.get("folder")) not in reading.folders)
+        pages.sort(key=lambda page: page.folder not in reading.folders)
         asked = Asked(reading, results, named, pages)
         for route in self.routes:
             if (results or not route.needs_results) and route.applies(reading, pages):
@@ -273,7 +273,7 @@ class Extractive:
         reading = asked.reading
         for page in asked.pages:
             section = self._section_asked(reading, page)
-            spec = self.reader.folder(str(page.get("folder")))
+            spec = self.reader.folder(page.folder)
             if section is not None and (not reading.company or (spec and spec.type != "decision")):
                 return section
         return None
@@ -319,8 +319,7 @@ class Extractive:
             )
             if asked is None:
                 continue
-            fields = page.get("fields") or {}
-            value = fields.get(asked.name)
+            value = page.fields.get(asked.name)
             if {normalize_name(str(v)) for v in (value if isinstance(value, list) else [value])} & (
                 wanted
             ):
@@ -346,8 +345,8 @@ class Extractive:
                 rest = [w for w in name if not matched(relation, [w])]
                 if not f.is_link or len(rest) == len(name) or not matched(reading.terms, rest):
                     continue
-                value = (page.get("fields") or {}).get(f.name)
-                lead = f"{page.get('title')} — {label(f.name)}: "
+                value = page.fields.get(f.name)
+                lead = f"{page.title} — {label(f.name)}: "
                 lead += show(value) if value not in (None, "", []) else "not recorded"
                 change = changes(page).get(f.name)
                 lines = [p.line() for p in self.ranker.best(reading, exclude_field=f.name)]
@@ -422,32 +421,32 @@ class Extractive:
             found = [replace(r, labels=(*r.labels, "date_ordered")) for r in found]
         return found or results
 
-    async def _later(self, page: Mapping[str, Any], day: str) -> list[Line]:
+    async def _later(self, page: Page, day: str) -> list[Line]:
         """What pages dated after the first one say about it (its title or date named):
         the first pricing decision, and the review that reversed it."""
         found = self._mentions(page, day)
         if found:
             return found
         result = Found.parse(
-            await self.reader.call("kb_query", {"question": str(page.get("title")), "limit": 10})
+            await self.reader.call("kb_query", {"question": page.title, "limit": 10})
         )
         later = [
             pid
             for item in result.results
             if (item.date or "") > day
             and (pid := normalize_id(item.id)) is not None
-            and pid != page.get("id")
+            and pid != page.id
             and not pid.startswith("source/")
         ]
         for pid in later[:LATER_READ]:
             await self.reader.page(pid)
         return self._mentions(page, day)
 
-    def _mentions(self, page: Mapping[str, Any], day: str) -> list[Line]:
-        title = " ".join(words(str(page.get("title"))))
+    def _mentions(self, page: Page, day: str) -> list[Line]:
+        title = " ".join(words(page.title))
         out = []
         for other_id, other in self.reader.pages.items():
-            if other_id == page.get("id"):
+            if other_id == page.id:
                 continue
             for piece in from_page(other, 0, self.reader.dated(other)):
                 text = " ".join(words(piece.text))
@@ -459,13 +458,13 @@ class Extractive:
     # -- 3. a field of a named page
 
     async def _field_answer(
-        self, reading: Reading, page: Mapping[str, Any], field: str | None = None
+        self, reading: Reading, page: Page, field: str | None = None
     ) -> Reply | None:
         """The page's value of the field the question asks (``field``, else the
         reading's, else the one date field a "when will / when did" question means), since
         when and what it replaced; or, read from its other end ("who reports to X"), the
         pages whose field links to it."""
-        spec = self.reader.folder(str(page.get("folder")))
+        spec = self.reader.folder(page.folder)
         if spec is None:
             return None
         asked = reading.field if reading.field and reading.field.folder == spec.name else None
@@ -474,17 +473,17 @@ class Extractive:
             return None
         if asked is not None and asked.inward and field is None:
             return await self._linked_in(page, spec, target)
-        value = (page.get("fields") or {}).get(target)
+        value = page.fields.get(target)
         if value in (None, "", []):
             return None
         change = changes(page).get(target)
         dated = self.reader.dated(page)
-        day = str(page.get("effective_date") or "") if dated else ""
-        said = f"{page.get('title')} — {label(target)}: {show(value)}{since(change)}"
+        day = (page.effective_date or "") if dated else ""
+        said = f"{page.title} — {label(target)}: {show(value)}{since(change)}"
         lead = Line(said, day or None)
         conflict = _open_question(page, target)
         if conflict is not None:  # the page itself says its sources disagree on it
-            lead = Line(f"{DISPUTED}{page.get('title')} — {label(target)}: {conflict}")
+            lead = Line(f"{DISPUTED}{page.title} — {label(target)}: {conflict}")
         # What happened the day it changed ("promoted ..., effective 2026-09-21"), then
         # the sentences that best match the question.
         same_day = [
@@ -499,30 +498,26 @@ class Extractive:
         lines = [p.line() for p in [*same_day, *rest] if not p.text.startswith(f"{target} changed")]
         return Reply(replace(lead, cited=_id(page)), lines[:EVIDENCE_LINES], firm=True)
 
-    def _when_field(
-        self, reading: Reading, spec: FolderSpec, page: Mapping[str, Any]
-    ) -> str | None:
+    def _when_field(self, reading: Reading, spec: FolderSpec, page: Page) -> str | None:
         """ "When will X be ready?": the one date field of X after today ("when did": the
         one before it), when the question says which."""
         if reading.wants != "when" or reading.tense is None or spec.date_field:
             return None
         today = self.reader.today()
-        fields = page.get("fields") or {}
+        fields = page.fields
         dates = [f.name for f in spec.fields if f.type == "date" and fields.get(f.name)]
         after = [n for n in dates if str(fields[n]) > today]
         side = after if reading.tense == "future" else [n for n in dates if n not in after]
         return side[0] if len(side) == 1 else None
 
-    async def _linked_in(
-        self, page: Mapping[str, Any], spec: FolderSpec, target: str
-    ) -> Reply | None:
+    async def _linked_in(self, page: Page, spec: FolderSpec, target: str) -> Reply | None:
         """The pages whose ``target`` field links to ``page`` ("who reports to Alex Kim"):
         the graph's edges into it of the field's verb, else the pages read that hold it."""
         fspec = spec.field(target)
         verb = (fspec.verb if fspec is not None else None) or target
-        title = str(page.get("title"))
+        title = page.title
         found = await self.reader.call(
-            "kb_neighbors", {"id": str(page.get("id")), "verbs": [verb], "direction": "in"}
+            "kb_neighbors", {"id": page.id, "verbs": [verb], "direction": "in"}
         )
         linked = [
             Part(f"{edge.get('from_title')} ", str(edge.get("from_id")))
@@ -530,9 +525,9 @@ class Extractive:
             if isinstance(edge, Mapping) and edge.get("verb") == verb and edge.get("depth", 1) == 1
         ]
         for other_id, other in self.reader.pages.items():
-            value = (other.get("fields") or {}).get(target)
+            value = other.fields.get(target)
             values = value if isinstance(value, list) else [value]
-            shown = Part(f"{other.get('title')} ", other_id)
+            shown = Part(f"{other.title} ", other_id)
             if any(str(v) == title for v in values if v) and shown not in linked:
                 linked.append(shown)
         if not linked:
@@ -543,35 +538,35 @@ class Extractive:
         parts = [listed[0], *(replace(p, text=f", {p.text}") for p in listed[1:])]
         return Reply(Line(f"{label(target).capitalize()} {title}: ", parts=tuple(parts)), [])
 
-    def _section_asked(self, reading: Reading, page: Mapping[str, Any]) -> Reply | None:
+    def _section_asked(self, reading: Reading, page: Page) -> Reply | None:
         """ "What was decided at the pricing review?": the named page's section the
         question asks (``reading.section``: "decided" ~ Decisions, "шийдсэн" ~
         Шийдвэрүүд), all of it."""
         if reading.section is None:
             return None
         own = from_page(page, 0, self.reader.dated(page))
-        for section in page.get("sections") or {}:
-            if not str(section).startswith(reading.section):
+        for section in page.sections:
+            if not section.startswith(reading.section):
                 continue
             body = [p for p in own if p.kind == "section" and p.heading.startswith(section)]
             if body:  # its first item says what was asked on the first line
-                day = str(page.get("effective_date") or "") if self.reader.dated(page) else ""
+                day = (page.effective_date or "") if self.reader.dated(page) else ""
                 said = _cut(body[0].text, LEAD_CHARS)
-                lead = Line(f"{page.get('title')} — {section}: {said}", day or None, _id(page))
+                lead = Line(f"{page.title} — {section}: {said}", day or None, _id(page))
                 return Reply(lead, [p.line() for p in body[:SECTION_LINES]], firm=True)
         return None
 
-    def _profile(self, page: Mapping[str, Any]) -> Reply:
+    def _profile(self, page: Page) -> Reply:
         """ "Who is X": the page's fields in one line, each with when it last changed and
         what it was before, then its newest facts."""
-        fields = page.get("fields") or {}
+        fields = page.fields
         recorded = changes(page)
         parts = [
             f"{label(k)}: {show(v)}{since(recorded.get(k))}"
             for k, v in fields.items()
             if v not in (None, "", [])
         ]
-        lead = f"{page.get('title')} — {'; '.join(parts)}" if parts else str(page.get("title"))
+        lead = f"{page.title} — {'; '.join(parts)}" if parts else page.title
         own = from_page(page, 0, self.reader.dated(page))
         body = [p.line() for p in own if p.kind == "section"][:2]
         dated = [p for p in own if p.kind == "timeline" and "changed from" not in p.text]
@@ -661,11 +656,11 @@ class Extractive:
                 continue
             recorded = changes(page)
             for f in spec.fields:
-                value = (page.get("fields") or {}).get(f.name)
+                value = page.fields.get(f.name)
                 if f.type == "date" and value:
                     change = recorded.get(f.name)
                     day = change.date if change else None
-                    text = f"{page.get('title')} — {label(f.name)}: {value}{since(change)}"
+                    text = f"{page.title} — {label(f.name)}: {value}{since(change)}"
                     out.append(Line(text, day, _id(page)))
         return out
 
@@ -731,10 +726,9 @@ class Extractive:
         figures in two sentences are no disagreement by themselves: a list price and a
         customer's price, an old price and a new one are different facts."""
         for piece in pieces_:
-            page = self.reader.pages.get(piece.page) or {}
-            listed = page.get("open_questions")
-            if isinstance(listed, list) and any(
-                not str(q).startswith(HELD_QUESTION) for q in listed
+            page = self.reader.pages.get(piece.page)
+            if page is not None and any(
+                not q.startswith(HELD_QUESTION) for q in page.open_questions
             ):
                 return True
         return False
@@ -742,7 +736,8 @@ class Extractive:
     def _replaced(self, page_id: str) -> bool:
         """The page is a decision a newer one reversed or superseded, or one still
         proposed (waiting for a person)."""
-        fields = (self.reader.pages.get(page_id) or {}).get("fields") or {}
+        page = self.reader.pages.get(page_id)
+        fields = page.fields if page is not None else {}
         return bool(fields.get("superseded_by")) or fields.get("status") in NOT_HOLDING
 
     def _notes(self, result: Found) -> list[str]:
@@ -766,9 +761,9 @@ class Extractive:
 # --- helpers without state ----------------------------------------------------------
 
 
-def _id(page: Mapping[str, Any]) -> tuple[str]:
-    """A page's citation (of a page or a search result)."""
-    return (str(page.get("id")),)
+def _id(page: Page) -> tuple[str]:
+    """A page's citation."""
+    return (page.id,)
 
 
 def _named(result: Hit) -> bool:
@@ -840,10 +835,10 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _links(page: Mapping[str, Any], spec: FolderSpec | None) -> str:
+def _links(page: Page, spec: FolderSpec | None) -> str:
     if spec is None:
         return ""
-    fields = page.get("fields") or {}
+    fields = page.fields
     parts = [
         f"{label(f.name)}: {show(fields[f.name])}"
         for f in spec.fields
@@ -857,15 +852,12 @@ def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evid
     return [p for p in body if id(p) in wanted]
 
 
-def _open_question(page: Mapping[str, Any], field: str) -> str | None:
+def _open_question(page: Page, field: str) -> str | None:
     """The page's unresolved conflict on ``field``: its Open Questions line that starts
     with the field's name ("- contract_value: sources of the same date ... disagree")."""
-    listed = page.get("open_questions")
-    if isinstance(listed, list):
-        lines = [str(x) for x in listed]
-    else:  # a server that returns it as a section
-        sections = page.get("sections") or {}
-        body = next((str(v) for k, v in sections.items() if str(k).lower() == "open questions"), "")
+    lines = list(page.open_questions)
+    if not lines:  # a server that returns them as a section
+        body = next((v for k, v in page.sections.items() if k.lower() == "open questions"), "")
         lines = body.splitlines()
     for line in lines:
         text = line.strip().lstrip("-*• ").strip()

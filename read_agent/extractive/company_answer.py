@@ -27,7 +27,7 @@ from read_agent.extractive.replay import replaced_ids, replay, subject_then
 from read_agent.extractive.reply import NO_SENTENCE, Reply
 from read_agent.extractive.state_at import StateAt
 from read_agent.reading import Kind
-from read_agent.tools.wire import BRIEF_TOOL, Subject
+from read_agent.tools.wire import BRIEF_TOOL, Page, Subject
 
 PAGES_READ = 8  # the best results read in full
 REPLACEMENTS_READ = 4  # pages that replaced what held on a past day, read as they are now
@@ -62,7 +62,7 @@ class CompanyAnswers:
         brief = await self.reader.brief(arguments)
         said, evidence, answers = brief_lines(
             brief,
-            lambda s: self.state.about_other(reading, {"folder": s.folder, "fields": s.current}),
+            lambda s: self.state.about_other(reading, s.folder, s.current),
             reading.is_(Kind.AGREEMENT),
             self._folders(lambda f: bool(f.date_field)),
             self._folders(lambda f: f.type == "decision"),
@@ -111,14 +111,14 @@ class CompanyAnswers:
         brief = await self.reader.brief(arguments)
         named: list[Subject] = []  # the pages the question names, on the day
         for pid, page in list(self.reader.pages.items())[:PAGES_READ]:
-            if pid not in {s.id for s in brief.subjects} and page.get("title") in self.reader.asked:
+            if pid not in {s.id for s in brief.subjects} and page.title in self.reader.asked:
                 view = await self.reader.call("kb_get_page", {"id": pid, "as_of": day})
-                then = subject_then(view) if view is not None else None
+                then = subject_then(Page.parse(view)) if view is not None else None
                 named += [then] if then is not None else []
         saved, self.reader.as_of = self.reader.as_of, None  # the replacements as they are now
         try:
             now = {
-                pid: found
+                pid: Page.parse(found)
                 for pid in replaced_ids([*brief.subjects, *named], day)[:REPLACEMENTS_READ]
                 if (found := await self.reader.call("kb_get_page", {"id": pid})) is not None
             }

@@ -17,7 +17,7 @@ From a ``kb_query`` result not read in full: its snippet and its matched timelin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,7 +25,7 @@ from memserver.kb.field_change import read_change, show
 from memserver.kb.words import words
 from read_agent.extractive.line import DIRECT, INFERRED, Line
 from read_agent.extractive.question import Reading, matched
-from read_agent.tools.wire import Hit
+from read_agent.tools.wire import Hit, Page
 
 SOURCE_FOLDER = "source/"  # a note's id is its path under source/
 ITEM_CHARS = 300  # a list item up to this long stays whole, else its sentences
@@ -103,13 +103,13 @@ class Change:
     date: str | None
 
 
-def changes(page: Mapping[str, Any]) -> dict[str, Change]:
+def changes(page: Page) -> dict[str, Change]:
     """The newest recorded change of each field of a page."""
     out: dict[str, Change] = {}
-    for entry in _timeline(page):
-        found = read_change(str(entry.get("text") or ""))
+    for entry in page.timeline:
+        found = read_change(entry.text)
         if found is not None and found.field not in out:
-            out[found.field] = Change(found.field, found.old, found.new, _day(entry.get("date")))
+            out[found.field] = Change(found.field, found.old, found.new, _day(entry.date))
     return out
 
 
@@ -118,14 +118,14 @@ def label(field: str) -> str:
 
 
 def from_page(
-    page: Mapping[str, Any], rank: int, dated: bool, skip_fields: Sequence[str] = ()
+    page: Page, rank: int, dated: bool, skip_fields: Sequence[str] = ()
 ) -> list[Evidence]:
     """Every piece of one page (``dated``: the page is an event on its date)."""
-    pid, title = str(page.get("id") or ""), str(page.get("title") or "")
-    day = _day(page.get("effective_date")) if dated else None
+    pid, title = page.id, page.title
+    day = _day(page.effective_date) if dated else None
     out: list[Evidence] = []
     recorded = changes(page)
-    for name, value in (page.get("fields") or {}).items():
+    for name, value in page.fields.items():
         if name in skip_fields or value in (None, "", []) or (dated and name == "date"):
             continue  # an event's date is on every one of its lines already
         change = recorded.get(name)
@@ -137,10 +137,10 @@ def from_page(
             )
         )
     # A page written from one note quotes it; a page merged from several infers.
-    sources = [str(s) for s in page.get("sources") or () if s]
+    sources = page.sources
     only = f"{SOURCE_FOLDER}{sources[0]}" if len(sources) == 1 else ""
-    for section, body in (page.get("sections") or {}).items():
-        said = list(pieces(str(body)))
+    for section, body in page.sections.items():
+        said = list(pieces(body))
         for i, (heading, piece) in enumerate(said):
             # On a page that is not an event, a sentence naming one day is about that day.
             when = day if dated else _only_day(piece)
@@ -158,17 +158,15 @@ def from_page(
                     after=after,
                 )
             )
-    for entry in _timeline(page):
-        text = clean(str(entry.get("text") or ""))
+    for entry in page.timeline:
+        text = clean(entry.text)
         if text and not _LINK_ENTRY.match(text):
-            origin = f"{SOURCE_FOLDER}{entry['source']}" if entry.get("source") else ""
+            origin = f"{SOURCE_FOLDER}{entry.source}" if entry.source else ""
             out.append(
-                Evidence(
-                    text, pid, title, _day(entry.get("date")), "timeline", rank=rank, origin=origin
-                )
+                Evidence(text, pid, title, _day(entry.date), "timeline", rank=rank, origin=origin)
             )
-    for question in page.get("open_questions") or ():
-        out.append(Evidence(clean(str(question)), pid, title, None, "open_question", rank=rank))
+    for question in page.open_questions:
+        out.append(Evidence(clean(question), pid, title, None, "open_question", rank=rank))
     return out
 
 
@@ -195,10 +193,10 @@ def from_result(
         else:
             out.append(Evidence(piece, pid, title, day, "snippet", rank=rank))
     for line in result.timeline:
-        if line.get("text"):
-            text = clean(str(line["text"]))
+        if line.text:
+            text = clean(line.text)
             if not _LINK_ENTRY.match(text):
-                day = _day(line.get("date"))
+                day = _day(line.date)
                 out.append(Evidence(text, pid, title, day, "timeline", rank=rank))
     return out
 
@@ -268,10 +266,6 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
 def _only_day(text: str) -> str | None:
     days = set(_ISO.findall(text))
     return days.pop() if len(days) == 1 else None
-
-
-def _timeline(page: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [e for e in page.get("timeline") or () if isinstance(e, Mapping)]
 
 
 def _day(value: Any) -> str | None:

@@ -17,6 +17,7 @@ from read_agent.extractive.line import Line
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched
 from read_agent.extractive.reply import Reply, clean
+from read_agent.tools.wire import Page
 
 LISTED = 20
 SHORT = 90  # characters of an event's text on the first line
@@ -158,9 +159,9 @@ def _short(text: str) -> str:
     return text if len(text) <= SHORT else text[: SHORT - 1].rstrip() + "…"
 
 
-def _gist(page: Mapping[str, Any]) -> str:
-    for body in (page.get("sections") or {}).values():
-        for _, piece in pieces(str(body)):
+def _gist(page: Page) -> str:
+    for body in page.sections.values():
+        for _, piece in pieces(body):
             if len(piece.split()) >= 4:
                 return piece
     return ""

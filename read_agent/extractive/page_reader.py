@@ -1,5 +1,7 @@
 """What every extractive answer reads with: the read tools (called with the answer's
-``now``), the pages read so far (each read once), and the schema's view of a page."""
+``now``), the pages read so far (each read once, parsed into a
+:class:`read_agent.tools.wire.Page` where ``kb_get_page`` answered), and the schema's view
+of a page."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from read_agent.reading import Subject
 from read_agent.reading.fields import Embed
 from read_agent.tools.raw_notes import QUERY_TOOL, query_with_sources
 from read_agent.tools.toolset import CallLog, Toolset
-from read_agent.tools.wire import BRIEF_TOOL, Brief
+from read_agent.tools.wire import BRIEF_TOOL, Brief, Page
 
 LINKED_READ = 4  # pages linked to a named page read when the results do not answer
 
@@ -27,7 +29,7 @@ class PageReader:
         self.log = log
         self.schema = schema
         self.now = now
-        self.pages: dict[str, Mapping[str, Any]] = {}
+        self.pages: dict[str, Page] = {}
         self.as_of: str | None = None  # an ISO date the question is asked as of
         self.asked: list[str] = []  # the names of the pages the question names
         self.earlier: tuple[Subject, ...] = ()  # the conversation's subjects
@@ -49,12 +51,13 @@ class PageReader:
         """``kb_brief``'s answer, parsed once (an empty brief when it gave none)."""
         return Brief.parse(await self.call(BRIEF_TOOL, arguments))
 
-    async def page(self, page_id: str) -> Mapping[str, Any] | None:
+    async def page(self, page_id: str) -> Page | None:
+        """``kb_get_page``'s answer, parsed once and kept (None when it gave none)."""
         if page_id not in self.pages:
             found = await self.call("kb_get_page", {"id": page_id})
             if found is None:
                 return None
-            self.pages[page_id] = found
+            self.pages[page_id] = Page.parse(found)
         return self.pages[page_id]
 
     async def read_linked(self, page_id: str) -> bool:
@@ -78,35 +81,34 @@ class PageReader:
         page = self.pages.get(page_id)
         if page is None:
             return []
-        return [str(page.get("title") or ""), *(str(a) for a in page.get("aliases") or ())]
+        return [page.title, *page.aliases]
 
     def folder(self, name: str) -> FolderSpec | None:
         if self.schema is None or name not in self.schema.folder_names:
             return None
         return self.schema.folder(name)
 
-    def link_names(self, page: Mapping[str, Any], single: bool = False) -> tuple[str, ...]:
+    def link_names(self, page: Page, single: bool = False) -> tuple[str, ...]:
         """The names a page's link fields hold ("company: Globex"); ``single``: only those
         of fields that hold one page (the company a meeting is with, not its attendees)."""
-        spec = self.folder(str(page.get("folder")))
-        fields = page.get("fields") or {}
+        spec = self.folder(page.folder)
         out: list[str] = []
         for f in spec.fields if spec is not None else ():
-            value = fields.get(f.name)
+            value = page.fields.get(f.name)
             if f.is_link and value and (not single or f.type == "link"):
                 out += [str(v) for v in value] if isinstance(value, list) else [str(value)]
         return tuple(out)
 
-    def is_person(self, page: Mapping[str, Any]) -> bool:
+    def is_person(self, page: Page) -> bool:
         """A page about a person: of type person, or of a folder with a job-title field."""
-        spec = self.folder(str(page.get("folder")))
+        spec = self.folder(page.folder)
         roles = ("role", "position", "job_title")
-        return page.get("type") == "person" or bool(
+        return page.type == "person" or bool(
             spec is not None and any(spec.field(r) is not None for r in roles)
         )
 
-    def dated(self, page: Mapping[str, Any]) -> bool:
-        spec = self.folder(str(page.get("folder")))
+    def dated(self, page: Page) -> bool:
+        spec = self.folder(page.folder)
         return bool(spec is not None and spec.date_field)
 
     def today(self) -> str:

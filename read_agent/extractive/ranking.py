@@ -87,10 +87,7 @@ class Ranker:
         return ranked[:EVIDENCE_LINES]
 
     def read_results(self) -> list[Hit]:
-        return [
-            Hit(pid, folder=str(page.get("folder") or ""))
-            for pid, page in self.reader.pages.items()
-        ]
+        return [Hit(pid, folder=page.folder) for pid, page in self.reader.pages.items()]
 
     def _on_topic(self, pieces: list[Evidence], named: Sequence[Hit]) -> list[Evidence]:
         """``pieces`` without those about another page of a named page's folder (unless
@@ -105,13 +102,11 @@ class Ranker:
             page = self.reader.pages.get(piece.page)
             if page is None:
                 return False
-            if str(page.get("folder")) in folders:
-                return normalize_name(str(page.get("title"))) not in ours
+            if page.folder in folders:
+                return normalize_name(page.title) not in ours
             links = {normalize_name(n) for n in self.reader.link_names(page)}
             others = {
-                normalize_name(str(p.get("title")))
-                for p in self.reader.pages.values()
-                if str(p.get("folder")) in folders
+                normalize_name(p.title) for p in self.reader.pages.values() if p.folder in folders
             } - ours
             return bool(links & others) and not links & ours
 

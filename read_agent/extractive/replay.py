@@ -25,7 +25,7 @@ Each "Since then" line follows the line of what it became of.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from read_agent.extractive.brief_reply import (
     REPLACED,
@@ -39,7 +39,7 @@ from read_agent.extractive.brief_reply import (
     topic_words,
 )
 from read_agent.extractive.line import Line
-from read_agent.tools.wire import Brief, Change, Subject, listed
+from read_agent.tools.wire import Brief, Change, Page, Subject, listed
 
 CHAIN = frozenset({"supersedes", "superseded_by", "decided_by", "decided_on"})
 BODY_CHARS = 240  # of what a replacing page says
@@ -61,32 +61,30 @@ def replaced_ids(subjects: Sequence[Subject], day: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def subject_then(view: Mapping[str, Any]) -> Subject | None:
+def subject_then(view: Page) -> Subject | None:
     """A page read ``as_of`` a day (``kb_get_page``) as a brief's subject then: its values
     on the day and what changed after; None when nothing of it was known then."""
-    then = view.get("as_of")
-    if not isinstance(then, Mapping) or then.get("known") is False or not view.get("id"):
+    then = view.as_of
+    if then is None or then.known is False or not view.id:
         return None
-    fields = view.get("fields") or {}
-    fields = fields if isinstance(fields, Mapping) else {}
-    return Subject.parse(
-        {
-            "id": view.get("id"),
-            "title": view.get("title"),
-            "folder": view.get("folder"),
-            "date": then.get("date"),  # the values held on the day asked about
-            "status": fields.get("status"),
-            "current": {k: v for k, v in fields.items() if k not in ("status", "decided_by")},
-            "deciders": fields.get("decided_by"),
-            "changed_since": then.get("changed_since"),
-        }
+    fields = view.fields  # the values held on the day asked about
+    status = fields.get("status")
+    return Subject(
+        view.id,
+        view.title,
+        view.folder,
+        then.date,
+        str(status) if status else None,
+        tuple(str(d) for d in listed(fields.get("decided_by"))),
+        {k: v for k, v in fields.items() if k not in ("status", "decided_by")},
+        changed_since=then.changed_since,
     )
 
 
 def replay(
     brief: Brief,
     day: str,
-    now: Mapping[str, Mapping[str, Any]],
+    now: Mapping[str, Page],
     question: str,
     named: Sequence[Subject] = (),
 ) -> Replay | None:
@@ -128,7 +126,7 @@ def _became(
     s: Subject,
     since: Sequence[Change],
     day: str,
-    now: Mapping[str, Mapping[str, Any]],
+    now: Mapping[str, Page],
 ) -> list[Line]:
     """What became of ``s`` after ``day``: a line per page that replaced it (cited by
     that page), then one for its other changed values (cited by it)."""
@@ -141,9 +139,9 @@ def _became(
         if c.field != "superseded_by":
             continue
         for pid in (str(v) for v in listed(c.to) if "/" in str(v)):
-            page = now.get(pid) or {}
-            other = str(page.get("title") or pid)
-            when = str(page.get("effective_date") or c.date or "")[:10]
+            page = now.get(pid) or Page(pid)  # not read: its id, and nothing it says
+            other = page.title or pid
+            when = (page.effective_date or c.date or "")[:10]
             about = _about_page(page)
             note = f"; noted in source/{c.source}" if c.source else ""
             became = (
@@ -168,11 +166,9 @@ def _became(
     return out
 
 
-def _about_page(page: Mapping[str, Any]) -> str:
+def _about_page(page: Page) -> str:
     """A replacing page's deciders and first values, as ", decided by ...; rationale: ..."""
-    fields = page.get("fields") or {}
-    if not isinstance(fields, Mapping):
-        return ""
+    fields = page.fields
     parts = []
     deciders = text_of(fields.get("decided_by"))
     if deciders:
@@ -187,7 +183,7 @@ def _about_page(page: Mapping[str, Any]) -> str:
         ):
             continue
         said = text_of(value)
-        if said and said != page.get("effective_date"):
+        if said and said != page.effective_date:
             parts.append(f"{name.replace('_', ' ')}: {said}")
             shown += 1
     body = _first_paragraph(page)
@@ -196,13 +192,12 @@ def _about_page(page: Mapping[str, Any]) -> str:
     return f", {'; '.join(parts)}" if parts else ""
 
 
-def _first_paragraph(page: Mapping[str, Any]) -> str:
+def _first_paragraph(page: Page) -> str:
     """The start of a page's first section: what the page itself says."""
-    sections = page.get("sections") or {}
-    for heading, body in sections.items() if isinstance(sections, Mapping) else ():
-        if str(heading).lower() in ("timeline", "open questions") or not str(body).strip():
+    for heading, body in page.sections.items():
+        if heading.lower() in ("timeline", "open questions") or not body.strip():
             continue
-        return cut(str(body).replace("**", ""), BODY_CHARS)
+        return cut(body.replace("**", ""), BODY_CHARS)
     return ""
 
 

@@ -10,16 +10,15 @@ sentences that hold the most of the question's words answer.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from read_agent.extractive.question import Reading
 from read_agent.extractive.reply import Reply
 from read_agent.reading import Kind, Wants
-from read_agent.tools.wire import Hit
+from read_agent.tools.wire import Hit, Page
 
-Pages = Sequence[Mapping[str, Any]]
+Pages = Sequence[Page]
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ class Asked:
     reading: Reading
     results: list[Hit]
     named: list[Hit]
-    pages: list[Mapping[str, Any]]
+    pages: list[Page]
 
 
 @dataclass(frozen=True)

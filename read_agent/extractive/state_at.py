@@ -30,7 +30,7 @@ from read_agent.extractive.question import BEFORE_CHANGE, Reading, matched
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, Ranker
 from read_agent.extractive.reply import Reply
 from read_agent.reading.lexicon import decided_heading
-from read_agent.tools.wire import Found, Hit
+from read_agent.tools.wire import Found, Hit, Page
 
 EVENTS_READ = 10
 CHANGED_LATER = "Changed later"  # the tag of the newest event after the day asked about
@@ -60,13 +60,13 @@ class StateAt:
             newest = await self._deciding(reading, events, self.reader.today())
             if newest is None:
                 return None
-            changed = str(newest.get("effective_date") or "")[:10]
+            changed = (newest.effective_date or "")[:10]
             try:
                 day = (dt.date.fromisoformat(changed) - dt.timedelta(days=1)).isoformat()
             except ValueError:
                 return None
             # the change's decision names the one it replaced: that one held before it
-            replaced = (newest.get("fields") or {}).get("supersedes")
+            replaced = newest.fields.get("supersedes")
             before = await self.reader.page(str(replaced)) if replaced else None
         self.reader.as_of = min(day, self.reader.today())
         head = f"Before {changed}" if changed else f"As of {self.reader.as_of}"
@@ -77,7 +77,7 @@ class StateAt:
         reading: Reading,
         day: str,
         head: str | None,
-        page: Mapping[str, Any] | None = None,
+        page: Page | None = None,
     ) -> Reply | None:
         if not reading.terms or self.reader.schema is None:
             return None
@@ -144,9 +144,7 @@ class StateAt:
             return []
         return [best.line(tag=CHANGED_LATER)]
 
-    async def _deciding(
-        self, reading: Reading, events: list[Hit], day: str
-    ) -> Mapping[str, Any] | None:
+    async def _deciding(self, reading: Reading, events: list[Hit], day: str) -> Page | None:
         """The page of the newest event that says the state on ``day``: not one about a
         company the question does not name ("what is our pricing?" is company-wide, a
         customer's own price is not it), not a decision still proposed (waiting for a
@@ -165,22 +163,25 @@ class StateAt:
         )
         for item in ordered:
             page = await self.reader.page(item.id)
-            if page is None or self.about_other(reading, page) or _proposed(page):
+            if (
+                page is None
+                or self.about_other(reading, page.folder, page.fields)
+                or _proposed(page)
+            ):
                 continue
             if not await self._replaced_by(page, day):
                 return page
         return await self.reader.page(ordered[0].id) if ordered else None
 
-    def about_other(self, reading: Reading, page: Mapping[str, Any]) -> bool:
-        """The page links to a company (a link field into a folder of companies) that
-        the question does not name."""
-        spec = self.reader.folder(str(page.get("folder")))
+    def about_other(self, reading: Reading, folder: str, fields: Mapping[str, Any]) -> bool:
+        """A page of ``folder`` whose ``fields`` link to a company (a link field into a
+        folder of companies) that the question does not name."""
+        spec = self.reader.folder(folder)
         if spec is None or self.reader.schema is None:
             return False
         companies = {f.name for f in self.reader.schema.folders if f.type == "company"}
         asked = set(words(reading.question))
         named = {normalize_name(n) for n in self.reader.asked}
-        fields = page.get("fields") or {}
         for f in spec.fields:
             if not f.is_link or f.folder not in companies:
                 continue
@@ -192,17 +193,17 @@ class StateAt:
                     return True
         return False
 
-    async def _replaced_by(self, page: Mapping[str, Any], day: str) -> bool:
+    async def _replaced_by(self, page: Page, day: str) -> bool:
         """A decision reversed or superseded by a newer one dated on or before ``day``."""
-        newer = (page.get("fields") or {}).get("superseded_by")
+        newer = page.fields.get("superseded_by")
         if not newer:
             return False
         later = await self.reader.page(str(newer))
-        when = str((later or {}).get("effective_date") or (later or {}).get("date") or "")
+        when = (later.effective_date if later is not None else None) or ""
         # not found (the server's view of an earlier day): it was not known then
         return later is not None and (not when or when[:10] <= day)
 
 
-def _proposed(page: Mapping[str, Any]) -> bool:
+def _proposed(page: Page) -> bool:
     """A decision nobody accepted yet (its status the draft value): not what was decided."""
-    return (page.get("fields") or {}).get("status") in DRAFT_VALUES
+    return page.fields.get("status") in DRAFT_VALUES

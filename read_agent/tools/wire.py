@@ -1,8 +1,11 @@
-"""The memory server's ``kb_brief`` result as the read agent reads it: typed, and parsed
-once, where the tool answered (:meth:`read_agent.extractive.page_reader.PageReader.brief`).
+"""The memory server's tool results as the read agent reads them: ``kb_query``
+(:class:`Found`), ``kb_brief`` (:class:`Brief`) and ``kb_get_page`` (:class:`Page`),
+typed, and parsed once, where the tool answered
+(:class:`read_agent.extractive.page_reader.PageReader`).
 
-The wire form is JSON (``memserver.server.brief``); what is malformed in it (a subject
-that is not an object, a list that is a string) is read as absent or as a one-item list
+The wire form is JSON (``memserver.server.brief``, ``memserver.server.tools.page_views``);
+what is malformed in it (a subject that is not an object, a field map that is not a map,
+a list that is a string, a missing title) is read as absent, empty or as a one-item list
 here, so no answer path checks a type again.
 """
 
@@ -181,6 +184,19 @@ def _text(value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class TimelineEntry:
+    """One dated line of a page's timeline: the day, what happened, the note that said it."""
+
+    date: str | None
+    text: str
+    source: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> TimelineEntry:
+        return cls(_text(raw.get("date")), str(raw.get("text") or ""), _text(raw.get("source")))
+
+
+@dataclass(frozen=True)
 class Hit:
     """One result of ``kb_query`` (a page, or a raw note ``source/...``), or a page the
     entity index resolved a name of the question to (``resolved``: that name), or a page
@@ -194,7 +210,7 @@ class Hit:
     snippet: str = ""
     ranks: Mapping[str, Any] = field(default_factory=dict)  # the arms that found it: rank
     labels: tuple[str, ...] = ()
-    timeline: tuple[Mapping[str, Any], ...] = ()  # the page's dated lines the search matched
+    timeline: tuple[TimelineEntry, ...] = ()  # the page's dated lines the search matched
     resolved: str | None = None
 
     @classmethod
@@ -213,7 +229,7 @@ class Hit:
             str(raw.get("snippet") or ""),
             dict(ranks) if isinstance(ranks, Mapping) else {},
             tuple(str(x) for x in listed(raw.get("labels"))),
-            tuple(_objects(raw.get("timeline"))),
+            tuple(TimelineEntry.parse(e) for e in _objects(raw.get("timeline"))),
             _text(raw.get("resolved")),
         )
 
@@ -242,4 +258,83 @@ class Found:
             summary if isinstance(summary, str) and summary else None,
             dict(time) if isinstance(time, Mapping) else {},
             dict(intent) if isinstance(intent, Mapping) else {},
+        )
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """What ``kb_get_page(as_of=DAY)`` adds to a page: the day, whether anything of the
+    page was known then (``None``: the page has no value history yet), each field's value
+    then with when it held, what changed after the day, and today's values."""
+
+    date: str | None
+    known: bool | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)  # field -> its value then, and when
+    changed_since: tuple[Change, ...] = ()
+    current_fields: Mapping[str, Any] = field(default_factory=dict)
+    note: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> AsOf:
+        known, fields, current = raw.get("known"), raw.get("fields"), raw.get("current_fields")
+        return cls(
+            _text(raw.get("date")),
+            known if isinstance(known, bool) else None,
+            dict(fields) if isinstance(fields, Mapping) else {},
+            tuple(Change.parse(c) for c in _objects(raw.get("changed_since"))),
+            dict(current) if isinstance(current, Mapping) else {},
+            _text(raw.get("note")),
+        )
+
+
+@dataclass(frozen=True)
+class Page:
+    """``kb_get_page``'s answer: one page in full (``memserver.server.tools.page_views``
+    ``PageView``). ``fields`` is the schema's open map of values; ``sections`` maps each
+    heading to its markdown; ``as_of`` is there only when the page was asked as of a day."""
+
+    id: str
+    title: str = ""
+    folder: str = ""
+    slug: str = ""
+    version: int = 0
+    type: str = ""
+    effective_date: str | None = None
+    updated_at: str | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    sections: Mapping[str, str] = field(default_factory=dict)
+    timeline: tuple[TimelineEntry, ...] = ()
+    open_questions: tuple[str, ...] = ()
+    markdown: str = ""
+    as_of: AsOf | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None) -> Page:
+        raw = raw or {}
+        fields, sections, as_of = raw.get("fields"), raw.get("sections"), raw.get("as_of")
+        try:
+            version = int(raw.get("version") or 0)
+        except (TypeError, ValueError):
+            version = 0
+        return cls(
+            str(raw.get("id") or ""),
+            str(raw.get("title") or ""),
+            str(raw.get("folder") or ""),
+            str(raw.get("slug") or ""),
+            version,
+            str(raw.get("type") or ""),
+            _text(raw.get("effective_date")),
+            _text(raw.get("updated_at")),
+            dict(fields) if isinstance(fields, Mapping) else {},
+            tuple(str(a) for a in listed(raw.get("aliases"))),
+            tuple(str(s) for s in listed(raw.get("sources")) if s),
+            {str(k): "" if v is None else str(v) for k, v in sections.items()}
+            if isinstance(sections, Mapping)
+            else {},
+            tuple(TimelineEntry.parse(e) for e in _objects(raw.get("timeline"))),
+            tuple(str(q) for q in listed(raw.get("open_questions"))),
+            str(raw.get("markdown") or ""),
+            AsOf.parse(as_of) if isinstance(as_of, Mapping) else None,
         )

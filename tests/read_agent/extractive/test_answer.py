@@ -14,7 +14,7 @@ from read_agent.extractive.answer import _open_question
 from read_agent.extractive.reply import HEADER, NO_SENTENCE, ingesting, not_yet, notes_for
 from read_agent.reading.conversation import Turn
 from read_agent.tools.citations import extract_citations
-from read_agent.tools.wire import Found
+from read_agent.tools.wire import Found, Page
 from tests.ingest_agent.conftest import IngestServer
 from tests.read_agent.extractive.conftest import ask, lines
 
@@ -235,18 +235,17 @@ def test_two_sources_giving_different_figures_lead_as_a_disagreement(
 
 
 def test_a_field_the_page_lists_as_an_open_question_leads_as_a_disagreement() -> None:
-    page = {
-        "id": "companies/initech",
-        "open_questions": [
+    page = Page(
+        "companies/initech",
+        open_questions=(
             "contract_value: sources of the same date (2026-10-20) disagree: “120000” (a.md) "
-            "vs “96000” (b.md); current value kept until a source settles it"
-        ],
-    }
+            "vs “96000” (b.md); current value kept until a source settles it",
+        ),
+    )
     assert (_open_question(page, "contract_value") or "").startswith("sources of the same")
     assert _open_question(page, "renewal_date") is None
-    assert _open_question({"sections": {"Open Questions": "- status: unclear"}}, "status") == (
-        "unclear"
-    )
+    listed_as_a_section = Page("x", sections={"Open Questions": "- status: unclear"})
+    assert _open_question(listed_as_a_section, "status") == "unclear"
 
 
 def test_when_will_reads_the_date_still_ahead(example: IngestServer) -> None:

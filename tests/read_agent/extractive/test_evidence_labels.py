@@ -10,9 +10,9 @@ from read_agent.extractive.evidence import from_page, pieces
 from read_agent.extractive.line import DIRECT, INFERRED, Line
 from read_agent.extractive.reply import Digest
 from read_agent.extractive.source_evidence import from_source
-from read_agent.tools.wire import Hit
+from read_agent.tools.wire import Hit, Page
 
-PAGE = {
+RAW_PAGE = {
     "id": "companies/initech",
     "folder": "companies",
     "title": "Initech",
@@ -27,6 +27,7 @@ PAGE = {
         }
     ],
 }
+PAGE = Page.parse(RAW_PAGE)
 
 
 def test_a_page_s_pieces_are_direct_only_where_a_note_states_them() -> None:
@@ -40,7 +41,7 @@ def test_a_page_s_pieces_are_direct_only_where_a_note_states_them() -> None:
     assert by_kind["field"].line().render().endswith("(inferred) [companies/initech]")
     assert by_kind["section"].line().render().endswith("(inferred) [companies/initech]")
     # a page written from one note quotes it
-    one = {**PAGE, "sources": ["meetings/2026/2026-10-07-pricing-review.md"]}
+    one = Page.parse({**RAW_PAGE, "sources": ["meetings/2026/2026-10-07-pricing-review.md"]})
     section = next(p for p in from_page(one, 0, False) if p.kind == "section")
     assert section.direct and section.origin == "source/meetings/2026/2026-10-07-pricing-review.md"
 

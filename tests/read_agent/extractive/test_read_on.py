@@ -8,7 +8,7 @@ from memserver.timeparse.mentions import mention_reader
 from read_agent.extractive.answer import _read_on
 from read_agent.extractive.evidence import READ_ON, Evidence, from_page
 from read_agent.extractive.source_evidence import from_source
-from read_agent.tools.wire import Hit
+from read_agent.tools.wire import Hit, Page
 
 RECORD = (
     "- Issue: Batch uploads fail with 401 after 3 attempts.\n"
@@ -30,10 +30,10 @@ def test_a_section_piece_carries_the_pieces_after_it_under_its_heading() -> None
         "sources": ["tickets/4573.md"],
         "sections": {"Summary": RECORD, "Other": "A different section."},
     }
-    issue, *_ = (p for p in from_page(page, 0, True) if p.text.startswith("Issue"))
+    issue, *_ = (p for p in from_page(Page.parse(page), 0, True) if p.text.startswith("Issue"))
     assert len(issue.after) == READ_ON == 2
     assert issue.after[0].startswith("Root cause:") and issue.after[1].startswith("Resolution:")
-    last = next(p for p in from_page(page, 0, True) if p.text.startswith("Follow-up"))
+    last = next(p for p in from_page(Page.parse(page), 0, True) if p.text.startswith("Follow-up"))
     assert last.after == ()  # the end of its section: nothing from the next one
     lines = issue.read_on()
     assert [x.date for x in lines] == ["2021-07-18"] * 2

@@ -10,7 +10,7 @@ from typing import Any
 from read_agent.extractive.line import INFERRED
 from read_agent.extractive.replay import replaced_ids, replay, subject_then
 from read_agent.reading import read
-from read_agent.tools.wire import Brief
+from read_agent.tools.wire import Brief, Page
 
 _LINE = re.compile(r"^- \d{4}-\d{2}-\d{2} · .+ \((?:direct[^)]*|inferred)\) \[[^\]]+\]$")
 DAY = "2022-05-31"
@@ -89,13 +89,15 @@ THEN = {
     ],
 }
 NOW = {
-    "decisions/2022-08-20-cloud-native": {
-        "id": "decisions/2022-08-20-cloud-native",
-        "title": "Shift to cloud-native microservices",
-        "effective_date": "2022-08-20",
-        "fields": {"decided_by": ["Arjun Mehta", "Omar Farah"], "status": "accepted"},
-        "sections": {"Decision": "Decommission the monolith by Q3 2023.\n\nMore later."},
-    }
+    "decisions/2022-08-20-cloud-native": Page.parse(
+        {
+            "id": "decisions/2022-08-20-cloud-native",
+            "title": "Shift to cloud-native microservices",
+            "effective_date": "2022-08-20",
+            "fields": {"decided_by": ["Arjun Mehta", "Omar Farah"], "status": "accepted"},
+            "sections": {"Decision": "Decommission the monolith by Q3 2023.\n\nMore later."},
+        }
+    )
 }
 QUESTION = (
     "What did you know about the log retention framework as of 2022-05-31? For each "
@@ -176,9 +178,9 @@ def test_a_page_the_question_names_is_replayed_from_its_view_on_the_day() -> Non
             ],
         },
     }  # fmt: skip
-    bob = subject_then(view)
+    bob = subject_then(Page.parse(view))
     assert bob is not None
-    assert subject_then({**view, "as_of": {**view["as_of"], "known": False}}) is None
+    assert subject_then(Page.parse({**view, "as_of": {**view["as_of"], "known": False}})) is None
     meeting = {
         "id": "meetings/2026-07-22-globex-demo",
         "title": "Globex demo",

@@ -1,9 +1,9 @@
-"""kb_brief's answer read once into types: what is malformed is read as absent or as a
-list of one, so no answer path checks a type again."""
+"""kb_brief's and kb_get_page's answers read once into types: what is malformed is read
+as absent, empty or as a list of one, so no answer path checks a type again."""
 
 from __future__ import annotations
 
-from read_agent.tools.wire import Brief, Subject
+from read_agent.tools.wire import AsOf, Brief, Change, Hit, Page, Subject, TimelineEntry
 
 
 def test_a_brief_is_read_into_its_parts() -> None:
@@ -45,3 +45,91 @@ def test_what_is_malformed_is_read_as_absent_or_as_a_list_of_one() -> None:
     assert brief.subjects == (Subject("a", "", superseded_by=("b",)),)
     assert brief.evidence == () and brief.conflicts[0].field == "x"
     assert Brief.parse(None) == Brief()
+
+
+def test_a_page_is_read_whole() -> None:
+    page = Page.parse(
+        {
+            "id": "people/bob-martinez",
+            "folder": "people",
+            "slug": "bob-martinez",
+            "version": 3,
+            "title": "Bob Martinez",
+            "type": "person",
+            "effective_date": None,
+            "updated_at": "2026-09-22T10:00:00+00:00",
+            "fields": {"role": "VP of Operations", "reports_to": "Dana Whitfield"},
+            "aliases": ["Bob", "Боб Мартинез"],
+            "sources": ["meetings/globex-update.md"],
+            "sections": {"Summary": "Bob runs operations at Globex."},
+            "timeline": [
+                {"date": "2026-09-21", "text": "Promoted.", "source": "meetings/globex-update.md"}
+            ],
+            "open_questions": ["role: two sources disagree"],
+            "markdown": "---\ntitle: Bob Martinez\n---\n",
+            "as_of": {
+                "date": "2026-09-01",
+                "known": True,
+                "fields": {"role": {"value": "Director", "valid_from": "2026-07-01"}},
+                "changed_since": [{"field": "role", "to": "VP", "date": "2026-09-21"}],
+                "current_fields": {"role": "VP of Operations"},
+            },
+        }
+    )
+    assert page == Page(
+        "people/bob-martinez",
+        "Bob Martinez",
+        "people",
+        "bob-martinez",
+        3,
+        "person",
+        None,
+        "2026-09-22T10:00:00+00:00",
+        {"role": "VP of Operations", "reports_to": "Dana Whitfield"},
+        ("Bob", "Боб Мартинез"),
+        ("meetings/globex-update.md",),
+        {"Summary": "Bob runs operations at Globex."},
+        (TimelineEntry("2026-09-21", "Promoted.", "meetings/globex-update.md"),),
+        ("role: two sources disagree",),
+        "---\ntitle: Bob Martinez\n---\n",
+        AsOf(
+            "2026-09-01",
+            True,
+            {"role": {"value": "Director", "valid_from": "2026-07-01"}},
+            (Change("role", "VP", "2026-09-21"),),
+            {"role": "VP of Operations"},
+        ),
+    )
+
+
+def test_what_is_malformed_on_a_page_is_read_as_empty() -> None:
+    page = Page.parse(
+        {
+            "id": "people/bob",
+            "version": "three",
+            "fields": ["role", "VP"],
+            "aliases": "Bob",
+            "sources": ["a.md", None, ""],
+            "sections": "Bob runs operations.",
+            "timeline": ["2026-09-21: Promoted.", {"date": "2026-09-21"}],
+            "open_questions": None,
+            "as_of": "2026-09-01",
+        }
+    )
+    # no title, no folder: empty, not "None"; a string where a list belongs: a list of one
+    assert page.title == "" and page.folder == "" and page.version == 0
+    assert page.fields == {} and page.sections == {} and page.as_of is None
+    assert page.aliases == ("Bob",) and page.sources == ("a.md",)
+    assert page.timeline == (TimelineEntry("2026-09-21", ""),) and page.open_questions == ()
+    assert Page.parse(None) == Page("")
+    # an as_of with no value history (known: null) stays unknown, not False
+    assert Page.parse({"id": "x", "as_of": {"date": "2026-09-01", "known": None}}).as_of == (
+        AsOf("2026-09-01")
+    )
+
+
+def test_a_search_result_s_timeline_lines_are_entries_too() -> None:
+    hit = Hit.parse(
+        {"id": "people/bob", "timeline": [{"date": "2026-09-21", "text": "Promoted."}, "junk"]}
+    )
+    assert hit.timeline == (TimelineEntry("2026-09-21", "Promoted."),)
