@@ -83,14 +83,15 @@ def timeline_events(
             ).fetchall()
         else:
             rows = conn.execute(
-                "SELECT * FROM ("
-                " SELECT t.date, p.id, p.title, p.folder, t.text, t.source, 'timeline' AS kind"
-                " FROM timeline_entries t JOIN pages p ON p.id = t.page_id"
+                # one day's entries of one page in the page's order, every run the same
+                "SELECT date, id, title, folder, text, source, kind FROM ("
+                " SELECT t.date, p.id, p.title, p.folder, t.text, t.source, 'timeline' AS kind,"
+                " t.ordinal FROM timeline_entries t JOIN pages p ON p.id = t.page_id"
                 " WHERE t.folder = ANY(%(folders)s)" + win_t + " UNION ALL"
-                " SELECT p.effective_date, p.id, p.title, p.folder, p.title, NULL, 'page'"
+                " SELECT p.effective_date, p.id, p.title, p.folder, p.title, NULL, 'page', 0"
                 " FROM pages p WHERE p.folder = ANY(%(folders)s)"
                 " AND p.effective_date IS NOT NULL" + win_p + ") e"
-                " ORDER BY date DESC, id, kind LIMIT %(lim)s",
+                " ORDER BY date DESC, id, kind, ordinal LIMIT %(lim)s",
                 params,
             ).fetchall()
     events = [

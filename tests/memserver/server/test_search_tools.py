@@ -208,6 +208,33 @@ def test_kb_timeline_window_and_page_history_in_scope(
     run(mcp_server, secret, hidden)
 
 
+def test_kb_timeline_gives_one_day_of_a_page_in_the_page_s_order(mcp_server: RunningServer) -> None:
+    tag = uuid.uuid4().hex[:6]
+    day = dt.date(2026, 3, 4)
+    said = [f"{word} step {tag}." for word in ("Zulu", "Alpha", "Mike", "Bravo", "Yankee")]
+    pid = (
+        mcp_server.kb()
+        .put_page(
+            "people",
+            Page(
+                title=f"Tamsin Oke {tag}",
+                type="person",
+                fields={"role": "Planner"},
+                timeline=tuple(TimelineEntry(day, text) for text in said),
+            ),
+            None,
+        )
+        .id
+    )
+    _, secret = mcp_server.token("people")
+
+    async def body(memory: MemoryClient) -> dict[str, Any]:
+        return await memory.call("kb_timeline", {"period": "on 2026-03-04", "now": NOW})
+
+    events = run(mcp_server, secret, body)["events"]
+    assert [e["text"] for e in events if e["id"] == pid and e["kind"] == "timeline"] == said
+
+
 @contextlib.contextmanager
 def served_with(
     tmp_path: Path, pg_url: str, settings: Settings | None
