@@ -642,7 +642,13 @@ class Extractive:
             return Reply(lead.line(), lead.read_on() + rest + self._dates_of(reading, named))
         if top_cover < 0.5:
             return _not_found(reading, best)
-        return Reply(None, _read_on(best) + self._dates_of(reading, named))
+        # the best pieces are read on into what follows them (a record's next lines)
+        shown = [
+            line
+            for i, p in enumerate(best)
+            for line in (p.line(), *(p.read_on() if i < READ_ON_PIECES else ()))
+        ]
+        return Reply(None, shown + self._dates_of(reading, named))
 
     def _dates_of(self, reading: Reading, named: list[Hit]) -> list[Line]:
         """For "when" about a named page: its date fields, with what they replaced."""
@@ -814,20 +820,10 @@ def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
 
 def _not_found(reading: Reading, best: Sequence[Evidence]) -> Reply:
     """No sentence answers: what was searched for, and the closest sentences."""
-    closest = _read_on(best[:3])
+    closest = [p.line() for p in best[:3]]
     subjects = [s.title for s in reading.subjects]
     words = [*reading.identifiers, *reading.terms]
     return Reply(Line(not_found(subjects, words, bool(closest))), closest)
-
-
-def _read_on(best: Sequence[Evidence]) -> list[Line]:
-    """The pieces as lines, the best ones read on into what follows them in their block
-    (a record's next lines)."""
-    return [
-        line
-        for i, p in enumerate(best)
-        for line in (p.line(), *(p.read_on() if i < READ_ON_PIECES else ()))
-    ]
 
 
 def _cut(text: str, limit: int) -> str:

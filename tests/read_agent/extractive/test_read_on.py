@@ -5,8 +5,7 @@ line of its own with the piece's date, page and label; nothing past its block.""
 from __future__ import annotations
 
 from memserver.timeparse.mentions import mention_reader
-from read_agent.extractive.answer import _read_on
-from read_agent.extractive.evidence import READ_ON, Evidence, from_page
+from read_agent.extractive.evidence import READ_ON, from_page
 from read_agent.extractive.source_evidence import from_source
 from read_agent.tools.wire import Hit, Page
 
@@ -47,11 +46,3 @@ def test_a_source_sentence_carries_the_sentences_after_it_in_its_turn() -> None:
     failed, *rest = from_source(Hit.parse(result), 0, mention_reader("UTC"))
     assert len(rest) == 3 and failed.after == tuple(p.text for p in rest[:READ_ON])
     assert rest[-1].after == ()
-
-
-def test_the_best_two_pieces_are_read_on_the_rest_are_not() -> None:
-    def piece(text: str, *after: str) -> Evidence:
-        return Evidence(text, "incidents/t", "T", "2021-07-18", "section", after=after)
-
-    best = [piece("A.", "A1.", "A2."), piece("B.", "B1."), piece("C.", "C1.")]
-    assert [line.text for line in _read_on(best)] == ["A.", "A1.", "A2.", "B.", "B1.", "C."]
