@@ -113,7 +113,6 @@ HELD_QUESTION = "Review: "  # a change held for a person, not two sources disagr
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LEAD_CHARS = 200  # of a section's first item on the first line
 LATER_READ = 6  # pages dated after a first page read for what they say about it
-READ_ON_PIECES = 2  # the best pieces shown with what follows them when none leads
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
 
 
@@ -639,16 +638,10 @@ class Extractive:
             full.sort(key=lambda p: self._replaced(p.page))
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
-            return Reply(lead.line(), lead.read_on() + rest + self._dates_of(reading, named))
+            return Reply(lead.line(), rest + self._dates_of(reading, named))
         if top_cover < 0.5:
             return _not_found(reading, best)
-        # the best pieces are read on into what follows them (a record's next lines)
-        shown = [
-            line
-            for i, p in enumerate(best)
-            for line in (p.line(), *(p.read_on() if i < READ_ON_PIECES else ()))
-        ]
-        return Reply(None, shown + self._dates_of(reading, named))
+        return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
 
     def _dates_of(self, reading: Reading, named: list[Hit]) -> list[Line]:
         """For "when" about a named page: its date fields, with what they replaced."""

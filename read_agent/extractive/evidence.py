@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from memserver.kb.field_change import read_change, show
@@ -30,7 +30,6 @@ from read_agent.tools.wire import Hit, Page
 SOURCE_FOLDER = "source/"  # a note's id is its path under source/
 ITEM_CHARS = 300  # a list item up to this long stays whole, else its sentences
 MAX_TEXT = 400
-READ_ON = 2  # sentences or items after a piece, in its block, shown with it when it leads
 # A page's rank adds 0.3 / (1 + rank) to its pieces' scores (a tie-breaker); a raw note's
 # sentence gets 2.0 / (1 + rank): single sentences of a conversation hold few of the
 # question's words, and without it a sentence of the fifth note holding one word more
@@ -67,17 +66,11 @@ class Evidence:
     speaker: str = ""  # who says it, in a conversation note
     origin: str = ""  # the note that states it (direct evidence), if known
     author: str = ""  # who wrote or said it, when the note says
-    after: tuple[str, ...] = ()  # what follows it in its block (READ_ON), read on with it
 
     @property
     def direct(self) -> bool:
         """Stated by a note (quoted from it), not inferred by the memory."""
         return bool(self.origin) or self.kind == "source"
-
-    def read_on(self) -> list[Line]:
-        """The sentences after it in its note or section, as lines of their own: a record's
-        next lines, a list's next items ("Issue: ..." then "Root cause: ...")."""
-        return [replace(self, text=text, after=()).line() for text in self.after]
 
     def line(self, tag: str = "") -> Line:
         """The piece as an answer's line: dated, labelled and cited (``tag`` before it)."""
@@ -140,11 +133,9 @@ def from_page(
     sources = page.sources
     only = f"{SOURCE_FOLDER}{sources[0]}" if len(sources) == 1 else ""
     for section, body in page.sections.items():
-        said = list(pieces(body))
-        for i, (heading, piece) in enumerate(said):
+        for heading, piece in pieces(body):
             # On a page that is not an event, a sentence naming one day is about that day.
             when = day if dated else _only_day(piece)
-            after = tuple(p for h, p in said[i + 1 : i + 1 + READ_ON] if h == heading)
             out.append(
                 Evidence(
                     piece,
@@ -155,7 +146,6 @@ def from_page(
                     f"{section} {heading}".strip(),
                     rank,
                     origin=only,
-                    after=after,
                 )
             )
     for entry in page.timeline:

@@ -36,7 +36,7 @@ from typing import Any
 
 from memserver.kb.chunks import BOLD_TURN_AHEAD, turn_opening
 from memserver.timeparse.mentions import MentionReader
-from read_agent.extractive.evidence import MAX_TEXT, READ_ON, Evidence, clean, sentences
+from read_agent.extractive.evidence import MAX_TEXT, Evidence, clean, sentences
 from read_agent.reading.lexicon import is_label
 from read_agent.tools.raw_notes import SOURCE_PREFIX
 from read_agent.tools.wire import Hit
@@ -132,7 +132,6 @@ def from_source(result: Hit, rank: int, mentions: MentionReader) -> list[Evidenc
                     said=noted,
                     speaker=speaker,
                     author=speaker or author,
-                    after=tuple(s[:MAX_TEXT] for s in said[i + 1 : i + 1 + READ_ON]),
                 )
             )
     return out
