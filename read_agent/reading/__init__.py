@@ -2,7 +2,7 @@
 
 ``read(question, context)`` returns a :class:`~read_agent.reading.model.Reading`: the
 subject pages (the search's title and alias matches, names in either script, or the
-conversation's earlier subject), the schema field or section asked about (matched by
+conversation's earlier subject; not one said only inside a longer subject's name), the schema field or section asked about (matched by
 the field's own words and the lexicon's meanings, the answer's type, and an embedder for
 what the words leave open: :mod:`read_agent.reading.fields`), the kinds of question
 (decision, change, as of, evidence, agreement ...), the answer's type (when, who, how
