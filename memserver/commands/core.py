@@ -7,6 +7,7 @@ from pathlib import Path
 
 from memserver.errors import PageValidationError, Problem, SchemaError, UserError
 from memserver.kb.layout import KBPaths
+from memserver.kb.trust import Level, TrustRules
 from memserver.terminal.output import print_json
 
 
@@ -44,14 +45,33 @@ def run_schema_check(args: argparse.Namespace) -> int:
             raise
         print_json({"ok": False, "file": str(paths.schema), "problems": exc.problem_dicts()})
         return 2
+    notes = trust_notes(schema.trust)
     if args.json:
-        print_json({"ok": True, "file": str(paths.schema), "schema": schema.to_dict()})
+        print_json(
+            {"ok": True, "file": str(paths.schema), "schema": schema.to_dict(), "notes": notes}
+        )
     else:
         names = ", ".join(schema.folder_names)
         print(
             f"{paths.schema}: OK, {len(schema.folders)} folders ({names}), timezone {schema.timezone}"
         )
+        for note in notes:
+            print(f"note: {note}")
     return 0
+
+
+def trust_notes(trust: TrustRules) -> list[str]:
+    """What the schema's ``trust:`` rules mean for writes a user may not expect: with no
+    trusted source at all, every change a note makes to what a page holds waits for a
+    person (``memserver.kb.trust_gate``)."""
+    if trust.default >= Level.TRUSTED or any(v >= Level.TRUSTED for v in trust.sources.values()):
+        return []
+    return [
+        "no source is trusted (schema.yaml has no trust: rule that says trusted), so every "
+        "change a note makes to what a page already holds (a value replaced, a decision "
+        "superseded) waits for a person in `memserver review`; to let a folder's notes "
+        "apply such changes at once, add for example: trust: {sources: {decisions: trusted}}"
+    ]
 
 
 def _folder_of(file: Path, given: str | None) -> str:

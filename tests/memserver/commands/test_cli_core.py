@@ -36,6 +36,19 @@ def test_schema_check_passes_on_the_example_kb(
     assert "meetings" in [f["name"] for f in data["schema"]["folders"]]
 
 
+def test_schema_check_notes_a_schema_that_trusts_no_source(
+    make_kb: MakeKB, example_kb: KBPaths, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kb = make_kb("folders:\n  - name: a\n    type: a\n    description: A\n")
+    code, out, _ = run(capsys, "--kb", str(kb.root), "schema-check")
+    assert code == 0 and "note: no source is trusted" in out and "memserver review" in out
+    code, out, _ = run(capsys, "--kb", str(kb.root), "schema-check", "--json")
+    assert json.loads(out)["notes"][0].startswith("no source is trusted")
+    # the example trusts its decisions and meetings folders: nothing to note
+    code, out, _ = run(capsys, "--kb", str(example_kb.root), "schema-check", "--json")
+    assert json.loads(out)["notes"] == []
+
+
 def test_schema_check_lists_every_problem_and_exits_2(
     make_kb: MakeKB, capsys: pytest.CaptureFixture[str]
 ) -> None:
