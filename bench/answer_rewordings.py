@@ -1,6 +1,7 @@
 """The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
 --rewordings``): each rewording of an example question is scored with its original's
-facts, each new question of ``example-new.yaml`` with its own, each chat of ``conversations.yaml`` is asked turn by turn through the read
+facts, each new question of ``example-new.yaml`` and ``example-tune-3.yaml`` with its
+own, each chat of ``conversations.yaml`` is asked turn by turn through the read
 agent's ``/v1/chat/completions`` (each turn sees the turns before it), and the report
 gives originals and rewordings apart, on each half (``bench.halves``)."""
 
@@ -30,7 +31,9 @@ BIN = Path(sys.executable).parent
 # question's rewordings are numbered on through the sets (the first set's are 1-3).
 SETS = ("example.yaml", "example-2.yaml")
 FIRST_SET = 3  # rewordings of each question in the first set
-NEW = "example-new.yaml"  # new questions of the same kinds, each with its own facts
+# New questions of the same kinds, each with its own facts: file -> how it is halved
+# ("hash": bench.halves.half("new-N"); "tuning": every question is of the tuning half).
+NEW = {"example-new.yaml": "hash", "example-tune-3.yaml": TUNING}
 
 
 def reworded(questions: Sequence[Any]) -> list[Any]:
@@ -51,23 +54,26 @@ def reworded(questions: Sequence[Any]) -> list[Any]:
 
 
 def new_questions(make_question: Any, make_fact: Any, now: str) -> list[Any]:
-    """The questions of :data:`NEW`, each with its own facts (``new`` set). They are asked
-    with the originals' ``now``, which the file states too: a file that says another day
-    is refused."""
-    spec = yaml.safe_load((REWORDINGS / NEW).read_text(encoding="utf-8"))
-    if str(spec["now"]) != now:
-        raise SystemExit(f"{NEW} is written for now={spec['now']}, the originals for {now}")
-    return [
-        make_question(
-            int(n),
-            str(q["ask"]),
-            "",
-            tuple(make_fact(f) for f in q["facts"]),
-            tuple(make_fact(f) for f in q.get("forbid") or ()),
-            new=True,
-        )
-        for n, q in spec["questions"].items()
-    ]
+    """The questions of each file of :data:`NEW`, each with its own facts (``new``: the
+    file). They are asked with the originals' ``now``, which each file states too: a file
+    that says another day is refused."""
+    out = []
+    for name in NEW:
+        spec = yaml.safe_load((REWORDINGS / name).read_text(encoding="utf-8"))
+        if str(spec["now"]) != now:
+            raise SystemExit(f"{name} is written for now={spec['now']}, the originals for {now}")
+        out += [
+            make_question(
+                int(n),
+                str(q["ask"]),
+                "",
+                tuple(make_fact(f) for f in q["facts"]),
+                tuple(make_fact(f) for f in q.get("forbid") or ()),
+                new=name,
+            )
+            for n, q in spec["questions"].items()
+        ]
+    return out
 
 
 def set_of(variant: int) -> int:
@@ -177,13 +183,15 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
             f"{name}: {share(rows)} correct; tuning half {share(tune)}, "
             f"validation half {share(validate)}"
         )
-    if new:
-        tune = [s for s in new if _new_half(s) == TUNING]
-        validate = [s for s in new if _new_half(s) == VALIDATION]
-        lines.append(
-            f"new questions: {share(new)} correct; tuning half {share(tune)}, "
-            f"validation half {share(validate)}"
-        )
+    for name in NEW:
+        rows = [s for s in new if s.question.new == name]
+        tune = [s for s in rows if _new_half(s) == TUNING]
+        validate = [s for s in rows if _new_half(s) == VALIDATION]
+        if rows:
+            lines.append(
+                f"new questions ({name}): {share(rows)} correct; tuning half {share(tune)}, "
+                f"validation half {share(validate)}"
+            )
     originals = [s for s in scores if s.question.variant == 0]
 
     def right(rows: Sequence[Any]) -> float:
@@ -213,7 +221,8 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
 
 
 def _new_half(score: Any) -> str:
-    return half(f"new-{score.question.number}")
+    how = NEW[score.question.new]
+    return half(f"new-{score.question.number}") if how == "hash" else how
 
 
 def environment(config: Path) -> dict[str, str]:

@@ -77,7 +77,7 @@ class Question:
     facts: tuple[Fact, ...]
     forbid: tuple[Fact, ...] = ()
     variant: int = 0  # 0: the question as EXPECTED.md asks it; 1, 2 ...: a rewording of it
-    new: bool = False  # a new question of bench/rewordings/example-new.yaml, not of EXPECTED.md
+    new: str = ""  # the file of bench/rewordings/ of a new question ("": of EXPECTED.md)
 
 
 @dataclass

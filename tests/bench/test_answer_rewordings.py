@@ -14,7 +14,8 @@ from bench.halves import halves
 def test_new_questions_carry_their_own_facts_and_the_originals_now() -> None:
     now, originals = load_questions()
     new = rewordings.new_questions(Question, _fact, now)
-    assert len(new) >= 30 and all(q.new and q.variant == 0 for q in new)
+    assert len(new) >= 42 and all(q.new and q.variant == 0 for q in new)
+    assert {q.new for q in new} == set(rewordings.NEW)
     assert not {q.number for q in new} & {q.number for q in originals}
     meeting = next(q for q in new if q.text.startswith("What was our first meeting with Initech"))
     assert score(meeting, "2026-06-25 · Initech — quarterly check-in (Q2)").verdict == "correct"
@@ -32,6 +33,9 @@ def test_the_report_gives_new_questions_apart_and_keeps_the_originals_split() ->
     scores = [score(q, "") for q in [*originals, *new]]
     text = rewordings.report(scores, [], show=False)
     assert f"originals: 0/{len(originals)} (0%) correct" in text
-    assert f"new questions: 0/{len(new)} (0%) correct" in text
+    first = [q for q in new if q.new == "example-new.yaml"]
+    assert f"new questions (example-new.yaml): 0/{len(first)} (0%) correct" in text
+    tuned = [q for q in new if q.new == "example-tune-3.yaml"]
+    assert f"tuning half 0/{len(tuned)} (0%), validation half 0/0" in text
     split = halves(str(q.number) for q in originals)
     assert split == halves(str(s.question.number) for s in scores if not s.question.new)
