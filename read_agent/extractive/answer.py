@@ -392,6 +392,9 @@ class Extractive:
                 lines = [p.line() for p in _in_order(body, ranked[:EVIDENCE_LINES])]
             if not lines:
                 lines = [p.line() for p in body[:2]]
+            if asked and lines and reading.wants != Wants.WHEN:
+                # what it decided is asked, not when: its first item is the first line's
+                first = f"{lead.title} — {asked}: {_cut(lines[0].text, LEAD_CHARS)}"
             if reading.order == "oldest":
                 lines += await self._later(page, (lead.date or ""))
         day = lead.date
@@ -801,11 +804,13 @@ def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
     ]
     best: tuple[int, int] = (0, 0)
     chosen = ordered[0] if ordered else None
+    named = {s.id for s in reading.subjects}
     for item in ordered:
         title = words(item.title)
         score = (len(matched(reading.terms, title)), len(matched(asked, title)))
-        if 2 * score[0] < len(reading.terms):
-            continue  # a long question's one word in a title is no subject
+        if 2 * score[0] < len(reading.terms) and item.id not in named:
+            continue  # a long question's one word in a title is no subject (the page
+            # the question names by its title is)
         if score > best:
             best, chosen = score, item
     return chosen
