@@ -603,10 +603,6 @@ class Extractive:
         full = [p for (_, coverage), p in scored if coverage >= 0.999]
         top_cover = max((c for (_, c), _ in scored), default=0.0)
         said_of = self._about_subject(reading, single=True)
-        if reading.subjects and not any(c >= 0.5 and said_of(p) for (_, c), p in scored):
-            # the words are found, but not said of the subject the question names ("what
-            # is Dana Whitfield's phone number?": a phone system): not answered here
-            return _not_found(reading, best)
         if reading.wants == Wants.AMOUNT:
             on_subject = [p for (_, c), p in scored if c >= top_cover - 1e-9]
             disputed = (
