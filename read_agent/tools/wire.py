@@ -11,11 +11,12 @@ here, so no answer path checks a type again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 BRIEF_TOOL = "kb_brief"
+N = TypeVar("N", int, float)
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,14 @@ def _objects(value: Any) -> Iterable[Mapping[str, Any]]:
     return (x for x in listed(value) if isinstance(x, Mapping))
 
 
+def _number(value: Any, kind: Callable[[Any], N]) -> N:
+    """A wire number as ``kind`` (``int``, ``float``); what is none, or no number, is 0."""
+    try:
+        return kind(value or 0)
+    except (TypeError, ValueError):
+        return kind(0)
+
+
 def _text(value: Any) -> str | None:
     return str(value) if value else None
 
@@ -216,16 +225,12 @@ class Hit:
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Hit:
         ranks = raw.get("ranks")
-        try:
-            score = float(raw.get("score") or 0.0)
-        except (TypeError, ValueError):
-            score = 0.0
         return cls(
             str(raw.get("id") or ""),
             str(raw.get("title") or ""),
             str(raw.get("folder") or ""),
             _text(raw.get("date")),
-            score,
+            _number(raw.get("score"), float),
             str(raw.get("snippet") or ""),
             dict(ranks) if isinstance(ranks, Mapping) else {},
             tuple(str(x) for x in listed(raw.get("labels"))),
@@ -314,16 +319,12 @@ class Page:
     def parse(cls, raw: Mapping[str, Any] | None) -> Page:
         raw = raw or {}
         fields, sections, as_of = raw.get("fields"), raw.get("sections"), raw.get("as_of")
-        try:
-            version = int(raw.get("version") or 0)
-        except (TypeError, ValueError):
-            version = 0
         return cls(
             str(raw.get("id") or ""),
             str(raw.get("title") or ""),
             str(raw.get("folder") or ""),
             str(raw.get("slug") or ""),
-            version,
+            _number(raw.get("version"), int),
             str(raw.get("type") or ""),
             _text(raw.get("effective_date")),
             _text(raw.get("updated_at")),
