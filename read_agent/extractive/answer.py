@@ -96,7 +96,7 @@ from read_agent.reading import read as read_question
 from read_agent.reading.lexicon import lexicon, says, tokens
 from read_agent.tools.citations import CitedPage, normalize_id
 from read_agent.tools.raw_notes import QUERY_TOOL
-from read_agent.tools.wire import Found, Hit, Page
+from read_agent.tools.wire import Found, Hit, Page, Resolved, edges
 
 DISPUTED = "The sources disagree: "
 RESOLVED_NAMES = 4  # the question's names asked of the entity index at most
@@ -522,9 +522,9 @@ class Extractive:
             "kb_neighbors", {"id": page.id, "verbs": [verb], "direction": "in"}
         )
         linked = [
-            Part(f"{edge.get('from_title')} ", str(edge.get("from_id")))
-            for edge in (found or {}).get("edges") or ()
-            if isinstance(edge, Mapping) and edge.get("verb") == verb and edge.get("depth", 1) == 1
+            Part(f"{edge.from_title} ", edge.from_id)
+            for edge in edges(found)
+            if edge.verb == verb and edge.depth == 1
         ]
         for other_id, other in self.reader.pages.items():
             value = other.fields.get(target)
@@ -681,16 +681,17 @@ class Extractive:
                 continue  # a run already resolved: not its longer stretch
             if name_spans(tokens(name), known):
                 continue  # the search found it by its name
-            found = await self.reader.call("kb_resolve", {"name": name, "limit": 3})
-            best = next(iter((found or {}).get("candidates") or ()), None)
-            if not isinstance(best, Mapping) or (found or {}).get("ambiguous"):
+            found = Resolved.parse(await self.reader.call("kb_resolve", {"name": name, "limit": 3}))
+            best = next(iter(found.candidates), None)
+            if best is None or found.ambiguous:
                 continue
-            sure = best.get("why") in SURE_NAMES or (
-                best.get("why") == "fuzzy_title" and float(best.get("score") or 0) >= FUZZY_NAME
+            sure = best.why in SURE_NAMES or (
+                best.why == "fuzzy_title" and best.score >= FUZZY_NAME
             )
-            if sure and str(best.get("id")) not in {r.id for r in [*named, *out]}:
-                out.append(Hit.parse({**best, "labels": ["alias_hit"], "resolved": name}))
-                known.append(str(best.get("title") or ""))
+            if sure and best.id not in {r.id for r in [*named, *out]}:
+                hit = Hit(best.id, best.title, best.folder, score=best.score, labels=("alias_hit",))
+                out.append(replace(hit, resolved=name))
+                known.append(best.title)
                 done.append(name)
         return out
 

@@ -17,7 +17,7 @@ from read_agent.extractive.line import Line
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched
 from read_agent.extractive.reply import Reply, clean
-from read_agent.tools.wire import Page
+from read_agent.tools.wire import Event, Page, events, listed_pages
 
 LISTED = 20
 SHORT = 90  # characters of an event's text on the first line
@@ -39,10 +39,10 @@ async def listing(reader: PageReader, reading: Reading) -> Reply | None:
             lead = f"No {kinds} pages between {shown}; the {kinds} sections of the pages there:"
             return Reply(Line(lead), found[:LISTED], shown)
         return Reply(Line(f"No {', '.join(reading.folders)} between {shown}."), [], shown)
-    events = await reader.call("kb_timeline", {"window": reading.question, "limit": 200})
-    if events is None:
+    timeline = await reader.call("kb_timeline", {"window": reading.question, "limit": 200})
+    if timeline is None:
         return None
-    lines = _event_lines(reader, events)
+    lines = _event_lines(reader, events(timeline))
     if not lines:
         return Reply(Line(f"Nothing is recorded between {shown}."), [], shown)
     said = list(Reply(None, lines).digest().lines)  # as shown: each said once
@@ -54,18 +54,15 @@ async def _folder_pages(
 ) -> list[Line]:
     args: dict[str, Any] = {"folder": folder, "limit": 50}
     args.update({k: v for k, v in (("start", start), ("end", end)) if v})
-    listed = await reader.call("kb_list_pages", args)
-    rows = sorted(
-        (p for p in (listed or {}).get("pages") or () if isinstance(p, Mapping)),
-        key=lambda p: (str(p.get("effective_date") or ""), str(p.get("id"))),
-    )
+    listed = listed_pages(await reader.call("kb_list_pages", args))
+    rows = sorted(listed, key=lambda p: (p.effective_date or "", p.id))
     lines = []
     for row in rows:
-        pid, day = str(row.get("id")), str(row.get("effective_date") or "")[:10]
+        pid, day = row.id, (row.effective_date or "")[:10]
         gist = ""
         if len(rows) <= 3 and (page := await reader.page(pid)) is not None:
             gist = _gist(page)
-        title = f"{row.get('title')}" + (f" — {gist}" if gist else "")
+        title = row.title + (f" — {gist}" if gist else "")
         lines.append(Line(title, day or None, (pid,)))
     return lines
 
@@ -83,12 +80,9 @@ async def _sections_named(
             continue
         args: dict[str, Any] = {"folder": spec.name, "limit": 20}
         args.update({k: v for k, v in (("start", start), ("end", end)) if v})
-        listed = await reader.call("kb_list_pages", args)
-        for row in sorted(
-            (p for p in (listed or {}).get("pages") or () if isinstance(p, Mapping)),
-            key=lambda p: str(p.get("effective_date") or ""),
-        ):
-            page = await reader.page(str(row.get("id")))
+        listed = listed_pages(await reader.call("kb_list_pages", args))
+        for row in sorted(listed, key=lambda p: p.effective_date or ""):
+            page = await reader.page(row.id)
             if page is None:
                 continue
             for piece in from_page(page, 0, True):
@@ -97,16 +91,15 @@ async def _sections_named(
     return lines
 
 
-def _event_lines(reader: PageReader, events: Mapping[str, Any]) -> list[Line]:
+def _event_lines(reader: PageReader, listed: Sequence[Event]) -> list[Line]:
     dated = reader.schema is not None and {f.name for f in reader.schema.folders if f.date_field}
     order = {f.name: i for i, f in enumerate(reader.schema.folders)} if reader.schema else {}
     seen: set[str] = set()
     out: list[tuple[tuple[str, bool, int], Line]] = []
-    listed = [e for e in events.get("events") or () if isinstance(e, Mapping)]
-    pages = {f"({e.get('id')})" for e in listed if e.get("kind") == "page"}
+    pages = {f"({e.id})" for e in listed if e.kind == "page"}
     for event in listed:
-        kind, text = str(event.get("kind")), str(event.get("text") or "")
-        if kind == "page" and dated and event.get("folder") not in dated:
+        kind, text = event.kind, event.text
+        if kind == "page" and dated and event.folder not in dated:
             continue  # an entity page dated by its newest entry, not an event
         if kind == "timeline" and (
             text.startswith(("Attended ", "Meeting “")) or text.endswith(tuple(pages))
@@ -116,10 +109,10 @@ def _event_lines(reader: PageReader, events: Mapping[str, Any]) -> list[Line]:
         if key in seen:
             continue
         seen.add(key)
-        shown = text if kind == "timeline" else str(event.get("title"))
-        day = str(event.get("date"))[:10]
-        place = (kind != "page", order.get(str(event.get("folder")), len(order)))
-        out.append(((day, *place), Line(clean(shown), day, (str(event.get("id")),))))
+        shown = text if kind == "timeline" else event.title
+        day = event.date[:10]
+        place = (kind != "page", order.get(event.folder, len(order)))
+        out.append(((day, *place), Line(clean(shown), day, (event.id,))))
     # A day's own pages first, in the schema's folder order (the meeting, then what it
     # decided), then what other pages' timelines say of that day.
     return [line for _, line in sorted(out, key=lambda x: x[0])]

@@ -14,7 +14,7 @@ from read_agent.reading import Subject
 from read_agent.reading.fields import Embed
 from read_agent.tools.raw_notes import QUERY_TOOL, query_with_sources
 from read_agent.tools.toolset import CallLog, Toolset
-from read_agent.tools.wire import BRIEF_TOOL, Brief, Page
+from read_agent.tools.wire import BRIEF_TOOL, Brief, Page, edges
 
 LINKED_READ = 4  # pages linked to a named page read when the results do not answer
 
@@ -63,11 +63,7 @@ class PageReader:
     async def read_linked(self, page_id: str) -> bool:
         """Read the pages linking to ``page_id`` (kb_neighbors, inward); True if any."""
         found = await self.call("kb_neighbors", {"id": page_id, "direction": "in"})
-        others = [
-            str(edge.get("from_id"))
-            for edge in (found or {}).get("edges") or ()
-            if isinstance(edge, Mapping) and edge.get("from_id")
-        ]
+        others = [edge.from_id for edge in edges(found) if edge.from_id]
         # Events first (the meetings about it), then the rest, each read once.
         events = {f.name for f in self.schema.folders if f.date_field} if self.schema else set()
         others.sort(key=lambda pid: pid.split("/", 1)[0] not in events)

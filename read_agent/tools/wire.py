@@ -339,3 +339,116 @@ class Page:
             str(raw.get("markdown") or ""),
             AsOf.parse(as_of) if isinstance(as_of, Mapping) else None,
         )
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One edge of ``kb_neighbors``: a page linking to another by a verb, at a depth."""
+
+    from_id: str
+    from_title: str
+    to_id: str
+    verb: str
+    depth: int = 1
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Edge:
+        return cls(
+            str(raw.get("from_id") or ""),
+            str(raw.get("from_title") or ""),
+            str(raw.get("to_id") or ""),
+            str(raw.get("verb") or ""),
+            _number(raw.get("depth", 1), int),
+        )
+
+
+def edges(raw: Mapping[str, Any] | None) -> tuple[Edge, ...]:
+    """``kb_neighbors``'s edges (none when it gave none)."""
+    return tuple(Edge.parse(e) for e in _objects((raw or {}).get("edges")))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A page ``kb_resolve`` offers for a name: how sure (``why``, ``score``)."""
+
+    id: str
+    title: str
+    folder: str
+    score: float
+    why: str
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Candidate:
+        return cls(
+            str(raw.get("id") or ""),
+            str(raw.get("title") or ""),
+            str(raw.get("folder") or ""),
+            _number(raw.get("score"), float),
+            str(raw.get("why") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """``kb_resolve``'s answer: its candidates, best first, and whether the name is
+    ambiguous."""
+
+    candidates: tuple[Candidate, ...] = ()
+    ambiguous: bool = False
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None) -> Resolved:
+        raw = raw or {}
+        found = tuple(Candidate.parse(c) for c in _objects(raw.get("candidates")))
+        return cls(found, bool(raw.get("ambiguous")))
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A row of ``kb_list_pages``: a page's id, title and date."""
+
+    id: str
+    title: str
+    effective_date: str | None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Listed:
+        return cls(
+            str(raw.get("id") or ""), str(raw.get("title") or ""), _text(raw.get("effective_date"))
+        )
+
+
+def listed_pages(raw: Mapping[str, Any] | None) -> tuple[Listed, ...]:
+    """``kb_list_pages``'s rows (none when it gave none)."""
+    return tuple(Listed.parse(p) for p in _objects((raw or {}).get("pages")))
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of ``kb_timeline``: a dated page (``kind`` page) or a dated line of a
+    page's timeline (``kind`` timeline, with the note it came from)."""
+
+    date: str
+    id: str
+    title: str
+    folder: str
+    text: str
+    source: str | None
+    kind: str
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Event:
+        return cls(
+            str(raw.get("date") or ""),
+            str(raw.get("id") or ""),
+            str(raw.get("title") or ""),
+            str(raw.get("folder") or ""),
+            str(raw.get("text") or ""),
+            _text(raw.get("source")),
+            str(raw.get("kind") or ""),
+        )
+
+
+def events(raw: Mapping[str, Any] | None) -> tuple[Event, ...]:
+    """``kb_timeline``'s events (none when it gave none)."""
+    return tuple(Event.parse(e) for e in _objects((raw or {}).get("events")))

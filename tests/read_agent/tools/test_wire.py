@@ -3,7 +3,21 @@ as absent, empty or as a list of one, so no answer path checks a type again."""
 
 from __future__ import annotations
 
-from read_agent.tools.wire import AsOf, Brief, Change, Hit, Page, Subject, TimelineEntry
+from read_agent.tools.wire import (
+    AsOf,
+    Brief,
+    Change,
+    Edge,
+    Hit,
+    Listed,
+    Page,
+    Resolved,
+    Subject,
+    TimelineEntry,
+    edges,
+    events,
+    listed_pages,
+)
 
 
 def test_a_brief_is_read_into_its_parts() -> None:
@@ -133,3 +147,45 @@ def test_a_search_result_s_timeline_lines_are_entries_too() -> None:
         {"id": "people/bob", "timeline": [{"date": "2026-09-21", "text": "Promoted."}, "junk"]}
     )
     assert hit.timeline == (TimelineEntry("2026-09-21", "Promoted."),)
+
+
+def test_the_graph_the_entity_index_the_listing_and_the_timeline_are_read_into_types() -> None:
+    (edge,) = edges(
+        {
+            "edges": [
+                {
+                    "from_id": "people/a",
+                    "from_title": "A",
+                    "to_id": "people/b",
+                    "verb": "reports_to",
+                },
+                "x",
+            ]
+        }
+    )
+    assert edge == Edge("people/a", "A", "people/b", "reports_to", 1)  # depth 1 unless said
+    found = Resolved.parse(
+        {
+            "candidates": [{"id": "people/a", "title": "A", "score": "0.8", "why": "fuzzy_title"}],
+            "ambiguous": 1,
+        }
+    )
+    assert found.ambiguous and found.candidates[0].score == 0.8 and found.candidates[0].folder == ""
+    assert listed_pages({"pages": [{"id": "meetings/m", "title": "M"}]}) == (
+        Listed("meetings/m", "M", None),
+    )
+    (event,) = events({"events": [{"date": "2026-10-14", "id": "meetings/m", "kind": "page"}]})
+    assert (event.date, event.id, event.kind, event.text, event.source) == (
+        "2026-10-14",
+        "meetings/m",
+        "page",
+        "",
+        None,
+    )
+
+
+def test_nothing_or_a_malformed_answer_of_those_tools_is_read_as_nothing() -> None:
+    for malformed in (None, {}, {"edges": "x", "candidates": 3, "pages": None, "events": [1]}):
+        assert edges(malformed) == () and listed_pages(malformed) == () and events(malformed) == ()
+        assert Resolved.parse(malformed) == Resolved()
+    assert Resolved.parse({"candidates": [{"score": "high"}]}).candidates[0].score == 0.0
