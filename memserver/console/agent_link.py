@@ -4,9 +4,10 @@ The Ask view does not answer by itself: it sends the conversation to the read ag
 OpenAI-compatible ``/v1/chat/completions`` (with the ``openai`` client) and shows what
 comes back, so a person sees exactly the answer an API client or chat UI gets. The
 answer's ``memory`` extension carries the citations (id, title, date), the mode, the
-degraded reasons and, for an extractive answer, its lead and lines as objects
-(:mod:`memserver.console.answer_lines`), which the view renders; the reply's text ends
-with a "Sources:" list for chat UIs, which the console shows as links instead.
+degraded reasons, the answer's text without the "Sources:" list the chat message ends
+with for chat UIs (the console shows the citations as links instead) and, for an
+extractive answer, its lead and lines as objects (:mod:`memserver.console.answer_lines`),
+which the view renders. Nothing of the message's text is parsed here.
 
 ``memserver up`` knows the address and key of the read agent it starts; ``memserver
 serve`` takes them from ``READ_AGENT_URL`` and ``READ_AGENT_API_KEY``.
@@ -27,7 +28,6 @@ from memserver.console.answer_lines import Line, read_line, read_lines
 URL_ENV = "READ_AGENT_URL"
 KEY_ENV = "READ_AGENT_API_KEY"
 ANSWER_SECONDS = 180.0  # a model answering with several tool calls on a slow machine
-SOURCES = "\n\nSources:\n"
 
 
 class AgentUnavailable(Exception):
@@ -163,10 +163,13 @@ def _reply(question: str, body: Mapping[str, Any], now: str, took_ms: float) -> 
         if isinstance(c, Mapping) and c.get("id")
     )
     choices = body.get("choices") or [{}]
-    text = str((choices[0].get("message") or {}).get("content") or "")
+    said = memory.get("answer")  # the text without the chat UI's sources list
+    text = str(
+        said if isinstance(said, str) else (choices[0].get("message") or {}).get("content") or ""
+    )
     return Reply(
         question=question,
-        text=_without_sources(text, citations),
+        text=text,
         citations=citations,
         mode=str(memory.get("mode") or ""),
         degraded=tuple(str(d) for d in memory.get("degraded") or ()),
@@ -177,12 +180,3 @@ def _reply(question: str, body: Mapping[str, Any], now: str, took_ms: float) -> 
         window=str(memory.get("window") or ""),
         notes=tuple(str(n) for n in memory.get("notes") or () if isinstance(n, str)),
     )
-
-
-def _without_sources(text: str, citations: Sequence[Citation]) -> str:
-    """The answer without the "Sources:" list the agent appends for chat UIs (the view
-    lists the citations itself, as links); any other text is kept whole."""
-    body, marker, tail = text.rpartition(SOURCES)
-    if marker and all(line.startswith("- [") for line in tail.splitlines()) and citations:
-        return body
-    return text

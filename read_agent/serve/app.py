@@ -214,8 +214,9 @@ def _usage(answer: Answer) -> dict[str, int]:
 
 
 def _memory_extension(answer: Answer) -> dict[str, Any]:
+    """The answer as objects beside the chat message: its text without the sources list
+    the message adds for chat UIs (``answer``), citations, lead and lines, mode."""
     data = answer.as_dict()
-    data.pop("answer")
     data.pop("question")
     return data
 

@@ -85,7 +85,11 @@ def console_with_stand_in(console_server: ConsoleServer) -> Iterator[str]:
     async def completions(request: Request) -> JSONResponse:
         asked = (await request.json())["messages"][-1]["content"]
         if "model" in asked:
-            return JSONResponse(_completion(MODEL_TEXT, "agent", {"lead": None, "lines": []}))
+            # the message ends with a sources list for chat UIs; the text without it is
+            # in the memory extension, which the view shows (it parses neither)
+            listed = MODEL_TEXT + "\n\nSources:\n- [people/bob-martinez] Bob Martinez"
+            shown = {"lead": None, "lines": [], "answer": MODEL_TEXT}
+            return JSONResponse(_completion(listed, "agent", shown))
         # the text says something else: the view must show the objects, not parse it
         return JSONResponse(_completion("2026-01-01 · [people/karen-lee]", "extractive", LINES))
 
@@ -147,6 +151,7 @@ def test_a_model_answer_is_its_paragraphs_and_its_citations_links(
 ) -> None:
     exchange, answer = _asked(console_server, console_with_stand_in, "Ask the model who Bob is")
     assert answer.count('<p class="paragraph">') == 2 and 'class="line' not in answer
+    assert "Sources:" not in answer
     assert "Bob reports to Dana [people/bob-martinez].</p>" in answer  # words, not a link
     assert "She leads &lt;b&gt;operations&lt;/b&gt;." in answer
     listed = '<a class="citation" href="/ui/page/people/bob-martinez">Bob Martinez</a>'

@@ -109,6 +109,10 @@ def test_openai_client_sync_gets_a_cited_answer_and_client_system_is_stripped(
     assert response.model == "whatever-the-ui-sends"
     extra: dict[str, Any] = response.model_extra or {}
     assert extra["memory"]["removed_citations"] == [f"companies/{seeded.tag}-invented"]
+    assert (
+        content.startswith(extra["memory"]["answer"])
+        and "Sources:" not in extra["memory"]["answer"]
+    )
     assert [c["name"] for c in extra["memory"]["tool_calls"]] == ["kb_get_page"]
     for request in llm_server.requests:
         systems = [m for m in request["messages"] if m["role"] == "system"]
