@@ -188,6 +188,11 @@ def _number(value: Any, kind: Callable[[Any], N]) -> N:
         return kind(0)
 
 
+def _texts(raw: Mapping[str, Any], *keys: str) -> tuple[str, ...]:
+    """The wire values of ``keys`` as text, "" for each one absent."""
+    return tuple(str(raw.get(key) or "") for key in keys)
+
+
 def _text(value: Any) -> str | None:
     return str(value) if value else None
 
@@ -353,13 +358,8 @@ class Edge:
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Edge:
-        return cls(
-            str(raw.get("from_id") or ""),
-            str(raw.get("from_title") or ""),
-            str(raw.get("to_id") or ""),
-            str(raw.get("verb") or ""),
-            _number(raw.get("depth", 1), int),
-        )
+        from_id, from_title, to_id, verb = _texts(raw, "from_id", "from_title", "to_id", "verb")
+        return cls(from_id, from_title, to_id, verb, _number(raw.get("depth", 1), int))
 
 
 def edges(raw: Mapping[str, Any] | None) -> tuple[Edge, ...]:
@@ -379,13 +379,8 @@ class Candidate:
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Candidate:
-        return cls(
-            str(raw.get("id") or ""),
-            str(raw.get("title") or ""),
-            str(raw.get("folder") or ""),
-            _number(raw.get("score"), float),
-            str(raw.get("why") or ""),
-        )
+        id_, title, folder, why = _texts(raw, "id", "title", "folder", "why")
+        return cls(id_, title, folder, _number(raw.get("score"), float), why)
 
 
 @dataclass(frozen=True)
@@ -413,9 +408,8 @@ class Listed:
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Listed:
-        return cls(
-            str(raw.get("id") or ""), str(raw.get("title") or ""), _text(raw.get("effective_date"))
-        )
+        id_, title = _texts(raw, "id", "title")
+        return cls(id_, title, _text(raw.get("effective_date")))
 
 
 def listed_pages(raw: Mapping[str, Any] | None) -> tuple[Listed, ...]:
@@ -438,14 +432,9 @@ class Event:
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Event:
+        day, id_, title, folder, text = _texts(raw, "date", "id", "title", "folder", "text")
         return cls(
-            str(raw.get("date") or ""),
-            str(raw.get("id") or ""),
-            str(raw.get("title") or ""),
-            str(raw.get("folder") or ""),
-            str(raw.get("text") or ""),
-            _text(raw.get("source")),
-            str(raw.get("kind") or ""),
+            day, id_, title, folder, text, _text(raw.get("source")), str(raw.get("kind") or "")
         )
 
 
