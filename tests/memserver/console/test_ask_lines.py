@@ -88,7 +88,7 @@ def console_with_stand_in(console_server: ConsoleServer) -> Iterator[str]:
             # the message ends with a sources list for chat UIs; the text without it is
             # in the memory extension, which the view shows (it parses neither)
             listed = MODEL_TEXT + "\n\nSources:\n- [people/bob-martinez] Bob Martinez"
-            shown = {"lead": None, "lines": [], "answer": MODEL_TEXT}
+            shown: dict[str, Any] = {"lead": None, "lines": [], "answer": MODEL_TEXT}
             return JSONResponse(_completion(listed, "agent", shown))
         # the text says something else: the view must show the objects, not parse it
         return JSONResponse(_completion("2026-01-01 · [people/karen-lee]", "extractive", LINES))
