@@ -49,7 +49,7 @@ from read_agent.extractive.evidence import (
     show,
 )
 from read_agent.extractive.evidence import score as score_piece
-from read_agent.extractive.line import LATER, Line, Part
+from read_agent.extractive.line import CLOSEST, LATER, Line, Part
 from read_agent.extractive.listing import listing, window_dates
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched, read
@@ -640,7 +640,13 @@ class Extractive:
             return Reply(lead.line(), rest + self._dates_of(reading, named))
         if top_cover < 0.5:
             return _not_found(reading, best)
-        return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
+        # No sentence holds every word asked: the best that holds most of them leads, said
+        # to be the closest (for a figure, the best that gives one).
+        near = [p for (_, c), p in scored if c >= 0.5 and p in answers]
+        if not near:
+            return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
+        rest = [p.line() for p in best if p is not near[0]]
+        return Reply(near[0].line(tag=CLOSEST), rest + self._dates_of(reading, named))
 
     def _dates_of(self, reading: Reading, named: list[Hit]) -> list[Line]:
         """For "when" about a named page: its date fields, with what they replaced."""

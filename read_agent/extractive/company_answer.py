@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from memserver.kb.schema import FolderSpec
@@ -20,7 +21,7 @@ from read_agent.extractive.brief_reply import (
     interleaved,
     ranked,
 )
-from read_agent.extractive.line import Line
+from read_agent.extractive.line import CLOSEST, Line
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading
 from read_agent.extractive.replay import replaced_ids, replay, subject_then
@@ -87,8 +88,13 @@ class CompanyAnswers:
             return ranked(lines, question, [then] if then else [], disputed, own)
 
         disputed = reading.is_(Kind.AGREEMENT)
-        mixed = interleaved(reply.lines, evidence)
         lead = reply.lead
+        if answers and lead is not None and lead.tag == CLOSEST:
+            # the sentence closest to the question, none answering it whole: the brief's
+            # answer leads, the closest sentence goes back among the answer's lines
+            reply = Reply(None, [replace(lead, tag=""), *reply.lines], reply.window)
+            lead = None
+        mixed = interleaved(reply.lines, evidence)
         if answers and (lead is None or reply.leads_with(NO_SENTENCE)):
             return Reply(said[0], rank([*said[1:], *mixed]))
         decided = reading.kinds & {Kind.DECISION, Kind.CHANGE} and not reply.firm

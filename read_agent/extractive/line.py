@@ -23,6 +23,7 @@ from typing import Any
 DIRECT = "direct"  # a note states it: quoted from the note
 INFERRED = "inferred"  # the memory inferred it: a page's field, summary or merged facts
 LATER = "Later"  # the tag of what a later page says about a first one
+CLOSEST = "Closest"  # the tag of a lead that holds most, not all, of the words asked
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 

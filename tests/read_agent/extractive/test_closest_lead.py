@@ -1,0 +1,26 @@
+"""The first line answers: when no sentence holds every word of the question, the one
+that holds most of them (at least half) leads, said to be the closest; below half, the
+answer says plainly that no sentence answers."""
+
+from __future__ import annotations
+
+from tests.ingest_agent.conftest import IngestServer
+from tests.read_agent.extractive.conftest import ask, lines
+
+
+def test_the_sentence_holding_most_of_the_words_leads_as_the_closest(
+    example: IngestServer,
+) -> None:
+    # "contract" is in no sentence that gives the minimum: the closest one leads
+    first = lines(ask(example, "What is the monthly minimum in the Nomin Trade contract?"))[0]
+    assert first.startswith("Closest: ") and "3,000,000₮ monthly minimum" in first, first
+
+
+def test_the_closest_sentence_is_not_repeated_below(example: IngestServer) -> None:
+    first, *rest = lines(ask(example, "What is the monthly minimum in the Nomin Trade contract?"))
+    assert not any("3,000,000₮ monthly minimum" in x for x in rest), rest
+
+
+def test_a_sentence_holding_under_half_the_words_does_not_lead(example: IngestServer) -> None:
+    first = lines(ask(example, "What is Dana Whitfield's favourite colour and shoe size?"))[0]
+    assert first.startswith("The knowledge base has no sentence that answers"), first
