@@ -78,8 +78,11 @@ class Line:
     def says(self) -> str:
         """What the line says, to tell a repeat: its words lowercased, without label or
         citations. A plain day before it goes too (the same sentence copied onto two
-        pages is one); a tag or a "said on" day is part of what it says."""
-        plain = self.tag in ("", LATER) and not self.said and _DAY.fullmatch(self.date or "")
+        pages is one), and so does "Later" or "Closest"; another tag or a "said on" day
+        is part of what it says."""
+        plain = (
+            self.tag in ("", LATER, CLOSEST) and not self.said and _DAY.fullmatch(self.date or "")
+        )
         head = "" if plain else self.head()
         words = self.text + "".join(part.text for part in self.parts)
         return " ".join(f"{head}{words}".split()).lower()

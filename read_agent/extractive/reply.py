@@ -43,12 +43,15 @@ class Reply:
 
     def digest(self, notes: Sequence[str] = ()) -> Digest:
         """The answer as shown: the same sentence copied onto two pages is said once, and
-        one quoting another ("Hi Maya, <it>") takes its place; ``notes`` end it."""
-        lead = self.lead.says() if self.lead else None
+        one quoting another ("Hi Maya, <it>") takes its place; a line the lead holds is
+        not said again; ``notes`` end it."""
+        lead = self.lead.says() if self.lead else ""
         kept: list[tuple[str, Line]] = []  # (what it says, the line)
         for line in self.lines:
             said = line.says()
-            if said == lead or any(said in old for old, _ in kept):
+            if said == lead or (len(said) > MIN_REPEAT and said in lead):
+                continue
+            if any(said in old for old, _ in kept):
                 continue
             inside = [i for i, (old, _) in enumerate(kept) if len(old) > MIN_REPEAT and old in said]
             if inside:
