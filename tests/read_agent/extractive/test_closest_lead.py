@@ -17,7 +17,7 @@ def test_the_sentence_holding_most_of_the_words_leads_as_the_closest(
 
 
 def test_the_closest_sentence_is_not_repeated_below(example: IngestServer) -> None:
-    first, *rest = lines(ask(example, "What is the monthly minimum in the Nomin Trade contract?"))
+    rest = lines(ask(example, "What is the monthly minimum in the Nomin Trade contract?"))[1:]
     assert not any("3,000,000₮ monthly minimum" in x for x in rest), rest
 
 
