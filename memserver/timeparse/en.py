@@ -47,6 +47,29 @@ RELATIVE_DAYS: tuple[tuple[str, int], ...] = (
     (r"tomorrow", 1),
 )
 ORD = r"(?:st|nd|rd|th)?"
+# Days of the month as ordinal words ("the first of November", "the twenty-third of May").
+_UNITS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
+_TEENS = [
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+]
+ORDINAL_DAYS: dict[str, int] = {
+    **{w: n for n, w in enumerate(_UNITS, start=1)},
+    **{w: n for n, w in enumerate(_TEENS, start=10)},
+    "twentieth": 20,
+    "thirtieth": 30,
+    **{f"twenty{sep}{w}": 20 + n for n, w in enumerate(_UNITS, start=1) for sep in "- "},
+    **{f"thirty{sep}first": 31 for sep in "- "},
+}
+ORDINAL_DAY = r"(?P<dw>" + "|".join(sorted(ORDINAL_DAYS, key=len, reverse=True)) + r")"
 NUMERIC_DATE = (
     r"(?<![\w.-])(?:\d{4}[./]\d{1,2}[./]\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{4}"
     r"|\d{1,2}-[a-z]{3,9}-\d{4})(?![\w-])"

@@ -193,6 +193,13 @@ _POINTS: tuple[_Point, ...] = (
         lambda m, c: day_window(c, _int(m, "d") or 0, _en_month(m), _int(m, "y")),
     ),
     _Point(
+        rf"(?:\bthe\s+)?\b{en.ORDINAL_DAY}\s+of\s+{en.MONTH}(?:,?\s+(?P<y>\d{{4}})(?!\d))?",
+        BARE,
+        lambda m, c: day_window(
+            c, en.ORDINAL_DAYS[(_g(m, "dw") or "").lower()], _en_month(m), _int(m, "y")
+        ),
+    ),
+    _Point(
         rf"\b{en.MONTH},?\s+(?P<y>\d{{4}})(?!\d)",
         BARE,
         lambda m, c: month_window(c, _en_month(m), _int(m, "y")),

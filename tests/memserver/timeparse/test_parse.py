@@ -61,6 +61,10 @@ ENGLISH = [
     Row("on September 15", "2026-09-15", "2026-09-16"),
     Row("on September 20", "2025-09-20", "2025-09-21"),  # in the future this year
     Row("notes from the 3rd of March", "2026-03-03", NOW, "notes"),
+    Row("notes from the third of March", "2026-03-03", NOW, "notes"),  # a day as a word
+    Row("on the fifth of September", "2026-09-05", "2026-09-06"),
+    Row("since the Twenty-First of August 2025", "2025-08-21", NOW),
+    Row("the first meeting of September", "2026-09-01", "2026-10-01", "meeting", "oldest"),
     Row("on February 29", "2024-02-29", "2024-03-01"),  # latest leap year
     Row("on Monday", "2026-09-14", "2026-09-15"),
     Row("standup on Wednesday", "2026-09-09", "2026-09-10", "standup"),  # today is Wed: not today
