@@ -80,10 +80,23 @@ WEEKDAYS: dict[str, int] = {
 }
 WEEKDAY = rf"(?:(?P<rel>өнгөрсөн|ирэх|энэ)\s+)?(?P<wd>{'|'.join(WEEKDAYS)})\s+гар[аи]г[{LETTERS}]*"
 
+# Counts written as words, alone and before a noun ("арав хоног", "арван хоног": ten days).
+NUMBERS: dict[str, int] = {
+    "нэг": 1, "нэгэн": 1, "хоёр": 2, "гурав": 3, "гурван": 3, "дөрөв": 4, "дөрвөн": 4,
+    "тав": 5, "таван": 5, "зургаа": 6, "зургаан": 6, "долоо": 7, "долоон": 7, "найм": 8,
+    "найман": 8, "ес": 9, "есөн": 9, "арав": 10, "арван": 10, "хорь": 20, "хорин": 20,
+    "гуч": 30, "гучин": 30,
+}  # fmt: skip
+# A count: digits or a word; "долоо хоног" is a week, not seven days.
+COUNT = (
+    r"(?P<n>\d{1,4}|"
+    + "|".join(sorted(NUMBERS, key=len, reverse=True))
+    + rf")(?![{LETTERS}])(?<!долоо(?=\s+хоног))"
+)
 # Rolling windows and "ago": "сүүлийн 10 хоног", "3 хоногийн өмнө", "2 долоо хоногийн өмнө".
 UNITS = r"долоо\s+хоног|хоног|өдөр|өдр|сар|жил|улирал|цаг"
-LAST_N = rf"(?:сүүлийн|өнгөрсөн(?!\s+7\s+хоног))\s+(?P<n>\d{{1,4}})\s+(?P<unit>{UNITS})[{LETTERS}]*"
-AGO = rf"(?P<n>\d{{1,4}})\s+(?P<unit>{UNITS})[{LETTERS}]*\s+өмнө[{LETTERS}]*"
+LAST_N = rf"(?:сүүлийн|өнгөрсөн(?!\s+7\s+хоног))\s+{COUNT}\s+(?P<unit>{UNITS})[{LETTERS}]*"
+AGO = rf"(?<![{LETTERS}]){COUNT}\s+(?P<unit>{UNITS})[{LETTERS}]*\s+өмнө[{LETTERS}]*"
 
 # Words that end a window phrase: "X-аас хойш", "X хүртэл", "X-ээс өмнө", "X-ийн дараа".
 SINCE = rf"хойш[{LETTERS}]*"

@@ -71,7 +71,7 @@ def _unit(word: str) -> str:
 
 def _number(word: str) -> int:
     text = " ".join(word.lower().split())
-    return int(text) if text.isdigit() else en.NUMBERS[text]
+    return int(text) if text.isdigit() else en.NUMBERS.get(text) or mn.NUMBERS[text]
 
 
 def _relation(word: str) -> int:
