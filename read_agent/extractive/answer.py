@@ -640,9 +640,11 @@ class Extractive:
             return Reply(lead.line(), rest + self._dates_of(reading, named))
         if top_cover < 0.5:
             return _not_found(reading, best)
-        # No sentence holds every word asked: the best that holds most of them leads, said
-        # to be the closest (for a figure, the best that gives one).
-        near = [p for (_, c), p in scored if c >= 0.5 and p in answers]
+        # No sentence holds every word asked: the best of the memory's pages that holds
+        # most of them leads, said to be the closest (for a figure, the best that gives
+        # one). A raw note's sentence never does: what a note says, an untrusted one
+        # too, is quoted below, not put forward as the answer.
+        near = [p for (_, c), p in scored if c >= 0.5 and p in answers and p.kind != "source"]
         if not near:
             return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
         rest = [p.line() for p in best if p is not near[0]]

@@ -43,13 +43,14 @@ class Reply:
 
     def digest(self, notes: Sequence[str] = ()) -> Digest:
         """The answer as shown: the same sentence copied onto two pages is said once, and
-        one quoting another ("Hi Maya, <it>") takes its place; a line the lead holds is
-        not said again; ``notes`` end it."""
+        one quoting another ("Hi Maya, <it>") takes its place; a line a quoted lead holds
+        is not said again; ``notes`` end it."""
         lead = self.lead.says() if self.lead else ""
+        quoted = lead if self.lead is not None and self.lead.label is not None else ""
         kept: list[tuple[str, Line]] = []  # (what it says, the line)
         for line in self.lines:
             said = line.says()
-            if said == lead or (len(said) > MIN_REPEAT and said in lead):
+            if said == lead or (len(said) > MIN_REPEAT and said in quoted):
                 continue
             if any(said in old for old, _ in kept):
                 continue

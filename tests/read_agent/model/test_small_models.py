@@ -174,7 +174,7 @@ def test_a_written_answer_the_evidence_does_not_support_is_not_shown(
     [answer] = ask(run_agent, secret, QUESTION)
     assert answer.mode == MODE_EXTRACTIVE
     assert {"model_answer_plan", "model_answer_unsupported"} <= set(answer.degraded)
-    assert "2027-03-01" not in answer.text and answer.text.startswith("Extractive answer")
+    assert "2027-03-01" not in answer.text and "Extractive answer" in answer.text
 
 
 def test_http_500_on_the_tools_falls_back_to_writing_from_evidence(
