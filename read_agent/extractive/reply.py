@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from read_agent.extractive.evidence import Change
-from read_agent.extractive.line import Line
+from read_agent.extractive.line import CLOSEST, Line
 from read_agent.tools.wire import Found
 
 HEADER = (
@@ -43,12 +43,17 @@ class Reply:
 
     def digest(self, notes: Sequence[str] = ()) -> Digest:
         """The answer as shown: the same sentence copied onto two pages is said once, and
-        one quoting another ("Hi Maya, <it>") takes its place; a line a quoted lead holds
-        is not said again; ``notes`` end it."""
-        lead = self.lead.says() if self.lead else ""
-        quoted = lead if self.lead is not None and self.lead.label is not None else ""
+        one quoting another ("Hi Maya, <it>") takes its place, the closest sentence as
+        the lead too; a line a quoted lead holds is not said again; ``notes`` end it."""
+        first, lines = self.lead, list(self.lines)
+        if first is not None and first.tag == CLOSEST and len(first.says()) > MIN_REPEAT:
+            holder = next((x for x in lines if first.says() in x.says()), None)
+            if holder is not None:
+                first, lines = replace(holder, tag=CLOSEST), [x for x in lines if x is not holder]
+        lead = first.says() if first else ""
+        quoted = lead if first is not None and first.label is not None else ""
         kept: list[tuple[str, Line]] = []  # (what it says, the line)
-        for line in self.lines:
+        for line in lines:
             said = line.says()
             if said == lead or (len(said) > MIN_REPEAT and said in quoted):
                 continue
@@ -61,7 +66,7 @@ class Reply:
             else:
                 kept.append((said, line))
         shown = tuple(line for _, line in kept)
-        return Digest(self.lead, shown, self.window, tuple(f"{n}." for n in notes if n))
+        return Digest(first, shown, self.window, tuple(f"{n}." for n in notes if n))
 
     def text(self, notes: Sequence[str] = ()) -> str:
         return self.digest(notes).text()

@@ -4,7 +4,9 @@ objects say, not by the text cut back apart."""
 
 from __future__ import annotations
 
-from read_agent.extractive.line import DIRECT, INFERRED, LATER, Line, Part
+from dataclasses import replace
+
+from read_agent.extractive.line import CLOSEST, DIRECT, INFERRED, LATER, Line, Part
 from read_agent.extractive.reply import HEADER, Reply, bare
 
 QUOTE = Line(
@@ -93,3 +95,21 @@ def test_the_text_is_the_lead_the_header_the_lines_then_the_notes() -> None:
     )
     # no answer: the sentence alone, no header
     assert bare("The knowledge base has no answer.").text() == "The knowledge base has no answer."
+
+
+def test_the_closest_sentence_leads_as_the_line_quoting_it() -> None:
+    said = Line("Ticket HZ-457: the scanner app froze at the Reno dock.", "2026-01-15", ("t/a",))
+    record = Line(
+        f"RECORD: support ticket. {said.text} Fixed the same day.", "2026-01-15", ("n/b",)
+    )
+    other = Line("The renewal is due on 2026-02-04 at the same price.", "2026-01-15", ("n/c",))
+    closest = replace(said, tag=CLOSEST, label=INFERRED)
+    digest = Reply(closest, [record, other]).digest()
+    assert digest.lead == replace(record, tag=CLOSEST) and digest.lines == (other,)
+    # a line the closest sentence holds is not said again
+    held = Line("the scanner app froze at the Reno dock. Fixed the same day.", None, ("t/c",))
+    whole = replace(record, tag=CLOSEST, label=INFERRED)
+    assert Reply(whole, [held, other]).digest().lines == (other,)
+    # a listing's first line names what it lists: its lines stay
+    listed = Reply(Line(f"2 found: {said.text}; {other.text}"), [said, other]).digest()
+    assert listed.lines == (said, other)
