@@ -12,7 +12,7 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -162,9 +162,9 @@ def ask_chats(chats: Sequence[Conversation], now: str, base: str, key: str, flat
 def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> str:
     """Originals and rewordings apart, each on the tuning and the validation half; then the
     chats, and the gap in percentage points."""
+    half = half_of(scores)
     new = [s for s in scores if s.question.new]
     scores = [s for s in scores if not s.question.new]
-    half = halves(s.question.number for s in scores)
     lines = []
 
     def share(rows: Sequence[Any]) -> str:
@@ -177,16 +177,16 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
         ("  first set", [s for s in scores if set_of(s.question.variant) == 1]),
         ("  second set", [s for s in scores if set_of(s.question.variant) == 2]),
     ):
-        tune = [s for s in rows if half[str(s.question.number)] == TUNING]
-        validate = [s for s in rows if half[str(s.question.number)] == VALIDATION]
+        tune = [s for s in rows if half(s) == TUNING]
+        validate = [s for s in rows if half(s) == VALIDATION]
         lines.append(
             f"{name}: {share(rows)} correct; tuning half {share(tune)}, "
             f"validation half {share(validate)}"
         )
     for name in NEW:
         rows = [s for s in new if s.question.new == name]
-        tune = [s for s in rows if _new_half(s) == TUNING]
-        validate = [s for s in rows if _new_half(s) == VALIDATION]
+        tune = [s for s in rows if half(s) == TUNING]
+        validate = [s for s in rows if half(s) == VALIDATION]
         if rows:
             lines.append(
                 f"new questions ({name}): {share(rows)} correct; tuning half {share(tune)}, "
@@ -220,9 +220,19 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
     return "\n".join(lines)
 
 
-def _new_half(score: Any) -> str:
-    how = NEW[score.question.new]
-    return half(f"new-{score.question.number}") if how == "hash" else how
+def half_of(scores: Sequence[Any]) -> Callable[[Any], str]:
+    """Each score's half, as :func:`report` counts it: the example's questions (and their
+    rewordings) by ``halves`` of their numbers, balanced; a new question by its file's
+    rule (:data:`NEW`). List misses by this, never by ``half()`` of a bare number."""
+    originals = halves(s.question.number for s in scores if not s.question.new)
+
+    def of(score: Any) -> str:
+        if not score.question.new:
+            return originals[str(score.question.number)]
+        how = NEW[score.question.new]
+        return half(f"new-{score.question.number}") if how == "hash" else how
+
+    return of
 
 
 def environment(config: Path) -> dict[str, str]:

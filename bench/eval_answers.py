@@ -341,11 +341,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.rewordings:
         print(rewordings.report(scores, chats, args.show))
     if args.json:
+        half = rewordings.half_of(scores)
         rows = [
             {
                 "n": s.question.number,
                 "variant": s.question.variant,
                 "new": s.question.new,
+                "half": half(s),
                 "question": s.question.text,
                 "verdict": s.verdict,
                 "missed": [f.text for f in s.missed],

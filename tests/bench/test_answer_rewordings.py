@@ -39,3 +39,16 @@ def test_the_report_gives_new_questions_apart_and_keeps_the_originals_split() ->
     assert f"tuning half 0/{len(tuned)} (0%), validation half 0/0" in text
     split = halves(str(q.number) for q in originals)
     assert split == halves(str(s.question.number) for s in scores if not s.question.new)
+
+
+def test_each_score_has_the_half_the_report_counts_it_in() -> None:
+    now, originals = load_questions()
+    new = rewordings.new_questions(Question, _fact, now)
+    scores = [score(q, "") for q in [*originals, *new]]
+    half = rewordings.half_of(scores)
+    split = halves(str(q.number) for q in originals)
+    # a rewording is of its question's half: the balanced split of the 30, not half(n)
+    assert all(half(s) == split[str(s.question.number)] for s in scores if not s.question.new)
+    assert {half(s) for s in scores if s.question.new == "example-tune-3.yaml"} == {"tuning"}
+    mixed = {half(s) for s in scores if s.question.new == "example-new.yaml"}
+    assert mixed == {"tuning", "validation"}
