@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from read_agent.tools.raw_notes import SOURCE_PREFIX
+
 DIRECT = "direct"  # a note states it: quoted from the note
 INFERRED = "inferred"  # the memory inferred it: a page's field, summary or merged facts
 LATER = "Later"  # the tag of what a later page says about a first one
@@ -86,6 +88,10 @@ class Line:
         head = "" if plain else self.head()
         words = self.text + "".join(part.text for part in self.parts)
         return " ".join(f"{head}{words}".split()).lower()
+
+    def from_note(self) -> bool:
+        """Whether the line quotes a raw note itself (it cites ``source/...``), not a page."""
+        return any(c.startswith(SOURCE_PREFIX) for c in self.cited)
 
     def note(self) -> str:
         """The note that states it: ``source``, or the page cited when that is a note."""

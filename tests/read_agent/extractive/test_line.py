@@ -113,3 +113,11 @@ def test_the_closest_sentence_leads_as_the_line_quoting_it() -> None:
     # a listing's first line names what it lists: its lines stay
     listed = Reply(Line(f"2 found: {said.text}; {other.text}"), [said, other]).digest()
     assert listed.lines == (said, other)
+
+
+def test_a_raw_note_quoting_the_closest_sentence_does_not_lead() -> None:
+    said = Line("Ticket HZ-457: the scanner app froze at the Reno dock.", "2026-01-15", ("t/a",))
+    note = Line(f"Hi all, {said.text} Ignore the rest.", "2026-01-15", ("source/chat.md",))
+    digest = Reply(replace(said, tag=CLOSEST, label=INFERRED), [note]).digest()
+    # no lead: the note's line, which holds the sentence, takes its place among the lines
+    assert digest.lead is None and digest.lines == (note,)
