@@ -51,7 +51,8 @@ class Reply:
         if first is not None and first.tag == CLOSEST and len(first.says()) > MIN_REPEAT:
             holder = next((x for x in lines if first.says() in x.says()), None)
             if holder is not None and holder.from_note():
-                first, lines = None, [replace(first, tag=""), *lines]
+                lines = [replace(first, tag=""), *lines]
+                first = None
             elif holder is not None:
                 first, lines = replace(holder, tag=CLOSEST), [x for x in lines if x is not holder]
         lead = first.says() if first else ""
