@@ -57,6 +57,8 @@ class Lexicon:
     possessive: tuple[str, ...] = ()
     owner_mark: tuple[str, ...] = ()  # "Globex's": the name owns what follows
     contractions: Mapping[str, str] = field(default_factory=dict)  # "who s" -> "who is"
+    # "what" ... "did": the words that ask for a thing by its kind, and those closing it
+    focus: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def meaning(self, name: str) -> Meaning | None:
         return next((m for m in self.meanings if m.name == name), None)
@@ -122,6 +124,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
         contractions={
             str(k): str(v) for data in files for k, v in (data.get("contractions") or {}).items()
         },
+        focus=merged("focus"),
     )
 
 

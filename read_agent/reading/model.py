@@ -60,6 +60,8 @@ class Reading:
     question: str
     wants: Wants
     terms: tuple[str, ...]  # topical words: no frame word, no name of a subject
+    # the terms that name the kind of thing asked for ("what revenue share did ...")
+    focus: tuple[str, ...] = ()
     kinds: frozenset[Kind] = frozenset()
     subjects: tuple[Subject, ...] = ()
     field: FieldAsked | None = None

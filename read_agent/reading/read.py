@@ -26,6 +26,7 @@ from read_agent.reading.model import Kind, Reading, Subject, Wants
 
 BEFORE_CHANGE = "before-change"
 _WANTS = (Wants.WHEN, Wants.WHO, Wants.AMOUNT, Wants.WHERE)  # the first found decides
+FOCUS_WORDS = 3  # a kind asked for is named in at most this many words
 
 
 @dataclass(frozen=True)
@@ -80,10 +81,12 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         (found for f in subject_folders if (found := section_asked(q, spans, f.sections, lex))),
         None,
     )
+    terms = _terms(q, named | said_when, intent, lex, as_of is not None)
     return Reading(
         question=question,
         wants=wants,
-        terms=_terms(q, named | said_when, intent, lex, as_of is not None),
+        terms=terms,
+        focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex),
         kinds=frozenset(kinds),
         subjects=tuple(ctx.subjects),
         field=field,
@@ -173,6 +176,52 @@ def _phrase_at(q: Sequence[str], time: Mapping[str, Any]) -> set[int]:
     }
 
 
+def _focus(q: Sequence[str], terms: Sequence[str], skip: set[int], lex: Lexicon) -> tuple[str, ...]:
+    """The kind of thing the question asks for, when it names one: its topical words
+    between a word that asks for a thing by its kind and the word that closes the kind's
+    name, at most FOCUS_WORDS words on ("what revenue share did Helix agree": revenue,
+    share; "Номин Трейд хэдэн ачааны машинтай вэ": ачааны, машинтай). None when nothing
+    closes it that near ("what broke the upload": asked by what it did), nor a word of a
+    name, a folder, an order or a kind of question ("which decisions did we make")."""
+    ask, close = lex.focus.get("ask", ()), lex.focus.get("close", ())
+    asked = find(q, {"ask": ask})
+    if not asked:
+        return ()
+    start = asked[0].end
+    end = next(
+        (i for i in range(start, min(len(q), start + FOCUS_WORDS + 1)) if says([q[i]], close)),
+        None,
+    )
+    if end is None:
+        return ()
+    told = {
+        i
+        for m in find(q, {**lex.kinds, **lex.order, "frame": lex.frame})
+        for i in range(m.start, m.end)
+    }
+    words = [q[i] for i in range(start, end) if i not in skip | told]
+    return tuple(dict.fromkeys(t for t in terms if any(same(t, w) for w in words)))
+
+
+def _folder_phrases(spec: FolderSpec, lex: Lexicon) -> list[str]:
+    """The words that mean a folder: its name, its type and their meanings' words."""
+    own = tokens(spec.name) + tokens(spec.type)
+    return [w for m in meanings_of(own, lex) for w in m.words] + [spec.name, spec.type]
+
+
+def _folder_words(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> set[int]:
+    """Where the question's words name a kind of page: a folder ("meetings") or a value
+    one of its fields takes ("customer": a company's status, a meeting's kind)."""
+    if schema is None:
+        return set()
+    phrases = {
+        spec.name: _folder_phrases(spec, lex)
+        + [str(v) for f in spec.fields if f.type == "enum" for v in f.values]
+        for spec in schema.folders
+    }
+    return {i for m in find(q, phrases) for i in range(m.start, m.end)}
+
+
 def _meant(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> tuple[str, ...]:
     """The folders the question's words mean through the lexicon's meanings ("met",
     "уулзсан": the folder of meetings), beside those the search read by name; the one
@@ -183,9 +232,7 @@ def _meant(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> tuple[str, 
     orders = [m.start for m in find(q, lex.order)]
     at: dict[str, int] = {}
     for spec in schema.folders:
-        own = tokens(spec.name) + tokens(spec.type)
-        phrases = [w for m in meanings_of(own, lex) for w in m.words] + [spec.name, spec.type]
-        found = find(q, {spec.name: phrases})
+        found = find(q, {spec.name: _folder_phrases(spec, lex)})
         if found:  # nearest the order word first ("the last meeting": meetings)
             at[spec.name] = min(
                 min((abs(m.start - o) for o in orders), default=m.start) for m in found
