@@ -232,25 +232,40 @@ def sentences(text: str) -> list[str]:
 
 def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     """(score, coverage): how many of the question's terms the piece holds (its own
-    words count fully, its heading's at 0.7; identifiers count three times), with a
+    words count fully, its heading's at 0.7; identifiers count three times; the words
+    naming the kind of thing asked for, ``reading.focus``, twice), with a
     small bonus for a better-ranked page (a larger one for a raw note's sentence,
     SOURCE_RANK_BONUS). A sentence of a raw note must hold one of
     them itself: its heading is who said it and the rest of the turn."""
     terms = list(reading.terms)
     idents = [i.lower() for i in reading.identifiers]
-    # A field line is scored on its label and value, not on the page title before them.
-    body = piece.matches if piece.kind == "source" else piece.matches or piece.text
-    text = body.lower()
-    own = matched(terms, words(body))
+    text = (piece.matches if piece.kind == "source" else piece.matches or piece.text).lower()
+    own = _own(piece, reading)
     head = matched(terms, words(piece.heading)) - own
     hits = sum(3.0 for i in idents if i in text)
-    total = len(terms) + 3.0 * len(idents)
+    focus = own & set(reading.focus)
+    total = len(terms) + len(reading.focus) + 3.0 * len(idents)
     if total == 0 or (piece.kind == "source" and not own and not hits):
         return 0.0, 0.0  # who said it, or what else they said, is not this sentence
-    value = len(own) + 0.7 * len(head) + hits
-    coverage = (len(own) + len(head) + hits) / total
+    value = len(own) + len(focus) + 0.7 * len(head) + hits
+    coverage = (len(own) + len(focus) + len(head) + hits) / total
     bonus = SOURCE_RANK_BONUS if piece.kind == "source" else 0.3
     return value + bonus / (1 + piece.rank), coverage
+
+
+def names_focus(piece: Evidence, reading: Reading) -> bool:
+    """The piece's own words name the kind of thing the question asks for (every word
+    of ``reading.focus``: "port 443" for "which port did the rule block"), and another
+    word asked if the question has one: the kind alone may be said of anything."""
+    own, focus = _own(piece, reading), set(reading.focus)
+    return bool(focus) and focus <= own and (bool(own - focus) or set(reading.terms) <= focus)
+
+
+def _own(piece: Evidence, reading: Reading) -> set[str]:
+    """The question's terms the piece's own words hold (a field line: its label and
+    value, not the page title before them)."""
+    body = piece.matches if piece.kind == "source" else piece.matches or piece.text
+    return matched(reading.terms, words(body))
 
 
 def _only_day(text: str) -> str | None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from memserver.kb.words import normalize_name, words
 from memserver.timeparse.mentions import mention_reader
-from read_agent.extractive.evidence import Evidence, from_page, from_result
+from read_agent.extractive.evidence import Evidence, from_page, from_result, names_focus
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading
@@ -77,13 +77,7 @@ class Ranker:
                 continue
             seen.add(key)
             scored.append((round(coverage, 3), value, piece))
-        if reading.soft:  # "current", "recently": of the fullest matches, the newest first
-            scored.sort(key=lambda x: (-x[0], newer(x[2].date or "", reading), -x[1]))
-        else:
-            scored.sort(key=lambda x: -x[1])
-        if reading.wants == "amount":  # "what price ...": the sentences that give a figure first
-            scored.sort(key=lambda x: AMOUNT.search(x[2].text) is None)
-        ranked = self._on_topic([p for _, _, p in scored], named)
+        ranked = self._on_topic(ordered(scored, reading), named)
         return ranked[:EVIDENCE_LINES]
 
     def read_results(self) -> list[Hit]:
@@ -124,3 +118,20 @@ def newest_first(day: str) -> str:
 def newer(day: str, reading: Reading) -> str:
     """A sort key: with "current"/"recently" newer first (inverted characters), undated last."""
     return newest_first(day) if reading.soft else ""
+
+
+def ordered(scored: Sequence[tuple[float, float, Evidence]], reading: Reading) -> list[Evidence]:
+    """(coverage, score, piece) in the order an answer quotes them: the best score first
+    (for "current" or "recently", the fullest, then the newest); a sentence that names the
+    kind of thing asked for and holds half the question's words before one that holds
+    more of them but names nothing of that kind ("which port did the rule block?": the
+    sentence naming a port); for a figure, the sentences that give one first."""
+    out = list(scored)
+    if reading.soft:
+        out.sort(key=lambda x: (-x[0], newer(x[2].date or "", reading), -x[1]))
+    else:
+        out.sort(key=lambda x: -x[1])
+    out.sort(key=lambda x: not (x[0] >= 0.5 and names_focus(x[2], reading)))
+    if reading.wants == "amount":
+        out.sort(key=lambda x: AMOUNT.search(x[2].text) is None)
+    return [p for _, _, p in out]
