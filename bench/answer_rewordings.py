@@ -1,7 +1,7 @@
 """The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
 --rewordings``): each rewording of an example question is scored with its original's
-facts, each new question of ``example-new.yaml``, ``example-tune-3.yaml`` and
-``example-new-4.yaml`` with its own, each chat of ``conversations.yaml`` is asked turn by turn through the read
+facts, each new question of ``example-new.yaml``, ``example-tune-3.yaml``,
+``example-new-4.yaml`` and ``example-tune-5.yaml`` with its own, each chat of ``conversations.yaml`` is asked turn by turn through the read
 agent's ``/v1/chat/completions`` (each turn sees the turns before it), and the report
 gives originals and rewordings apart, on each half (``bench.halves``)."""
 
@@ -33,7 +33,12 @@ SETS = ("example.yaml", "example-2.yaml")
 FIRST_SET = 3  # rewordings of each question in the first set
 # New questions of the same kinds, each with its own facts: file -> how it is halved
 # ("hash": bench.halves.half("new-N"); "tuning": every question is of the tuning half).
-NEW = {"example-new.yaml": "hash", "example-tune-3.yaml": TUNING, "example-new-4.yaml": "hash"}
+NEW = {
+    "example-new.yaml": "hash",
+    "example-tune-3.yaml": TUNING,
+    "example-new-4.yaml": "hash",
+    "example-tune-5.yaml": TUNING,
+}
 
 
 def reworded(questions: Sequence[Any]) -> list[Any]:
