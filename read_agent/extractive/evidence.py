@@ -197,7 +197,7 @@ def pieces(body: str) -> Iterator[tuple[str, str]]:
     block: list[str] = []
 
     def flush() -> Iterator[tuple[str, str]]:
-        text = clean(" ".join(block))
+        text = clean(" ".join(block), limit=None)  # each sentence is capped, not the whole
         block.clear()
         if not text:
             return
@@ -277,8 +277,9 @@ def _day(value: Any) -> str | None:
     return str(value)[:10] if isinstance(value, str) and value else None
 
 
-def clean(text: str) -> str:
-    """A piece's text: no markup, no trailing ``[source: ...]``, one line, capped."""
+def clean(text: str, limit: int | None = MAX_TEXT) -> str:
+    """A piece's text: no markup, no trailing ``[source: ...]``, one line, capped at
+    ``limit`` (None: a paragraph, cut into sentences after)."""
     text = _MARKUP.sub("", text)
     text = re.sub(r"\s*\[source: [^\]]*\]\s*$", "", text)
-    return " ".join(text.split())[:MAX_TEXT]
+    return " ".join(text.split())[:limit]
