@@ -81,7 +81,7 @@ def fits(f: FieldSpec, wants: Wants, schema: Schema | None) -> bool:
     """Whether a field can hold the answer a question wants."""
     if wants is Wants.WHEN:
         return f.type in _DATE_TYPES
-    if wants is Wants.AMOUNT:
+    if wants in (Wants.AMOUNT, Wants.COUNT):
         return f.type in _NUMBER_TYPES
     if wants is Wants.WHO:
         if not f.is_link or f.folder is None or schema is None:

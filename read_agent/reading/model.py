@@ -24,7 +24,8 @@ class Wants(StrEnum):
 
     WHEN = "when"
     WHO = "who"
-    AMOUNT = "amount"
+    AMOUNT = "amount"  # a figure: a price, a fee, a value
+    COUNT = "count"  # how many of something
     WHERE = "where"
     WHAT = "what"
 

@@ -25,7 +25,7 @@ from read_agent.reading.lexicon import (
 from read_agent.reading.model import Kind, Reading, Subject, Wants
 
 BEFORE_CHANGE = "before-change"
-_WANTS = (Wants.WHEN, Wants.WHO, Wants.AMOUNT, Wants.WHERE)  # the first found decides
+_WANTS = (Wants.WHEN, Wants.WHO, Wants.AMOUNT, Wants.COUNT, Wants.WHERE)  # the first found decides
 FOCUS_WORDS = 3  # a kind asked for is named in at most this many words
 
 
@@ -270,9 +270,13 @@ def _next_to(phrase: Any, name: range, q: Sequence[str], lex: Lexicon) -> bool:
 
 
 def _wants(q: Sequence[str], lex: Lexicon) -> Wants:
-    for wants in _WANTS:
-        if says(q, lex.answer.get(wants.value, ())):
-            return wants
+    """The answer's type: a word of the question as written first, then with an ending
+    ("хэдэн", how many, is not "хэдэнд", at what time, though one reads as the other
+    with an ending); in each pass the first type of _WANTS found decides."""
+    for exact in (True, False):
+        for wants in _WANTS:
+            if says(q, lex.answer.get(wants.value, ()), exact=exact):
+                return wants
     return Wants.WHAT
 
 
