@@ -55,6 +55,7 @@ from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched, read
 from read_agent.extractive.ranking import (
     AMOUNT,
+    COUNT,
     DEFAULT_RESULTS,
     EVIDENCE_LINES,
     Ranker,
@@ -583,8 +584,8 @@ class Extractive:
         named: list[Hit],
     ) -> Reply:
         best = self.ranker.best(reading, results=results, named=named)
-        # A question for a figure is answered only by a sentence that gives one.
-        answers = [p for p in best if reading.wants != "amount" or AMOUNT.search(p.text)]
+        # A question for a figure or a count is answered only by a sentence that gives one.
+        answers = [p for p in best if _gives(p, reading.wants)]
         answered = max((score_piece(p, reading)[1] for p in answers), default=0.0) >= 0.999
         # Not answered by the results: the pages linked to the one the question names
         # (the meetings about a company) are where its facts are written.
@@ -633,6 +634,13 @@ class Extractive:
             )
             ranked = [p for _, p in priced]
             full = [p for p in ranked if p in full] or ranked[:1] or full
+        if reading.wants == Wants.COUNT:
+            # "how many ...": of the full sentences that give a count, the newest (a count
+            # changes; the last one said holds), as for a figure
+            full = (
+                sorted((p for p in full if p in answers), key=lambda p: newest_first(p.date or ""))
+                or full
+            )
         if full:
             full.sort(key=lambda p: self._replaced(p.page))
             lead = full[0]
@@ -766,6 +774,15 @@ class Extractive:
 
 
 # --- helpers without state ----------------------------------------------------------
+
+
+def _gives(piece: Evidence, wants: Wants) -> bool:
+    """Whether a piece gives what a question for a figure or a count wants."""
+    if wants == Wants.AMOUNT:
+        return AMOUNT.search(piece.text) is not None
+    if wants == Wants.COUNT:
+        return COUNT.search(piece.text) is not None
+    return True
 
 
 def _id(page: Page) -> tuple[str]:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from memserver.kb.words import normalize_name, words
+from memserver.timeparse import en, mn
 from memserver.timeparse.mentions import mention_reader
 from read_agent.extractive.evidence import Evidence, from_page, from_result, names_focus
 from read_agent.extractive.evidence import score as score_piece
@@ -27,6 +28,14 @@ from read_agent.tools.wire import Hit
 DEFAULT_RESULTS = 10
 EVIDENCE_LINES = 6
 AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
+# A count: digits, or a number word of either language's time data worth two or more
+# ("eight warehouses", "арван хоног"); "a", "an" and "one" would be found in any sentence.
+_COUNT_WORDS = sorted(
+    {w for w, n in (*en.NUMBERS.items(), *mn.NUMBERS.items()) if n >= 2 and " " not in w},
+    key=len,
+    reverse=True,
+)
+COUNT = re.compile(r"\d|\b(?:" + "|".join(_COUNT_WORDS) + r")\b", re.IGNORECASE)
 
 
 class Ranker:
@@ -134,4 +143,6 @@ def ordered(scored: Sequence[tuple[float, float, Evidence]], reading: Reading) -
     out.sort(key=lambda x: not (x[0] >= 0.5 and names_focus(x[2], reading)))
     if reading.wants == "amount":
         out.sort(key=lambda x: AMOUNT.search(x[2].text) is None)
+    elif reading.wants == "count":  # "how many ...": the sentences that give a count first
+        out.sort(key=lambda x: COUNT.search(x[2].text) is None)
     return [p for _, _, p in out]

@@ -74,5 +74,5 @@ def who_or_what(reading: Reading, pages: Pages) -> bool:
         bool(pages)
         and (not reading.terms or reading.is_(Kind.PROFILE))
         and not reading.identifiers
-        and reading.wants != Wants.AMOUNT
+        and reading.wants not in (Wants.AMOUNT, Wants.COUNT)
     )
