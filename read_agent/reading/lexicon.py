@@ -57,6 +57,8 @@ class Lexicon:
     possessive: tuple[str, ...] = ()
     owner_mark: tuple[str, ...] = ()  # "Globex's": the name owns what follows
     contractions: Mapping[str, str] = field(default_factory=dict)  # "who s" -> "who is"
+    # a question of several parts: the words a part asks with, and those joining parts
+    parts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # "what" ... "did": the words that ask for a thing by its kind, and those closing it
     focus: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -125,6 +127,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
             str(k): str(v) for data in files for k, v in (data.get("contractions") or {}).items()
         },
         focus=merged("focus"),
+        parts=merged("parts"),
     )
 
 

@@ -61,6 +61,8 @@ class Reading:
     question: str
     wants: Wants
     terms: tuple[str, ...]  # topical words: no frame word, no name of a subject
+    # a question of several parts: the terms of each ("who leads it, and since when")
+    parts: tuple[tuple[str, ...], ...] = ()
     # the terms that name the kind of thing asked for ("what revenue share did ...")
     focus: tuple[str, ...] = ()
     kinds: frozenset[Kind] = frozenset()

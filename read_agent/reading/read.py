@@ -87,6 +87,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         wants=wants,
         terms=terms,
         focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex),
+        parts=_parts(question, terms, lex),
         kinds=frozenset(kinds),
         subjects=tuple(ctx.subjects),
         field=field,
@@ -201,6 +202,29 @@ def _focus(q: Sequence[str], terms: Sequence[str], skip: set[int], lex: Lexicon)
     }
     words = [q[i] for i in range(start, end) if i not in skip | told]
     return tuple(dict.fromkeys(t for t in terms if any(same(t, w) for w in words)))
+
+
+def _parts(question: str, terms: Sequence[str], lex: Lexicon) -> tuple[tuple[str, ...], ...]:
+    """The terms of each part of a question of several parts ("who is the technical lead
+    now, since when, and what authority does the role carry?": technical, lead; authority,
+    role, carry): the question is cut at its commas and joining words, and a stretch that
+    holds no asking word belongs to the part before it. A part without terms of its own
+    ("since when") asks about the others' subject; one part alone is no parts."""
+    joins = "|".join(re.escape(w) for w in lex.parts.get("join", ()))
+    cut = re.split(rf"[,;]|\s(?:{joins})\s" if joins else r"[,;]", question)
+    ask = lex.parts.get("ask", ())
+    stretches: list[list[str]] = []
+    for piece in cut:
+        words = tokens(piece)
+        if not words:
+            continue
+        if stretches and not says(words, ask):
+            stretches[-1] += words
+        else:
+            stretches.append(words)
+    parts = [tuple(t for t in terms if any(same(t, w) for w in words)) for words in stretches]
+    parts = [p for p in parts if p]
+    return tuple(parts) if len(parts) > 1 else ()
 
 
 def _folder_phrases(spec: FolderSpec, lex: Lexicon) -> list[str]:
