@@ -646,7 +646,10 @@ class Extractive:
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
             return Reply(lead.line(), rest + self._dates_of(reading, named))
-        if top_cover < 0.5:
+        # a question of several parts: the best sentence for each part, first among the lines
+        parted = self._parts(reading, results, named)
+        best = [*parted, *(p for p in best if p not in parted)]
+        if top_cover < 0.5 and not parted:
             return _not_found(reading, best)
         # No sentence holds every word asked: the best of the memory's pages that holds
         # most of them leads, said to be the closest (for a figure, the best that gives
@@ -657,6 +660,26 @@ class Extractive:
             return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
         rest = [p.line() for p in best if p is not near[0]]
         return Reply(near[0].line(tag=CLOSEST), rest + self._dates_of(reading, named))
+
+    def _parts(self, reading: Reading, results: list[Hit], named: list[Hit]) -> list[Evidence]:
+        """For a question of several parts, the sentence holding most of each part's
+        words (at least half), in the parts' order, each once."""
+        out: list[Evidence] = []
+        for terms in reading.parts:
+            part = replace(
+                reading, terms=terms, focus=tuple(f for f in reading.focus if f in terms)
+            )
+            found = next(
+                (
+                    p
+                    for p in self.ranker.best(part, results=results, named=named)
+                    if score_piece(p, part)[1] >= 0.5
+                ),
+                None,
+            )
+            if found is not None and found not in out:
+                out.append(found)
+        return out
 
     def _dates_of(self, reading: Reading, named: list[Hit]) -> list[Line]:
         """For "when" about a named page: its date fields, with what they replaced."""
