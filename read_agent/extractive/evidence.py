@@ -257,8 +257,10 @@ def names_focus(piece: Evidence, reading: Reading) -> bool:
     """The piece's own words name the kind of thing the question asks for (every word
     of ``reading.focus``: "port 443" for "which port did the rule block"), and another
     word asked if the question has one: the kind alone may be said of anything."""
+    if not reading.focus:  # most questions name no kind: no words to match
+        return False
     own, focus = _own(piece, reading), set(reading.focus)
-    return bool(focus) and focus <= own and (bool(own - focus) or set(reading.terms) <= focus)
+    return focus <= own and (bool(own - focus) or set(reading.terms) <= focus)
 
 
 def _own(piece: Evidence, reading: Reading) -> set[str]:
