@@ -49,6 +49,7 @@ from read_agent.extractive.evidence import (
     show,
 )
 from read_agent.extractive.evidence import score as score_piece
+from read_agent.extractive.field_support import belongs, stating
 from read_agent.extractive.line import CLOSEST, LATER, Line, Part
 from read_agent.extractive.listing import listing, window_dates
 from read_agent.extractive.page_reader import PageReader
@@ -94,6 +95,7 @@ from read_agent.reading import (
     section_of,
 )
 from read_agent.reading import read as read_question
+from read_agent.reading.fields import fits
 from read_agent.reading.lexicon import lexicon, says, tokens
 from read_agent.tools.citations import CitedPage, normalize_id
 from read_agent.tools.raw_notes import QUERY_TOOL
@@ -317,8 +319,8 @@ class Extractive:
                 ),
                 None,
             )
-            if asked is None:
-                continue
+            if asked is None or not fits(asked, reading.wants, self.reader.schema):
+                continue  # "when did work on X begin": the team cannot say when
             value = page.fields.get(asked.name)
             if {normalize_name(str(v)) for v in (value if isinstance(value, list) else [value])} & (
                 wanted
@@ -483,22 +485,28 @@ class Extractive:
         dated = self.reader.dated(page)
         day = (page.effective_date or "") if dated else ""
         said = f"{page.title} — {label(target)}: {show(value)}{since(change)}"
-        lead = Line(said, day or None)
+        schema = self.reader.schema
+        where = belongs(schema, spec, page.fields, target) if schema is not None else ""
+        lead = Line(f"{said}; {where}" if where else said, day or None)
         conflict = _open_question(page, target)
         if conflict is not None:  # the page itself says its sources disagree on it
             lead = Line(f"{DISPUTED}{page.title} — {label(target)}: {conflict}")
         # What happened the day it changed ("promoted ..., effective 2026-09-21"), then
         # the sentences that best match the question.
+        own = from_page(page, 0, dated)
         same_day = [
             p
-            for p in from_page(page, 0, dated)
+            for p in own
             if change is not None
             and p.kind == "timeline"
             and p.date == change.date
             and not p.text.startswith(f"{target} changed from")
         ]
-        rest = [p for p in self.ranker.best(reading, exclude_field=target) if p not in same_day]
-        lines = [p.line() for p in [*same_day, *rest] if not p.text.startswith(f"{target} changed")]
+        # Then where a note states the value, then the sentences that best match.
+        said_so = [p for p in stating(own, value) if p not in same_day]
+        first = [*same_day, *said_so]
+        rest = [p for p in self.ranker.best(reading, exclude_field=target) if p not in first]
+        lines = [p.line() for p in [*first, *rest] if not p.text.startswith(f"{target} changed")]
         return Reply(replace(lead, cited=_id(page)), lines[:EVIDENCE_LINES], firm=True)
 
     def _when_field(self, reading: Reading, spec: FolderSpec, page: Page) -> str | None:

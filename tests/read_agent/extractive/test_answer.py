@@ -41,8 +41,8 @@ def test_a_direct_first_line_gives_the_current_value_and_what_it_replaced(
     example: IngestServer,
 ) -> None:
     assert lines(ask(example, "Who does Bob report to?"))[0] == (
-        "Bob Martinez — reports to: Dana Whitfield (since 2026-09-21; before: Karen Lee) "
-        "[people/bob-martinez]"
+        "Bob Martinez — reports to: Dana Whitfield (since 2026-09-21; before: Karen Lee); "
+        "company: Globex [people/bob-martinez]"
     )
     role = lines(ask(example, "What is Bob Martinez's current role?"))
     assert role[0].startswith("Bob Martinez — role: VP of Operations (since 2026-09-21; before:")
@@ -123,7 +123,7 @@ def test_who_attended_a_named_company_s_meeting_and_what_was_decided_there(
     first = lines(answer)[0]
     assert first.startswith("2026-10-20 · Initech renewal call — attendees: ")
     assert {"Joanna Price", "Alex Novak", "Alex Kim"} <= set(
-        first.split("attendees: ")[1].split(" [")[0].split(", ")
+        first.split("attendees: ")[1].split(";")[0].split(", ")
     )
     # Without a named page it is still a list of the month's meetings.
     month = lines(ask(example, "who attended meetings in October?"))
