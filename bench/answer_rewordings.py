@@ -1,9 +1,11 @@
 """The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
 --rewordings``): each rewording of an example question is scored with its original's
 facts, each new question of ``example-new.yaml``, ``example-tune-3.yaml``,
-``example-new-4.yaml``, ``example-tune-5.yaml`` and ``example-new-6.yaml`` with its own,
-each chat of ``conversations.yaml`` is asked turn by turn through the read agent's ``/v1/chat/completions`` (each turn sees the turns before it), and the report
-gives originals and rewordings apart, on each half (``bench.halves``)."""
+``example-new-4.yaml``, ``example-tune-5.yaml``, ``example-new-6.yaml`` and
+``example-tune-7.yaml`` with its own, each chat of ``conversations.yaml`` is asked turn
+by turn through the read agent's ``/v1/chat/completions`` (each turn sees the turns
+before it), and the report gives originals and rewordings apart, on each half
+(``bench.halves``)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ NEW = {
     "example-new-4.yaml": "hash",
     "example-tune-5.yaml": TUNING,
     "example-new-6.yaml": "hash",
+    "example-tune-7.yaml": TUNING,
 }
 
 
