@@ -25,6 +25,7 @@ from memserver.search import fusion as fz
 from memserver.search import model_steps as search_models
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent
+from memserver.search.note_lines import more_lines
 from memserver.search.page_details import lead_snippets, page_info
 from memserver.search.settings import FUSION
 from memserver.search.text_query import TextQuery
@@ -91,11 +92,12 @@ def shape(
     cands = fz.pin_exact(cands, run.exact)
     cands = by_kind(cands, run.arms, result_limit(req, mode), mode.autocut and tq.order is None)
     ids = [c.id for c in cands]
-    lines = arms.timeline_lines(conn, ids, TextQuery.of(intent), start, end)
+    text = TextQuery.of(intent)
+    lines = arms.timeline_lines(conn, ids, text, start, end)
     leads = lead_snippets(conn, [c.id for c in cands if not c.snippet])
-    context = source_arms.sentence_context(
-        conn, {c.id: c.snippet for c in cands if c.folder == "source" and c.snippet}
-    )
+    matched = {c.id: c.snippet for c in cands if c.folder == "source" and c.snippet}
+    context = source_arms.sentence_context(conn, matched)
+    context |= more_lines(conn, text, matched, context, mode.snippet_chars)
     terms = [*intent.terms, *(i.lower() for i in intent.identifiers)]
     results = []
     for cand in cands:

@@ -84,6 +84,7 @@ from read_agent.extractive.routes import (
     the_current_state,
     who_or_what,
 )
+from read_agent.extractive.source_evidence import is_source
 from read_agent.extractive.state_at import StateAt
 from read_agent.reading import (
     Context,
@@ -175,6 +176,9 @@ class Extractive:
             self.reader.embed,
         )
         reading = replace(reading, kinds=reading.kinds | asked.kinds)
+        noted = any(is_source(r) for r in results)
+        if reading.focus and not noted and not self.ranker.name_focus(reading, results):
+            results += await self._notes_too(question, query_argument, results)
         if asked.claim is not None:
             reply: Reply | None = self._support(reading, results, named)
         else:
@@ -213,6 +217,21 @@ class Extractive:
             arguments["limit"] = limit or self.ranker.limit
         found = await self.reader.call("kb_query", arguments)
         return Found.parse(found) if found is not None else None
+
+    async def _notes_too(self, question: str, query_argument: str, results: list[Hit]) -> list[Hit]:
+        """The raw notes the search finds for the question, when the pages found name
+        none of the kind of thing it asks for ("what revenue share did we agree with
+        QuickHaul?": the pages hold the agreement, a note the share): a detail the ingest
+        agent left out is only in ``source/`` (:mod:`read_agent.tools.raw_notes`)."""
+        if not self.reader.tools.accepts(QUERY_TOOL, "include_sources"):
+            return []
+        arguments: dict[str, Any] = {query_argument: question, "include_sources": True}
+        if self.reader.tools.accepts(QUERY_TOOL, "limit"):
+            arguments["limit"] = self.ranker.limit
+        found = await self.reader.call(QUERY_TOOL, arguments)
+        seen = {r.id for r in results}
+        more = Found.parse(found).results if found is not None else ()
+        return [r for r in more if is_source(r) and r.id not in seen]
 
     def _holder_missing(self, result: Found, results: Sequence[Hit]) -> str | None:
         """The relation's verb, when a relation asked ("who attended the pricing

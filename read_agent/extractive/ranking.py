@@ -66,6 +66,11 @@ class Ranker:
                 out += from_result(item, rank, bool(spec and spec.date_field), names)
         return unaddressed(out)
 
+    def name_focus(self, reading: Reading, results: Sequence[Hit]) -> bool:
+        """Whether a piece of ``results`` names the kind of thing the question asks for
+        (:func:`read_agent.extractive.evidence.names_focus`)."""
+        return any(names_focus(p, reading) for p in self._candidates(results))
+
     def best(
         self,
         reading: Reading,

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memserver.kb.chunks import BOLD_TURN_AHEAD, turn_opening
+from memserver.search.types import GAP
 from memserver.timeparse.mentions import MentionReader
 from read_agent.extractive.evidence import MAX_TEXT, Evidence, clean, sentences
 from read_agent.reading.lexicon import is_label
@@ -95,24 +96,11 @@ def from_source(result: Hit, rank: int, mentions: MentionReader) -> list[Evidenc
     front = _FRONTMATTER.match(raw)
     writer = _AUTHOR.search(front.group(0)) if front is not None else None
     author = writer["name"].strip().strip("\"'") if writer is not None else ""
-    snippet = _FRONTMATTER.sub("", raw)
     turns: list[tuple[str, list[str]]] = []
-    parts = [part for mail in email_turns(snippet) for part in BOLD_TURN_AHEAD.split(mail)]
-    if len(parts) > 1 and parts[0].lstrip().startswith("#"):
-        parts = parts[1:]  # the note's title heading before its first turn
-    for raw in (s for part in parts for s in sentences(part)):
-        found = turn_opening(raw)  # "Priya: ...", "**Priya Shah** 16:24 ...", ...
-        if found is not None and is_label(found[0]):
-            found = None  # "Why: ...", "Decision: ...": a line's label, nobody's words
-        sentence = clean(found[1] if found is not None else raw)
-        if not sentence:
-            continue
-        if found is not None:
-            turns.append((found[0], [sentence]))
-        elif turns:
-            turns[-1][1].append(sentence)
-        else:  # the snippet starts inside a turn: no speaker to give
-            turns.append(("", [sentence]))
+    # Each stretch of the note the snippet shows (the search joins them with GAP) starts
+    # anew: its first sentence is not the turn before the gap's.
+    for stretch in _FRONTMATTER.sub("", raw).split(GAP):
+        turns += _turns(stretch)
     out: list[Evidence] = []
     for speaker, said in turns:
         for i, sentence in enumerate(said):
@@ -135,6 +123,28 @@ def from_source(result: Hit, rank: int, mentions: MentionReader) -> list[Evidenc
                 )
             )
     return out
+
+
+def _turns(snippet: str) -> list[tuple[str, list[str]]]:
+    """(speaker, sentences) of one stretch of a note; "" when it starts inside a turn."""
+    turns: list[tuple[str, list[str]]] = []
+    parts = [part for mail in email_turns(snippet) for part in BOLD_TURN_AHEAD.split(mail)]
+    if len(parts) > 1 and parts[0].lstrip().startswith("#"):
+        parts = parts[1:]  # the note's title heading before its first turn
+    for raw in (s for part in parts for s in sentences(part)):
+        found = turn_opening(raw)  # "Priya: ...", "**Priya Shah** 16:24 ...", ...
+        if found is not None and is_label(found[0]):
+            found = None  # "Why: ...", "Decision: ...": a line's label, nobody's words
+        sentence = clean(found[1] if found is not None else raw)
+        if not sentence:
+            continue
+        if found is not None:
+            turns.append((found[0], [sentence]))
+        elif turns:
+            turns[-1][1].append(sentence)
+        else:  # the snippet starts inside a turn: no speaker to give
+            turns.append(("", [sentence]))
+    return turns
 
 
 def unaddressed(pieces: Sequence[Evidence]) -> list[Evidence]:

@@ -1,0 +1,73 @@
+"""More of a found note than its best sentence: its other sentences that hold the
+question's rarer words.
+
+A source result's snippet is the sentence that matched best with the one before and the
+one after it (:func:`memserver.search.source_arms.sentence_context`). A note often says
+the thing asked a few lines further on, in fewer of the question's words: a meeting
+transcript that opens with "we signed the partnership agreement with QuickHaul" names
+the "55/45 revenue share" ten lines later. Those sentences are added to the snippet,
+after a line holding only ``…`` (:data:`GAP`), in the note's order: up to
+:data:`MORE_LINES` of them, each holding at least :data:`MORE_SHARE` of the rarity of
+the question's words (:func:`memserver.search.source_arms.source_rank_sql`), while the
+snippet stays within the mode's characters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from memserver.search.source_arms import source_rank_sql
+from memserver.search.text_query import Conn, TextQuery
+from memserver.search.types import GAP, SOURCE_PREFIX
+
+MORE_LINES = 2  # sentences added to a note's snippet at most
+MORE_SHARE = 0.25  # of the question words' rarity a sentence holds to be added
+
+
+def more_lines(
+    conn: Conn,
+    query: TextQuery,
+    matched: Mapping[str, str],
+    shown: Mapping[str, str],
+    room: int | None,
+) -> dict[str, str]:
+    """For source results (id -> the sentence that matched best), what is shown of each
+    (``shown``: that sentence with its neighbours) and then the note's other sentences
+    that hold the question's rarer words (see the module docstring); an id with nothing
+    to add is left out. ``room``: the snippet's characters at most (None: no limit)."""
+    if query.empty or not matched:
+        return {}
+    ranking = source_rank_sql(conn, query)
+    paths = [i.removeprefix(SOURCE_PREFIX) for i in matched]
+    rows = conn.execute(
+        "WITH hit AS (SELECT DISTINCT ON (s.path) s.path, s.ordinal FROM source_chunks s"
+        " JOIN unnest(%(paths)s::text[], %(texts)s::text[]) AS h(path, text)"
+        " ON s.path = h.path AND s.text = h.text ORDER BY s.path, s.ordinal)"
+        " SELECT path, ordinal, text, m FROM (SELECT c.path, c.ordinal, c.text,"
+        f" {ranking.matched} AS m, row_number() OVER (PARTITION BY c.path"
+        f" ORDER BY {ranking.rank} DESC, c.ordinal) AS n"
+        " FROM source_chunks c JOIN hit ON c.path = hit.path"
+        " WHERE c.ordinal NOT BETWEEN hit.ordinal - 1 AND hit.ordinal + 1"
+        f" AND c.tsv @@ ({query.any_sql()})) x WHERE n <= %(k)s ORDER BY path, ordinal",
+        {
+            **ranking.params,
+            "paths": paths,
+            "texts": list(matched.values()),
+            "k": MORE_LINES,
+        },
+    ).fetchall()
+    found: dict[str, list[str]] = {}
+    for path, _ordinal, text, rarity in rows:
+        if ranking.share(float(rarity)) >= MORE_SHARE:
+            found.setdefault(SOURCE_PREFIX + path, []).append(" ".join(text.split()))
+    return {i: _joined(shown.get(i) or matched[i], lines, room) for i, lines in found.items()}
+
+
+def _joined(snippet: str, lines: list[str], room: int | None) -> str:
+    out = snippet
+    for line in lines:
+        longer = f"{out}{GAP}{line}"
+        if room is not None and len(longer) > room:
+            break
+        out = longer
+    return out
