@@ -47,6 +47,21 @@ product | бүтээгдэхүүн
 attend participa | оролц
 review | хяналт хэлэлцүүл
 owner owned owns responsib | хариуц эзэмш
+director | захирал
+executive | гүйцэтгэх
+manager | менежер
+boss chief | дарга ахлах
+logistic | логистик
+sales | борлуулалт
+finance financial | санхүү
+engineer | инженер
+procurement purchasing | худалдан
+supply supplier | нийлүүл
+technolog | технологи
+information | мэдээлл
+marketing | маркетинг
+accountant accounting | нягтлан
+employee staff | ажилтан
 """
 
 

@@ -21,7 +21,7 @@ from memserver.timeparse.mentions import mention_reader
 from read_agent.extractive.evidence import Evidence, from_page, from_result, names_focus
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.page_reader import PageReader
-from read_agent.extractive.question import Reading
+from read_agent.extractive.question import Reading, matched
 from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
 from read_agent.tools.wire import Hit
 
@@ -92,7 +92,38 @@ class Ranker:
             seen.add(key)
             scored.append((round(coverage, 3), value, piece))
         ranked = self._on_topic(ordered(scored, reading), named)
+        if reading.wants == "who":  # "who is the IT manager at Nomin Trade?"
+            holders = {
+                id(p)
+                for c, _, p in scored
+                if c >= 1.0 and self._someone(p) and self._of_subject(p, reading)
+            }
+            ranked.sort(key=lambda p: id(p) not in holders)
         return ranked[:EVIDENCE_LINES]
+
+    def _of_subject(self, piece: Evidence, reading: Reading) -> bool:
+        """The piece, or a field of its page, names one of the question's subjects
+        ("Номин Трейдийн IT менежер" names Номин Трейд); True when it names none: the
+        holder of a role at the company asked about, not one elsewhere."""
+        if not reading.subjects:
+            return True
+        page = self.reader.pages.get(piece.page)
+        values = [str(v) for v in page.fields.values()] if page is not None else []
+        said = words(" ".join([piece.text, *values]))
+        return any(
+            len(matched(name, said)) == len(name)
+            for subject in reading.subjects
+            for name in (words(n) for n in self.reader.names(subject.id) or [subject.title])
+            if name
+        )
+
+    def _someone(self, piece: Evidence) -> bool:
+        """The piece is a field of a person's page ("Тэмүүлэн Бат — role: IT менежер"):
+        when it holds every word a "who" question asks, that person is the answer."""
+        if piece.kind != "field":
+            return False
+        spec = self.reader.folder(piece.page.split("/", 1)[0])
+        return spec is not None and spec.type == "person"
 
     def read_results(self) -> list[Hit]:
         return [Hit(pid, folder=page.folder) for pid, page in self.reader.pages.items()]

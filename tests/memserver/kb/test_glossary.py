@@ -16,3 +16,10 @@ def test_a_word_and_its_inflections_pair_with_the_other_language() -> None:
 def test_words_of_one_script_or_of_no_line_are_not_paired() -> None:
     assert not same_meaning("price", "pricing")  # one script: same_word's business
     assert not same_meaning("globex", "үнэ") and other_language("globex") == ()
+
+
+def test_the_words_of_a_job_title_pair_with_the_other_language() -> None:
+    # "Who is the logistics director at Nomin Trade?" about "логистикийн захирал"
+    assert same_meaning("director", "захирал") and same_meaning("logistics", "логистикийн")
+    assert same_meaning("manager", "менежер") and same_meaning("executive", "гүйцэтгэх")
+    assert "дарга" in other_language("boss") and "procurement" in other_language("худалдан")
