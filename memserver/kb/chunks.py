@@ -51,6 +51,9 @@ SOURCE_OVERLAP = 10
 # shared, a third of that, and LoCoMo's session recall held (bench/RESULTS.md, "Embedding
 # floor").
 SOURCE_CONTEXT = 1
+# Between two stretches of one note in a search result's snippet: the sentence that
+# matched with its neighbours, then others further on (memserver.search.note_lines).
+GAP = "\n…\n"
 # Change the version with _SENTENCE_BREAK, source_context or is_conversation: reindex
 # re-cuts every source of an index cut another way. 3: conversations carry contexts;
 # 4: chat exports and transcripts with times, markdown or WhatsApp turns are conversations;

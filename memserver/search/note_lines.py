@@ -6,7 +6,7 @@ one after it (:func:`memserver.search.source_arms.sentence_context`). A note oft
 the thing asked a few lines further on, in fewer of the question's words: a meeting
 transcript that opens with "we signed the partnership agreement with QuickHaul" names
 the "55/45 revenue share" ten lines later. Those sentences are added to the snippet,
-after a line holding only ``…`` (:data:`GAP`), in the note's order: up to
+after a line holding only ``…`` (:data:`memserver.kb.chunks.GAP`), in the note's order: up to
 :data:`MORE_LINES` of them, each holding at least :data:`MORE_SHARE` of the rarity of
 the question's words (:func:`memserver.search.source_arms.source_rank_sql`), while the
 snippet stays within the mode's characters.
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from memserver.kb.chunks import GAP
 from memserver.search.source_arms import source_rank_sql
 from memserver.search.text_query import Conn, TextQuery
-from memserver.search.types import GAP, SOURCE_PREFIX
+from memserver.search.types import SOURCE_PREFIX
 
 MORE_LINES = 2  # sentences added to a note's snippet at most
 MORE_SHARE = 0.25  # of the question words' rarity a sentence holds to be added

@@ -16,8 +16,6 @@ from memserver.search import fusion as fz
 from memserver.timeparse.window import Window
 
 SOURCE_PREFIX = "source/"  # raw source ids: "source/<path under source/>"
-# Between two stretches of one note in a source result's snippet (memserver.search.note_lines).
-GAP = "\n…\n"
 
 
 @dataclass(frozen=True)

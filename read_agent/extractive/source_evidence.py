@@ -34,8 +34,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from memserver.kb.chunks import BOLD_TURN_AHEAD, turn_opening
-from memserver.search.types import GAP
+from memserver.kb.chunks import BOLD_TURN_AHEAD, GAP, turn_opening
 from memserver.timeparse.mentions import MentionReader
 from read_agent.extractive.evidence import MAX_TEXT, Evidence, clean, sentences
 from read_agent.reading.lexicon import is_label

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 
 from memserver.clients.embed import HashEmbedder
+from memserver.kb.chunks import GAP
 from memserver.search.pipeline import Searcher
-from memserver.search.types import GAP, SearchRequest
+from memserver.search.types import SearchRequest
 from memserver.store.knowledge_base import KnowledgeBase
 from tests.fixtures.kb import MakeKB
 
