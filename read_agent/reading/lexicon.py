@@ -253,9 +253,16 @@ def _known_words() -> frozenset[str]:
 
 def is_label(name: str) -> bool:
     """Whether what opens a line ("Why:", "Decision:", "Шийдвэр:") is a label, not a
-    speaker: each of its words a stop word or a word the lexicon holds."""
+    speaker: each of its words a stop word or a word the lexicon holds, or several words
+    the last of which is written in lower case ("For everyone:", "Root cause:"; a name
+    ends in a capital: "Luis de la Cruz")."""
     found = tokens(name)
-    return bool(found) and all(w in STOPWORDS or w in _known_words() for w in found)
+    if not found:
+        return False
+    written = name.split()
+    if len(written) > 1 and written[-1][:1].islower():
+        return True
+    return all(w in STOPWORDS or w in _known_words() for w in found)
 
 
 @functools.cache
