@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from memserver.kb.chunks import GAP
-from memserver.search.source_arms import source_rank_sql
+from memserver.search.source_arms import MATCHED_SENTENCE, matched_params, source_rank_sql
 from memserver.search.text_query import Conn, TextQuery
 from memserver.search.types import SOURCE_PREFIX
 
@@ -39,23 +39,14 @@ def more_lines(
     if query.empty or not matched:
         return {}
     ranking = source_rank_sql(conn, query)
-    paths = [i.removeprefix(SOURCE_PREFIX) for i in matched]
     rows = conn.execute(
-        "WITH hit AS (SELECT DISTINCT ON (s.path) s.path, s.ordinal FROM source_chunks s"
-        " JOIN unnest(%(paths)s::text[], %(texts)s::text[]) AS h(path, text)"
-        " ON s.path = h.path AND s.text = h.text ORDER BY s.path, s.ordinal)"
-        " SELECT path, ordinal, text, m FROM (SELECT c.path, c.ordinal, c.text,"
+        f"{MATCHED_SENTENCE} SELECT path, ordinal, text, m FROM (SELECT c.path, c.ordinal, c.text,"
         f" {ranking.matched} AS m, row_number() OVER (PARTITION BY c.path"
         f" ORDER BY {ranking.rank} DESC, c.ordinal) AS n"
         " FROM source_chunks c JOIN hit ON c.path = hit.path"
         " WHERE c.ordinal NOT BETWEEN hit.ordinal - 1 AND hit.ordinal + 1"
         f" AND c.tsv @@ ({query.any_sql()})) x WHERE n <= %(k)s ORDER BY path, ordinal",
-        {
-            **ranking.params,
-            "paths": paths,
-            "texts": list(matched.values()),
-            "k": MORE_LINES,
-        },
+        {**ranking.params, **matched_params(matched), "k": MORE_LINES},
     ).fetchall()
     found: dict[str, list[str]] = {}
     for path, _ordinal, text, rarity in rows:

@@ -374,21 +374,32 @@ def closest_sentences(
     return out
 
 
+# SQL: ``hit`` (path, ordinal), the sentence each source result matched, found again by
+# its text; parameters from :func:`matched_params`.
+MATCHED_SENTENCE = (
+    "WITH hit AS (SELECT DISTINCT ON (s.path) s.path, s.ordinal FROM source_chunks s"
+    " JOIN unnest(%(paths)s::text[], %(texts)s::text[]) AS h(path, text)"
+    " ON s.path = h.path AND s.text = h.text ORDER BY s.path, s.ordinal)"
+)
+
+
+def matched_params(snippets: Mapping[str, str]) -> dict[str, list[str]]:
+    """:data:`MATCHED_SENTENCE`'s parameters for source results (id -> the sentence)."""
+    paths = [i.removeprefix(SOURCE_PREFIX) for i in snippets]
+    return {"paths": paths, "texts": list(snippets.values())}
+
+
 def sentence_context(conn: Conn, snippets: Mapping[str, str]) -> dict[str, str]:
     """For source results (id -> the sentence that matched), that sentence with the one
     before and the one after it in its file: a sentence alone often leans on its
     neighbours ("He agreed.", "That was Tuesday.")."""
     if not snippets:
         return {}
-    paths = [i.removeprefix(SOURCE_PREFIX) for i in snippets]
     rows = conn.execute(
-        "WITH hit AS (SELECT DISTINCT ON (s.path) s.path, s.ordinal FROM source_chunks s"
-        " JOIN unnest(%(paths)s::text[], %(texts)s::text[]) AS h(path, text)"
-        " ON s.path = h.path AND s.text = h.text ORDER BY s.path, s.ordinal)"
-        " SELECT hit.path, string_agg(c.text, ' ' ORDER BY c.ordinal) FROM hit"
-        " JOIN source_chunks c ON c.path = hit.path"
+        f"{MATCHED_SENTENCE} SELECT hit.path, string_agg(c.text, ' ' ORDER BY c.ordinal)"
+        " FROM hit JOIN source_chunks c ON c.path = hit.path"
         " AND c.ordinal BETWEEN hit.ordinal - 1 AND hit.ordinal + 1 GROUP BY hit.path",
-        {"paths": paths, "texts": list(snippets.values())},
+        matched_params(snippets),
     ).fetchall()
     return {SOURCE_PREFIX + path: text for path, text in rows}
 
