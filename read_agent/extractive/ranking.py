@@ -103,8 +103,8 @@ class Ranker:
 
     def _of_subject(self, piece: Evidence, reading: Reading) -> bool:
         """The piece, or a field of its page, names one of the question's subjects
-        ("Номин Трейдийн IT менежер" names Номин Трейд); True when it names none: the
-        holder of a role at the company asked about, not one elsewhere."""
+        ("Номин Трейдийн IT менежер" names Номин Трейд): the holder of a role at the
+        company asked about, not one elsewhere. True when the question names none."""
         if not reading.subjects:
             return True
         page = self.reader.pages.get(piece.page)
