@@ -1,8 +1,8 @@
 """The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
 --rewordings``): each rewording of an example question is scored with its original's
 facts, each new question of ``example-new.yaml``, ``example-tune-3.yaml``,
-``example-new-4.yaml``, ``example-tune-5.yaml``, ``example-new-6.yaml`` and
-``example-tune-7.yaml`` with its own, each chat of ``conversations.yaml`` is asked turn
+``example-new-4.yaml``, ``example-tune-5.yaml``, ``example-new-6.yaml``,
+``example-tune-7.yaml`` and ``example-new-8.yaml`` with its own, each chat of ``conversations.yaml`` is asked turn
 by turn through the read agent's ``/v1/chat/completions`` (each turn sees the turns
 before it), and the report gives originals and rewordings apart, on each half
 (``bench.halves``)."""
@@ -42,6 +42,7 @@ NEW = {
     "example-tune-5.yaml": TUNING,
     "example-new-6.yaml": "hash",
     "example-tune-7.yaml": TUNING,
+    "example-new-8.yaml": "hash",
 }
 
 

@@ -51,6 +51,11 @@ def test_each_score_has_the_half_the_report_counts_it_in() -> None:
     asked = [s for s in scores if not s.question.new]
     assert asked and all(half(s) == split[str(s.question.number)] for s in asked)
     assert {half(s) for s in scores if s.question.new == "example-tune-3.yaml"} == {"tuning"}
-    for name in ("example-new.yaml", "example-new-4.yaml", "example-new-6.yaml"):
+    for name in (
+        "example-new.yaml",
+        "example-new-4.yaml",
+        "example-new-6.yaml",
+        "example-new-8.yaml",
+    ):
         mixed = {half(s) for s in scores if s.question.new == name}
         assert mixed == {"tuning", "validation"}
