@@ -28,6 +28,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from memserver.kb.abbreviations import shortened
 from memserver.kb.schema import FolderSpec, Schema
 from memserver.kb.words import STOPWORDS, is_cyrillic, mn_stems, normalize_name, words
 from memserver.search.fusion import Hit
@@ -274,7 +275,7 @@ def analyze(core: str, schema: Schema, folders: Collection[str]) -> Intent:
         identifiers=tuple(idents),
         folders=tuple(sorted(mentions, key=lambda f: min(mentions[f]))),
         relation=relation,
-        ngrams=tuple(ngrams(tokens)),
+        ngrams=tuple(dict.fromkeys([*ngrams(tokens), *ngrams(shortened(tokens))])),
     )
 
 

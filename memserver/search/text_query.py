@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from memserver.kb.abbreviations import spelled_in, stands_for
 from memserver.kb.glossary import other_language
 from memserver.kb.words import mn_stems
 from memserver.search.intent import Intent
@@ -26,7 +27,11 @@ class TextQuery:
     matching its stem as a prefix ("Трейдтэй" -> ``трейд:*``), a business word also its
     other language's as prefixes ("price" -> ``үнэ:* | үний:*``, :mod:`memserver.kb.glossary`),
     a name written in Cyrillic the Latin title words that sound like it ("Глобекстэй" ->
-    ``globex:*``, :attr:`memserver.search.intent.Intent.across`).
+    ``globex:*``, :attr:`memserver.search.intent.Intent.across`), an abbreviation the
+    words it stands for ("coo" -> ``chief:* & operating:* & officer:*``) and a word of a
+    phrase the question spells out its abbreviation ("chief operating officer": each
+    word or ``coo``, :mod:`memserver.kb.abbreviations`). A prefix of several words
+    matches a text holding each.
     ``naming`` holds the
     positions of the terms that name something (identifiers and words written as names,
     :attr:`memserver.search.intent.Intent.names`)."""
@@ -39,13 +44,16 @@ class TextQuery:
         terms: list[tuple[str, tuple[str, ...]]] = []
         naming: set[int] = set()
         across = dict(intent.across)
+        shorts = spelled_in(intent.terms)
         for term in intent.terms:
             stems = [p for p in mn_stems(term) if p.isalnum()]
+            spelled = tuple(" ".join(phrase) for phrase in stands_for(term))
             if term in intent.names or term in across:
                 naming.add(len(terms))
-                terms.append((term, (*stems[-1:], *across.get(term, ()))))
+                terms.append((term, (*stems[-1:], *across.get(term, ()), *spelled)))
                 continue
-            terms.append((term, (*stems[-1:], *other_language(term))))
+            text = " or ".join([term, *shorts.get(term, ())])
+            terms.append((text, (*stems[-1:], *other_language(term), *spelled)))
         naming.update(range(len(terms), len(terms) + len(intent.identifiers)))
         terms.extend((f'"{ident}"', ()) for ident in intent.identifiers)
         return cls(tuple(terms), frozenset(naming))
@@ -91,7 +99,10 @@ class TextQuery:
         for i, (text, prefixes) in enumerate(self.terms):
             out[f"kw_t{i}"] = text
             if prefixes:
-                out[f"kw_p{i}"] = " | ".join(f"{prefix}:*" for prefix in prefixes)
+                out[f"kw_p{i}"] = " | ".join(
+                    "(" + " & ".join(f"{word}:*" for word in prefix.split()) + ")"
+                    for prefix in prefixes
+                )
         return out
 
 

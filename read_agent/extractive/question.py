@@ -11,9 +11,11 @@ English or Mongolian ending ("decided" ~ "Decisions", "renew" ~ "renewal", "ши
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from memserver.kb.abbreviations import spelled_in, spelled_out
 from memserver.kb.glossary import same_meaning
 from memserver.kb.schema import Schema
 from memserver.kb.translit import same_name_across_scripts
@@ -85,6 +87,19 @@ def same_word(a: str, b: str) -> bool:
 
 
 def matched(terms: Iterable[str], text_words: Iterable[str]) -> set[str]:
-    """The ``terms`` found among ``text_words`` (see :func:`same_word`)."""
-    pool = set(text_words)
-    return {t for t in terms if t in pool or any(same_word(t, w) for w in pool)}
+    """The ``terms`` found among ``text_words`` (see :func:`same_word`), an abbreviation
+    also where the text spells it out, and the words of a phrase the terms spell out
+    also where the text abbreviates it ("chief operating officer" in "role: COO",
+    :mod:`memserver.kb.abbreviations`)."""
+    asked, pool = tuple(terms), set(text_words)
+    found = {t for t in asked if t in pool or any(same_word(t, w) for w in pool)}
+    found |= {t for t in asked if t not in found and spelled_out(t, pool)}
+    for term, shorts in _spelled(asked).items():
+        if term not in found and any(s in pool for s in shorts):
+            found.add(term)
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _spelled(terms: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    return spelled_in(terms)

@@ -326,3 +326,20 @@ def test_the_text_query_knows_which_terms_name_something(search_world: World) ->
     query = intent(search_world, "Globex accounts payable in Zgorzelec INV-2026-044")
     named = {query.terms[i][0] for i in query.naming}
     assert named == {"zgorzelec", '"INV-2026-044"'}
+
+
+def test_keyword_finds_an_abbreviation_by_the_words_it_stands_for(search_world: World) -> None:
+    # Bob's page writes "VP of Operations"; the question spells the title out
+    asked = intent(search_world, "vice president of operations")
+    found = run(search_world, arms.keyword, asked, PUBLIC)
+    assert found and found[0].id == search_world.id("Bob Martinez"), found
+    assert found[0].detail == "all_terms"
+
+
+def test_a_name_written_with_an_abbreviation_is_named_by_its_words(search_world: World) -> None:
+    # a page titled "Globex ETA Rollout" is named by a question spelling "ETA" out
+    asked = analyze(
+        "who owns the Globex estimated time of arrival rollout", search_world.kb.schema, PUBLIC
+    )
+    assert "globex eta rollout" in asked.ngrams
+    assert "globex estimated time of arrival rollout" in asked.ngrams

@@ -18,3 +18,19 @@ def test_a_role_holder_at_another_company_does_not_lead(example: IngestServer) -
     # Batbayar Dorj is a Country Manager, of no page naming Nomin Trade: not its manager
     first = lines(ask(example, "Who is the IT manager at Nomin Trade?"))[0]
     assert not first.startswith("Batbayar Dorj — role:"), first
+
+
+def test_a_role_spelled_out_finds_the_person_whose_page_abbreviates_it(
+    example: IngestServer,
+) -> None:
+    first = lines(ask(example, "Who is Globex's chief operating officer?"))[0]
+    assert first.startswith("Karen Lee — role: COO"), first
+    # "гүйцэтгэх захирал" (executive director) is the Mongolian for a CEO
+    first = lines(ask(example, "Globex-ийн гүйцэтгэх захирал хэн бэ?"))[0]
+    assert "Dana Whitfield" in first and "CEO" in first, first
+
+
+def test_a_thing_named_with_an_abbreviation_is_found_by_its_words(example: IngestServer) -> None:
+    # the project is titled "Globex ETA Rollout"
+    first = lines(ask(example, "Who owns the Globex estimated time of arrival rollout?"))[0]
+    assert "owner: Priya Shah" in first, first

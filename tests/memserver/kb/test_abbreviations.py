@@ -1,0 +1,45 @@
+"""Abbreviations and the words they stand for, compared alike by the search and the read
+agent: each direction, the words' endings, the short words joining a phrase, and no
+abbreviation from words that only share a phrase's start."""
+
+from __future__ import annotations
+
+from memserver.kb.abbreviations import (
+    abbreviated,
+    shortened,
+    spelled_in,
+    spelled_out,
+    stands_for,
+)
+
+
+def test_an_abbreviation_stands_for_its_phrases_in_both_languages() -> None:
+    assert ("chief", "operating", "officer") in stands_for("coo")
+    assert ("гүйцэтгэх", "захир") in stands_for("ceo")
+    assert stands_for("globex") == ()
+
+
+def test_a_text_spells_out_an_abbreviation_in_any_order_with_endings() -> None:
+    assert spelled_out("coo", {"karen", "chief", "operating", "officers"})
+    assert spelled_out("ceo", {"globex", "ийн", "гүйцэтгэх", "захирлын"})
+    assert not spelled_out("coo", {"chief", "executive", "officer"})
+    assert not spelled_out("chief", {"chief"})
+
+
+def test_the_words_of_a_phrase_asked_point_at_its_abbreviation() -> None:
+    shorts = spelled_in(("globex", "chief", "operating", "officer"))
+    assert shorts == {"chief": ("coo",), "operating": ("coo",), "officer": ("coo",)}
+    # two of a phrase's three words are not the phrase
+    assert spelled_in(("chief", "officer")) == {}
+    assert ("eta", ("estimated", "time", "arrival")) in abbreviated(
+        ["estimated", "time", "arrival", "rollout"]
+    )
+
+
+def test_a_run_spelling_a_phrase_in_order_becomes_its_abbreviation() -> None:
+    words = "who owns the globex estimated time of arrival rollout".split()
+    assert shortened(words) == ["who", "owns", "the", "globex", "eta", "rollout"]
+    assert shortened("who is the vice president of operations".split())[3] == "vp"
+    # out of order, or broken by another word, it stays as written
+    assert shortened("officer chief operating".split()) == ["officer", "chief", "operating"]
+    assert shortened("chief sales and operating officer".split())[0] == "chief"
