@@ -11,6 +11,7 @@ from memserver.kb.abbreviations import (
     spelled_out,
     stands_for,
 )
+from memserver.kb.words import words
 
 
 def test_an_abbreviation_stands_for_its_phrases_in_both_languages() -> None:
@@ -37,9 +38,9 @@ def test_the_words_of_a_phrase_asked_point_at_its_abbreviation() -> None:
 
 
 def test_a_run_spelling_a_phrase_in_order_becomes_its_abbreviation() -> None:
-    words = "who owns the globex estimated time of arrival rollout".split()
-    assert shortened(words) == ["who", "owns", "the", "globex", "eta", "rollout"]
-    assert shortened("who is the vice president of operations".split())[3] == "vp"
+    asked = words("who owns the globex estimated time of arrival rollout")
+    assert shortened(asked) == ["who", "owns", "the", "globex", "eta", "rollout"]
+    assert shortened(words("who is the vice president of operations"))[3] == "vp"
     # out of order, or broken by another word, it stays as written
-    assert shortened("officer chief operating".split()) == ["officer", "chief", "operating"]
-    assert shortened("chief sales and operating officer".split())[0] == "chief"
+    assert shortened(words("officer chief operating")) == ["officer", "chief", "operating"]
+    assert shortened(words("chief sales and operating officer"))[0] == "chief"
