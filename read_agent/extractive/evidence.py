@@ -241,7 +241,7 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     idents = [i.lower() for i in reading.identifiers]
     text = (piece.matches if piece.kind == "source" else piece.matches or piece.text).lower()
     own = _own(piece, reading)
-    head = matched(terms, words(piece.heading)) - own
+    head = matched(terms, words(piece.heading), dict(reading.senses)) - own
     hits = sum(3.0 for i in idents if i in text)
     focus = own & set(reading.focus)
     total = len(terms) + len(reading.focus) + 3.0 * len(idents)
@@ -267,7 +267,7 @@ def _own(piece: Evidence, reading: Reading) -> set[str]:
     """The question's terms the piece's own words hold (a field line: its label and
     value, not the page title before them)."""
     body = piece.matches if piece.kind == "source" else piece.matches or piece.text
-    return matched(reading.terms, words(body))
+    return matched(reading.terms, words(body), dict(reading.senses))
 
 
 def _only_day(text: str) -> str | None:

@@ -60,15 +60,16 @@ def stem(word: str) -> str:
     return word
 
 
-def same_word(a: str, b: str) -> bool:
+def same_word(a: str, b: str, by_meaning: bool = True) -> bool:
     """Whether two normalised words are one word with different endings, or one is
-    the other's irregular past ("go" ~ "went", "meet" ~ "met")."""
+    the other's irregular past ("go" ~ "went", "meet" ~ "met"), or (``by_meaning``)
+    words of one ``synonyms`` meaning ("charge" ~ "pricing")."""
     base = lexicon().base_form
     if a == b or base.get(a, a) == base.get(b, b) or same_meaning(a, b):
         return True
     if same_name_across_scripts(a, b):  # one name in two scripts: "прия" ~ "priya"
         return True
-    if synonyms(a, b):  # one meaning: "charge" ~ "pricing", "boss" ~ "manager"
+    if by_meaning and synonyms(a, b):  # one meaning: "charge" ~ "pricing", "boss" ~ "manager"
         return True
     sa, sb = stem(a), stem(b)
     if sa == sb:
@@ -86,13 +87,27 @@ def same_word(a: str, b: str) -> bool:
     return shared >= max(MIN_SHARED, min(len(a), len(b)) - 3) and min(len(a), len(b)) >= 5
 
 
-def matched(terms: Iterable[str], text_words: Iterable[str]) -> set[str]:
+def matched(
+    terms: Iterable[str],
+    text_words: Iterable[str],
+    senses: Mapping[str, Sequence[str]] | None = None,
+) -> set[str]:
     """The ``terms`` found among ``text_words`` (see :func:`same_word`), an abbreviation
     also where the text spells it out, and the words of a phrase the terms spell out
     also where the text abbreviates it ("chief operating officer" in "role: COO",
-    :mod:`memserver.kb.abbreviations`)."""
-    asked, pool = tuple(terms), set(text_words)
-    found = {t for t in asked if t in pool or any(same_word(t, w) for w in pool)}
+    :mod:`memserver.kb.abbreviations`). A term with ``senses`` (the reading's: "charge"
+    of "in charge") is found by one of their words instead, none by its synonyms."""
+    asked, pool, senses = tuple(terms), set(text_words), senses or {}
+    found = {
+        t
+        for t in asked
+        if t in pool
+        or (
+            any(same_word(s, w, by_meaning=False) for s in senses[t] for w in pool)
+            if t in senses
+            else any(same_word(t, w) for w in pool)
+        )
+    }
     found |= {t for t in asked if t not in found and spelled_out(t, pool)}
     for term, shorts in _spelled(asked).items():
         if term not in found and any(s in pool for s in shorts):

@@ -61,6 +61,9 @@ class Reading:
     question: str
     wants: Wants
     terms: tuple[str, ...]  # topical words: no frame word, no name of a subject
+    # a term said inside a phrase of a meaning ("charge" of "in charge"), with the
+    # meaning's words that say it in a text ("own", "leads", "responsible", ...)
+    senses: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # a question of several parts: the terms of each ("who leads it, and since when")
     parts: tuple[tuple[str, ...], ...] = ()
     # the terms that name the kind of thing asked for ("what revenue share did ...")

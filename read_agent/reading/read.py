@@ -86,6 +86,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         question=question,
         wants=wants,
         terms=terms,
+        senses=_senses(q, terms, lex),
         focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex),
         parts=_parts(question, terms, lex),
         kinds=frozenset(kinds),
@@ -321,6 +322,27 @@ def _folders(ctx: Context, intent: Mapping[str, Any]) -> list[FolderSpec]:
     by_name = {s.name: s for s in ctx.schema.folders}
     listed = [s.folder for s in ctx.subjects] + [str(f) for f in intent.get("folders") or ()]
     return [by_name[f] for f in dict.fromkeys(listed) if f in by_name]
+
+
+def _senses(
+    q: Sequence[str], terms: Sequence[str], lex: Lexicon
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each term said inside a meaning's phrase of several words ("charge" of "who is in
+    charge of ...", "part" of "took part"), with the words of that meaning and itself:
+    the phrase says the meaning ("owns", "leads", "responsible"), not its word alone
+    ("charge" is no price there)."""
+    phrases = {m.name: [w for w in m.words if " " in w] for m in lex.meanings}
+    out: dict[str, tuple[str, ...]] = {}
+    for match in find(q, phrases):
+        meaning = lex.meaning(match.key)
+        said = q[match.start : match.end]
+        if meaning is None:
+            continue
+        singles = [w for w in meaning.words if " " not in w]
+        for term in terms:
+            if any(same(term, w) for w in said):
+                out[term] = tuple(dict.fromkeys([*out.get(term, ()), term, *singles]))
+    return tuple(out.items())
 
 
 def _terms(

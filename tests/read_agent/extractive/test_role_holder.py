@@ -34,3 +34,8 @@ def test_a_thing_named_with_an_abbreviation_is_found_by_its_words(example: Inges
     # the project is titled "Globex ETA Rollout"
     first = lines(ask(example, "Who owns the Globex estimated time of arrival rollout?"))[0]
     assert "owner: Priya Shah" in first, first
+
+
+def test_who_is_in_charge_is_answered_by_who_owns_it(example: IngestServer) -> None:
+    first = lines(ask(example, "Who is in charge of the Globex rollout?"))[0]
+    assert "Priya will own the Globex rollout" in first, first

@@ -1,0 +1,25 @@
+"""A word said inside a meaning's phrase of several words means the phrase, not itself:
+"charge" of "in charge" is found by "own" or "leads", never by a price's words."""
+
+from __future__ import annotations
+
+from read_agent.extractive.question import matched
+from read_agent.reading import read
+
+
+def test_a_word_inside_a_meaning_s_phrase_takes_the_meaning_s_words() -> None:
+    senses = dict(read("Who is in charge of the Globex rollout?").senses)
+    assert "own" in senses["charge"] and "leads" in senses["charge"]
+    assert "rollout" not in senses  # a word outside the phrase keeps its own sense
+    # the same word alone is itself: "what do we charge?" asks a price
+    assert "charge" not in dict(read("How much do we charge Globex?").senses)
+
+
+def test_a_term_with_senses_is_found_by_them_and_not_by_its_synonyms() -> None:
+    senses = dict(read("Who is in charge of the Globex rollout?").senses)
+    owned = "priya will own the globex rollout end to end".split()
+    priced = "the pricing of the globex rollout is per shipment".split()
+    assert matched(["charge", "rollout"], owned, senses) == {"charge", "rollout"}
+    assert matched(["charge", "rollout"], priced, senses) == {"rollout"}
+    # without senses "charge" is a price's word ("charge" ~ "pricing")
+    assert matched(["charge", "rollout"], priced) == {"charge", "rollout"}
