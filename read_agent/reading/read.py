@@ -327,20 +327,27 @@ def _folders(ctx: Context, intent: Mapping[str, Any]) -> list[FolderSpec]:
 def _senses(
     q: Sequence[str], terms: Sequence[str], lex: Lexicon
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each term said inside a meaning's phrase of several words ("charge" of "who is in
-    charge of ...", "part" of "took part"), with the words of that meaning and itself:
-    the phrase says the meaning ("owns", "leads", "responsible"), not its word alone
-    ("charge" is no price there)."""
+    """Each term said inside a meaning's phrase of several words whose word alone says
+    another meaning ("charge" of "who is in charge of ...": alone, a price), with the
+    words of the phrase's meaning and itself: the phrase says its meaning ("owns",
+    "leads", "responsible"), not the word's other one. A word that says nothing else
+    alone keeps its own sense ("contract" of "annual contract")."""
     phrases = {m.name: [w for w in m.words if " " in w] for m in lex.meanings}
     out: dict[str, tuple[str, ...]] = {}
     for match in find(q, phrases):
         meaning = lex.meaning(match.key)
-        said = q[match.start : match.end]
         if meaning is None:
             continue
+        said = q[match.start : match.end]
         singles = [w for w in meaning.words if " " not in w]
         for term in terms:
-            if any(same(term, w) for w in said):
+            elsewhere = any(
+                " " not in w and same(term, w)
+                for other in lex.meanings
+                if other.name != meaning.name
+                for w in other.words
+            )
+            if elsewhere and any(same(term, w) for w in said):
                 out[term] = tuple(dict.fromkeys([*out.get(term, ()), term, *singles]))
     return tuple(out.items())
 

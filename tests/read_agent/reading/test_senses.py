@@ -1,5 +1,6 @@
-"""A word said inside a meaning's phrase of several words means the phrase, not itself:
-"charge" of "in charge" is found by "own" or "leads", never by a price's words."""
+"""A word said inside a meaning's phrase of several words, that alone would say another
+meaning, means the phrase: "charge" of "in charge" is found by "own" or "leads", never
+by a price's words."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ def test_a_word_inside_a_meaning_s_phrase_takes_the_meaning_s_words() -> None:
     assert "rollout" not in senses  # a word outside the phrase keeps its own sense
     # the same word alone is itself: "what do we charge?" asks a price
     assert "charge" not in dict(read("How much do we charge Globex?").senses)
+    # a phrase's word that says nothing else alone keeps its own sense
+    assert dict(read("What is Initech's annual contract value?").senses) == {}
 
 
 def test_a_term_with_senses_is_found_by_them_and_not_by_its_synonyms() -> None:
