@@ -22,6 +22,9 @@ NUMBERS = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
     "a couple of": 2, "couple of": 2, "a few": 3, "few": 3,
 }  # fmt: skip
+# The number words that stand for no exact number ("a few days" is read as three): a
+# sentence saying them gives no count.
+VAGUE = frozenset({"a couple of", "couple of", "a few", "few"})
 NUM = r"(?P<n>\d{1,4}|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r")"
 UNIT_PREFIXES = (
     ("weekend", "weekend"),

@@ -29,13 +29,20 @@ DEFAULT_RESULTS = 10
 EVIDENCE_LINES = 6
 AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 # A count: digits, or a number word of either language's time data worth two or more
-# ("eight warehouses", "арван хоног"); "a", "an" and "one" would be found in any sentence.
+# ("eight warehouses", "арван хоног"); "a", "an" and "one" would be found in any sentence,
+# and "few" is no number.
 _COUNT_WORDS = sorted(
-    {w for w, n in (*en.NUMBERS.items(), *mn.NUMBERS.items()) if n >= 2 and " " not in w},
+    {
+        w
+        for w, n in (*en.NUMBERS.items(), *mn.NUMBERS.items())
+        if n >= 2 and " " not in w and w not in en.VAGUE
+    },
     key=len,
     reverse=True,
 )
-COUNT = re.compile(r"\d|\b(?:" + "|".join(_COUNT_WORDS) + r")\b", re.IGNORECASE)
+# Digits that are no date's or time's part ("2026-10-12", "10:30") nor a year alone.
+_COUNT_DIGITS = r"(?<![\w\-/:.])(?!(?:19|20)\d\d\b)\d[\d,.]*(?![\d\-/:])"
+COUNT = re.compile(_COUNT_DIGITS + r"|\b(?:" + "|".join(_COUNT_WORDS) + r")\b", re.IGNORECASE)
 
 
 class Ranker:

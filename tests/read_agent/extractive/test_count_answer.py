@@ -18,3 +18,15 @@ def test_a_count_is_digits_or_a_number_word_of_two_or_more() -> None:
     assert COUNT.search("all eight Globex warehouses")
     assert COUNT.search("Бүх долоон машин")
     assert not COUNT.search("a driver app, one dispatcher per warehouse")
+    # "few" stands for no number: "many drivers, few office users" counts nothing
+    assert not COUNT.search("shared tablets, many drivers, few office users")
+    # a date, a time, a year or a quarter is no count
+    assert not COUNT.search("pilot start planned for 2026-10-12, call at 10:30")
+    assert not COUNT.search("moved to Q2 2027, as in 2021")
+
+
+def test_a_count_question_without_a_count_says_so_first(example: IngestServer) -> None:
+    # the notes say how many drivers took part only in a raw note (Mongolian), so no
+    # page sentence answers; the one naming "few office users" is no count
+    said = lines(ask(example, "How many drivers took part in the Nomin Trade pilot?"))
+    assert not said[0].startswith("Closest:"), said[0]
