@@ -50,6 +50,21 @@ RELATIVE_DAYS: tuple[tuple[str, int], ...] = (
     (r"tomorrow", 1),
 )
 ORD = r"(?:st|nd|rd|th)?"
+# A part of a period, as (which part, of how many equal parts): "early 2022" is the
+# first third of 2022, "the second half of October" its last half.
+PARTS: dict[str, tuple[int, int]] = {
+    "early": (0, 3), "beginning of": (0, 3), "start of": (0, 3),
+    "mid": (1, 3), "middle of": (1, 3),
+    "late": (2, 3), "end of": (2, 3),
+    "first half of": (0, 2), "second half of": (1, 2),
+}  # fmt: skip
+# "by the end of July" is a deadline, not the end of July (FUTURE)
+PART = (
+    r"(?:(?<!\bby\s)|(?!(?:the\s+)?end\b))(?:(?<!\bby\sthe\s)|(?!end\b))"
+    r"\b(?:the\s+)?(?P<part>"
+    + "|".join(sorted(PARTS, key=len, reverse=True)).replace(" ", r"\s+")
+    + r")"
+)
 # Days of the month as ordinal words ("the first of November", "the twenty-third of May").
 _UNITS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
 _TEENS = [

@@ -41,6 +41,35 @@ MONTH = (
 # "2026 оны " before a month or day; "2026 он/онд/оны/оноос" alone is a year.
 YEAR_PREFIX = r"(?:(?P<year>\d{4})\s*(?:оны|он)\s+)?"
 YEAR = rf"(?<![\w-])(?P<year>\d{{4}})\s*он(?:ы|д|оос|ыг)?{END}"
+# A part of a period, after it ("2022 оны эхээр": early 2022; "10-р сарын дундуур":
+# mid-October; "... сүүлээр": late; "... эхний хагаст": its first half): each start with
+# (which part, of how many equal parts), the longest start that fits deciding.
+PARTS: dict[str, tuple[int, int]] = {
+    "эх": (0, 3), "эхний хагас": (0, 2), "дунд": (1, 3), "сүүл": (2, 3),
+    "төгсгөл": (2, 3), "хоёрдугаар хагас": (1, 2), "сүүлийн хагас": (1, 2),
+}  # fmt: skip
+# the words a part is written with; "10-р сард эхэлсэн" (began in October) is none
+PART_FORMS = (
+    "эхээр", "эхэнд", "эхэн", "эхний хагас", "дундуур", "дунд", "сүүлээр", "сүүлчээр",
+    "сүүлд", "төгсгөлд", "төгсгөлөөр", "хоёрдугаар хагас", "сүүлийн хагас",
+)  # fmt: skip
+PART = (
+    r"(?P<mpart>(?:"
+    + "|".join(
+        f.replace(" ", r"\s+") + (f"[{LETTERS}]*" if f.endswith("хагас") else "")
+        for f in sorted(PART_FORMS, key=len, reverse=True)
+    )
+    + rf"){END})"
+)
+
+
+def part_of(word: str) -> tuple[int, int] | None:
+    """(which part, of how many) a Mongolian word after a period says, or None."""
+    said = " ".join(word.lower().split())
+    starts = [s for s in PARTS if said.startswith(s)]
+    return PARTS[max(starts, key=len)] if starts else None
+
+
 # The day after a month: "сарын 15", "сарын 15-нд", "сарын 15-ны".
 DAY = rf"\s+(?P<day>\d{{1,2}})(?!\d){SFX}"
 

@@ -168,7 +168,7 @@ class _Point:
     handler: _Handler
 
 
-_POINTS: tuple[_Point, ...] = (
+_DATES: tuple[_Point, ...] = (
     # Order matters: a regex alternation takes the first alternative that fits, so the
     # longer forms ("September 15, 2026") come before their prefixes ("September").
     _Point(
@@ -241,6 +241,37 @@ _POINTS: tuple[_Point, ...] = (
     _Point(mn.PERIOD, BARE, _calendar_period),
     _Point(mn.WEEKDAY, BARE, _mn_weekday),
     _Point(mn.NOW, ANCHOR, lambda m, c: Window(c.now, c.now)),
+)
+
+
+def _part_of(m: re.Match[str], c: Ctx) -> Window | None:
+    """A part of a period by whole days: "early 2022" its first third, "the second half
+    of October 2026" its last half, "2026 оны 11-р сарын дундуур" its middle third."""
+    whole = _point(m["whole"], c)
+    english = _g(m, "part")
+    part = en.PARTS.get(" ".join(english.lower().split())) if english else None
+    part = part or mn.part_of(_g(m, "mpart") or "")
+    if whole is None or part is None:
+        return None
+    which, of = part
+    first, end = whole.start.date(), whole.end.date()
+    days = (end - first).days
+    return c.days(
+        first + timedelta(days=days * which // of),
+        first + timedelta(days=days * (which + 1) // of),
+    )
+
+
+# A period a part is taken of: a date expression said with or without a preposition
+# ("early October 2026", "mid-2024": a year after a hyphen too). A Mongolian part is
+# said after its period, read by a window rule (only in a text that holds its word).
+_WHOLE = "|".join(
+    [r"(?:19|20)\d{2}(?![\w-])"]
+    + [re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for p in _DATES if p.level <= PREP]
+)
+_POINTS: tuple[_Point, ...] = (
+    _Point(rf"{en.PART}(?:\s+|\s*-\s*)(?P<whole>{_WHOLE})", BARE, _part_of),
+    *_DATES,
 )
 
 
@@ -371,6 +402,8 @@ _WINDOWS: tuple[_Rule, ...] = (
     # "as of X" asks what held at X: everything up to X's end, not since it.
     _Rule(rf"\b(?:as\s+(?:of|at))\s+(?P<a>{_ANY}){_POSS}", _until),
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+байдлаар", _until, "байдлаар"),
+    # "2026 оны 10-р сарын эхээр": the part is said after the period
+    _Rule(rf"(?P<whole>{_ANY}){_SFX}\s+{mn.PART}", _part_of, mn.PART),
     _Rule(rf"\b(?:since|from|starting(?:\s+from)?)\s+(?P<a>{_ANY}){_POSS}", _since),
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+{mn.SINCE}", _since, mn.SINCE),
     _Rule(rf"\b(?:until|till|up\s+to|through)\s+(?P<a>{_ANY}){_POSS}", _until),

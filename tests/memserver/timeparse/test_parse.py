@@ -77,6 +77,24 @@ ENGLISH = [
     Row("the day after 2026-09-10", "2026-09-11", "2026-09-12"),
     Row("two days before 2026-09-10", "2026-09-08", "2026-09-10"),
     Row("15/09/2026", "2026-09-15", "2026-09-16"),  # dateparser fallback
+    # Windows: a part of a period (thirds and halves, by whole days).
+    Row("what did we sign in early 2022", "2022-01-01", "2022-05-02", "what did we sign"),
+    Row("worth by mid-2024", "2024-05-02", "2024-09-01", "worth by"),
+    Row("in late 2023", "2023-09-01", "2024-01-01"),
+    Row("meetings in early October 2026", "2026-10-01", "2026-10-11", "meetings"),
+    Row("decided in mid-July 2025", "2025-07-11", "2025-07-21", "decided"),
+    Row("at the end of June 2026", "2026-06-21", "2026-07-01", "at"),
+    Row("in the first half of October 2025", "2025-10-01", "2025-10-16"),
+    Row("the second half of 2025", "2025-07-02", "2026-01-01"),
+    Row("since mid-2025", "2025-05-02", NOW),
+    Row("as of the end of 2025", OPEN, "2026-01-01"),
+    # "by the end of" names a deadline: the whole coming month, as before
+    Row(
+        "we need a price list by the end of August",
+        "2027-08-01",
+        "2027-09-01",
+        "we need a price list by the end",
+    ),
     Row("invoice 2026.09.15", "2026-09-15", "2026-09-16", "invoice"),
     Row("15-Sep-2026", "2026-09-15", "2026-09-16"),
     # Windows: months and years (a future month means last year's).
@@ -149,6 +167,13 @@ ENGLISH = [
 ]
 
 MONGOLIAN = [
+    # A part of a period, after it.
+    Row("2026 оны 8-р сарын эхээр юу болсон бэ", "2026-08-01", "2026-08-11", "юу болсон бэ"),
+    Row("2025 оны 11-р сарын дундуур", "2025-11-11", "2025-11-21"),
+    Row("2025 оны сүүлээр", "2025-09-01", "2026-01-01"),
+    Row("2025 оны эхний хагаст", "2025-01-01", "2025-07-02"),
+    # "эхэлсэн" (began) after a month is no part of it
+    Row("2026 оны 8-р сард эхэлсэн", "2026-08-01", "2026-09-01", "эхэлсэн"),
     Row("дараагийн уулзалт", None, None, "уулзалт", NEXT),
     Row("өчигдөр", "2026-09-15", "2026-09-16"),
     Row("өчигдрийн уулзалт", "2026-09-15", "2026-09-16", "уулзалт"),
