@@ -388,10 +388,14 @@ class _Rule:
 # preposition or a case ending it is the text's time (TimeQuery.point), not a date that
 # names something ("the May 2021 outage").
 _POINT_RULE = _Rule(
-    rf"(?:\b(?:on|in|during|for|within|throughout|of)\s+(?P<a>{_PREP})|(?P<b>{_BARE}))"
+    rf"(?:\b(?:on|in|at|during|for|within|throughout|of)\s+(?P<a>{_PREP})|(?P<b>{_BARE}))"
     rf"(?:(?P<case>-?[{mn.LETTERS}]+){mn.END}|['’]s\b)?",
     _itself,
 )
+
+# "2026 оны 10-р сарын эхээр": a part said after its period, with a case ending: the
+# text's time, as a date said with one (TimeQuery.point).
+_MN_PART_RULE = _Rule(rf"(?P<whole>{_ANY}){_SFX}\s+{mn.PART}", _part_of, mn.PART)
 
 _WINDOWS: tuple[_Rule, ...] = (
     _Rule(
@@ -402,8 +406,7 @@ _WINDOWS: tuple[_Rule, ...] = (
     # "as of X" asks what held at X: everything up to X's end, not since it.
     _Rule(rf"\b(?:as\s+(?:of|at))\s+(?P<a>{_ANY}){_POSS}", _until),
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+байдлаар", _until, "байдлаар"),
-    # "2026 оны 10-р сарын эхээр": the part is said after the period
-    _Rule(rf"(?P<whole>{_ANY}){_SFX}\s+{mn.PART}", _part_of, mn.PART),
+    _MN_PART_RULE,
     _Rule(rf"\b(?:since|from|starting(?:\s+from)?)\s+(?P<a>{_ANY}){_POSS}", _since),
     _Rule(rf"(?P<a>{_ANY}){_SFX}\s+{mn.SINCE}", _since, mn.SINCE),
     _Rule(rf"\b(?:until|till|up\s+to|through)\s+(?P<a>{_ANY}){_POSS}", _until),
@@ -563,7 +566,9 @@ def parse_time(text: str, now: datetime | None = None, tz: str | ZoneInfo = "UTC
         phrase = " ".join(m.group(0).split())
         rest = _blank(text, [m.span()])
         # said as the time of the text: with a preposition or a Mongolian case ending
-        point = m.re.pattern == _POINT_RULE.pattern and bool(_g(m, "a") or _g(m, "case"))
+        point = m.re.pattern == _MN_PART_RULE.pattern or (
+            m.re.pattern == _POINT_RULE.pattern and bool(_g(m, "a") or _g(m, "case"))
+        )
 
     order: tuple[int, str] | None = None
     soft = False

@@ -83,7 +83,7 @@ ENGLISH = [
     Row("in late 2023", "2023-09-01", "2024-01-01"),
     Row("meetings in early October 2026", "2026-10-01", "2026-10-11", "meetings"),
     Row("decided in mid-July 2025", "2025-07-11", "2025-07-21", "decided"),
-    Row("at the end of June 2026", "2026-06-21", "2026-07-01", "at"),
+    Row("at the end of June 2026", "2026-06-21", "2026-07-01"),
     Row("in the first half of October 2025", "2025-10-01", "2025-10-16"),
     Row("the second half of 2025", "2025-07-02", "2026-01-01"),
     Row("since mid-2025", "2025-05-02", NOW),
@@ -350,6 +350,10 @@ def test_a_window_is_a_point_when_one_date_is_said_as_the_time() -> None:
     assert not parse_time("as of 2026-09-01", now=WED, tz=TZ).point
     assert not parse_time("in the last 10 days", now=WED, tz=TZ).point
     assert parse_time("2026-09-01-нд юу байсан", now=WED, tz=TZ).point  # a case ending
+    # a part of a period said as the time: with "at", or a Mongolian part after it
+    assert parse_time("what happened at the end of June 2026", now=WED, tz=TZ).point
+    assert parse_time("2026 оны 8-р сарын эхээр юу болсон", now=WED, tz=TZ).point
+    assert not parse_time("what changed since mid-2025", now=WED, tz=TZ).point
     # a date that names something is not the question's time
     assert not parse_time("what caused the August 2026 outage", now=WED, tz=TZ).point
 
