@@ -42,7 +42,7 @@ async def listing(reader: PageReader, reading: Reading) -> Reply | None:
     timeline = await reader.call("kb_timeline", {"window": reading.question, "limit": 200})
     if timeline is None:
         return None
-    lines = _event_lines(reader, events(timeline))
+    lines = _event_lines(reader, _about(reader, reading, events(timeline)))
     if not lines:
         return Reply(Line(f"Nothing is recorded between {shown}."), [], shown)
     said = list(Reply(None, lines).digest().lines)  # as shown: each said once
@@ -89,6 +89,22 @@ async def _sections_named(
                 if piece.kind == "section" and matched(wanted, words(piece.heading)):
                     lines.append(piece.line())
     return lines
+
+
+def _about(reader: PageReader, reading: Reading, listed: Sequence[Event]) -> Sequence[Event]:
+    """The events of the question's subjects, if it names any and some are theirs ("what
+    happened with Initech in June?": on Initech's page, or naming it); else all."""
+    ids = {s.id for s in reading.subjects}
+    names = [" ".join(words(n)) for s in reading.subjects for n in reader.names(s.id) or [s.title]]
+    if not ids:
+        return listed
+    theirs = [
+        e
+        for e in listed
+        if e.id in ids
+        or any(n and f" {n} " in f" {' '.join(words(e.title + ' ' + e.text))} " for n in names)
+    ]
+    return theirs or listed
 
 
 def _event_lines(reader: PageReader, listed: Sequence[Event]) -> list[Line]:

@@ -155,7 +155,7 @@ def field_asked(
         # tracking link?" something else: no field)
         return FieldAsked(folders[0].name, typed[0].name, False, "type")
     if embed is not None and folders:
-        return _nearest(question, named, wants, folders[0], schema, embed)
+        return _nearest(question, named, framed, set(skip), wants, folders[0], schema, embed)
     return None
 
 
@@ -207,16 +207,21 @@ def _dative_name(question: Sequence[str], names: Sequence[range]) -> bool:
 def _nearest(
     question: Sequence[str],
     named: set[int],
+    framed: set[int],
+    when: set[int],
     wants: Wants,
     spec: FolderSpec,
     schema: Schema | None,
     embed: Embed,
 ) -> FieldAsked | None:
-    """The field whose own text is nearest the question's other words, when it stands
-    clearly above the next one."""
+    """The field whose own text is nearest the question's other words (not its names nor
+    its time phrase), when it stands clearly above the next one. A question left with no
+    topical word asks none ("what happened with Initech at the end of June?")."""
     fields = [f for f in spec.fields if fits(f, wants, schema)]
-    rest = " ".join(w for i, w in enumerate(question) if i not in named)
-    if len(fields) < 2 or not rest:
+    kept = [i for i in range(len(question)) if i not in named | when]
+    topical = [question[i] for i in kept if i not in framed and question[i] not in STOPWORDS]
+    rest = " ".join(question[i] for i in kept)
+    if len(fields) < 2 or not topical:
         return None
     query, vectors = embed(rest, ["; ".join(field_text(spec, f)) for f in fields])
     scores = [float(np.dot(query, v)) for v in vectors]

@@ -280,3 +280,22 @@ def test_the_embedder_picks_the_field_the_words_leave_open() -> None:
     assert reading.field.by == "embedder"
     # without an embedder the words alone leave it open
     assert read("What is Bob's e-mail address?", Context(SCHEMA, [BOB], NAMES)).field is None
+
+
+def test_the_embedder_picks_no_field_when_only_a_name_and_a_time_are_asked() -> None:
+    # "what happened with Initech at the end of June?" asks its events then, no field
+    asked_texts: list[str] = []
+
+    def embed(question: str, texts: Sequence[str]) -> tuple[np.ndarray, Sequence[np.ndarray]]:
+        asked_texts.append(question)
+        vectors = [np.eye(len(texts))[i] for i in range(len(texts))]
+        return vectors[0], vectors  # the first field would stand far above the rest
+
+    time = {"phrase": "at the end of June 2026"}
+    question = "What happened with Initech at the end of June 2026?"
+    context = Context(schema=SCHEMA, subjects=[INITECH], names=NAMES, time=time, embed=embed)
+    assert read(question, context).field is None and asked_texts == []
+    # a topical word left: the embedder is asked, without the name or the time phrase
+    question = "What is Initech's web address at the end of June 2026?"
+    assert read(question, context).field is not None
+    assert asked_texts and "june" not in asked_texts[-1] and "initech" not in asked_texts[-1]

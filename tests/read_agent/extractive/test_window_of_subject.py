@@ -1,0 +1,16 @@
+"""A window and a subject, nothing else asked ("what happened with Initech at the end of
+June 2026?"): the events of that subject in the window, not its profile nor everyone's
+events; a part of a month is read as its days."""
+
+from __future__ import annotations
+
+from tests.ingest_agent.conftest import IngestServer
+from tests.read_agent.extractive.conftest import ask, lines
+
+
+def test_the_subject_s_events_in_a_part_of_a_month(example: IngestServer) -> None:
+    said = lines(ask(example, "What happened with Initech at the end of June 2026?"))
+    assert "Dates: 2026-06-21 and 2026-06-30" in "\n".join(said), said
+    listed = [line for line in said if line.startswith("- ")]
+    assert listed and all("Initech" in line for line in listed), listed
+    assert any("quarterly check-in" in line for line in listed), listed
