@@ -4,6 +4,7 @@ by a price's words."""
 
 from __future__ import annotations
 
+from memserver.kb.words import words
 from read_agent.extractive.question import matched
 from read_agent.reading import read
 
@@ -20,8 +21,8 @@ def test_a_word_inside_a_meaning_s_phrase_takes_the_meaning_s_words() -> None:
 
 def test_a_term_with_senses_is_found_by_them_and_not_by_its_synonyms() -> None:
     senses = dict(read("Who is in charge of the Globex rollout?").senses)
-    owned = "priya will own the globex rollout end to end".split()
-    priced = "the pricing of the globex rollout is per shipment".split()
+    owned = words("priya will own the globex rollout end to end")
+    priced = words("the pricing of the globex rollout is per shipment")
     assert matched(["charge", "rollout"], owned, senses) == {"charge", "rollout"}
     assert matched(["charge", "rollout"], priced, senses) == {"rollout"}
     # without senses "charge" is a price's word ("charge" ~ "pricing")
