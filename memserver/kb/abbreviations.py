@@ -83,6 +83,43 @@ def spelled_out(short: str, words: Collection[str]) -> bool:
     return any(all(_has(words, s) for s in phrase) for phrase in stands_for(short))
 
 
+def spoken(words: Iterable[str]) -> set[str]:
+    """``words`` with the words of a phrase an abbreviation among them stands for that
+    no other abbreviation's phrase holds: "role: cto" also says "technology", not
+    "chief" or "officer", which every chief's title says."""
+    said = set(words)
+    owners = _owners()
+    return said | {
+        start
+        for word in said
+        for phrase in stands_for(word)
+        for start in phrase
+        if owners[start] == {word}
+    }
+
+
+def with_words(starts: Iterable[str]) -> tuple[str, ...]:
+    """The abbreviations one of whose phrases holds one of ``starts`` ("chief" ->
+    "ceo", "coo", ...; "захирал" -> the same by "захир")."""
+    starts = tuple(starts)
+    return tuple(
+        short
+        for short, phrases in _table().items()
+        if any(w.startswith(s) or s.startswith(w) for p in phrases for s in p for w in starts)
+    )
+
+
+@functools.cache
+def _owners() -> dict[str, set[str]]:
+    """Each word of a phrase -> the abbreviations whose phrases hold it."""
+    out: dict[str, set[str]] = {}
+    for short, phrases in _table().items():
+        for phrase in phrases:
+            for start in phrase:
+                out.setdefault(start, set()).add(short)
+    return out
+
+
 def abbreviated(words: Collection[str]) -> list[tuple[str, Phrase]]:
     """The abbreviations whose phrase ``words`` spell out, each with that phrase
     ("chief", "executive", "officer" -> [("ceo", ("chief", "executive", "officer")),

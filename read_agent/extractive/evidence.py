@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memserver.kb.abbreviations import spoken
 from memserver.kb.field_change import read_change, show
 from memserver.kb.words import words
 from read_agent.extractive.line import DIRECT, INFERRED, Line
@@ -265,9 +266,11 @@ def names_focus(piece: Evidence, reading: Reading) -> bool:
 
 def _own(piece: Evidence, reading: Reading) -> set[str]:
     """The question's terms the piece's own words hold (a field line: its label and
-    value, not the page title before them)."""
+    value, not the page title before them; a value's abbreviation says its phrase's own
+    words too, :func:`memserver.kb.abbreviations.spoken`: "role: CTO" says "technology")."""
     body = piece.matches if piece.kind == "source" else piece.matches or piece.text
-    return matched(reading.terms, words(body), dict(reading.senses))
+    said = spoken(words(body)) if piece.kind == "field" else words(body)
+    return matched(reading.terms, said, dict(reading.senses))
 
 
 def _only_day(text: str) -> str | None:

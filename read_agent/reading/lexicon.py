@@ -34,6 +34,8 @@ class Meaning:
     words: tuple[str, ...]
     inverse: tuple[str, ...] = ()
     synonyms: bool = False  # its words are one word wherever words are compared
+    # the words of a role whose holder does what the group says ("owner": head, manager)
+    holders: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,13 +91,14 @@ def lexicon(folder: Path = LANG) -> Lexicon:
     def flat(key: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(str(w) for data in files for w in data.get(key) or ()))
 
-    meanings: dict[str, tuple[list[str], list[str]]] = {}
+    meanings: dict[str, tuple[list[str], list[str], list[str]]] = {}
     synonymous: set[str] = set()
     for data in files:
         for name, spec in (data.get("meanings") or {}).items():
-            own, inverse = meanings.setdefault(str(name), ([], []))
+            own, inverse, holders = meanings.setdefault(str(name), ([], [], []))
             own.extend(str(w) for w in spec.get("words") or ())
             inverse.extend(str(w) for w in spec.get("inverse") or ())
+            holders.extend(str(w) for w in spec.get("holders") or ())
             if spec.get("synonyms"):
                 synonymous.add(str(name))
     base: dict[str, str] = {}
@@ -112,8 +115,14 @@ def lexicon(folder: Path = LANG) -> Lexicon:
         kinds=merged("kinds"),
         order=merged("order"),
         meanings=tuple(
-            Meaning(name, tuple(dict.fromkeys(w)), tuple(dict.fromkeys(i)), name in synonymous)
-            for name, (w, i) in meanings.items()
+            Meaning(
+                name,
+                tuple(dict.fromkeys(w)),
+                tuple(dict.fromkeys(i)),
+                name in synonymous,
+                tuple(dict.fromkeys(h)),
+            )
+            for name, (w, i, h) in meanings.items()
         ),
         pronouns=merged("pronouns"),
         follow_up=flat("follow_up"),

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from memserver.kb.abbreviations import with_words
 from memserver.kb.schema import FolderSpec, Schema
 from memserver.kb.translit import same_name_across_scripts, transliterate
 from memserver.kb.words import STOPWORDS, mn_stems
@@ -86,7 +87,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         question=question,
         wants=wants,
         terms=terms,
-        senses=_senses(q, terms, lex),
+        senses=_senses(q, terms, lex, wants),
         focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex),
         parts=_parts(question, terms, lex),
         kinds=frozenset(kinds),
@@ -325,15 +326,18 @@ def _folders(ctx: Context, intent: Mapping[str, Any]) -> list[FolderSpec]:
 
 
 def _senses(
-    q: Sequence[str], terms: Sequence[str], lex: Lexicon
+    q: Sequence[str], terms: Sequence[str], lex: Lexicon, wants: Wants = Wants.WHAT
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each term said inside a meaning's phrase of several words whose word alone says
     another meaning ("charge" of "who is in charge of ...": alone, a price), with the
     words of the phrase's meaning and itself: the phrase says its meaning ("owns",
     "leads", "responsible"), not the word's other one. A word that says nothing else
-    alone keeps its own sense ("contract" of "annual contract")."""
+    alone keeps its own sense ("contract" of "annual contract"). A question asking who
+    (``wants``) finds a term of a meaning with ``holders`` by them too: "who runs
+    procurement?" is answered by a role at the head of it ("Procurement Manager")."""
     phrases = {m.name: [w for w in m.words if " " in w] for m in lex.meanings}
     out: dict[str, tuple[str, ...]] = {}
+    said_in: dict[str, set[str]] = {}  # term -> the meanings whose phrase says it
     for match in find(q, phrases):
         meaning = lex.meaning(match.key)
         if meaning is None:
@@ -347,8 +351,18 @@ def _senses(
                 if other.name != meaning.name
                 for w in other.words
             )
-            if elsewhere and any(same(term, w) for w in said):
-                out[term] = tuple(dict.fromkeys([*out.get(term, ()), term, *singles]))
+            if any(same(term, w) for w in said):
+                said_in.setdefault(term, set()).add(meaning.name)
+                if elsewhere:
+                    out[term] = tuple(dict.fromkeys([*out.get(term, ()), term, *singles]))
+    if wants is Wants.WHO:
+        for meaning in (m for m in lex.meanings if m.holders):
+            singles = [w for w in meaning.words if " " not in w]
+            for term in terms:
+                if meaning.name in said_in.get(term, ()) or any(same(term, w) for w in singles):
+                    holders = [*meaning.holders, *with_words(meaning.holders)]  # "CTO"
+                    found_by = [*out.get(term, (term,)), *singles, *holders]
+                    out[term] = tuple(dict.fromkeys(found_by))
     return tuple(out.items())
 
 

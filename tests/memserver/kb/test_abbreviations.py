@@ -9,7 +9,9 @@ from memserver.kb.abbreviations import (
     shortened,
     spelled_in,
     spelled_out,
+    spoken,
     stands_for,
+    with_words,
 )
 from memserver.kb.words import words
 
@@ -44,3 +46,17 @@ def test_a_run_spelling_a_phrase_in_order_becomes_its_abbreviation() -> None:
     # out of order, or broken by another word, it stays as written
     assert shortened(words("officer chief operating")) == ["officer", "chief", "operating"]
     assert shortened(words("chief sales and operating officer"))[0] == "chief"
+
+
+def test_a_text_s_abbreviation_also_says_its_phrase_s_own_words() -> None:
+    said = spoken(words("tom becker role cto and co founder"))
+    assert {"technology", "technical", "cto", "becker"} <= said
+    # every chief's title says "chief" and "officer": no word of one of them alone
+    assert not {"chief", "officer"} & said
+    assert spoken(words("globex warehouse")) == {"globex", "warehouse"}
+
+
+def test_the_abbreviations_holding_a_word_in_either_language() -> None:
+    assert {"ceo", "coo", "cto"} <= set(with_words(["chief"]))
+    assert "ceo" in with_words(["захирал"]) and "vp" in with_words(["president"])
+    assert with_words(["warehouse"]) == ()

@@ -39,3 +39,14 @@ def test_a_thing_named_with_an_abbreviation_is_found_by_its_words(example: Inges
 def test_who_is_in_charge_is_answered_by_who_owns_it(example: IngestServer) -> None:
     first = lines(ask(example, "Who is in charge of the Globex rollout?"))[0]
     assert "Priya will own the Globex rollout" in first, first
+
+
+def test_who_runs_a_part_of_a_company_is_the_person_whose_role_heads_it(
+    example: IngestServer,
+) -> None:
+    # "runs" is in no role: a role at the head of procurement ("Manager") holds it
+    first = lines(ask(example, "Who runs procurement at Initech?"))[0]
+    assert "Alex Novak (Procurement Manager" in first or "Alex Novak — role:" in first, first
+    # "удирддаг" (manages) our sales: the Head of Sales, across the languages
+    first = lines(ask(example, "Манай борлуулалтыг хэн удирддаг вэ?"))[0]
+    assert "Alex Kim — role: Head of Sales" in first, first

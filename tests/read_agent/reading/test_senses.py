@@ -1,6 +1,7 @@
 """A word said inside a meaning's phrase of several words, that alone would say another
 meaning, means the phrase: "charge" of "in charge" is found by "own" or "leads", never
-by a price's words."""
+by a price's words. A question asking who leads, runs or is in charge of a thing finds
+the verb in a role at the head of it too ("Procurement Manager", "VP", "CTO")."""
 
 from __future__ import annotations
 
@@ -27,3 +28,20 @@ def test_a_term_with_senses_is_found_by_them_and_not_by_its_synonyms() -> None:
     assert matched(["charge", "rollout"], priced, senses) == {"rollout"}
     # without senses "charge" is a price's word ("charge" ~ "pricing")
     assert matched(["charge", "rollout"], priced) == {"charge", "rollout"}
+
+
+def test_who_runs_a_part_of_a_company_is_found_in_a_role_at_its_head() -> None:
+    senses = dict(read("Who runs procurement at Initech?").senses)
+    assert matched(["runs", "procurement"], words("procurement manager"), senses) == {
+        "runs",
+        "procurement",
+    }
+    # a chief's abbreviation is a role at the head of something: "CTO"
+    senses = dict(read("Who heads technology?").senses)
+    assert matched(["heads"], words("cto and co founder"), senses) == {"heads"}
+    # in Mongolian: "хариуцдаг" (is responsible for) in "IT менежер"
+    senses = dict(read("Номин Трейдийн мэдээллийн технологийг хэн хариуцдаг вэ?").senses)
+    assert "менежер" in senses["хариуцдаг"]
+    # a role's rank is no answer to what a question asks but who: "what does Priya run?"
+    assert "manager" not in dict(read("What does Priya run?").senses).get("run", ())
+    assert matched(["runs"], words("procurement manager")) == set()
