@@ -36,6 +36,9 @@ class Meaning:
     synonyms: bool = False  # its words are one word wherever words are compared
     # the words of a role whose holder does what the group says ("owner": head, manager)
     holders: tuple[str, ...] = ()
+    # a question saying one of its words asks for the thing it names ("what broke ...":
+    # a cause): those words are the question's focus
+    asked: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
 
     meanings: dict[str, tuple[list[str], list[str], list[str]]] = {}
     synonymous: set[str] = set()
+    asked: set[str] = set()
     for data in files:
         for name, spec in (data.get("meanings") or {}).items():
             own, inverse, holders = meanings.setdefault(str(name), ([], [], []))
@@ -101,6 +105,8 @@ def lexicon(folder: Path = LANG) -> Lexicon:
             holders.extend(str(w) for w in spec.get("holders") or ())
             if spec.get("synonyms"):
                 synonymous.add(str(name))
+            if spec.get("asked"):
+                asked.add(str(name))
     base: dict[str, str] = {}
     for data in files:
         for forms in str(data.get("irregular") or "").replace("\n", " ").split(";"):
@@ -121,6 +127,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
                 tuple(dict.fromkeys(i)),
                 name in synonymous,
                 tuple(dict.fromkeys(h)),
+                name in asked,
             )
             for name, (w, i, h) in meanings.items()
         ),

@@ -88,7 +88,8 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         wants=wants,
         terms=terms,
         senses=_senses(q, terms, lex, wants),
-        focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex),
+        focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex)
+        + _asked(terms, lex),
         parts=_parts(question, terms, lex),
         kinds=frozenset(kinds),
         subjects=tuple(ctx.subjects),
@@ -204,6 +205,16 @@ def _focus(q: Sequence[str], terms: Sequence[str], skip: set[int], lex: Lexicon)
     }
     words = [q[i] for i in range(start, end) if i not in skip | told]
     return tuple(dict.fromkeys(t for t in terms if any(same(t, w) for w in words)))
+
+
+def _asked(terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
+    """The terms saying a meaning that is asked for when said ("broke" of "what broke
+    the uploads?": a cause), the question's focus besides the kind it names."""
+    return tuple(
+        t
+        for t in terms
+        if any(m.asked and " " not in w and same(t, w) for m in lex.meanings for w in m.words)
+    )
 
 
 def _parts(question: str, terms: Sequence[str], lex: Lexicon) -> tuple[tuple[str, ...], ...]:

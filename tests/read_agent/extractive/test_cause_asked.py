@@ -1,0 +1,46 @@
+"""A question asking what caused something ("what broke the uploads?") asks for a cause:
+the cause meaning's words are its focus, so a record's "Root cause:" or a sentence
+saying "because" ranks with the sentences holding more of the question's other words,
+though it holds none of them ("what broke" is never written in the note)."""
+
+from __future__ import annotations
+
+from read_agent.extractive.evidence import Evidence, score
+from read_agent.extractive.ranking import ordered
+from read_agent.reading import Context, read
+from read_agent.reading.lexicon import lexicon
+
+QUESTION = "What broke the nightly batch upload of shipment files?"
+ISSUE = Evidence(
+    "Issue: the nightly batch upload of shipment files fails after three attempts.",
+    "a",
+    "",
+    None,
+    "section",
+)
+CAUSE = Evidence(
+    "Root cause: the token service returned 500 during a database lock.", "a", "", None, "section"
+)
+OTHER = Evidence("Shipment volumes grew by a third this quarter.", "b", "", None, "section")
+ASIDE = Evidence("Files are uploaded by the nightly job.", "b", "", None, "section")
+
+
+def _ranked(question: str, *pieces: Evidence) -> list[Evidence]:
+    reading = read(question, Context())
+    scored = [(round(c, 3), v, p) for p in pieces for v, c in [score(p, reading)]]
+    return [p for p in ordered(scored, reading) if score(p, reading)[1] > 0]
+
+
+def test_a_question_of_what_broke_something_asks_for_its_cause() -> None:
+    assert read(QUESTION, Context()).focus == ("broke",)
+    assert read("What was the root cause of the outage?", Context()).focus == ("cause",)
+    cause = lexicon().meaning("cause")
+    assert cause is not None and cause.asked and "шалтгаан" in cause.words
+
+
+def test_the_cause_ranks_before_sentences_holding_one_other_word_asked() -> None:
+    ranked = _ranked(QUESTION, OTHER, ASIDE, CAUSE, ISSUE)
+    assert ranked[0] is ISSUE  # it holds the most words asked
+    assert ranked.index(CAUSE) < ranked.index(OTHER)
+    # without the cause asked, the root cause holds no word of the question
+    assert CAUSE not in _ranked("When did the nightly batch upload of shipment files fail?", CAUSE)
