@@ -242,7 +242,7 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     idents = [i.lower() for i in reading.identifiers]
     text = (piece.matches if piece.kind == "source" else piece.matches or piece.text).lower()
     own = _own(piece, reading)
-    head = matched(terms, words(piece.heading), dict(reading.senses)) - own
+    head = matched(terms, words(piece.heading), reading.sense_of) - own
     hits = sum(3.0 for i in idents if i in text)
     focus = own & set(reading.focus)
     total = len(terms) + len(reading.focus) + 3.0 * len(idents)
@@ -270,7 +270,7 @@ def _own(piece: Evidence, reading: Reading) -> set[str]:
     words too, :func:`memserver.kb.abbreviations.spoken`: "role: CTO" says "technology")."""
     body = piece.matches if piece.kind == "source" else piece.matches or piece.text
     said = spoken(words(body)) if piece.kind == "field" else words(body)
-    return matched(reading.terms, said, dict(reading.senses))
+    return matched(reading.terms, said, reading.sense_of)
 
 
 def _only_day(text: str) -> str | None:

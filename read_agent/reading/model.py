@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -84,6 +85,11 @@ class Reading:
     current: bool = False  # it asks what holds now
     claim: str | None = None  # "what supports X?": X
     earlier: tuple[Subject, ...] = ()  # the conversation's subjects
+
+    @functools.cached_property
+    def sense_of(self) -> Mapping[str, tuple[str, ...]]:
+        """:attr:`senses` as a mapping, made once for every piece the answer scores."""
+        return dict(self.senses)
 
     @property
     def listing(self) -> bool:

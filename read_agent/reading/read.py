@@ -369,9 +369,9 @@ def _senses(
     if wants is Wants.WHO:
         for meaning in (m for m in lex.meanings if m.holders):
             singles = [w for w in meaning.words if " " not in w]
+            holders = [*meaning.holders, *with_words(meaning.holders)]  # and "CTO"
             for term in terms:
                 if meaning.name in said_in.get(term, ()) or any(same(term, w) for w in singles):
-                    holders = [*meaning.holders, *with_words(meaning.holders)]  # "CTO"
                     found_by = [*out.get(term, (term,)), *singles, *holders]
                     out[term] = tuple(dict.fromkeys(found_by))
     return tuple(out.items())
