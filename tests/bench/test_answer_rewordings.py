@@ -57,6 +57,7 @@ def test_each_score_has_the_half_the_report_counts_it_in() -> None:
         "example-new-6.yaml",
         "example-new-8.yaml",
         "example-new-10.yaml",
+        "example-new-12.yaml",
     ):
         mixed = {half(s) for s in scores if s.question.new == name}
         assert mixed == {"tuning", "validation"}
