@@ -27,6 +27,7 @@ from memserver.kb.schema_model import (
     FieldSpec,
     FolderSpec,
     LinkVerb,
+    Organisation,
     Schema,
     VerbPhrase,
     slug_placeholders,
@@ -96,6 +97,8 @@ def schema_from_view(view: Mapping[str, Any]) -> Schema:
         "rules": view.get("rules") or "",
         "folders": list(view.get("folders") or []),
     }
+    if view.get("organisation"):
+        data["organisation"] = view["organisation"]
     # already data, not text: checked as parse_schema checks it, without a YAML round trip
     # (the pure-Python loader cost the read agent ~0.1 s per question)
     problems = schema_problems(data, YamlMarks())
@@ -111,7 +114,15 @@ def _build(data: dict[str, Any]) -> Schema:
         rules=data.get("rules") or "",
         folders=folders,
         trust=TrustRules.of(data.get("trust")),
+        organisation=_organisation(data.get("organisation")),
     )
+
+
+def _organisation(data: Mapping[str, Any] | None) -> Organisation | None:
+    if not data:
+        return None
+    aliases = tuple(str(a) for a in data.get("aliases") or ())
+    return Organisation(str(data["name"]), aliases)
 
 
 def _build_folder(data: dict[str, Any]) -> FolderSpec:
@@ -167,6 +178,7 @@ __all__ = [
     "FieldSpec",
     "FolderSpec",
     "LinkVerb",
+    "Organisation",
     "Schema",
     "VerbPhrase",
     "load_schema",

@@ -146,10 +146,27 @@ class FolderSpec:
 
 
 @dataclass(frozen=True)
+class Organisation:
+    """The team's own organisation (``organisation`` in schema.yaml): its name and the
+    other names it goes by."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "aliases": list(self.aliases)}
+
+
+@dataclass(frozen=True)
 class Schema:
     timezone: str
     rules: str
     folders: tuple[FolderSpec, ...] = field(default=())
+    organisation: Organisation | None = None
     # how far each source is trusted (memserver.kb.trust); not shown to tokens
     trust: TrustRules = field(default_factory=TrustRules)
 
@@ -178,11 +195,14 @@ class Schema:
         return zoneinfo.ZoneInfo(self.timezone)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "timezone": self.timezone,
             "rules": self.rules,
             "folders": [spec.to_dict() for spec in self.folders],
         }
+        if self.organisation is not None:
+            out["organisation"] = self.organisation.to_dict()
+        return out
 
 
 def slug_placeholders(template: str) -> tuple[str, ...]:

@@ -86,6 +86,7 @@ class SchemaView(TypedDict):
     timezone: str
     rules: str
     folders: list[dict[str, Any]]
+    organisation: dict[str, Any] | None  # the team's own (name, aliases), if declared
     can_write: bool
     source_access: bool
 

@@ -84,6 +84,8 @@ def kb_schema() -> SchemaView:
     there, the slug template, the date field that gives a page its date, the fields
     (name, type, whether required, allowed enum values, link target folder), the
     section headings in order, whether pages keep a timeline, and writing rules.
+    ``organisation`` is the team's own organisation (name, aliases) when the schema
+    declares it: "our company" in a question means it.
     """
     call = current()
     schema = call.services.schema()
@@ -95,6 +97,7 @@ def kb_schema() -> SchemaView:
             for f in schema.folders
             if call.scope.allows_folder(f.name)
         ],
+        "organisation": schema.organisation.to_dict() if schema.organisation else None,
         "can_write": call.scope.write,
         "source_access": call.scope.source,
     }

@@ -306,3 +306,26 @@ def test_a_kb_schema_view_reads_back_as_the_schema_it_was_made_from(example_kb: 
     with pytest.raises(SchemaError) as caught:
         schema_from_view(broken)
     assert "fields" in str(caught.value)
+
+
+def test_the_teams_own_organisation_is_read_checked_and_sent_with_the_view(
+    example_kb: KBPaths,
+) -> None:
+    """``organisation`` names the team's own organisation: parsed, kept by ``to_dict``
+    and by the ``kb_schema`` view; a schema without it has none; a malformed one names
+    the problem."""
+    schema = load_schema(example_kb.root)
+    assert schema.organisation is not None
+    assert schema.organisation.names == ("Acme Logistics", "Acme")
+    again = parse_schema(yaml.safe_dump(schema.to_dict(), allow_unicode=True))
+    assert again.organisation == schema.organisation  # (trust is not in to_dict)
+    view = {
+        "folders": [f.to_dict() for f in schema.folders],
+        "organisation": schema.to_dict()["organisation"],
+    }
+    assert schema_from_view(view).organisation == schema.organisation
+    assert parse_schema(SEED_EXAMPLE).organisation is None
+    assert "organisation" not in parse_schema(SEED_EXAMPLE).to_dict()
+    for bad in ("organisation: {aliases: [Acme]}\n", "organisation: {name: Acme, size: 3}\n"):
+        with pytest.raises(SchemaError, match="organisation"):
+            parse_schema(bad + SEED_EXAMPLE)

@@ -17,6 +17,7 @@ def test_the_page_tools_write_and_read_a_page_called_directly(served: Served) ->
     title = f"Direct Call {uuid.uuid4().hex[:8]}"
     schema = kb_schema()
     assert schema["can_write"] and "people" in [f["name"] for f in schema["folders"]]
+    assert schema["organisation"] == {"name": "Acme Logistics", "aliases": ["Acme"]}
     put = kb_put_page(folder="people", page=PageInput(title=title, fields={"role": "Analyst"}))
     assert put["created"] and put["version"] == 1
     page = kb_get_page(id=put["id"])
