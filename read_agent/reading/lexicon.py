@@ -66,6 +66,8 @@ class Lexicon:
     parts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # "what" ... "did": the words that ask for a thing by its kind, and those closing it
     focus: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # the team's own organisation: "own" words ("our") and "whole" ones ("company")
+    ours: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def meaning(self, name: str) -> Meaning | None:
         return next((m for m in self.meanings if m.name == name), None)
@@ -144,6 +146,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
         },
         focus=merged("focus"),
         parts=merged("parts"),
+        ours=merged("ours"),
     )
 
 

@@ -65,6 +65,10 @@ class Reading:
     # a term said inside a phrase of a meaning ("charge" of "in charge"), with the
     # meaning's words that say it in a text ("own", "leads", "responsible", ...)
     senses: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # it asks of the team's own organisation ("our CEO", "Acme's CTO", "манай компани")
+    ours: bool = False
+    # it asks who heads its subject as a whole, naming no part ("who runs Globex?")
+    whole: bool = False
     # a question of several parts: the terms of each ("who leads it, and since when")
     parts: tuple[tuple[str, ...], ...] = ()
     # the terms that name the kind of thing asked for ("what revenue share did ...")

@@ -59,7 +59,8 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     # project, not Globex) is not asked about
     inside = {s.id for s in ctx.subjects if _only_inside(name_spans(q, called[s.id]), spans)}
     ctx = replace(ctx, subjects=[s for s in ctx.subjects if s.id not in inside])
-    named = {i for span in spans for i in span}
+    ours = _ours_at(q, ctx.schema, lex, spans)
+    named = {i for span in spans for i in span} | ours
     kinds = _kinds(q, lex, spans)
     window = time.get("window") if isinstance(time.get("window"), Mapping) else None
     # a change asked of what held on one date; a decision's date is when it was made
@@ -83,11 +84,14 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         None,
     )
     terms = _terms(q, named | said_when, intent, lex, as_of is not None)
+    senses = _senses(q, terms, lex, wants)
     return Reading(
         question=question,
         wants=wants,
         terms=terms,
-        senses=_senses(q, terms, lex, wants),
+        senses=senses,
+        ours=bool(ours) or (not ctx.subjects and says(q, lex.ours.get("own", ()), exact=True)),
+        whole=_whole(terms, senses, lex),
         focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex)
         + _asked(terms, lex),
         parts=_parts(question, terms, lex),
@@ -205,6 +209,33 @@ def _focus(q: Sequence[str], terms: Sequence[str], skip: set[int], lex: Lexicon)
     }
     words = [q[i] for i in range(start, end) if i not in skip | told]
     return tuple(dict.fromkeys(t for t in terms if any(same(t, w) for w in words)))
+
+
+def _ours_at(
+    q: Sequence[str], schema: Schema | None, lex: Lexicon, spans: Sequence[range]
+) -> set[int]:
+    """Where the question names the team's own organisation: one of its names (the
+    schema's ``organisation``) or an "own" word before a "whole" one ("our company",
+    "манай компанийг"). Not the question's topic, as a subject's name is not."""
+    taken = {i for span in spans for i in span}
+    at: set[int] = set()
+    if schema is not None and schema.organisation is not None:
+        for span in name_spans(q, list(schema.organisation.names)):
+            if not set(span) & taken:
+                at.update(span)
+    own, whole = lex.ours.get("own", ()), lex.ours.get("whole", ())
+    for m in find(q, {"ours": [f"{o} {w}" for o in own for w in whole]}):
+        at.update(range(m.start, m.end))
+    return at
+
+
+def _whole(terms: Sequence[str], senses: Sequence[tuple[str, Sequence[str]]], lex: Lexicon) -> bool:
+    """Who heads the subject as a whole is asked: every term is a word found by the
+    holders of a role ("who leads Globex?", "who runs our company?"), so none names a
+    part of it ("who leads sales?")."""
+    holders = {h for m in lex.meanings for h in m.holders}
+    by = dict(senses)
+    return bool(terms) and all(holders & set(by.get(t, ())) for t in terms)
 
 
 def _asked(terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
