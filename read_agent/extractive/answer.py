@@ -74,6 +74,7 @@ from read_agent.extractive.reply import (
     notes_for,
     since,
 )
+from read_agent.extractive.role_holders import role_holders
 from read_agent.extractive.routes import (
     Asked,
     Route,
@@ -176,6 +177,7 @@ class Extractive:
             self.reader.embed,
         )
         reading = replace(reading, kinds=reading.kinds | asked.kinds)
+        results += await role_holders(self.reader, reading, query_argument, results)
         noted = any(is_source(r) for r in results)
         if reading.focus and not noted and not self.ranker.name_focus(reading, results):
             results += await self._notes_too(question, query_argument, results)

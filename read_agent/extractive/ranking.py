@@ -23,6 +23,8 @@ from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched
 from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
+from read_agent.reading.lexicon import lexicon
+from read_agent.reading.roles import heads_whole
 from read_agent.tools.wire import Hit
 
 DEFAULT_RESULTS = 10
@@ -105,8 +107,45 @@ class Ranker:
                 for c, _, p in scored
                 if c >= 1.0 and self._someone(p) and self._of_subject(p, reading)
             }
-            ranked.sort(key=lambda p: id(p) not in holders)
+            # "who is our CEO?": not another company's; "who runs Globex?": its head
+            ranked.sort(
+                key=lambda p: (
+                    reading.ours and self._elsewhere(p),
+                    id(p) not in holders,
+                    reading.whole and not self._heads(p),
+                )
+            )
         return ranked[:EVIDENCE_LINES]
+
+    def _elsewhere(self, piece: Evidence) -> bool:
+        """The piece is a field of the page of a person who works for another
+        organisation than the team's own: a link of the page, to a folder other than
+        people's, names a page that is not it ("company: Globex")."""
+        if not self._someone(piece) or self.reader.schema is None:
+            return False
+        page = self.reader.pages.get(piece.page)
+        spec = self.reader.folder(piece.page.split("/", 1)[0])
+        if page is None or spec is None:
+            return False
+        org = self.reader.schema.organisation
+        ours = {normalize_name(n) for n in (org.names if org is not None else ())}
+        for f in spec.fields:
+            target = self.reader.folder(f.folder) if f.is_link and f.folder else None
+            value = page.fields.get(f.name)
+            if target is None or target.type == spec.type or not value:
+                continue
+            values = value if isinstance(value, list) else [value]
+            if any(normalize_name(str(v)) not in ours for v in values):
+                return True
+        return False
+
+    def _heads(self, piece: Evidence) -> bool:
+        """The piece is a person's field holding a role at the head of a whole
+        organisation ("role: CEO and co-founder"; :func:`heads_whole`)."""
+        page = self.reader.pages.get(piece.page)
+        if not self._someone(piece) or page is None or piece.field is None:
+            return False
+        return heads_whole(str(page.fields.get(piece.field) or ""), lexicon())
 
     def _of_subject(self, piece: Evidence, reading: Reading) -> bool:
         """The piece, or a field of its page, names one of the question's subjects

@@ -50,3 +50,27 @@ def test_who_runs_a_part_of_a_company_is_the_person_whose_role_heads_it(
     # "удирддаг" (manages) our sales: the Head of Sales, across the languages
     first = lines(ask(example, "Манай борлуулалтыг хэн удирддаг вэ?"))[0]
     assert "Alex Kim — role: Head of Sales" in first, first
+
+
+def test_the_head_of_a_whole_organisation_is_the_role_that_names_no_part(
+    example: IngestServer,
+) -> None:
+    # Bob Martinez (VP of Operations) and Karen Lee (COO) head parts of Globex
+    first = lines(ask(example, "Who leads Globex?"))[0]
+    assert first.startswith("Dana Whitfield — role: CEO"), first
+
+
+def test_our_organisation_is_answered_by_our_people_not_another_company_s(
+    example: IngestServer,
+) -> None:
+    # Dana Whitfield is a CEO too, of Globex; the schema names Acme Logistics as ours
+    for question in (
+        "Who is our CEO?",
+        "Who runs Acme Logistics?",
+        "Манай компанийг хэн удирддаг вэ?",
+    ):
+        first = lines(ask(example, question))[0]
+        assert first.startswith("Maria Lopez — role: CEO"), (question, first)
+    # no word of the question is in "Tom Becker — role: CTO": a search of people's roles
+    first = lines(ask(example, "Who heads technology at our company?"))[0]
+    assert first.startswith("Tom Becker — role: CTO"), first
