@@ -159,7 +159,8 @@ class Extractive:
             more = wider.results if wider is not None else ()
             results += [r for r in more if _named(r) and r.id not in {x.id for x in results}]
         named = [r for r in results if _named(r)]
-        named += await self._resolved(question, named)
+        unclear: list[str] = []  # the folders of a name the index could not tell apart
+        named += await self._resolved(question, named, unclear)
         for item in [*named, *results][: PAGES_READ + len(named)]:
             pid = normalize_id(item.id)
             if pid and not pid.startswith("source/") and len(self.reader.pages) < PAGES_READ + 2:
@@ -175,6 +176,7 @@ class Extractive:
             self.reader.schema,
             self.reader.earlier,
             self.reader.embed,
+            unclear,
         )
         reading = replace(reading, kinds=reading.kinds | asked.kinds)
         results += await role_holders(self.reader, reading, query_argument, results)
@@ -735,10 +737,13 @@ class Extractive:
 
     # -- helpers
 
-    async def _resolved(self, question: str, named: Sequence[Hit]) -> list[Hit]:
+    async def _resolved(
+        self, question: str, named: Sequence[Hit], unclear: list[str] | None = None
+    ) -> list[Hit]:
         """The pages the entity index resolves the question's names to that the search did
         not find by their names ("Боб Мартинезийн": Bob Martinez, by his name in the other
-        script with a case ending), as results the question names."""
+        script with a case ending), as results the question names; the folders of a name
+        it cannot tell apart go to ``unclear`` ("Alex": two people)."""
         if "kb_resolve" not in self.reader.tools.tools:
             return []
         known = [r.title for r in named]
@@ -751,6 +756,8 @@ class Extractive:
                 continue  # the search found it by its name
             found = Resolved.parse(await self.reader.call("kb_resolve", {"name": name, "limit": 3}))
             best = next(iter(found.candidates), None)
+            if found.ambiguous and unclear is not None:
+                unclear += [c.folder for c in found.candidates if c.folder not in unclear]
             if best is None or found.ambiguous:
                 continue
             sure = best.why in SURE_NAMES or (

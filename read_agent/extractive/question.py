@@ -39,13 +39,15 @@ def read(
     schema: Schema | None = None,
     earlier: Sequence[Subject] = (),
     embed: Embed | None = None,
+    unclear: Sequence[str] = (),
 ) -> Reading:
     """The reading of ``question`` with what a ``kb_query`` result says of it: the
-    search's time and topic, and the ``subjects`` it found by their names."""
+    search's time and topic, the ``subjects`` it found by their names, and the folders
+    of a name the index could not tell apart (``unclear``)."""
     time = result.get("time") if isinstance(result.get("time"), Mapping) else {}
     intent = result.get("intent") if isinstance(result.get("intent"), Mapping) else {}
     assert isinstance(time, Mapping) and isinstance(intent, Mapping)
-    context = Context(schema, subjects, names, time, intent, earlier, embed)
+    context = Context(schema, subjects, names, time, intent, earlier, embed, unclear)
     return read_question(question, context)
 
 
@@ -60,10 +62,12 @@ def stem(word: str) -> str:
     return word
 
 
-def same_word(a: str, b: str, by_meaning: bool = True) -> bool:
+def same_word(a: str, b: str, by_meaning: bool = True, loose: bool = True) -> bool:
     """Whether two normalised words are one word with different endings, or one is
     the other's irregular past ("go" ~ "went", "meet" ~ "met"), or (``by_meaning``)
-    words of one ``synonyms`` meaning ("charge" ~ "pricing")."""
+    words of one ``synonyms`` meaning ("charge" ~ "pricing"); ``loose``: or two long
+    words sharing their start ("decided" ~ "decision"), which a sense's English word
+    does not ("compensation" is not "company")."""
     base = lexicon().base_form
     if a == b or base.get(a, a) == base.get(b, b) or same_meaning(a, b):
         return True
@@ -79,6 +83,8 @@ def same_word(a: str, b: str, by_meaning: bool = True) -> bool:
         return True
     if len(short) >= 3 and any(long == short + s for s in _SUFFIXES):
         return True  # "own" ~ "owner"
+    if not loose and not is_cyrillic(a):  # a Mongolian ending may drop a vowel: "захирлаар"
+        return False
     shared = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -101,9 +107,9 @@ def matched(
     found = {
         t
         for t in asked
-        if t in pool
+        if (t in pool and (t not in senses or t in senses[t]))  # "paid" of a person: a salary
         or (
-            any(same_word(s, w, by_meaning=False) for s in senses[t] for w in pool)
+            any(same_word(s, w, by_meaning=False, loose=False) for s in senses[t] for w in pool)
             if t in senses
             else any(same_word(t, w) for w in pool)
         )

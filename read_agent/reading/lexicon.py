@@ -39,6 +39,8 @@ class Meaning:
     # a question saying one of its words asks for the thing it names ("what broke ...":
     # a cause): those words are the question's focus
     asked: bool = False
+    # words that say it only when said of a person ("paid": a salary; of a company, a price)
+    of_person: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
         return tuple(dict.fromkeys(str(w) for data in files for w in data.get(key) or ()))
 
     meanings: dict[str, tuple[list[str], list[str], list[str]]] = {}
+    of_person: dict[str, list[str]] = {}
     synonymous: set[str] = set()
     asked: set[str] = set()
     for data in files:
@@ -105,6 +108,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
             own.extend(str(w) for w in spec.get("words") or ())
             inverse.extend(str(w) for w in spec.get("inverse") or ())
             holders.extend(str(w) for w in spec.get("holders") or ())
+            of_person.setdefault(str(name), []).extend(str(w) for w in spec.get("of_person") or ())
             if spec.get("synonyms"):
                 synonymous.add(str(name))
             if spec.get("asked"):
@@ -130,6 +134,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
                 name in synonymous,
                 tuple(dict.fromkeys(h)),
                 name in asked,
+                tuple(dict.fromkeys(of_person.get(name, ()))),
             )
             for name, (w, i, h) in meanings.items()
         ),

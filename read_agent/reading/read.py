@@ -44,6 +44,9 @@ class Context:
     intent: Mapping[str, Any] | None = None
     earlier: Sequence[Subject] = ()
     embed: Embed | None = None
+    # the folders of pages a name of the question may be, when the index could not tell
+    # which ("Alex": Alex Kim or Alex Novak, both people)
+    unclear: Sequence[str] = ()
 
 
 def read(question: str, context: Context | None = None, lex: Lexicon | None = None) -> Reading:
@@ -84,7 +87,8 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         None,
     )
     terms = _terms(q, named | said_when, intent, lex, as_of is not None)
-    senses = _senses(q, terms, lex, wants)
+    of_person = _of_person(terms, _person(ctx), lex)  # "paid" of a person: a salary, asked
+    senses = _senses(q, terms, lex, wants) + of_person
     return Reading(
         question=question,
         wants=wants,
@@ -93,7 +97,8 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         ours=bool(ours) or (not ctx.subjects and says(q, lex.ours.get("own", ()), exact=True)),
         whole=_whole(terms, senses, lex),
         focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex)
-        + _asked(terms, lex),
+        + _asked(terms, lex)
+        + tuple(t for t, _ in of_person),
         parts=_parts(question, terms, lex),
         kinds=frozenset(kinds),
         subjects=tuple(ctx.subjects),
@@ -227,6 +232,31 @@ def _ours_at(
     for m in find(q, {"ours": [f"{o} {w}" for o in own for w in whole]}):
         at.update(range(m.start, m.end))
     return at
+
+
+def _person(ctx: Context) -> bool:
+    """The question is about a person: a subject, or a name the index could not tell
+    apart, is of a folder of people."""
+    if ctx.schema is None:
+        return False
+    people = {f.name for f in ctx.schema.folders if f.type == "person"}
+    return any(s.folder in people for s in ctx.subjects) or bool(people & set(ctx.unclear))
+
+
+def _of_person(
+    terms: Sequence[str], person: bool, lex: Lexicon
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each term that says a meaning only when said of a person (``of_person``: "what is
+    Alex paid?" asks a salary), with the meaning's words, in a question about one: not
+    itself, which is a price's word too ("a paid pilot")."""
+    if not person:
+        return ()
+    out = []
+    for t in terms:
+        for m in lex.meanings:
+            if any(same(t, w) for w in m.of_person):
+                out.append((t, tuple(w for w in m.words if " " not in w)))
+    return tuple(out)
 
 
 def _whole(terms: Sequence[str], senses: Sequence[tuple[str, Sequence[str]]], lex: Lexicon) -> bool:

@@ -98,6 +98,18 @@ def test_no_sentence_that_answers_is_said_plainly_and_nothing_private_leaks(
         assert private not in answer.text
 
 
+def test_what_a_person_is_paid_asks_a_salary_and_a_paid_pilot_is_no_answer(
+    example: IngestServer,
+) -> None:
+    # "paid" said of a person is a salary, which no page holds; said of a company, a price
+    for question in ("What is Alex paid?", "What is Alex Kim's pay?"):
+        answer = ask(example, question)
+        assert lines(answer)[0].startswith(NO_SENTENCE), (question, lines(answer)[0])
+        assert "142,000" not in answer.text and "142000" not in answer.text
+    first = lines(ask(example, "How much did Globex pay for the pilot?"))[0]
+    assert "$18,400" in first, first
+
+
 def test_follow_ups_take_their_entity_from_the_previous_answer(example: IngestServer) -> None:
     first = ask(example, "Who is Bob Martinez?")
     history = [Turn("user", "Who is Bob Martinez?"), Turn("assistant", first.text)]

@@ -5,9 +5,13 @@ the verb in a role at the head of it too ("Procurement Manager", "VP", "CTO").""
 
 from __future__ import annotations
 
+from memserver.kb.schema import load_schema
 from memserver.kb.words import words
 from read_agent.extractive.question import matched
-from read_agent.reading import read
+from read_agent.reading import Context, Subject, read
+from tests.fixtures.server import EXAMPLE_KB
+
+SCHEMA = load_schema(EXAMPLE_KB)
 
 
 def test_a_word_inside_a_meaning_s_phrase_takes_the_meaning_s_words() -> None:
@@ -45,3 +49,27 @@ def test_who_runs_a_part_of_a_company_is_found_in_a_role_at_its_head() -> None:
     # a role's rank is no answer to what a question asks but who: "what does Priya run?"
     assert "manager" not in dict(read("What does Priya run?").senses).get("run", ())
     assert matched(["runs"], words("procurement manager")) == set()
+
+
+def test_a_word_said_of_a_person_takes_the_meaning_it_has_for_one() -> None:
+    """ "paid" of a person asks a salary (the thing asked: the focus), found by the
+    salary's words and not by itself ("a paid pilot"), nor by a word sharing only a start
+    with one of them ("company" is not "compensation"); of a company it keeps its sense."""
+    alex = Subject("people/alex-kim", "Alex Kim", "people")
+    reading = read("What is Alex Kim's pay?", Context(schema=SCHEMA, subjects=[alex]))
+    senses = reading.sense_of
+    assert "salary" in senses["pay"] and "pay" not in senses["pay"]
+    assert "pay" in reading.focus
+    assert (
+        matched(["pay"], words("globex signed the paid pilot, they pay monthly"), senses) == set()
+    )
+    assert matched(["pay"], words("company: globex"), senses) == set()
+    assert matched(["pay"], words("her salary is private"), senses) == {"pay"}
+    # a name the index could not tell apart, of people's pages, is a person too
+    unclear = read("What is Alex paid?", Context(schema=SCHEMA, unclear=["people"]))
+    assert "paid" in unclear.sense_of
+    globex = Subject("companies/globex", "Globex", "companies")
+    priced = read(
+        "How much did Globex pay for the pilot?", Context(schema=SCHEMA, subjects=[globex])
+    )
+    assert "pay" not in priced.sense_of
