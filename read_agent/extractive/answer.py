@@ -495,6 +495,14 @@ class Extractive:
         spec = self.reader.folder(page.folder)
         if spec is None:
             return None
+        field_ = reading.field
+        if field_ is not None and field_.inward and field_.folder != spec.name and field is None:
+            # another folder's link to this page ("who works at Globex?": people's company)
+            linking = self.reader.folder(field_.folder)
+            link = linking.field(field_.name) if linking is not None else None
+            if linking is None or link is None or link.folder != spec.name:
+                return None
+            return await self._linked_in(page, linking, field_.name)
         asked = reading.field if reading.field and reading.field.folder == spec.name else None
         target = field or (asked.name if asked else None) or self._when_field(reading, spec, page)
         if target is None:
@@ -545,8 +553,9 @@ class Extractive:
         return side[0] if len(side) == 1 else None
 
     async def _linked_in(self, page: Page, spec: FolderSpec, target: str) -> Reply | None:
-        """The pages whose ``target`` field links to ``page`` ("who reports to Alex Kim"):
-        the graph's edges into it of the field's verb, else the pages read that hold it."""
+        """The pages of ``spec``'s folder whose ``target`` field links to ``page`` ("who
+        reports to Alex Kim", "who works at Globex"): the graph's edges into it of the
+        field's verb, else the pages read that hold it."""
         fspec = spec.field(target)
         verb = (fspec.verb if fspec is not None else None) or target
         title = page.title
@@ -556,9 +565,11 @@ class Extractive:
         linked = [
             Part(f"{edge.from_title} ", edge.from_id)
             for edge in edges(found)
-            if edge.verb == verb and edge.depth == 1
+            if edge.verb == verb and edge.depth == 1 and edge.from_id.startswith(f"{spec.name}/")
         ]
         for other_id, other in self.reader.pages.items():
+            if other.folder != spec.name:
+                continue  # a decision's company is no one's employer
             value = other.fields.get(target)
             values = value if isinstance(value, list) else [value]
             shown = Part(f"{other.title} ", other_id)
@@ -570,7 +581,8 @@ class Extractive:
             await self.reader.page(part.cited)
         listed = sorted(linked, key=Part.render)
         parts = [listed[0], *(replace(p, text=f", {p.text}") for p in listed[1:])]
-        return Reply(Line(f"{label(target).capitalize()} {title}: ", parts=tuple(parts)), [])
+        said = label(verb).capitalize()  # "Reports to Maria Lopez: ", "Works at Globex: "
+        return Reply(Line(f"{said} {title}: ", parts=tuple(parts)), [])
 
     def _section_asked(self, reading: Reading, page: Page) -> Reply | None:
         """ "What was decided at the pricing review?": the named page's section the

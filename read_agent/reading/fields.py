@@ -14,7 +14,9 @@ clearly above the rest.
 A link within one folder is read in both directions: "who does Bob report to" asks
 Bob's own value; "who reports to Alex Kim" and "Alex Kim's direct reports" ask the pages
 that link to Alex. A verb phrase of the field's own with the name after it, or an
-inverse word ("manages") with the name before it, asks the pages that link in.
+inverse word ("manages") with the name before it, asks the pages that link in. A link
+from a folder of people to the subject's is read from its other end when a question
+asking who says its verb ("who works at Globex?": the people whose company is Globex).
 """
 
 from __future__ import annotations
@@ -112,11 +114,15 @@ def field_asked(
     named = {i for span in names for i in span}
     framed = _framed(question, folders, lex) | set(skip)
     best: tuple[tuple[int, int, int, int], FieldAsked] | None = None
-    for rank, cand in enumerate(candidates(folders, lex)):
+    linking = _linking(folders[0], wants, schema) if folders and names else []
+    for rank, cand in enumerate(candidates([*folders, *linking], lex)):
         taken = set(named)
         # one stop word alone names no field ("for", a project's customer verb); a phrase
         # of them does ("was at": attended)
         hits = [h for h in find(question, cand.own, taken) if not _a_stop_word(h.phrase)]
+        across = cand.folder in linking and cand.field.folder == folders[0].name
+        if across:  # another folder's link to the subject: named by its own verb only
+            hits = [h for h in hits if _verb_said(h.phrase, cand)]
         if not hits:
             continue
         said = {i for h in hits for i in range(h.start, h.end)}
@@ -130,7 +136,7 @@ def field_asked(
         fit = int(fits(cand.field, wants, schema))
         strong = int(any(h.phrase in cand.strong for h in hits))
         score = (fit, strong, sum(h.end - h.start for h in hits), -rank)
-        inward = _inward(cand, hits, names, question)
+        inward = across or _inward(cand, hits, names, question)
         asked = FieldAsked(cand.folder.name, cand.field.name, inward, "words")
         if best is None or score > best[0]:
             best = (score, asked)
@@ -157,6 +163,28 @@ def field_asked(
     if embed is not None and folders:
         return _nearest(question, named, framed, set(skip), wants, folders[0], schema, embed)
     return None
+
+
+def _linking(subject: FolderSpec, wants: Wants, schema: Schema | None) -> list[FolderSpec]:
+    """For a question asking who, the folders of people with a link to the subject's
+    folder ("who works at Globex?": people, by their company): its pages are the
+    answer, read from the link's other end."""
+    if wants is not Wants.WHO or schema is None:
+        return []
+    return [
+        spec
+        for spec in schema.folders
+        if spec.name != subject.name
+        and spec.type == "person"
+        and any(f.is_link and f.folder == subject.name for f in spec.fields)
+    ]
+
+
+def _verb_said(phrase: str, cand: _Candidate) -> bool:
+    """Every word of the phrase is a word of the field's verb or its patterns."""
+    return bool(cand.verb_words) and all(
+        any(same(w, v) for v in cand.verb_words) for w in tokens(phrase)
+    )
 
 
 def _a_stop_word(phrase: str) -> bool:

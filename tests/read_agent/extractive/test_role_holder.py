@@ -74,3 +74,14 @@ def test_our_organisation_is_answered_by_our_people_not_another_company_s(
     # no word of the question is in "Tom Becker — role: CTO": a search of people's roles
     first = lines(ask(example, "Who heads technology at our company?"))[0]
     assert first.startswith("Tom Becker — role: CTO"), first
+
+
+def test_who_works_at_a_company_lists_the_people_whose_link_names_it(
+    example: IngestServer,
+) -> None:
+    # a link of people's pages to companies ("company", verb works_at) read from its
+    # other end, as "who reports to" reads people's link to people
+    first = lines(ask(example, "Who works at Globex?"))[0]
+    assert first.startswith("Works at Globex: Bob Martinez"), first
+    assert "Dana Whitfield" in first and "Karen Lee" in first
+    assert "decisions/" not in first  # a decision's company is no one's employer

@@ -65,3 +65,13 @@ def test_a_role_is_searched_by_the_part_asked_and_its_holders_abbreviations() ->
     whole = read("Who runs Acme Logistics?", Context(schema=SCHEMA))
     found = role_words(whole, lexicon())
     assert "ceo" in found and "cto" not in found and "runs" not in found
+
+
+def test_another_folder_s_link_to_the_subject_is_asked_by_its_verb() -> None:
+    works = read("Who works at Globex?", Context(schema=SCHEMA, subjects=[GLOBEX]))
+    assert works.field is not None
+    assert (works.field.folder, works.field.name, works.field.inward) == ("people", "company", True)
+    # its meaning's other words ("company") do not ask it, nor a question not asking who
+    for question in ("Who is the CEO of the company Globex?", "When did Globex join us?"):
+        other = read(question, Context(schema=SCHEMA, subjects=[GLOBEX]))
+        assert other.field is None or other.field.folder == "companies", question
