@@ -52,9 +52,11 @@ class PageReads:
         end: datetime.date | None = None,
         limit: int = 50,
         offset: int = 0,
+        where_field: tuple[str, str] | None = None,
     ) -> tuple[list[PageSummary], int]:
-        """Pages newest effective date first (undated last), in ``[start, end)``, and the
-        total number matching."""
+        """Pages newest effective date first (undated last), in ``[start, end)``, whose
+        frontmatter field holds a value (``where_field``: name, value; any case; a list
+        field holding it among its items), and the total number matching."""
         where = ["TRUE"]
         params: dict[str, Any] = {"limit": max(0, limit), "offset": max(0, offset)}
         if folders is not None:
@@ -69,6 +71,14 @@ class PageReads:
         if end is not None:
             where.append("effective_date < %(end)s")
             params["end"] = end
+        if where_field is not None:
+            where.append(
+                "EXISTS (SELECT 1 FROM jsonb_array_elements_text(CASE"
+                " WHEN jsonb_typeof(fields -> %(field)s) = 'array' THEN fields -> %(field)s"
+                " ELSE jsonb_build_array(fields ->> %(field)s) END) AS item"
+                " WHERE lower(item) = lower(%(value)s))"
+            )
+            params["field"], params["value"] = where_field
         clause = " AND ".join(where)
         with self.db.reading() as conn:
             rows = conn.execute(

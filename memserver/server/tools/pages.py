@@ -157,24 +157,38 @@ def kb_list_pages(
     ] = None,
     limit: Annotated[int, Field(ge=1, le=500, description="Page size.")] = 50,
     offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Skip this many (paging).")] = 0,
+    field: Annotated[
+        str | None,
+        Field(max_length=100, description="Only pages whose field (of `folder`) holds `value`."),
+    ] = None,
+    value: Annotated[
+        str | None, Field(max_length=500, description="The value `field` holds (any case).")
+    ] = None,
 ) -> PageList:
     """List pages exhaustively, newest effective date first, with optional date window.
 
     Use it to enumerate ("all meetings in March": folder="meetings",
-    start="2026-03-01", end="2026-04-01"). Results are paginated: while
+    start="2026-03-01", end="2026-04-01"; "every customer": folder="companies",
+    field="status", value="customer"). Results are paginated: while
     `next_offset` is not null, call again with offset=next_offset. `total` is the
     number of matching pages. Use kb_get_page to read one.
     """
     call = current()
-    if folder is not None:
-        _folder_in_scope(call, call.services.schema(), folder)
+    spec = _folder_in_scope(call, call.services.schema(), folder) if folder is not None else None
+    where = _field_filter(call, spec, field, value)
     if start is not None and end is not None and end <= start:
         raise MemoryToolError(
             f"end ({end}) must be after start ({start}); end is exclusive",
             ToolErrorKind.ARGUMENTS,
         )
     pages, total = call.services.kb().list_pages(
-        call.folders, folder=folder, start=start, end=end, limit=limit, offset=offset
+        call.folders,
+        folder=folder,
+        start=start,
+        end=end,
+        limit=limit,
+        offset=offset,
+        where_field=where,
     )
     visible = [p for p in pages if call.scope.page_visible(p.id)]
     more = offset + len(pages) < total
@@ -184,6 +198,32 @@ def kb_list_pages(
         "offset": offset,
         "next_offset": offset + len(pages) if more else None,
     }
+
+
+def _field_filter(
+    call: CallContext, spec: FolderSpec | None, field: str | None, value: str | None
+) -> tuple[str, str] | None:
+    """``kb_list_pages``' field filter, checked: a field of the folder listed that the
+    caller can see (never a link into a folder outside its scope), with a value."""
+    if field is None and value is None:
+        return None
+    if field is None or value is None or not value.strip():
+        raise MemoryToolError(
+            "field and value go together: give both, or neither", ToolErrorKind.ARGUMENTS
+        )
+    visible = [
+        f.name
+        for f in (spec.fields if spec is not None else ())
+        if not (f.is_link and f.folder and not call.scope.allows_folder(f.folder))
+    ]
+    if spec is None or field not in visible:
+        fix = (
+            f"in folder {spec.name!r} use one of: {', '.join(visible) or 'none'}"
+            if spec is not None
+            else "give folder= with it"
+        )
+        raise MemoryToolError(f"no field {field!r} to filter on; {fix}", ToolErrorKind.ARGUMENTS)
+    return field, value
 
 
 @tool(access=Access.READ, title="Page history")

@@ -368,6 +368,20 @@ def test_list_pages_filters_orders_and_pages(kb: KnowledgeBase) -> None:
     assert total == 5 and everything[0].folder == "meetings"
 
 
+def test_list_pages_by_a_field_s_value_in_any_case_and_among_a_list_s_items(
+    kb: KnowledgeBase,
+) -> None:
+    kb.put_page("meetings", _meeting("Sync A", "2026-01-05", ["Alice Chen", "Bob Martinez"]), None)
+    kb.put_page("meetings", _meeting("Sync B", "2026-01-06", ["Bob Martinez"]), None)
+    kb.put_page("people", alice(), None)
+    people, total = kb.list_pages(folder="people", where_field=("company", "acme logistics"))
+    assert [p.id for p in people] == ["people/alice-chen"] and total == 1
+    met, total = kb.list_pages(folder="meetings", where_field=("attendees", "Alice Chen"))
+    assert [p.title for p in met] == ["Sync A"] and total == 1
+    none, total = kb.list_pages(folder="people", where_field=("company", "Globex"))
+    assert none == [] and total == 0
+
+
 def test_history_and_restore_write_the_old_content_as_a_new_version(kb: KnowledgeBase) -> None:
     kb.put_page("people", alice(), None, written_by="ingest")
     kb.put_page("people", alice(role="CEO"), 1, written_by="ingest")

@@ -7,8 +7,15 @@ import uuid
 import pytest
 
 from memserver.errors import NotFoundError, PageValidationError, VersionConflictError
+from memserver.server.tools.base import MemoryToolError
 from memserver.server.tools.page_input import PageInput
-from memserver.server.tools.pages import kb_get_page, kb_history, kb_put_page, kb_schema
+from memserver.server.tools.pages import (
+    kb_get_page,
+    kb_history,
+    kb_list_pages,
+    kb_put_page,
+    kb_schema,
+)
 from tests.memserver.server.tools.conftest import Served
 
 
@@ -32,3 +39,20 @@ def test_the_page_tools_write_and_read_a_page_called_directly(served: Served) ->
         kb_put_page(folder="meetings", page=PageInput(title="No date"))
     with pytest.raises(NotFoundError):
         kb_get_page(folder="people", slug=f"nobody-{uuid.uuid4().hex[:8]}")
+
+
+def test_pages_are_listed_by_a_field_s_value_and_a_bad_filter_names_its_fix(
+    served: Served,
+) -> None:
+    served("kb_list_pages")
+    title = f"Filtered {uuid.uuid4().hex[:8]}"
+    kb_put_page(folder="people", page=PageInput(title=title, fields={"role": "Filter Probe"}))
+    served("kb_list_pages")
+    listed = kb_list_pages(folder="people", field="role", value="filter probe")
+    assert [p["title"] for p in listed["pages"]] == [title] and listed["total"] == 1
+    with pytest.raises(MemoryToolError, match="go together"):
+        kb_list_pages(folder="people", field="role")
+    with pytest.raises(MemoryToolError, match="in folder 'people' use one of: role"):
+        kb_list_pages(folder="people", field="salary", value="1")
+    with pytest.raises(MemoryToolError, match="give folder="):
+        kb_list_pages(field="role", value="CTO")
