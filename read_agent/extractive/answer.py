@@ -51,7 +51,7 @@ from read_agent.extractive.evidence import (
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.field_support import belongs, stating
 from read_agent.extractive.line import CLOSEST, LATER, Line, Part
-from read_agent.extractive.listing import listing, window_dates
+from read_agent.extractive.listing import listing, valued, window_dates
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched, read
 from read_agent.extractive.ranking import (
@@ -80,6 +80,7 @@ from read_agent.extractive.routes import (
     Route,
     a_named_page,
     a_past_day,
+    a_value,
     a_window,
     an_order,
     the_current_state,
@@ -133,6 +134,9 @@ class Extractive:
         self.state = StateAt(reader, self.ranker)
         self.company = CompanyAnswers(reader, self.state)
         self.routes = (
+            Route(
+                "a field's value", a_value, lambda a: valued(reader, a.reading), needs_results=False
+            ),
             Route("a window", a_window, lambda a: listing(reader, a.reading), needs_results=False),
             Route("the state on a day", a_past_day, lambda a: self.state.state_on_day(a.reading)),
             Route("latest, first or next", an_order, lambda a: self._ordered(a.reading, a.results)),

@@ -49,11 +49,33 @@ async def listing(reader: PageReader, reading: Reading) -> Reply | None:
     return Reply(Line(_first_line(said)), said[:LISTED], shown)
 
 
+async def valued(reader: PageReader, reading: Reading) -> Reply | None:
+    """ "Which companies are customers?": the pages of the folder whose field holds the
+    value the question names (``reading.valued``; ``kb_list_pages`` filtered by it), none
+    when the server lists by no field or nothing holds it."""
+    if reading.valued is None or not reader.tools.accepts("kb_list_pages", "field"):
+        return None
+    folder, field, value = reading.valued
+    lines = await _folder_pages(reader, folder, None, None, (field, value))
+    if not lines:
+        return None
+    said = f"{folder} whose {field.replace('_', ' ')} is {value}"
+    return Reply(
+        Line(_first_line(lines).replace(" found: ", f" found ({said}): ", 1)), lines[:LISTED]
+    )
+
+
 async def _folder_pages(
-    reader: PageReader, folder: str, start: str | None, end: str | None
+    reader: PageReader,
+    folder: str,
+    start: str | None,
+    end: str | None,
+    where: tuple[str, str] | None = None,
 ) -> list[Line]:
     args: dict[str, Any] = {"folder": folder, "limit": 50}
     args.update({k: v for k, v in (("start", start), ("end", end)) if v})
+    if where is not None:
+        args.update(field=where[0], value=where[1])
     listed = listed_pages(await reader.call("kb_list_pages", args))
     rows = sorted(listed, key=lambda p: (p.effective_date or "", p.id))
     lines = []

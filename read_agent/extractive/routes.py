@@ -42,6 +42,12 @@ class Route:
     needs_results: bool = True  # nothing to answer from when the search found nothing
 
 
+def a_value(reading: Reading, pages: Pages) -> bool:
+    """The pages whose field holds a value, and nothing else ("which companies are
+    customers?")."""
+    return reading.valued is not None
+
+
 def a_window(reading: Reading, pages: Pages) -> bool:
     """Only a window (and folders): what is in it."""
     return reading.listing

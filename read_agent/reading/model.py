@@ -69,6 +69,9 @@ class Reading:
     ours: bool = False
     # it asks who heads its subject as a whole, naming no part ("who runs Globex?")
     whole: bool = False
+    # it asks for the pages whose field holds a value it names, no page named: (folder,
+    # field, value) ("which companies are customers?": companies, status, customer)
+    valued: tuple[str, str, str] | None = None
     # a question of several parts: the terms of each ("who leads it, and since when")
     parts: tuple[tuple[str, ...], ...] = ()
     # the terms that name the kind of thing asked for ("what revenue share did ...")

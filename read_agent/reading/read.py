@@ -96,6 +96,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         senses=senses,
         ours=bool(ours) or (not ctx.subjects and says(q, lex.ours.get("own", ()), exact=True)),
         whole=_whole(terms, senses, lex),
+        valued=_valued(q, ctx, lex, wants, window is not None, named, terms),
         focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex)
         + _asked(terms, lex)
         + tuple(t for t, _ in of_person),
@@ -257,6 +258,42 @@ def _of_person(
             if any(same(t, w) for w in m.of_person):
                 out.append((t, tuple(w for w in m.words if " " not in w)))
     return tuple(out)
+
+
+def _valued(
+    q: Sequence[str],
+    ctx: Context,
+    lex: Lexicon,
+    wants: Wants,
+    window: bool,
+    named: set[int],
+    terms: Sequence[str],
+) -> tuple[str, str, str] | None:
+    """The folder, field and value of the pages the question asks for by a value of one
+    of their fields ("which companies are customers?", "who are our customers?", "how
+    many projects are active?"), when it names no page and no window: in the folder it
+    names, else the one undated folder of those with that value ("customer" is also a
+    meeting's kind; meetings are listed when named: "which meetings were with
+    customers?"). Nothing else may be asked: every topical word is the value or a
+    folder's word ("which customer pays 900₮?" asks one customer by a fact). None when
+    it says no such value, or it stays open."""
+    if ctx.schema is None or ctx.subjects or window or wants in (Wants.WHEN, Wants.AMOUNT):
+        return None
+    found = []
+    for spec in ctx.schema.folders:
+        for f in spec.fields:
+            for v in f.values if f.type == "enum" else ():
+                if any(not set(range(m.start, m.end)) & named for m in find(q, {v: [v]})):
+                    found.append((spec, f.name, str(v)))
+    said = {name for name in _meant(q, ctx.schema, lex)}
+    chosen = [c for c in found if c[0].name in said] or [c for c in found if not c[0].date_field]
+    if len(chosen) != 1:
+        return None
+    spec, field, value = chosen[0]
+    kinds = [w for s in ctx.schema.folders for w in _folder_phrases(s, lex) if " " not in w]
+    if any(not same(t, value) and not any(same(t, w) for w in kinds) for t in terms):
+        return None
+    return spec.name, field, value
 
 
 def _whole(terms: Sequence[str], senses: Sequence[tuple[str, Sequence[str]]], lex: Lexicon) -> bool:

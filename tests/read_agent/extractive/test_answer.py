@@ -449,3 +449,12 @@ def test_what_held_on_a_past_day_is_told_then_to_now(example: IngestServer) -> N
     then = next(i for i, x in enumerate(said) if "Then: Bob Martinez" in x)
     assert said[then].startswith("- 2026-09-01 · ") and "reports to: Karen Lee" in said[then]
     assert "reports to became Dana Whitfield" in said[then + 1]
+
+
+def test_pages_asked_for_by_a_field_s_value_are_listed(example: IngestServer) -> None:
+    first = lines(ask(example, "Who are our customers?"))[0]
+    assert first.startswith("3 found (companies whose status is customer): "), first
+    for company in ("Globex", "Initech", "Номин Трейд"):
+        assert company in first
+    meetings = lines(ask(example, "Which meetings were with customers?"))[0]
+    assert meetings.startswith("6 found (meetings whose kind is customer): "), meetings

@@ -75,3 +75,25 @@ def test_another_folder_s_link_to_the_subject_is_asked_by_its_verb() -> None:
     for question in ("Who is the CEO of the company Globex?", "When did Globex join us?"):
         other = read(question, Context(schema=SCHEMA, subjects=[GLOBEX]))
         assert other.field is None or other.field.folder == "companies", question
+
+
+@pytest.mark.parametrize(
+    ("question", "valued"),
+    [
+        ("Which companies are customers?", ("companies", "status", "customer")),
+        ("Who are our customers?", ("companies", "status", "customer")),
+        ("How many projects are active?", ("projects", "status", "active")),
+        # "customer" is a meeting's kind too: meetings are listed when named
+        ("Which meetings were with customers?", ("meetings", "kind", "customer")),
+        # something else asked, a window, or a value of dated pages only, unnamed
+        ("Which customer pays 900₮ per delivery?", None),
+        ("Which of our customers renew in 2027?", None),
+        ("What was reversed?", None),
+    ],
+)
+def test_pages_asked_for_by_a_value_of_their_field(
+    question: str, valued: tuple[str, str, str] | None
+) -> None:
+    assert read(question, Context(schema=SCHEMA)).valued == valued
+    # a page named: its own value is asked, not a list
+    assert read("Is Globex a customer?", Context(schema=SCHEMA, subjects=[GLOBEX])).valued is None
