@@ -82,6 +82,6 @@ def test_who_works_at_a_company_lists_the_people_whose_link_names_it(
     # a link of people's pages to companies ("company", verb works_at) read from its
     # other end, as "who reports to" reads people's link to people
     first = lines(ask(example, "Who works at Globex?"))[0]
-    assert first.startswith("Works at Globex: Bob Martinez"), first
-    assert "Dana Whitfield" in first and "Karen Lee" in first
+    assert first.startswith("Works at Globex: "), first
+    assert all(n in first for n in ("Bob Martinez", "Dana Whitfield", "Karen Lee")), first
     assert "decisions/" not in first  # a decision's company is no one's employer
