@@ -74,6 +74,11 @@ class Lexicon:
     def meaning(self, name: str) -> Meaning | None:
         return next((m for m in self.meanings if m.name == name), None)
 
+    @functools.cached_property
+    def holders(self) -> tuple[str, ...]:
+        """Every meaning's ``holders``: the words of a role at the head of something."""
+        return tuple(dict.fromkeys(h for m in self.meanings for h in m.holders))
+
 
 @dataclass(frozen=True)
 class Match:

@@ -285,7 +285,7 @@ def _valued(
             for v in f.values if f.type == "enum" else ():
                 if any(not set(range(m.start, m.end)) & named for m in find(q, {v: [v]})):
                     found.append((spec, f.name, str(v)))
-    said = {name for name in _meant(q, ctx.schema, lex)}
+    said = set(_meant(q, ctx.schema, lex))
     chosen = [c for c in found if c[0].name in said] or [c for c in found if not c[0].date_field]
     if len(chosen) != 1:
         return None
@@ -300,9 +300,8 @@ def _whole(terms: Sequence[str], senses: Sequence[tuple[str, Sequence[str]]], le
     """Who heads the subject as a whole is asked: every term is a word found by the
     holders of a role ("who leads Globex?", "who runs our company?"), so none names a
     part of it ("who leads sales?")."""
-    holders = {h for m in lex.meanings for h in m.holders}
     by = dict(senses)
-    return bool(terms) and all(holders & set(by.get(t, ())) for t in terms)
+    return bool(terms) and all(set(lex.holders) & set(by.get(t, ())) for t in terms)
 
 
 def _asked(terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:

@@ -23,14 +23,17 @@ _MARKS = re.compile(r"[,;/&+]")
 
 
 def _holder(word: str, holders: Sequence[str]) -> bool:
-    """A holder's word, or a phrase's start of one ("захир")."""
-    return any(same(word, h) or word.startswith(h) or h.startswith(word) for h in holders)
+    """A holder's word, or a phrase's start of one ("захир"; not a short word: "he")."""
+    return any(
+        same(word, h) or word.startswith(h) or (len(word) >= 4 and h.startswith(word))
+        for h in holders
+    )
 
 
 def heads_whole(value: str, lex: Lexicon) -> bool:
     """Whether ``value`` (a role) holds a role at the head of a whole organisation: one
     whose every word, and every word of an abbreviation's phrase, is a holder's."""
-    holders = [h for m in lex.meanings for h in m.holders]
+    holders = lex.holders
 
     def heads(word: str) -> bool:
         phrases = stands_for(word)
@@ -58,7 +61,7 @@ def role_words(reading: Reading, lex: Lexicon) -> list[str]:
     abbreviation of a holder's role whose phrase holds it ("CTO"); for the head of a
     whole (``reading.whole``), the abbreviations of such roles and their phrases ("CEO",
     chief executive officer)."""
-    holders = [h for m in lex.meanings for h in m.holders]
+    holders = lex.holders
     by = reading.sense_of
     area = [t for t in reading.terms if not set(by.get(t, ())) & set(holders)]
     out = list(area)
