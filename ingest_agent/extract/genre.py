@@ -4,7 +4,7 @@ The genre is what the note's converter says (frontmatter ``genre``: transcript, 
 chat, document, slides, spreadsheet, :mod:`memserver.kb.genres`). A note written by hand
 says none; its shape can still say it is an exchange of messages: a mail's header lines
 (``From:``, ``To:``, ``Subject:``, in any language :mod:`memserver.convert.message_words`
-lists), or chat lines (``**Name** 16:02``, ``[2022-07-20 10:15] @Name: ...``, a
+lists), or chat lines (``**Name** 16:02``, ``[2026-10-21 10:15] @Name: ...``, a
 ``channel`` in its frontmatter). Anything else is a plain note.
 
 An exchange of messages (e-mail, chat) is read message by message (:func:`messages`):
@@ -48,12 +48,12 @@ PEOPLE_KEYS = ("attendees", "participants")  # frontmatter keys that list a note
 _ISO = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 _HEADER = re.compile(r"^\s*\**(?P<name>[^\W\d][\w -]{0,20}?)\**\s*:\**\s*(?P<value>.*?)\s*$")
 # "**Priya Shah** 16:02" (a Slack export's day), "↳ **Tom** 2026-10-21 09:14" (a reply);
-# never a labelled line ("**Started:** 2021-05-22 14:00")
+# never a labelled line ("**Started:** 2026-10-21 14:00")
 _BOLD_CHAT = re.compile(
     r"^(?:↳\s*)?\*{1,2}(?P<who>[^*:]{1,60})\*{1,2}\s+(?:(?P<day>\d{4}-\d{2}-\d{2})\s+)?"
     r"\d{1,2}:\d{2}(?:\s*[AaPp]\.?[Mm]\.?)?\s*$"
 )
-# "[2022-07-20 10:15] @Daniel: text", "[10:15] @Daniel: text"
+# "[2026-10-21 10:15] @Tom: text", "[10:15] @Tom: text"
 _STAMPED_CHAT = re.compile(
     r"^\[(?:(?P<day>\d{4}-\d{2}-\d{2})[ T])?\d{1,2}:\d{2}(?::\d{2})?\]\s*"
     r"@(?P<who>[^:]{1,60}?):\s*(?P<text>.*)$"

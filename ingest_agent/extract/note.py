@@ -85,7 +85,7 @@ _CODE = re.compile(r"^(?:[^\W\d_]+\d[\w]*|\d+[^\W\d_]+\w*|0\d+|\d{5,})$")
 _SEASON = re.compile(r"^(?:[QHqh][1-4]|[vV]\d+(?:\.\d+)*)$")  # a quarter, a half, a version
 _ISO_DAY = re.compile(r"\d{4}-\d{2}(?:-\d{2})?")
 _CLAUSE = re.compile(r"[,;:—–](?=\s)")
-_LEAD = re.compile(r"^\**([^\W\d][\w .'’-]{0,40}?)\**\s*:\s*")  # "Maya:", "**Attendees:**"
+_LEAD = re.compile(r"^\**([^\W\d][\w .'’-]{0,40}?)\**\s*:\s*")  # "Maria:", "**Attendees:**"
 
 
 def is_identifier(text: str) -> bool:
@@ -128,7 +128,7 @@ def tidy_title(text: str, words: int = TITLE_WORDS) -> str:
 
 def content_title(lines: Sequence[str], labels: Collection[str] = ()) -> str:
     """A title from a note's words, for a note whose only title is a code: its banner
-    ("[MEETING: sprint planning] Engineering — 2022-10-01": "Sprint planning Engineering")
+    ("[MEETING: roadmap review] Product — 2026-11-05": "Roadmap review Product")
     unless it holds nothing but ``labels`` ("[meeting_notes]"), else its first sentence
     that is no labelled line ("Attendees: ..."), without a speaker's name or a time
     stamp ("" when none)."""

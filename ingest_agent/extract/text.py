@@ -72,7 +72,7 @@ class Block:
 _BOLD_LINE = re.compile(r"^\*\*([^*]+)\*\*:?$")
 
 
-# A transcript's or a chat's time stamp opening a line: "[09:00:12] Maya Patel: ...".
+# A transcript's or a chat's time stamp opening a line: "[09:00:12] Maria Lopez: ...".
 _STAMP = re.compile(r"^\[?(?:\d{4}-\d{2}-\d{2}[ T])?\d{1,2}:\d{2}(?::\d{2})?\]?\s+(?=\S)")
 _LABELLED_ITEM = re.compile(r"^(?:\d+[.)]\s+|[-*+]\s+\*\*[^*]+\*\*\s*[:–—-])")
 

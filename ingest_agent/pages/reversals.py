@@ -106,7 +106,7 @@ _SKIP = frozenset(
     ]
 )
 SUPERSEDED_BY = ("superseded_by", "replaced_by", "reversed_by")
-# Words a note uses of any record it corrects ("update the 2021-04-15 decision record"):
+# Words a note uses of any record it corrects ("update the 2026-07-15 decision record"):
 # they say nothing of which record it is.
 _RECORD_WORDS = frozenset(
     [

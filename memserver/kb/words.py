@@ -30,7 +30,7 @@ _STOPWORD_TEXT = """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 # The words a question of each language asks with, and the words that join one question
-# to the next in a sentence ("..., and what drove it?"): where a long question splits
+# to the next in a sentence ("..., and why did it change?"): where a long question splits
 # into its parts (memserver.search.parts).
 QUESTION_WORDS = frozenset(
     [

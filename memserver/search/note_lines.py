@@ -4,8 +4,8 @@ question's rarer words.
 A source result's snippet is the sentence that matched best with the one before and the
 one after it (:func:`memserver.search.source_arms.sentence_context`). A note often says
 the thing asked a few lines further on, in fewer of the question's words: a meeting
-transcript that opens with "we signed the partnership agreement with QuickHaul" names
-the "55/45 revenue share" ten lines later. Those sentences are added to the snippet,
+transcript that opens with "Globex signed the paid pilot agreement" names the "three
+warehouses (Denver, Aurora, Pueblo)" ten lines later. Those sentences are added to the snippet,
 after a line holding only ``…`` (:data:`memserver.kb.chunks.GAP`), in the note's order: up to
 :data:`MORE_LINES` of them, each holding at least :data:`MORE_SHARE` of the rarity of
 the question's words (:func:`memserver.search.source_arms.source_rank_sql`), while the

@@ -228,8 +228,8 @@ class Extractive:
 
     async def _notes_too(self, question: str, query_argument: str, results: list[Hit]) -> list[Hit]:
         """The raw notes the search finds for the question, when the pages found name
-        none of the kind of thing it asks for ("what revenue share did we agree with
-        QuickHaul?": the pages hold the agreement, a note the share): a detail the ingest
+        none of the kind of thing it asks for ("what monthly minimum did we agree with
+        Globex?": the pages hold the agreement, a note the minimum): a detail the ingest
         agent left out is only in ``source/`` (:mod:`read_agent.tools.raw_notes`)."""
         if not self.reader.tools.accepts(QUERY_TOOL, "include_sources"):
             return []

@@ -258,7 +258,7 @@ def ranked(
     wanted = set(_ISO_DAY.findall(question)) | set(days)
 
     def score(line: Line) -> int:
-        # what the line shows but its citation; "@OmarKhaled" is Omar Khaled
+        # what the line shows but its citation; "@AlexKim" is Alex Kim
         text = _HANDLE.sub(" ", replace(line, cited=()).render())
         dated = line.date in wanted
         named = wanted & set(_ISO_DAY.findall(text)) - {line.date}

@@ -55,8 +55,8 @@ class CompanyAnswers:
             replayed = await self._replayed(reading, question, past, reply)
             if replayed is not None:
                 return replayed
-        # what the memory knew then; a question asking the current state too ("your
-        # current understanding ... and on 2022-01-15?") gets the history instead
+        # what the memory knew then; a question asking the current state too ("what
+        # holds now, and what held on 2026-08-01?") gets the history instead
         then = past if not reading.soft else None
         if then is not None and self.reader.tools.accepts(BRIEF_TOOL, "as_of"):
             arguments["as_of"] = then

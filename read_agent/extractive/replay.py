@@ -4,19 +4,19 @@ note.
 
 A question is such a question when it names a past day (``Reading.as_of``) and asks
 about the time since too: "is it still current", "what has changed since", "what became
-of it", "and now?", "your current understanding ... and on 2022-01-15?", "түүнээс хойш
+of it", "and now?", "what holds now, and what held on 2026-08-01?", "түүнээс хойш
 юу өөрчлөгдсөн бэ", "одоо ч хүчинтэй юу". ``kb_brief`` asked ``as_of`` that day gives the
 subjects as they were, and for each the values that changed after it
 (``changed_since``); the pages that replaced one are read as they are now. The answer::
 
-    As of 2022-05-31 the memory held 2 records on this: 1 has since changed or been
+    As of 2026-08-31 the memory held 2 records on this: 1 has since changed or been
     replaced, 1 still holds.
-    - 2022-05-01 · Then: Adopt a 90-day retention policy: accepted; decided by ... [decisions/a]
-    - 2022-08-20 · Since then: reversed; replaced by “Shift to cloud-native” (2022-08-20),
-      decided by Arjun Mehta, Omar Farah; it says: ...; noted in source/n.md (inferred)
+    - 2026-07-15 · Then: Per-seat pricing for Acme Track: accepted; decided by ... [decisions/a]
+    - 2026-10-07 · Since then: reversed; replaced by “Usage-based pricing” (2026-10-07),
+      decided by Maria Lopez, Alex Kim; it says: ...; noted in source/n.md (inferred)
       [decisions/b]
-    - 2022-05-01 · Then: Retain logs 90 days: accepted (inferred) [decisions/c]
-    - 2022-05-01 · Still current: nothing recorded after 2022-05-31 changed it (inferred)
+    - 2026-07-15 · Then: Price list by the end of July: accepted (inferred) [decisions/c]
+    - 2026-07-15 · Still current: nothing recorded after 2026-08-31 changed it (inferred)
       [decisions/c]
 
 Each "Since then" line follows the line of what it became of.

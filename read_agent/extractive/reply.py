@@ -43,7 +43,7 @@ class Reply:
 
     def digest(self, notes: Sequence[str] = ()) -> Digest:
         """The answer as shown: the same sentence copied onto two pages is said once, and
-        one quoting another ("Hi Maya, <it>") takes its place, the closest sentence as
+        one quoting another ("Hi Maria, <it>") takes its place, the closest sentence as
         the lead too (a raw note's line never leads: then there is no lead, and the
         note's line is among the others); a line a quoted lead holds is not said again;
         ``notes`` end it."""

@@ -193,8 +193,8 @@ def _phrase_at(q: Sequence[str], time: Mapping[str, Any]) -> set[int]:
 def _focus(q: Sequence[str], terms: Sequence[str], skip: set[int], lex: Lexicon) -> tuple[str, ...]:
     """The kind of thing the question asks for, when it names one: its topical words
     between a word that asks for a thing by its kind and the word that closes the kind's
-    name, at most FOCUS_WORDS words on ("what revenue share did Helix agree": revenue,
-    share; "Номин Трейд хэдэн ачааны машинтай вэ": ачааны, машинтай). None when nothing
+    name, at most FOCUS_WORDS words on ("what monthly minimum did Globex agree": monthly,
+    minimum; "Номин Трейд хэдэн ачааны машинтай вэ": ачааны, машинтай). None when nothing
     closes it that near ("what broke the upload": asked by what it did), nor a word of a
     name, a folder, an order or a kind of question ("which decisions did we make")."""
     ask, close = lex.focus.get("ask", ()), lex.focus.get("close", ())
