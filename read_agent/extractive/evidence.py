@@ -256,7 +256,7 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
 
 def names_focus(piece: Evidence, reading: Reading) -> bool:
     """The piece's own words name the kind of thing the question asks for (every word
-    of ``reading.focus``: "port 443" for "which port did the rule block"), and another
+    of ``reading.focus``: "30 warehouse tablets" for "which tablets did the pilot include"), and another
     word asked if the question has one: the kind alone may be said of anything."""
     if not reading.focus:  # most questions name no kind: no words to match
         return False

@@ -215,8 +215,8 @@ def ordered(scored: Sequence[tuple[float, float, Evidence]], reading: Reading) -
     """(coverage, score, piece) in the order an answer quotes them: the best score first
     (for "current" or "recently", the fullest, then the newest); a sentence that names the
     kind of thing asked for and holds half the question's words before one that holds
-    more of them but names nothing of that kind ("which port did the rule block?": the
-    sentence naming a port); for a figure or a count, the sentences that give one first."""
+    more of them but names nothing of that kind ("which tablets did the pilot include?":
+    the sentence naming tablets); for a figure or a count, the sentences that give one first."""
     out = list(scored)
     if reading.soft:
         out.sort(key=lambda x: (-x[0], newer(x[2].date or "", reading), -x[1]))

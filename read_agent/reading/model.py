@@ -74,7 +74,7 @@ class Reading:
     valued: tuple[str, str, str] | None = None
     # a question of several parts: the terms of each ("who leads it, and since when")
     parts: tuple[tuple[str, ...], ...] = ()
-    # the terms that name the kind of thing asked for ("what revenue share did ...")
+    # the terms that name the kind of thing asked for ("what monthly minimum did ...")
     focus: tuple[str, ...] = ()
     kinds: frozenset[Kind] = frozenset()
     subjects: tuple[Subject, ...] = ()

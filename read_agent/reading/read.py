@@ -195,7 +195,7 @@ def _focus(q: Sequence[str], terms: Sequence[str], skip: set[int], lex: Lexicon)
     between a word that asks for a thing by its kind and the word that closes the kind's
     name, at most FOCUS_WORDS words on ("what monthly minimum did Globex agree": monthly,
     minimum; "Номин Трейд хэдэн ачааны машинтай вэ": ачааны, машинтай). None when nothing
-    closes it that near ("what broke the upload": asked by what it did), nor a word of a
+    closes it that near ("what broke the export": asked by what it did), nor a word of a
     name, a folder, an order or a kind of question ("which decisions did we make")."""
     ask, close = lex.focus.get("ask", ()), lex.focus.get("close", ())
     asked = find(q, {"ask": ask})
@@ -306,7 +306,7 @@ def _whole(terms: Sequence[str], senses: Sequence[tuple[str, Sequence[str]]], le
 
 def _asked(terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
     """The terms saying a meaning that is asked for when said ("broke" of "what broke
-    the uploads?": a cause), the question's focus besides the kind it names."""
+    the export?": a cause), the question's focus besides the kind it names."""
     return tuple(
         t
         for t in terms
