@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
@@ -12,6 +13,7 @@ from memserver.kb.abbreviations import with_words
 from memserver.kb.schema import FolderSpec, Schema
 from memserver.kb.translit import same_name_across_scripts, transliterate
 from memserver.kb.words import STOPWORDS, mn_stems
+from memserver.timeparse.parse import UserError, find_windows
 from read_agent.reading.fields import Embed, field_asked, section_asked
 from read_agent.reading.lexicon import (
     Lexicon,
@@ -73,7 +75,8 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         kinds |= {Kind.AS_OF}
     wants = _wants(q, lex)
     folders = _folders(ctx, intent)
-    said_when = _phrase_at(q, time)
+    when_said = _time_phrases(time, question)
+    said_when = _phrase_at(q, when_said)
     field = (
         field_asked(
             q, spans, wants, folders, ctx.schema, lex, ctx.embed, said_when, Kind.PROFILE in kinds
@@ -105,7 +108,11 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         subjects=tuple(ctx.subjects),
         field=field,
         section=section,
-        identifiers=tuple(str(i) for i in intent.get("identifiers") or ()),
+        identifiers=tuple(
+            str(i)
+            for i in intent.get("identifiers") or ()
+            if not any(str(i).lower() in p.lower() for p in when_said)  # "mid-2024"
+        ),
         folders=tuple(str(f) for f in intent.get("folders") or ()),
         meant=_meant(q, ctx.schema, lex),
         relation=str(intent["relation"]) if intent.get("relation") else None,
@@ -179,15 +186,28 @@ def _same_name(word: str, part: str) -> bool:
     return len(part) >= 4 and same(word, part)
 
 
-def _phrase_at(q: Sequence[str], time: Mapping[str, Any]) -> set[int]:
-    """Where the words of the search's time phrase ("on October 7", "yesterday") stand."""
-    phrase = tokens(str(time.get("phrase") or ""))
-    return {
-        i
-        for start in range(len(q) - len(phrase) + 1)
-        if phrase and list(q[start : start + len(phrase)]) == phrase
-        for i in range(start, start + len(phrase))
-    }
+def _time_phrases(time: Mapping[str, Any], question: str) -> list[str]:
+    """The search's time phrase ("on October 7", "yesterday") and every other one the
+    question holds ("in early 2022, and by mid-2024": both say when, neither is what is
+    asked about)."""
+    said = [str(time.get("phrase") or "")]
+    # a date past the calendar is no time phrase: its words stay
+    with contextlib.suppress(UserError, ValueError, OverflowError):
+        said += [phrase for _, phrase in find_windows(question)]
+    return [p for p in said if p]
+
+
+def _phrase_at(q: Sequence[str], phrases: Sequence[str]) -> set[int]:
+    """Where the words of the time phrases stand."""
+    out: set[int] = set()
+    for phrase in (tokens(p) for p in phrases):
+        out |= {
+            i
+            for start in range(len(q) - len(phrase) + 1)
+            if phrase and list(q[start : start + len(phrase)]) == phrase
+            for i in range(start, start + len(phrase))
+        }
+    return out
 
 
 def _focus(q: Sequence[str], terms: Sequence[str], skip: set[int], lex: Lexicon) -> tuple[str, ...]:

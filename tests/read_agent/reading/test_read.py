@@ -299,3 +299,21 @@ def test_the_embedder_picks_no_field_when_only_a_name_and_a_time_are_asked() -> 
     question = "What is Initech's web address at the end of June 2026?"
     assert read(question, context).field is not None
     assert asked_texts and "june" not in asked_texts[-1] and "initech" not in asked_texts[-1]
+
+
+def test_every_time_phrase_says_when_not_what() -> None:
+    # the search reads one window; the question's other time phrase is time too, and
+    # its dashed year is no identifier
+    question = "What was Globex's contract worth in early 2026, and what is it worth by mid-2027?"
+    reading = read(
+        question,
+        Context(time={"phrase": "in early 2026"}, intent={"identifiers": ["mid-2027"]}),
+    )
+    assert reading.terms == ("globex", "contract", "worth")
+    assert reading.identifiers == ()
+    # an identifier outside every time phrase stays one
+    invoice = read(
+        "Was INV-2026-044 paid in late October?", Context(intent={"identifiers": ["INV-2026-044"]})
+    )
+    assert invoice.identifiers == ("INV-2026-044",)
+    assert "late" not in invoice.terms and "october" not in invoice.terms
