@@ -187,11 +187,10 @@ class Extractive:
         noted = any(is_source(r) for r in results)
         if reading.focus and not noted and not self.ranker.name_focus(reading, results):
             results += await self._notes_too(question, query_argument, results)
-        if asked.claim is not None:
-            reply: Reply | None = self._support(reading, results, named)
-        else:
-            reply = await self._relation_of_named(reading, results, names)
-            reply = reply or await self._reply(reading, results, named)
+            noted = True
+        if not noted and not self.ranker.holds_all(reading, results):
+            results += await self._notes_too(question, query_argument, results)
+        reply = await self._composed(reading, results, named, names, asked.claim is not None)
         # decided, by whom, why, as of, disagree (not "the first decision": an order)
         ordered = reading.order is not None and not reading.is_(Kind.LEARNED)
         if (reading.company or past_day(reading.as_of)) and not ordered:
@@ -201,6 +200,15 @@ class Extractive:
             return bare(NO_ANSWER if progress is None else not_yet(progress)), []
         digest = reply.digest(self._notes(result))
         return digest, self._cited(digest.text(), results)
+
+    async def _composed(
+        self, reading: Reading, results: list[Hit], named: list[Hit], names: list[str], claim: bool
+    ) -> Reply | None:
+        """The answer from ``results``, before the brief's lines."""
+        if claim:
+            return self._support(reading, results, named)
+        reply = await self._relation_of_named(reading, results, names)
+        return reply or await self._reply(reading, results, named)
 
     def _support(self, reading: Reading, results: list[Hit], named: list[Hit]) -> Reply | None:
         """ "What supports X?": the sentences that hold most of X's words, those a note
@@ -229,8 +237,9 @@ class Extractive:
     async def _notes_too(self, question: str, query_argument: str, results: list[Hit]) -> list[Hit]:
         """The raw notes the search finds for the question, when the pages found name
         none of the kind of thing it asks for ("what monthly minimum did we agree with
-        Globex?": the pages hold the agreement, a note the minimum): a detail the ingest
-        agent left out is only in ``source/`` (:mod:`read_agent.tools.raw_notes`)."""
+        Globex?": the pages hold the agreement, a note the minimum) or no sentence of
+        them holds every word asked: a detail the ingest agent left out is only in
+        ``source/`` (:mod:`read_agent.tools.raw_notes`)."""
         if not self.reader.tools.accepts(QUERY_TOOL, "include_sources"):
             return []
         arguments: dict[str, Any] = {query_argument: question, "include_sources": True}
@@ -655,7 +664,7 @@ class Extractive:
             on_subject = [p for (_, c), p in scored if c >= top_cover - 1e-9]
             disputed = (
                 _disagreement(on_subject, self._about_subject(reading))
-                if self._recorded_dispute(on_subject)
+                if self._recorded_dispute(on_subject, reading.subjects)
                 else None
             )
             if disputed is not None:
@@ -688,6 +697,9 @@ class Extractive:
                 sorted((p for p in full if p in answers), key=lambda p: newest_first(p.date or ""))
                 or full
             )
+        # a note's sentence leads only when it is said of the subject asked about, and
+        # dated in the window asked about
+        full = [p for p in full if p.kind != "source" or self._leads(p, reading, said_of)]
         if full:
             full.sort(key=lambda p: self._replaced(p.page))
             lead = full[0]
@@ -789,8 +801,8 @@ class Extractive:
     def _about_subject(self, reading: Reading, single: bool = False) -> Callable[[Evidence], bool]:
         """Whether a piece is about the question's subject: on its page, on a page that
         links to it (``single``: by a field that holds one page, as a meeting's company,
-        not among its attendees), or naming it. No subject: nothing is (no disagreement is
-        told)."""
+        not among its attendees), naming it, or in a note whose title names it ("Initech
+        renewal prep"). No subject: nothing is (no disagreement is told)."""
         ids = {s.id for s in reading.subjects}
         names = {normalize_name(n) for s in reading.subjects for n in self.reader.names(s.id) if n}
 
@@ -801,22 +813,39 @@ class Extractive:
             held = self.reader.link_names(page, single) if page else ()
             linked = {normalize_name(n) for n in held}
             text = normalize_name(piece.text)
+            if piece.kind == "source":
+                text = f"{text} {normalize_name(piece.title)}"
             return bool(linked & names) or any(n and n in text for n in names)
 
         return about
+
+    @staticmethod
+    def _leads(piece: Evidence, reading: Reading, said_of: Callable[[Evidence], bool]) -> bool:
+        """Whether a note's sentence may lead: said of the subject, if one is asked
+        about, and dated in the window, if one is asked about."""
+        if reading.subjects and not said_of(piece):
+            return False
+        if reading.window is None or not piece.date:
+            return True
+        first, last = window_dates(reading.window)
+        day = piece.date[:10]
+        return (first is None or day >= first) and (last is None or day < last)
 
     def is_decision(self, page_id: str) -> bool:
         """The page is in a folder whose pages a lifecycle field can end (decisions)."""
         spec = self.reader.folder(page_id.split("/", 1)[0])
         return spec is not None and lifecycle_field(spec) is not None
 
-    def _recorded_dispute(self, pieces_: Sequence[Evidence]) -> bool:
-        """Whether a page the pieces come from holds an open conflict: two sources of the
+    def _recorded_dispute(
+        self, pieces_: Sequence[Evidence], subjects: Sequence[Subject] = ()
+    ) -> bool:
+        """Whether a page the pieces come from, or the question's subject's page (the
+        pieces may be a note's sentences), holds an open conflict: two sources of the
         same subject, field and period that neither supersedes (its Open Questions). Two
         figures in two sentences are no disagreement by themselves: a list price and a
         customer's price, an old price and a new one are different facts."""
-        for piece in pieces_:
-            page = self.reader.pages.get(piece.page)
+        for pid in [*(p.page for p in pieces_), *(s.id for s in subjects)]:
+            page = self.reader.pages.get(pid)
             if page is not None and any(
                 not q.startswith(HELD_QUESTION) for q in page.open_questions
             ):
@@ -873,10 +902,11 @@ def _named(result: Hit) -> bool:
 
 
 def _none_within(quoted: Reply | None, window: Mapping[str, Any]) -> bool:
-    """Whether ``quoted`` found no sentence that answers and none dated in ``window``."""
+    """Whether ``quoted`` found no sentence that answers (it leads with none, or says
+    so) and none dated in ``window``."""
     if quoted is None:
         return True
-    if not quoted.leads_with(NO_SENTENCE):
+    if quoted.lead is not None and not quoted.leads_with(NO_SENTENCE):
         return False
     first, last = window_dates(window)
     return not any(
@@ -962,7 +992,9 @@ def _disagreement(pieces_: Sequence[Evidence], about: Callable[[Evidence], bool]
     the question's subject (``about``) and of the same period (a week apart at most: a
     later figure replaces an earlier one, it does not contradict it)."""
     seen: dict[str, Evidence] = {}
-    for piece in pieces_:
+    # a page's line before a note's own sentence of the same figure: the page's is dated
+    # by its event, a note's sentence by a day it mentions ("renewal date 2027-01-31")
+    for piece in sorted(pieces_, key=lambda p: p.kind == "source"):
         amounts = AMOUNT.findall(piece.text)
         if amounts and about(piece):  # the figure a sentence gives first is what it says
             seen.setdefault(re.sub(r"[^\d.]", "", amounts[0]).rstrip("."), piece)

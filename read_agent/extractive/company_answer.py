@@ -95,6 +95,11 @@ class CompanyAnswers:
             reply = Reply(None, [replace(lead, tag=""), *reply.lines], reply.window)
             lead = None
         mixed = interleaved(reply.lines, evidence)
+        if answers and lead is not None and lead.from_note():
+            # a raw note's sentence: the memory's record of it (the brief's) leads, the
+            # note's sentence among the answer's lines
+            reply, lead = Reply(None, [lead, *reply.lines], reply.window), None
+            mixed = interleaved(reply.lines, evidence)
         if answers and (lead is None or reply.leads_with(NO_SENTENCE)):
             return Reply(said[0], rank([*said[1:], *mixed]))
         decided = reading.kinds & {Kind.DECISION, Kind.CHANGE} and not reply.firm

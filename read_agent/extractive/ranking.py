@@ -28,6 +28,7 @@ from read_agent.reading.roles import heads_whole
 from read_agent.tools.wire import Hit
 
 DEFAULT_RESULTS = 10
+WHOLE = 0.999  # a piece's coverage that holds every word asked
 EVIDENCE_LINES = 6
 AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 # A count: digits, or a number word of either language's time data worth two or more
@@ -79,6 +80,13 @@ class Ranker:
         """Whether a piece of ``results`` names the kind of thing the question asks for
         (:func:`read_agent.extractive.evidence.names_focus`)."""
         return any(names_focus(p, reading) for p in self._candidates(results))
+
+    def holds_all(self, reading: Reading, results: Sequence[Hit]) -> bool:
+        """Whether a piece of ``results`` holds every word the question asks (any does
+        when it asks no word: a page named and nothing else)."""
+        if not reading.terms and not reading.identifiers:
+            return True
+        return any(score_piece(p, reading)[1] >= WHOLE for p in self._candidates(results))
 
     def best(
         self,

@@ -60,3 +60,43 @@ def test_what_someone_said_is_read_from_the_notes_even_when_a_page_answers(
     assert [bool(q.arguments.get("include_sources")) for q in queries] == [False, True]
     assert f"source/{rel.removesuffix('.md')}" in [c.id for c in answer.citations]
     assert "cold mornings" in answer.text
+
+
+def test_a_detail_no_page_holds_is_read_from_the_notes(
+    mcp_server: RunningServer, seeded: Seeded, run_agent: RunAgent
+) -> None:
+    # the pages hold the company, not the audit: no sentence of them holds every word
+    # asked, so the raw notes are searched too, and the note's sentence answers
+    word = f"forklift{uuid.uuid4().hex[:6]}"
+    rel = f"updates/2026-11-19-{word}.md"
+    path = mcp_server.kb_dir / "source" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "# Weekly update\n\n"
+        f"- The {word} audit at {seeded.company_title} is booked for 2026-12-03.\n"
+        "- Nothing else changed this week.\n",
+        encoding="utf-8",
+    )
+    kb = mcp_server.kb()
+    kb.manifest.scan()
+    kb.reindex()
+
+    async def body(agent: ReadAgent) -> object:
+        return await agent.ask(f"When is the {word} audit at {seeded.company_title}?", now=NOW)
+
+    answer = run_agent(mcp_server.token("*")[1], body, llm=False)
+    queries = [c for c in answer.tool_calls if c.name == "kb_query"]
+    assert [bool(q.arguments.get("include_sources")) for q in queries] == [False, True]
+    assert answer.text.splitlines()[0].count("2026-12-03") >= 1
+    assert f"source/{rel.removesuffix('.md')}" in [c.id for c in answer.citations]
+
+
+def test_pages_holding_every_word_asked_need_no_notes(
+    mcp_server: RunningServer, seeded: Seeded, run_agent: RunAgent
+) -> None:
+    async def body(agent: ReadAgent) -> object:
+        return await agent.ask(f"Who runs testing at Acme, {seeded.person_title}?", now=NOW)
+
+    answer = run_agent(mcp_server.token("*")[1], body, llm=False)
+    queries = [c for c in answer.tool_calls if c.name == "kb_query"]
+    assert queries and not any(q.arguments.get("include_sources") for q in queries)
