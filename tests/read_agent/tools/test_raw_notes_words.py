@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import Any
 
 import pytest
 
 from read_agent.agent import ReadAgent
 from read_agent.tools.raw_notes import asks_for_words
 from tests.fixtures.server import RunningServer
-from tests.read_agent.conftest import RunAgent, Seeded
+from tests.read_agent.conftest import RunAgent, Seeded, write_note
 
 NOW = dt.datetime.fromisoformat("2026-11-20T12:00:00+08:00")
 
@@ -39,27 +40,36 @@ def test_what_someone_said_is_read_from_the_notes_even_when_a_page_answers(
 ) -> None:
     person = seeded.person_title
     word = f"gyroscope{uuid.uuid4().hex[:6]}"
-    rel = f"slack/testing/2026-11-19-{word}.md"
-    path = mcp_server.kb_dir / "source" / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
+    note = (
         "# #testing — 2026-11-19\n\n"
         f"**{person}** 16:02\nThe {word} rig fails on cold mornings, keep it in the lab.\n\n"
-        "**Alex Kim** 16:20\nThanks, noted.\n",
-        encoding="utf-8",
+        "**Alex Kim** 16:20\nThanks, noted.\n"
     )
-    kb = mcp_server.kb()
-    kb.manifest.scan()
-    kb.reindex()
+    answer = _asked_after_the_note(
+        mcp_server,
+        run_agent,
+        f"slack/testing/2026-11-19-{word}.md",
+        note,
+        f"What did {person} say about the rig?",
+    )
+    assert "cold mornings" in answer.text
+
+
+def _asked_after_the_note(
+    server: RunningServer, run_agent: RunAgent, rel: str, note: str, question: str
+) -> Any:
+    """The answer to ``question`` once a raw note is at ``source/<rel>``: the pages were
+    searched, then the notes, and the note is cited."""
+    note_id = write_note(server, rel, note)
 
     async def body(agent: ReadAgent) -> object:
-        return await agent.ask(f"What did {person} say about the rig?", now=NOW)
+        return await agent.ask(question, now=NOW)
 
-    answer = run_agent(mcp_server.token("*")[1], body, llm=False)
+    answer = run_agent(server.token("*")[1], body, llm=False)
     queries = [c for c in answer.tool_calls if c.name == "kb_query"]
     assert [bool(q.arguments.get("include_sources")) for q in queries] == [False, True]
-    assert f"source/{rel.removesuffix('.md')}" in [c.id for c in answer.citations]
-    assert "cold mornings" in answer.text
+    assert note_id in [c.id for c in answer.citations]
+    return answer
 
 
 def test_a_detail_no_page_holds_is_read_from_the_notes(
@@ -68,27 +78,19 @@ def test_a_detail_no_page_holds_is_read_from_the_notes(
     # the pages hold the company, not the audit: no sentence of them holds every word
     # asked, so the raw notes are searched too, and the note's sentence answers
     word = f"forklift{uuid.uuid4().hex[:6]}"
-    rel = f"updates/2026-11-19-{word}.md"
-    path = mcp_server.kb_dir / "source" / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
+    note = (
         "# Weekly update\n\n"
         f"- The {word} audit at {seeded.company_title} is booked for 2026-12-03.\n"
-        "- Nothing else changed this week.\n",
-        encoding="utf-8",
+        "- Nothing else changed this week.\n"
     )
-    kb = mcp_server.kb()
-    kb.manifest.scan()
-    kb.reindex()
-
-    async def body(agent: ReadAgent) -> object:
-        return await agent.ask(f"When is the {word} audit at {seeded.company_title}?", now=NOW)
-
-    answer = run_agent(mcp_server.token("*")[1], body, llm=False)
-    queries = [c for c in answer.tool_calls if c.name == "kb_query"]
-    assert [bool(q.arguments.get("include_sources")) for q in queries] == [False, True]
-    assert answer.text.splitlines()[0].count("2026-12-03") >= 1
-    assert f"source/{rel.removesuffix('.md')}" in [c.id for c in answer.citations]
+    answer = _asked_after_the_note(
+        mcp_server,
+        run_agent,
+        f"updates/2026-11-19-{word}.md",
+        note,
+        f"When is the {word} audit at {seeded.company_title}?",
+    )
+    assert "2026-12-03" in answer.text.splitlines()[0]
 
 
 def test_pages_holding_every_word_asked_need_no_notes(
