@@ -168,12 +168,13 @@ def test_the_read_agent_answers_from_each_original_and_cites_it(
 
 
 def cited_originals(server: IngestServer, answer: Answer) -> set[str]:
-    """The source files an answer cites: outright (``source/<path>``) or as the
-    ``sources`` of a page it cites."""
+    """The source files an answer cites: outright (``source/<path>``; a markdown note's
+    id is its path without ``.md``) or as the ``sources`` of a page it cites."""
     found: set[str] = set()
     for citation in answer.citations:
         if citation.id.startswith("source/"):
-            found.add(citation.id.removeprefix("source/"))
+            path = citation.id.removeprefix("source/")
+            found.add(path if (server.kb_dir / citation.id).is_file() else f"{path}.md")
         else:
             found.update(
                 s.removeprefix("source/") for s in server.kb().get_page(citation.id).page.sources
