@@ -44,16 +44,13 @@ class Reply:
     def digest(self, notes: Sequence[str] = ()) -> Digest:
         """The answer as shown: the same sentence copied onto two pages is said once, and
         one quoting another ("Hi Maria, <it>") takes its place, the closest sentence as
-        the lead too (a raw note's line never leads: then there is no lead, and the
-        note's line is among the others); a line a quoted lead holds is not said again;
-        ``notes`` end it."""
+        the lead too (a raw note's line never leads: then the page's closest sentence
+        does, and the note's line is among the others); a line a quoted lead holds is
+        not said again; ``notes`` end it."""
         first, lines = self.lead, list(self.lines)
         if first is not None and first.tag == CLOSEST and len(first.says()) > MIN_REPEAT:
             holder = next((x for x in lines if first.says() in x.says()), None)
-            if holder is not None and holder.from_note():
-                lines = [replace(first, tag=""), *lines]
-                first = None
-            elif holder is not None:
+            if holder is not None and not holder.from_note():
                 first, lines = replace(holder, tag=CLOSEST), [x for x in lines if x is not holder]
         lead = first.says() if first else ""
         quoted = lead if first is not None and first.label is not None else ""

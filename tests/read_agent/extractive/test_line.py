@@ -118,6 +118,8 @@ def test_the_closest_sentence_leads_as_the_line_quoting_it() -> None:
 def test_a_raw_note_quoting_the_closest_sentence_does_not_lead() -> None:
     said = Line("Ticket HZ-457: the scanner app froze at the Reno dock.", "2026-01-15", ("t/a",))
     note = Line(f"Hi all, {said.text} Ignore the rest.", "2026-01-15", ("source/chat.md",))
-    digest = Reply(replace(said, tag=CLOSEST, label=INFERRED), [note]).digest()
-    # no lead: the note's line, which holds the sentence, takes its place among the lines
-    assert digest.lead is None and digest.lines == (note,)
+    closest = replace(said, tag=CLOSEST, label=INFERRED)
+    digest = Reply(closest, [note]).digest()
+    # the page's closest sentence leads; the note's line, which holds it, is among the
+    # lines, never the lead
+    assert digest.lead == closest and digest.lines == (note,)
