@@ -825,11 +825,7 @@ class Extractive:
         about, and dated in the window, if one is asked about."""
         if reading.subjects and not said_of(piece):
             return False
-        if reading.window is None or not piece.date:
-            return True
-        first, last = window_dates(reading.window)
-        day = piece.date[:10]
-        return (first is None or day >= first) and (last is None or day < last)
+        return reading.window is None or not piece.date or _in_window(piece.date, reading.window)
 
     def is_decision(self, page_id: str) -> bool:
         """The page is in a folder whose pages a lifecycle field can end (decisions)."""
@@ -908,13 +904,14 @@ def _none_within(quoted: Reply | None, window: Mapping[str, Any]) -> bool:
         return True
     if quoted.lead is not None and not quoted.leads_with(NO_SENTENCE):
         return False
+    return not any(line.date and _in_window(line.date, window) for line in quoted.lines)
+
+
+def _in_window(date: str, window: Mapping[str, Any]) -> bool:
+    """Whether a line's or a piece's day is inside ``window``."""
     first, last = window_dates(window)
-    return not any(
-        line.date
-        and (first is None or line.date[:10] >= first)
-        and (last is None or line.date[:10] < last)
-        for line in quoted.lines
-    )
+    day = date[:10]
+    return (first is None or day >= first) and (last is None or day < last)
 
 
 def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
