@@ -701,7 +701,10 @@ class Extractive:
         # dated in the window asked about
         full = [p for p in full if p.kind != "source" or self._leads(p, reading, said_of)]
         if full:
-            full.sort(key=lambda p: self._replaced(p.page))
+            # what holds first; then a sentence said of the subject asked about, then one
+            # dated in the window asked about (a pilot another customer started in July
+            # does not answer when this one's started in September)
+            full.sort(key=lambda p: (self._replaced(p.page), *self._off(p, reading, said_of)))
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
             return Reply(lead.line(), rest + self._dates_of(reading, named))
@@ -714,9 +717,14 @@ class Extractive:
         # most of them leads, said to be the closest (for a figure, the best that gives
         # one). A raw note's sentence never does: what a note says, an untrusted one
         # too, is quoted below, not put forward as the answer.
+        # The closest is said of the subject asked about: a sentence on someone else
+        # is no answer about this one, however many of the words it holds.
         near = [p for (_, c), p in scored if c >= 0.5 and p in answers and p.kind != "source"]
         if not near:
             return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
+        if reading.subjects and not any(said_of(p) for p in near):
+            return _not_found(reading, best, len(best))
+        near = [p for p in near if not reading.subjects or said_of(p)]
         rest = [p.line() for p in best if p is not near[0]]
         return Reply(near[0].line(tag=CLOSEST), rest + self._dates_of(reading, named))
 
@@ -818,6 +826,18 @@ class Extractive:
             return bool(linked & names) or any(n and n in text for n in names)
 
         return about
+
+    @staticmethod
+    def _off(
+        piece: Evidence, reading: Reading, said_of: Callable[[Evidence], bool]
+    ) -> tuple[bool, bool]:
+        """Whether a piece is off the subject asked about, and off the window asked about
+        (False when none is asked)."""
+        off_subject = bool(reading.subjects) and not said_of(piece)
+        off_window = reading.window is not None and not (
+            piece.date and _in_window(piece.date, reading.window)
+        )
+        return off_subject, off_window
 
     @staticmethod
     def _leads(piece: Evidence, reading: Reading, said_of: Callable[[Evidence], bool]) -> bool:
@@ -940,9 +960,9 @@ def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
     return chosen
 
 
-def _not_found(reading: Reading, best: Sequence[Evidence]) -> Reply:
-    """No sentence answers: what was searched for, and the closest sentences."""
-    closest = [p.line() for p in best[:3]]
+def _not_found(reading: Reading, best: Sequence[Evidence], shown: int = 3) -> Reply:
+    """No sentence answers: what was searched for, and the ``shown`` closest sentences."""
+    closest = [p.line() for p in best[:shown]]
     subjects = [s.title for s in reading.subjects]
     words = [*reading.identifiers, *reading.terms]
     return Reply(Line(not_found(subjects, words, bool(closest))), closest)
