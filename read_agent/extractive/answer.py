@@ -719,12 +719,16 @@ class Extractive:
         # too, is quoted below, not put forward as the answer.
         # The closest is said of the subject asked about: a sentence on someone else
         # is no answer about this one, however many of the words it holds.
-        near = [p for (_, c), p in scored if c >= 0.5 and p in answers and p.kind != "source"]
+        candidates = [p for (_, c), p in scored if c >= 0.5 and p in answers and p.kind != "source"]
+        near = [p for p in candidates if not reading.subjects or said_of(p)]
+        if not near and reading.subjects:
+            # the closest sentences are said of others, or nothing said of the subject
+            # holds half the words: the answer is not there, and all that was found shows
+            halves = [p for (_, c), p in scored if c >= 0.5]
+            if candidates or not any(said_of(p) for p in halves):
+                return _not_found(reading, best, len(best))
         if not near:
             return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
-        if reading.subjects and not any(said_of(p) for p in near):
-            return _not_found(reading, best, len(best))
-        near = [p for p in near if not reading.subjects or said_of(p)]
         rest = [p.line() for p in best if p is not near[0]]
         return Reply(near[0].line(tag=CLOSEST), rest + self._dates_of(reading, named))
 
@@ -813,6 +817,12 @@ class Extractive:
         renewal prep"). No subject: nothing is (no disagreement is told)."""
         ids = {s.id for s in reading.subjects}
         names = {normalize_name(n) for s in reading.subjects for n in self.reader.names(s.id) if n}
+        people = {  # a person's page is about them, not about the manager it links to
+            normalize_name(n)
+            for s in reading.subjects
+            if (subject := self.reader.pages.get(s.id)) and self.reader.is_person(subject)
+            for n in self.reader.names(s.id)
+        }
 
         def about(piece: Evidence) -> bool:
             if piece.page in ids:
@@ -820,9 +830,13 @@ class Extractive:
             page = self.reader.pages.get(piece.page)
             held = self.reader.link_names(page, single) if page else ()
             linked = {normalize_name(n) for n in held}
+            if page is not None and self.reader.is_person(page):
+                linked -= people
             text = normalize_name(piece.text)
             if piece.kind == "source":
                 text = f"{text} {normalize_name(piece.title)}"
+            elif piece.origin:  # the note it is quoted from, by its file's name
+                text = f"{text} {normalize_name(_note_name(piece.origin))}"
             return bool(linked & names) or any(n and n in text for n in names)
 
         return about
@@ -958,6 +972,12 @@ def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
         if score > best:
             best, chosen = score, item
     return chosen
+
+
+def _note_name(path: str) -> str:
+    """A note's file name as words ("source/meetings/2026-11-12-globex-review.md":
+    "2026 11 12 globex review")."""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ")
 
 
 def _not_found(reading: Reading, best: Sequence[Evidence], shown: int = 3) -> Reply:
