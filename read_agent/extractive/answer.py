@@ -701,7 +701,10 @@ class Extractive:
         # dated in the window asked about
         full = [p for p in full if p.kind != "source" or self._leads(p, reading, said_of)]
         if full:
-            full.sort(key=lambda p: self._replaced(p.page))
+            # what holds first; then a sentence said of the subject asked about, then one
+            # dated in the window asked about (a pilot another customer started in July
+            # does not answer when this one's started in September)
+            full.sort(key=lambda p: (self._replaced(p.page), *self._off(p, reading, said_of)))
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
             return Reply(lead.line(), rest + self._dates_of(reading, named))
@@ -714,7 +717,16 @@ class Extractive:
         # most of them leads, said to be the closest (for a figure, the best that gives
         # one). A raw note's sentence never does: what a note says, an untrusted one
         # too, is quoted below, not put forward as the answer.
-        near = [p for (_, c), p in scored if c >= 0.5 and p in answers and p.kind != "source"]
+        # The closest is said of the subject asked about: a sentence on someone else
+        # is no answer about this one, however many of the words it holds.
+        candidates = [p for (_, c), p in scored if c >= 0.5 and p in answers and p.kind != "source"]
+        near = [p for p in candidates if not reading.subjects or said_of(p)]
+        if not near and reading.subjects:
+            # the closest sentences are said of others, or nothing said of the subject
+            # holds half the words: the answer is not there, and all that was found shows
+            halves = [p for (_, c), p in scored if c >= 0.5]
+            if candidates or not any(said_of(p) for p in halves):
+                return _not_found(reading, best, len(best))
         if not near:
             return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
         rest = [p.line() for p in best if p is not near[0]]
@@ -805,6 +817,12 @@ class Extractive:
         renewal prep"). No subject: nothing is (no disagreement is told)."""
         ids = {s.id for s in reading.subjects}
         names = {normalize_name(n) for s in reading.subjects for n in self.reader.names(s.id) if n}
+        people = {  # a person's page is about them, not about the manager it links to
+            normalize_name(n)
+            for s in reading.subjects
+            if (subject := self.reader.pages.get(s.id)) and self.reader.is_person(subject)
+            for n in self.reader.names(s.id)
+        }
 
         def about(piece: Evidence) -> bool:
             if piece.page in ids:
@@ -812,12 +830,28 @@ class Extractive:
             page = self.reader.pages.get(piece.page)
             held = self.reader.link_names(page, single) if page else ()
             linked = {normalize_name(n) for n in held}
+            if page is not None and self.reader.is_person(page):
+                linked -= people
             text = normalize_name(piece.text)
             if piece.kind == "source":
                 text = f"{text} {normalize_name(piece.title)}"
+            elif piece.origin:  # the note it is quoted from, by its file's name
+                text = f"{text} {normalize_name(_note_name(piece.origin))}"
             return bool(linked & names) or any(n and n in text for n in names)
 
         return about
+
+    @staticmethod
+    def _off(
+        piece: Evidence, reading: Reading, said_of: Callable[[Evidence], bool]
+    ) -> tuple[bool, bool]:
+        """Whether a piece is off the subject asked about, and off the window asked about
+        (False when none is asked)."""
+        off_subject = bool(reading.subjects) and not said_of(piece)
+        off_window = reading.window is not None and not (
+            piece.date and _in_window(piece.date, reading.window)
+        )
+        return off_subject, off_window
 
     @staticmethod
     def _leads(piece: Evidence, reading: Reading, said_of: Callable[[Evidence], bool]) -> bool:
@@ -940,9 +974,15 @@ def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
     return chosen
 
 
-def _not_found(reading: Reading, best: Sequence[Evidence]) -> Reply:
-    """No sentence answers: what was searched for, and the closest sentences."""
-    closest = [p.line() for p in best[:3]]
+def _note_name(path: str) -> str:
+    """A note's file name as words ("source/meetings/2026-11-12-globex-review.md":
+    "2026 11 12 globex review")."""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ")
+
+
+def _not_found(reading: Reading, best: Sequence[Evidence], shown: int = 3) -> Reply:
+    """No sentence answers: what was searched for, and the ``shown`` closest sentences."""
+    closest = [p.line() for p in best[:shown]]
     subjects = [s.title for s in reading.subjects]
     words = [*reading.identifiers, *reading.terms]
     return Reply(Line(not_found(subjects, words, bool(closest))), closest)

@@ -244,13 +244,16 @@ def _nearest(
 ) -> FieldAsked | None:
     """The field whose own text is nearest the question's other words (not its names nor
     its time phrase), when it stands clearly above the next one. A question left with no
-    topical word asks none ("what happened with Initech at the end of June?")."""
+    topical word asks none ("what happened with Initech at the end of June?"), nor does one
+    with more topical words than a field-asking question holds beyond the field's own
+    (``UNSAID_WORDS``, and two for the field: "what drop in status calls did the pilot
+    achieve?" asks about the calls, not the status)."""
     fields = [f for f in spec.fields if fits(f, wants, schema)]
     kept = [i for i in range(len(question)) if i not in named | when]
     topical = [question[i] for i in kept if i not in framed and question[i] not in STOPWORDS]
     rest = " ".join(question[i] for i in kept)
-    if len(fields) < 2 or not topical:
-        return None
+    if len(fields) < 2 or not topical or len(topical) > UNSAID_WORDS + 2:
+        return None  # a field is a word or two, or the question asks about more than one
     query, vectors = embed(rest, ["; ".join(field_text(spec, f)) for f in fields])
     scores = [float(np.dot(query, v)) for v in vectors]
     order = sorted(range(len(fields)), key=lambda i: -scores[i])

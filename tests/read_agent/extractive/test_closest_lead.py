@@ -24,3 +24,10 @@ def test_the_closest_sentence_is_not_repeated_below(example: IngestServer) -> No
 def test_a_sentence_holding_under_half_the_words_does_not_lead(example: IngestServer) -> None:
     first = lines(ask(example, "What is Dana Whitfield's favourite colour and shoe size?"))[0]
     assert first.startswith("The knowledge base has no sentence that answers"), first
+
+
+def test_a_sentence_about_someone_else_is_not_the_closest(example: IngestServer) -> None:
+    # "mobile" is said of a delivery route, not of Karen Lee: no sentence answers
+    said = lines(ask(example, "What is Karen Lee's mobile number?"))
+    assert said[0].startswith("The knowledge base has no sentence that answers"), said
+    assert "Karen Lee" in said[0], said  # what was searched for

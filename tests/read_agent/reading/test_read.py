@@ -317,3 +317,15 @@ def test_every_time_phrase_says_when_not_what() -> None:
     )
     assert invoice.identifiers == ("INV-2026-044",)
     assert "late" not in invoice.terms and "october" not in invoice.terms
+
+
+def test_the_embedder_picks_no_field_of_a_question_about_more() -> None:
+    # a field is a word or two; five topical words ask about something a sentence says
+    def embed(question: str, texts: Sequence[str]) -> tuple[np.ndarray, Sequence[np.ndarray]]:
+        vectors = [np.eye(len(texts))[i] for i in range(len(texts))]
+        return vectors[0], vectors  # the first field would stand far above the rest
+
+    context = Context(schema=SCHEMA, subjects=[INITECH], names=NAMES, embed=embed)
+    assert read("What is Initech's web address?", context).field is not None
+    asked = "What drop in support tickets did the Initech rollout achieve?"
+    assert read(asked, context).field is None
