@@ -411,7 +411,7 @@ class Extractive:
         tag = f"{_ORDER_WORDS.get(reading.order or '', 'Latest')} {kind}"
         first = lead.title
         if page is not None:
-            links = _links(page, spec)
+            links = self.reader.links_said(page)
             first += f" — {links}" if links else ""
         lines: list[Line] = []
         if page is not None:
@@ -951,18 +951,6 @@ def _not_found(reading: Reading, best: Sequence[Evidence]) -> Reply:
 def _cut(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _links(page: Page, spec: FolderSpec | None) -> str:
-    if spec is None:
-        return ""
-    fields = page.fields
-    parts = [
-        f"{label(f.name)}: {show(fields[f.name])}"
-        for f in spec.fields
-        if f.is_link and fields.get(f.name)
-    ]
-    return "; ".join(parts)
 
 
 def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evidence]:
