@@ -86,6 +86,7 @@ from read_agent.extractive.routes import (
     the_current_state,
     who_or_what,
 )
+from read_agent.extractive.short_names import with_full_names
 from read_agent.extractive.source_evidence import is_source
 from read_agent.extractive.state_at import StateAt
 from read_agent.reading import (
@@ -198,6 +199,10 @@ class Extractive:
         if reply is None:
             progress = ingesting(result)
             return bare(NO_ANSWER if progress is None else not_yet(progress)), []
+        if reply.lead is not None and reply.lead.label is not None and reading.wants == Wants.WHO:
+            # "who ...?" quoted with a first name: whose it is
+            known = frozenset(s.id for s in reading.subjects)
+            reply = replace(reply, lead=await with_full_names(self.reader, reply.lead, known))
         digest = reply.digest(self._notes(result))
         return digest, self._cited(digest.text(), results)
 
