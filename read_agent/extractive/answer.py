@@ -86,6 +86,7 @@ from read_agent.extractive.routes import (
     the_current_state,
     who_or_what,
 )
+from read_agent.extractive.short_names import with_full_names
 from read_agent.extractive.source_evidence import is_source
 from read_agent.extractive.state_at import StateAt
 from read_agent.reading import (
@@ -198,6 +199,10 @@ class Extractive:
         if reply is None:
             progress = ingesting(result)
             return bare(NO_ANSWER if progress is None else not_yet(progress)), []
+        if reply.lead is not None and reply.lead.label is not None and reading.wants == Wants.WHO:
+            # "who ...?" quoted with a first name: whose it is
+            known = frozenset(s.id for s in reading.subjects)
+            reply = replace(reply, lead=await with_full_names(self.reader, reply.lead, known))
         digest = reply.digest(self._notes(result))
         return digest, self._cited(digest.text(), results)
 
@@ -411,7 +416,7 @@ class Extractive:
         tag = f"{_ORDER_WORDS.get(reading.order or '', 'Latest')} {kind}"
         first = lead.title
         if page is not None:
-            links = _links(page, spec)
+            links = self.reader.links_said(page)
             first += f" — {links}" if links else ""
         lines: list[Line] = []
         if page is not None:
@@ -991,18 +996,6 @@ def _not_found(reading: Reading, best: Sequence[Evidence], shown: int = 3) -> Re
 def _cut(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _links(page: Page, spec: FolderSpec | None) -> str:
-    if spec is None:
-        return ""
-    fields = page.fields
-    parts = [
-        f"{label(f.name)}: {show(fields[f.name])}"
-        for f in spec.fields
-        if f.is_link and fields.get(f.name)
-    ]
-    return "; ".join(parts)
 
 
 def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evidence]:

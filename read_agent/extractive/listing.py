@@ -21,6 +21,7 @@ from read_agent.tools.wire import Event, Page, events, listed_pages
 
 LISTED = 20
 SHORT = 90  # characters of an event's text on the first line
+NEAR = 10  # pages read on each side of an empty window for the nearest of a subject
 
 
 async def listing(reader: PageReader, reading: Reading) -> Reply | None:
@@ -29,8 +30,12 @@ async def listing(reader: PageReader, reading: Reading) -> Reply | None:
     shown = _shown_window(window)
     if reading.folders:
         lines: list[Line] = []
+        by = reading.listed_by
         for folder in reading.folders:
-            lines += await _folder_pages(reader, folder, start, end)
+            where = (
+                by if by is not None and reading.field and folder == reading.field.folder else None
+            )
+            lines += await _folder_pages(reader, folder, start, end, where)
         if lines:
             return Reply(Line(_first_line(lines)), lines[:LISTED], shown)
         found = await _sections_named(reader, reading.folders, start, end)
@@ -38,7 +43,15 @@ async def listing(reader: PageReader, reading: Reading) -> Reply | None:
             kinds = ", ".join(reading.folders)
             lead = f"No {kinds} pages between {shown}; the {kinds} sections of the pages there:"
             return Reply(Line(lead), found[:LISTED], shown)
-        return Reply(Line(f"No {', '.join(reading.folders)} between {shown}."), [], shown)
+        kinds = ", ".join(reading.folders)
+        nearest = [
+            line
+            for folder in reading.folders
+            for line in await _nearest(reader, reading, folder, start, end)
+        ]
+        if nearest:
+            return Reply(Line(f"No {kinds} between {shown}; the nearest:"), nearest, shown)
+        return Reply(Line(f"No {kinds} between {shown}."), [], shown)
     timeline = await reader.call("kb_timeline", {"window": reading.question, "limit": 200})
     if timeline is None:
         return None
@@ -87,6 +100,57 @@ async def _folder_pages(
         title = row.title + (f" — {gist}" if gist else "")
         lines.append(Line(title, day or None, (pid,)))
     return lines
+
+
+async def _nearest(
+    reader: PageReader, reading: Reading, folder: str, start: str | None, end: str | None
+) -> list[Line]:
+    """A window with none of the folder's pages: the last one before it and the first
+    one after it (up to the answer's now), of the question's subject if it names one and
+    that subject has one ("late October" ends a day after a meeting on the 20th: a
+    window's edge is fuzzy where people speak of it)."""
+    sides = []
+    if start is not None:
+        sides.append(await _listed(reader, folder, None, start))  # newest first
+    if end is not None:
+        now = reader.now.date().isoformat() if reader.now is not None else None
+        if now is None or now > end:
+            sides.append((await _listed(reader, folder, end, now))[::-1])  # oldest first
+    out: list[Line] = []
+    for rows in sides:
+        near = rows[:NEAR]
+        if reading.subjects:
+            near = [r for r in near if await _of_subject(reader, reading, r.id)]
+        if near:
+            out.append(await _page_line(reader, near[0].id, near[0].title, near[0].effective_date))
+    return out
+
+
+async def _listed(reader: PageReader, folder: str, start: str | None, end: str | None) -> list[Any]:
+    args: dict[str, Any] = {"folder": folder, "limit": 500}
+    args.update({k: v for k, v in (("start", start), ("end", end)) if v})
+    return list(listed_pages(await reader.call("kb_list_pages", args)))
+
+
+async def _of_subject(reader: PageReader, reading: Reading, page_id: str) -> bool:
+    """Whether a page is one of the question's subjects or links to one."""
+    ids = {s.id for s in reading.subjects}
+    if page_id in ids:
+        return True
+    page = await reader.page(page_id)
+    if page is None:
+        return False
+    names = {" ".join(words(n)) for s in reading.subjects for n in reader.names(s.id) or [s.title]}
+    return bool(names & {" ".join(words(n)) for n in reader.link_names(page)})
+
+
+async def _page_line(reader: PageReader, page_id: str, title: str, day: str | None) -> Line:
+    """A page as one line: its title, its links (who attended, which company) and the
+    gist of its first section."""
+    page = await reader.page(page_id)
+    said = [reader.links_said(page), _gist(page)] if page is not None else []
+    shown = " — ".join([title, *(s for s in said if s)])
+    return Line(shown, (day or "")[:10] or None, (page_id,))
 
 
 async def _sections_named(

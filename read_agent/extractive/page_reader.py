@@ -9,7 +9,9 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from memserver.kb.field_change import show
 from memserver.kb.schema import FolderSpec, Schema
+from read_agent.extractive.evidence import label
 from read_agent.reading import Subject
 from read_agent.reading.fields import Embed
 from read_agent.tools.raw_notes import QUERY_TOOL, query_with_sources
@@ -94,6 +96,13 @@ class PageReader:
             if f.is_link and value and (not single or f.type == "link"):
                 out += [str(v) for v in value] if isinstance(value, list) else [str(value)]
         return tuple(out)
+
+    def links_said(self, page: Page) -> str:
+        """A page's link fields as said on a line ("attendees: Joanna Price, Alex Kim;
+        company: Initech"), "" when it has none."""
+        spec = self.folder(page.folder)
+        held = [(f.name, page.fields.get(f.name)) for f in spec.fields if f.is_link] if spec else []
+        return "; ".join(f"{label(name)}: {show(value)}" for name, value in held if value)
 
     def is_person(self, page: Page) -> bool:
         """A page about a person: of type person, or of a folder with a job-title field."""

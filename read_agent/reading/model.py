@@ -105,8 +105,20 @@ class Reading:
             self.window is not None
             and not self.terms
             and not self.identifiers
-            and (self.field is None or not self.subjects)
+            and (self.field is None or not self.subjects or self.listed_by is not None)
         )
+
+    @property
+    def listed_by(self) -> tuple[str, str] | None:
+        """The field of a listed folder that links to the subject asked about, and the
+        subject's name ("meetings with Globex in November": the meetings whose company is
+        Globex), or None."""
+        field, subjects = self.field, self.subjects
+        if field is None or len(subjects) != 1 or field.folder not in self.folders:
+            return None
+        if field.inward or field.folder == subjects[0].folder:
+            return None
+        return field.name, subjects[0].title
 
     def is_(self, kind: Kind) -> bool:
         return kind in self.kinds
