@@ -47,6 +47,20 @@ mrr | monthly recurring revenue
 acv | annual contract value
 crm | customer relationship management
 erp | enterprise resource planning
+pr | pull request
+ga | general availability
+api | application programming interface
+ui | user interface
+ux | user experience
+sso | single sign on
+pto | paid time off
+okr | objectives and key results
+qbr | quarterly business review
+sow | statement of work
+msa | master services agreement
+rca | root cause analysis
+gtm | go to market
+eod | end of day
 """
 
 Phrase = tuple[str, ...]

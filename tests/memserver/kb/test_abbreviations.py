@@ -60,3 +60,12 @@ def test_the_abbreviations_holding_a_word_in_either_language() -> None:
     assert {"ceo", "coo", "cto"} <= set(with_words(["chief"]))
     assert "ceo" in with_words(["захирал"]) and "vp" in with_words(["president"])
     assert with_words(["warehouse"]) == ()
+
+
+def test_a_team_s_working_abbreviations_are_spelled_out() -> None:
+    # "her first PR" answers "her first pull request"; "GA" is general availability
+    assert spelled_in(("sofia", "first", "pull", "request")) == {
+        "pull": ("pr",),
+        "request": ("pr",),
+    }
+    assert spelled_out("ga", {"general", "availability", "slipped"})
