@@ -13,7 +13,7 @@ from typing import Any
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import is_cyrillic, words
 from read_agent.extractive.evidence import from_page, pieces
-from read_agent.extractive.line import Line
+from read_agent.extractive.line import Line, Part
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched
 from read_agent.extractive.reply import Reply, clean
@@ -97,8 +97,7 @@ async def _folder_pages(
         gist = ""
         if len(rows) <= 3 and (page := await reader.page(pid)) is not None:
             gist = _gist(page)
-        title = row.title + (f" — {gist}" if gist else "")
-        lines.append(Line(title, day or None, (pid,)))
+        lines.append(_titled(row.title, [gist], day, pid))
     return lines
 
 
@@ -149,8 +148,14 @@ async def _page_line(reader: PageReader, page_id: str, title: str, day: str | No
     gist of its first section."""
     page = await reader.page(page_id)
     said = [reader.links_said(page), _gist(page)] if page is not None else []
-    shown = " — ".join([title, *(s for s in said if s)])
-    return Line(shown, (day or "")[:10] or None, (page_id,))
+    return _titled(title, said, day, page_id)
+
+
+def _titled(title: str, said: Sequence[str], day: str | None, page_id: str) -> Line:
+    """A page's line: its title, then what else is said of it after dashes (words of
+    the line, not of its title: the first line names the title alone)."""
+    more = tuple(Part(f" — {words_}") for words_ in said if words_)
+    return Line(title, (day or "")[:10] or None, (page_id,), parts=more)
 
 
 async def _sections_named(
@@ -245,7 +250,7 @@ def _shown_window(window: Mapping[str, Any]) -> str:
 def _first_line(lines: Sequence[Line]) -> str:
     """How many pages or events were found and the first ones' dates and titles (not
     their gist; an event's text cut short)."""
-    names = [f"{line.head()}{_short(line.text.split(' — ')[0])}" for line in lines[:4]]
+    names = [f"{line.head()}{_short(line.text)}" for line in lines[:4]]
     more = f" (and {len(lines) - 4} more)" if len(lines) > 4 else ""
     return f"{len(lines)} found: {'; '.join(names)}{more}."
 
