@@ -24,3 +24,9 @@ def test_an_empty_window_names_the_subject_s_nearest_meetings(example: IngestSer
     assert listed and listed[0].startswith("- 2026-10-20 · Initech renewal call"), listed
     assert "Joanna Price" in listed[0], listed
     assert all("Initech" in line for line in listed), listed
+
+
+def test_the_first_line_names_a_whole_title(example: IngestServer) -> None:
+    # the title holds a dash itself; what is said after it on its line is not the title
+    said = lines(ask(example, "Which meetings with Initech took place in June 2026?"))
+    assert said[0] == "1 found: 2026-06-25 · Initech — quarterly check-in (Q2).", said
