@@ -23,7 +23,7 @@ def test_an_empty_window_names_the_subject_s_nearest_meetings(example: IngestSer
     # the call of 2026-10-20, just before the window, with whom it was held
     assert listed and listed[0].startswith("- 2026-10-20 · Initech renewal call"), listed
     assert "Joanna Price" in listed[0], listed
-    assert all("Initech" in line for line in listed), listed
+    assert listed and all("Initech" in line for line in listed), listed
 
 
 def test_the_first_line_names_a_whole_title(example: IngestServer) -> None:
