@@ -37,6 +37,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from memserver.kb.lifecycle import DRAFT_VALUES, REVERSAL_VALUES, lifecycle_field
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import STOPWORDS, normalize_name, words
@@ -110,6 +112,7 @@ RESOLVED_NAMES = 4  # the question's names asked of the entity index at most
 MEANT_RESULTS = 3  # times the usual results asked of the folder a question's words mean
 SURE_NAMES = frozenset({"exact_slug", "exact_title", "alias_hit", "transliteration"})
 FUZZY_NAME = 0.7  # a fuzzy title match this close is the page the name means
+NEAR_COMPARED = 8  # closest sentences the embedder compares with the question
 SAME_PERIOD_DAYS = 7  # figures this far apart or nearer are of one period
 REPLACED = REVERSAL_VALUES  # a decision's status once replaced
 # A decision nobody accepted yet (one a note below trusted proposed waits for a person,
@@ -734,8 +737,21 @@ class Extractive:
                 return _not_found(reading, best, len(best))
         if not near:
             return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
-        rest = [p.line() for p in best if p is not near[0]]
-        return Reply(near[0].line(tag=CLOSEST), rest + self._dates_of(reading, named))
+        closest = self._nearest_in_meaning(reading, near)
+        rest = [p.line() for p in best if p is not closest]
+        return Reply(closest.line(tag=CLOSEST), rest + self._dates_of(reading, named))
+
+    def _nearest_in_meaning(self, reading: Reading, near: Sequence[Evidence]) -> Evidence:
+        """Of the sentences that hold the most of the words asked, none all, the one the
+        embedder puts nearest the question: the words they miss are said in other words ("slips"
+        and "a new target instead of"), and only the meaning tells which says it."""
+        most = max(score_piece(p, reading)[1] for p in near)
+        shown = [p for p in near if score_piece(p, reading)[1] >= most - 1e-9][:NEAR_COMPARED]
+        if len(shown) < 2 or self.reader.embed is None:
+            return shown[0]
+        query, vectors = self.reader.embed(" ".join(reading.terms), [p.text for p in shown])
+        scores = [float(np.dot(query, v)) for v in vectors]
+        return shown[max(range(len(shown)), key=lambda i: scores[i])]
 
     def _parts(self, reading: Reading, results: list[Hit], named: list[Hit]) -> list[Evidence]:
         """For a question of several parts, the sentence holding most of each part's
