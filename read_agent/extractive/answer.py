@@ -743,8 +743,9 @@ class Extractive:
 
     def _nearest_in_meaning(self, reading: Reading, near: Sequence[Evidence]) -> Evidence:
         """Of the sentences that hold the most of the words asked, none all, the one the
-        embedder puts nearest the question: the words they miss are said in other words ("slips"
-        and "a new target instead of"), and only the meaning tells which says it."""
+        embedder puts nearest those words (not the subject's names: every one of them is
+        about it): the words they miss are said in other words, and only the meaning tells
+        which says them."""
         most = max(score_piece(p, reading)[1] for p in near)
         shown = [p for p in near if score_piece(p, reading)[1] >= most - 1e-9][:NEAR_COMPARED]
         if len(shown) < 2 or self.reader.embed is None:
