@@ -15,6 +15,7 @@ from ingest_agent.memory import Memory
 from memserver.clients.mcp import open_http
 from read_agent.agent import Answer, ReadAgent
 from read_agent.reading.conversation import Turn
+from read_agent.reading.fields import Embed
 from tests.fixtures.server import copy_example_kb
 from tests.ingest_agent.conftest import IngestServer, serve_kb
 
@@ -43,13 +44,15 @@ def ask(
     *,
     now: dt.datetime = NOW,
     history: Sequence[Turn] = (),
+    embed: Embed | None = None,
 ) -> Answer:
     _, secret = _read_token(server)
 
     async def run() -> Answer:
         async with open_http(server.url, secret, timeout=30) as memory:
             with anyio.fail_after(60):
-                return await ReadAgent(memory, None).ask(question, now=now, history=history)
+                agent = ReadAgent(memory, None, embed=embed)
+                return await agent.ask(question, now=now, history=history)
 
     return anyio.run(run)
 

@@ -4,6 +4,10 @@ answer says plainly that no sentence answers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
 from tests.ingest_agent.conftest import IngestServer
 from tests.read_agent.extractive.conftest import ask, lines
 
@@ -31,3 +35,24 @@ def test_a_sentence_about_someone_else_is_not_the_closest(example: IngestServer)
     said = lines(ask(example, "What is Karen Lee's mobile number?"))
     assert said[0].startswith("The knowledge base has no sentence that answers"), said
     assert "Karen Lee" in said[0], said  # what was searched for
+
+
+def test_of_the_closest_holding_as_many_words_the_embedder_s_nearest_leads(
+    example: IngestServer,
+) -> None:
+    asked = "What is the monthly minimum in the Nomin Trade contract?"
+    compared: list[tuple[str, list[str]]] = []
+
+    def embed(query: str, texts: Sequence[str]) -> tuple[np.ndarray, Sequence[np.ndarray]]:
+        # near in meaning: the contract meeting's sentence, whatever its words
+        compared.append((query, list(texts)))
+        near, far = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+        return near, [near if "Contract meeting" in t else far for t in texts]
+
+    first = lines(ask(example, asked, embed=embed))[0]
+    assert first.startswith("Closest: ") and "Contract meeting" in first, first
+    # the words asked, not the subject's name, are compared; only sentences holding as
+    # many of them as the closest one holds
+    closest = [(q, t) for q, t in compared if any("Contract meeting" in x for x in t)]
+    assert closest and all("nomin" not in q.lower() for q, _ in closest), compared
+    assert all("monthly minimum" in " ".join(t) for _, t in closest), compared
