@@ -737,9 +737,9 @@ class Extractive:
                 return _not_found(reading, best, len(best))
         if not near:
             return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
-        closest = self._nearest_in_meaning(reading, near)
-        rest = [p.line() for p in best if p is not closest]
-        return Reply(closest.line(tag=CLOSEST), rest + self._dates_of(reading, named))
+        nearest = self._nearest_in_meaning(reading, near)
+        rest = [p.line() for p in best if p is not nearest]
+        return Reply(nearest.line(tag=CLOSEST), rest + self._dates_of(reading, named))
 
     def _nearest_in_meaning(self, reading: Reading, near: Sequence[Evidence]) -> Evidence:
         """Of the sentences that hold the most of the words asked, none all, the one the
