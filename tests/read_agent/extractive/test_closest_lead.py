@@ -55,4 +55,4 @@ def test_of_the_closest_holding_as_many_words_the_embedder_s_nearest_leads(
     # many of them as the closest one holds
     closest = [(q, t) for q, t in compared if any("Contract meeting" in x for x in t)]
     assert closest and all("nomin" not in q.lower() for q, _ in closest), compared
-    assert all("monthly minimum" in " ".join(t) for _, t in closest), compared
+    assert closest and all("monthly minimum" in " ".join(t) for _, t in closest), compared
