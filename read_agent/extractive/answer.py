@@ -737,17 +737,20 @@ class Extractive:
                 return _not_found(reading, best, len(best))
         if not near:
             return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
-        nearest = self._nearest_in_meaning(reading, near)
+        cover = {id(p): c for (_, c), p in scored}
+        nearest = self._nearest_in_meaning(reading, [(cover[id(p)], p) for p in near])
         rest = [p.line() for p in best if p is not nearest]
         return Reply(nearest.line(tag=CLOSEST), rest + self._dates_of(reading, named))
 
-    def _nearest_in_meaning(self, reading: Reading, near: Sequence[Evidence]) -> Evidence:
+    def _nearest_in_meaning(
+        self, reading: Reading, near: Sequence[tuple[float, Evidence]]
+    ) -> Evidence:
         """Of the sentences that hold the most of the words asked, none all, the one the
         embedder puts nearest those words (not the subject's names: every one of them is
         about it): the words they miss are said in other words, and only the meaning tells
         which says them."""
-        most = max(score_piece(p, reading)[1] for p in near)
-        shown = [p for p in near if score_piece(p, reading)[1] >= most - 1e-9][:NEAR_COMPARED]
+        most = max(c for c, _ in near)  # (coverage, piece), in the ranker's order
+        shown = [p for c, p in near if c >= most - 1e-9][:NEAR_COMPARED]
         if len(shown) < 2 or self.reader.embed is None:
             return shown[0]
         query, vectors = self.reader.embed(" ".join(reading.terms), [p.text for p in shown])
@@ -997,9 +1000,9 @@ def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
 
 
 def _note_name(path: str) -> str:
-    """A note's file name as words ("source/meetings/2026-11-12-globex-review.md":
-    "2026 11 12 globex review")."""
-    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ")
+    """A note's file name without its folders and extension
+    ("source/meetings/2026-11-12-globex-review.md": "2026-11-12-globex-review")."""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
 def _not_found(reading: Reading, best: Sequence[Evidence], shown: int = 3) -> Reply:

@@ -139,7 +139,7 @@ async def _of_subject(reader: PageReader, reading: Reading, page_id: str) -> boo
     page = await reader.page(page_id)
     if page is None:
         return False
-    names = {" ".join(words(n)) for s in reading.subjects for n in reader.names(s.id) or [s.title]}
+    names = set(_subject_names(reader, reading))
     return bool(names & {" ".join(words(n)) for n in reader.link_names(page)})
 
 
@@ -186,7 +186,7 @@ def _about(reader: PageReader, reading: Reading, listed: Sequence[Event]) -> Seq
     """The events of the question's subjects, if it names any and some are theirs ("what
     happened with Initech in June?": on Initech's page, or naming it); else all."""
     ids = {s.id for s in reading.subjects}
-    names = [" ".join(words(n)) for s in reading.subjects for n in reader.names(s.id) or [s.title]]
+    names = _subject_names(reader, reading)
     if not ids:
         return listed
     theirs = [
@@ -271,3 +271,8 @@ def _folder_words(spec: FolderSpec) -> set[str]:
     out = {spec.name, spec.type}
     out |= {w for w in words(spec.description) if is_cyrillic(w) and len(w) >= 4}
     return out
+
+
+def _subject_names(reader: PageReader, reading: Reading) -> list[str]:
+    """Every name of the question's subjects, as words (its title when not read)."""
+    return [" ".join(words(n)) for s in reading.subjects for n in reader.names(s.id) or [s.title]]
