@@ -63,6 +63,7 @@ def test_each_score_has_the_half_the_report_counts_it_in() -> None:
         "example-new-15.yaml",
         "example-new-16.yaml",
         "example-new-17.yaml",
+        "example-new-18.yaml",
     ):
         mixed = {half(s) for s in scores if s.question.new == name}
         assert mixed == {"tuning", "validation"}
