@@ -160,11 +160,17 @@ def lexicon(folder: Path = LANG) -> Lexicon:
     )
 
 
-def _en_stem(word: str) -> str:
+def en_stem(word: str) -> str:
+    """An English word without its ending, and without the silent "e" its bare form
+    ends in ("settle", "settled", "settles": "settl"; "price", "pricing": "pric")."""
     for ending in _EN_ENDINGS:
         if word.endswith(ending) and len(word) - len(ending) >= 3:
-            return word[: -len(ending)]
-    return word
+            word = word[: -len(ending)]
+            break
+    bare = word.rstrip("e")
+    if len(bare) < 3:  # "free", "freed": "fre"; "fee" stays
+        bare = word[:-1] if word.endswith("e") and len(word) > 3 else word
+    return bare
 
 
 def same(a: str, b: str, base_form: Mapping[str, str] | None = None) -> bool:
@@ -182,7 +188,7 @@ def same(a: str, b: str, base_form: Mapping[str, str] | None = None) -> bool:
         return shared >= max(_MN_SHARED, min(len(a), len(b)) - 3)
     forms = base_form or lexicon().base_form
     a, b = forms.get(a, a), forms.get(b, b)
-    return a == b or _en_stem(a) == _en_stem(b)
+    return a == b or en_stem(a) == en_stem(b)
 
 
 def tokens(text: str) -> list[str]:

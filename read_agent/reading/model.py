@@ -76,6 +76,9 @@ class Reading:
     parts: tuple[tuple[str, ...], ...] = ()
     # the terms that name the kind of thing asked for ("what monthly minimum did ...")
     focus: tuple[str, ...] = ()
+    # the terms that name no kind of page: "pricing" of "the first decision we settled on
+    # pricing" ("decision" and "settled" name the folder of decisions)
+    topic: tuple[str, ...] = ()
     kinds: frozenset[Kind] = frozenset()
     subjects: tuple[Subject, ...] = ()
     field: FieldAsked | None = None

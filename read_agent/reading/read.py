@@ -90,6 +90,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         None,
     )
     terms = _terms(q, named | said_when, intent, lex, as_of is not None)
+    kind_words = {q[i] for i in _folder_words(q, ctx.schema, lex)}
     of_person = _of_person(terms, _person(ctx), lex)  # "paid" of a person: a salary, asked
     senses = _senses(q, terms, lex, wants) + of_person
     return Reading(
@@ -104,6 +105,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         + _asked(terms, lex)
         + tuple(t for t, _ in of_person),
         parts=_parts(question, terms, lex),
+        topic=tuple(t for t in terms if not any(same(t, w) for w in kind_words)),
         kinds=frozenset(kinds),
         subjects=tuple(ctx.subjects),
         field=field,
@@ -116,7 +118,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         folders=tuple(str(f) for f in intent.get("folders") or ()),
         meant=_meant(q, ctx.schema, lex),
         relation=str(intent["relation"]) if intent.get("relation") else None,
-        order=str(time["order"]) if time.get("order") else None,
+        order=str(time["order"]) if time.get("order") else _order(q, time, lex),
         window=window,
         soft=bool(time.get("soft_recency")),
         tense=_tense(q, lex),
@@ -129,11 +131,14 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
 
 def name_spans(question: Sequence[str], names: Sequence[str]) -> list[range]:
     """Where the names stand among the question's words (any ending, either script),
-    longest name first, no word in two names."""
+    longest name first, no word in two names. A name of several words said in another
+    order stands where its words do with nothing but stop words between them ("the review
+    of the Globex pilot": the page "Globex pilot review")."""
     taken: set[int] = set()
     spans: list[range] = []
     for name in sorted({n for n in names if n}, key=lambda n: -len(tokens(n))):
         parts = tokens(name)
+        found = False
         for start in range(len(question) - len(parts) + 1):
             span = range(start, start + len(parts))
             if (
@@ -143,7 +148,32 @@ def name_spans(question: Sequence[str], names: Sequence[str]) -> list[range]:
             ):
                 taken.update(span)
                 spans.append(span)
+                found = True
+        if not found and len(parts) > 1 and (loose := _reordered(question, parts, taken)):
+            taken.update(loose)
+            spans.append(loose)
     return spans
+
+
+def _reordered(question: Sequence[str], parts: Sequence[str], taken: set[int]) -> range | None:
+    """The shortest stretch of free words holding each of a name's ``parts`` once and
+    else only stop words, at most twice the name's length."""
+    for size in range(len(parts), 2 * len(parts) + 1):
+        for start in range(len(question) - size + 1):
+            span = range(start, start + size)
+            if set(span) & taken:
+                continue
+            left = list(parts)
+            for i in span:
+                part = next((p for p in left if _same_name(question[i], p)), None)
+                if part is not None:
+                    left.remove(part)
+                elif question[i] not in STOPWORDS:
+                    break
+            else:
+                if not left:
+                    return span
+    return None
 
 
 def name_candidates(question: str, lex: Lexicon | None = None) -> list[str]:
@@ -432,6 +462,17 @@ def _wants(q: Sequence[str], lex: Lexicon) -> Wants:
             if says(q, lex.answer.get(wants.value, ()), exact=exact):
                 return wants
     return Wants.WHAT
+
+
+def _order(q: Sequence[str], time: Mapping[str, Any], lex: Lexicon) -> str | None:
+    """The order the lexicon's words ask ("originally": the oldest) where the search read
+    none and no day or stretch of time either ("last" of "last week" is a window): the
+    first order word not inside a longer phrase of a kind ("first learned")."""
+    if time.get("window") or time.get("point"):
+        return None
+    taken = {i for m in find(q, lex.kinds) for i in range(m.start, m.end)}
+    found = find(q, lex.order, taken)
+    return found[0].key if found else None
 
 
 def _tense(q: Sequence[str], lex: Lexicon) -> str | None:
