@@ -102,7 +102,7 @@ from read_agent.reading import (
 )
 from read_agent.reading import read as read_question
 from read_agent.reading.fields import fits
-from read_agent.reading.lexicon import lexicon, says, tokens
+from read_agent.reading.lexicon import decided_heading, lexicon, says, tokens
 from read_agent.tools.citations import CitedPage, normalize_id
 from read_agent.tools.raw_notes import QUERY_TOOL
 from read_agent.tools.wire import Found, Hit, Page, Resolved, edges
@@ -123,6 +123,7 @@ HELD_QUESTION = "Review: "  # a change held for a person, not two sources disagr
 SECTION_LINES = 8  # a section the question names, read out whole up to this
 LEAD_CHARS = 200  # of a section's first item on the first line
 LATER_READ = 6  # pages dated after a first page read for what they say about it
+ORDERED_READ = 30  # pages an order word may pick read to see whom they are about
 _ORDER_WORDS = {"newest": "Latest", "oldest": "First", "next": "Next"}
 
 
@@ -166,7 +167,7 @@ class Extractive:
             wider = await self._query(" ".join(subject.split()), query_argument)
             more = wider.results if wider is not None else ()
             results += [r for r in more if _named(r) and r.id not in {x.id for x in results}]
-        named = [r for r in results if _named(r)]
+        named = [r for r in results if _named(r) or _title_said(question, r)]
         unclear: list[str] = []  # the folders of a name the index could not tell apart
         named += await self._resolved(question, named, unclear)
         for item in [*named, *results][: PAGES_READ + len(named)]:
@@ -405,7 +406,7 @@ class Extractive:
 
     async def _ordered(self, reading: Reading, results: list[Hit]) -> Reply | None:
         results = await self._in_meant_folder(reading, results)
-        lead = _by_subject(reading, results)
+        lead = await self._own_first(reading, results)
         if lead is None:
             if reading.order == "next":
                 return Reply(
@@ -437,8 +438,10 @@ class Extractive:
                     key=lambda p: -score_piece(p, reading)[0],
                 )
                 lines = [p.line() for p in _in_order(body, ranked[:EVIDENCE_LINES])]
-            if not lines:
-                lines = [p.line() for p in body[:2]]
+            if not lines:  # what it is: its opening, and what it decided
+                decided = [p for p in body if p.heading and decided_heading(p.heading)]
+                shown = [*body[:2], *(p for p in decided[:SECTION_LINES] if p not in body[:2])]
+                lines = [p.line() for p in shown]
             if asked and lines and reading.wants != Wants.WHEN:
                 # what it decided is asked, not when: its first item is the first line's
                 first = f"{lead.title} — {asked}: {_cut(lines[0].text, LEAD_CHARS)}"
@@ -447,13 +450,32 @@ class Extractive:
         day = lead.date
         return Reply(Line(first, day, (pid,), tag=tag), lines)
 
+    async def _own_first(self, reading: Reading, results: list[Hit]) -> Hit | None:
+        """:func:`_by_subject`, first among the pages not about a company the question does
+        not name, when it asks of a topic ("the latest decision on pricing" is ours, not
+        one customer's price; "the latest decision" is whichever is newest)."""
+        ordered = [r for r in results if "date_ordered" in r.labels][:ORDERED_READ]
+        other = set()
+        for item in ordered if reading.topic else ():
+            page = None if is_source(item) else await self.reader.page(item.id)
+            if page is not None and self.state.about_other(reading, page.folder, page.fields):
+                other.add(item.id)
+        own = _by_subject(reading, [r for r in results if r.id not in other])
+        if own is not None and (own.id not in other) and _says_topic(reading, own):
+            return own
+        return _by_subject(reading, results)
+
     async def _in_meant_folder(self, reading: Reading, results: list[Hit]) -> list[Hit]:
         """The search's order over the dated folder the question's words mean ("when did
         we last meet Globex and what was decided": the meetings, not the decisions), asked
-        again in that folder when the search ordered another first."""
+        again in that folder when the search ordered another first, or ordered none for a
+        question naming no subject ("which pricing did we settle on most recently": the
+        decisions)."""
         dated = [f for f in reading.meant if (spec := self.reader.folder(f)) and spec.date_field]
         first = next((r for r in results if "date_ordered" in r.labels), None)
-        if not dated or first is None or first.folder == dated[0]:
+        if not dated or (first is None and reading.subjects):
+            return results  # nothing ordered: a subject's own pages were found, not re-asked
+        if first is not None and first.folder == dated[0]:
             return results
         if not self.reader.tools.accepts(QUERY_TOOL, "folders"):
             return results
@@ -956,6 +978,16 @@ def _named(result: Hit) -> bool:
     return exact or ("title" in ranks and "fuzzy_title_match" not in labels)
 
 
+def _title_said(question: str, result: Hit) -> bool:
+    """A page whose title of several words the question says, in any order ("the review
+    of the Globex pilot": the page "Globex pilot review")."""
+    return (
+        len(tokens(result.title)) > 1
+        and not is_source(result)
+        and bool(name_spans(tokens(question), [result.title]))
+    )
+
+
 def _none_within(quoted: Reply | None, window: Mapping[str, Any]) -> bool:
     """Whether ``quoted`` found no sentence that answers (it leads with none, or says
     so) and none dated in ``window``."""
@@ -973,13 +1005,19 @@ def _in_window(date: str, window: Mapping[str, Any]) -> bool:
     return (first is None or day >= first) and (last is None or day < last)
 
 
+def _says_topic(reading: Reading, item: Hit) -> bool:
+    """Whether a page's title says at least half the question's topical words."""
+    return 2 * len(matched(reading.topic, words(item.title))) >= len(reading.topic)
+
+
 def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
     """The result an order word picks: of the pages ``kb_query`` ordered (first, latest,
     next, in that order), the first whose title says the most of the question's subject.
     "The first pricing review" is the first meeting titled so, not the first meeting
     that mentions pricing; "the latest product roadmap review" is the newer of the two
-    roadmap reviews. A title must say at least half the question's topical words; a
-    question naming no subject ("the latest meeting") takes the first."""
+    roadmap reviews. A title must say at least half the question's topical words (not
+    the words of a kind of page: "decision", "meeting"); a question naming no subject
+    ("the latest meeting") takes the first."""
     ordered = [r for r in results if "date_ordered" in r.labels]
     order_words = [w for phrases in lexicon().order.values() for p in phrases for w in tokens(p)]
     asked = [
@@ -990,8 +1028,8 @@ def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:
     named = {s.id for s in reading.subjects}
     for item in ordered:
         title = words(item.title)
-        score = (len(matched(reading.terms, title)), len(matched(asked, title)))
-        if 2 * score[0] < len(reading.terms) and item.id not in named:
+        score = (len(matched(reading.topic, title)), len(matched(asked, title)))
+        if not _says_topic(reading, item) and item.id not in named:
             continue  # a long question's one word in a title is no subject (the page
             # the question names by its title is)
         if score > best:

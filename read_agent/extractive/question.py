@@ -23,7 +23,7 @@ from memserver.kb.words import is_cyrillic, mn_stems
 from read_agent.reading import BEFORE_CHANGE, Context, Reading, Subject
 from read_agent.reading import read as read_question
 from read_agent.reading.fields import Embed
-from read_agent.reading.lexicon import lexicon, synonyms
+from read_agent.reading.lexicon import en_stem, lexicon, synonyms
 
 __all__ = ["BEFORE_CHANGE", "Reading", "matched", "read", "same_word", "stem"]
 
@@ -56,10 +56,7 @@ def stem(word: str) -> str:
     if is_cyrillic(word):
         stems = mn_stems(word)
         return stems[-1] if stems else word
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    return en_stem(word)
 
 
 def same_word(a: str, b: str, by_meaning: bool = True, loose: bool = True) -> bool:
