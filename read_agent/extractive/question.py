@@ -56,7 +56,8 @@ def stem(word: str) -> str:
     if is_cyrillic(word):
         stems = mn_stems(word)
         return stems[-1] if stems else word
-    return en_stem(word)
+    return en_stem(word, silent_e=False)  # a sentence's words: two long words sharing
+    # their start are one already (same_word), a bare form's e kept
 
 
 def same_word(a: str, b: str, by_meaning: bool = True, loose: bool = True) -> bool:

@@ -160,13 +160,16 @@ def lexicon(folder: Path = LANG) -> Lexicon:
     )
 
 
-def en_stem(word: str) -> str:
-    """An English word without its ending, and without the silent "e" its bare form
-    ends in ("settle", "settled", "settles": "settl"; "price", "pricing": "pric")."""
+def en_stem(word: str, silent_e: bool = True) -> str:
+    """An English word without its ending, and (``silent_e``) without the silent "e" its
+    bare form ends in ("settle", "settled", "settles": "settl"; "price", "pricing":
+    "pric")."""
     for ending in _EN_ENDINGS:
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             word = word[: -len(ending)]
             break
+    if not silent_e:
+        return word
     bare = word.rstrip("e")
     if len(bare) < 3:  # "free", "freed": "fre"; "fee" stays
         bare = word[:-1] if word.endswith("e") and len(word) > 3 else word
