@@ -68,3 +68,9 @@ def test_the_topic_leaves_out_the_words_of_a_kind_of_page() -> None:
     assert reading.topic == ("rates",) and "settle" in reading.terms
     meeting = read("What was our meeting on fleet telemetry?", Context(schema=SCHEMA))
     assert set(meeting.topic) == {"fleet", "telemetry"}
+
+
+def test_a_mongolian_question_word_is_no_topic() -> None:
+    # "хэд" (how much, how many) asks for a figure; it names nothing
+    reading = read("Пилотын төлбөр хэд вэ?", Context(schema=SCHEMA))
+    assert "хэд" not in reading.terms and "төлбөр" in reading.terms
