@@ -757,9 +757,15 @@ class Extractive:
             halves = [p for (_, c), p in scored if c >= 0.5]
             if candidates or not any(said_of(p) for p in halves):
                 return _not_found(reading, best, len(best))
+        cover = {id(p): c for (_, c), p in scored}
+        if not near and not reading.subjects:
+            # the sentences holding half the words are notes' or give no answer of the
+            # type asked: of the memory's that do, those holding the most words
+            given = [p for p in best if p in answers and p.kind != "source" and cover[id(p)] > 0]
+            most = max((cover[id(p)] for p in given), default=0.0)
+            near = [p for p in given if cover[id(p)] >= most - 1e-9]
         if not near:
             return Reply(None, [p.line() for p in best] + self._dates_of(reading, named))
-        cover = {id(p): c for (_, c), p in scored}
         nearest = self._nearest_in_meaning(reading, [(cover[id(p)], p) for p in near])
         rest = [p.line() for p in best if p is not nearest]
         return Reply(nearest.line(tag=CLOSEST), rest + self._dates_of(reading, named))

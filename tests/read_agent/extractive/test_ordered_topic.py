@@ -35,3 +35,10 @@ def test_a_meeting_asked_about_as_a_whole_shows_what_it_decided(example: IngestS
     assert answer.startswith("Latest meeting: 2026-11-12 · Globex integration review"), answer
     assert "Go-live for all eight Globex warehouses on 2026-12-01." in answer
     assert "SAP TM integration by outbound webhook" in answer
+
+
+def test_the_first_line_answers_or_says_the_answer_is_not_there(example: IngestServer) -> None:
+    # the sentences holding half the words are a note's: the first line still speaks
+    first = lines(ask(example, "Which pricing applies to our customers today?"))[0]
+    assert not first.startswith("Extractive answer"), first
+    assert first.startswith(("Closest: ", "The knowledge base has no sentence")), first
