@@ -43,6 +43,7 @@ from memserver.kb.lifecycle import DRAFT_VALUES, REVERSAL_VALUES, lifecycle_fiel
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import STOPWORDS, normalize_name, words
 from read_agent.extractive.company_answer import PAGES_READ, CompanyAnswers, past_day
+from read_agent.extractive.decided_at import decided_at
 from read_agent.extractive.evidence import (
     Evidence,
     changes,
@@ -418,7 +419,12 @@ class Extractive:
         spec = self.reader.folder(lead.folder)
         kind = spec.type if spec is not None else lead.folder
         tag = f"{_ORDER_WORDS.get(reading.order or '', 'Latest')} {kind}"
-        first = lead.title
+        # a decision taken at a meeting: which one, and everything that meeting decided
+        event = None
+        if page is not None and spec is not None and spec.type == "decision":
+            event = await decided_at(self.reader, page)
+        title = f"{lead.title} — decided at: {event.title}" if event else lead.title
+        first = title
         if page is not None:
             links = self.reader.links_said(page)
             first += f" — {links}" if links else ""
@@ -444,9 +450,16 @@ class Extractive:
                 lines = [p.line() for p in shown]
             if asked and lines and reading.wants != Wants.WHEN:
                 # what it decided is asked, not when: its first item is the first line's
-                first = f"{lead.title} — {asked}: {_cut(lines[0].text, LEAD_CHARS)}"
+                first = f"{title} — {asked}: {_cut(lines[0].text, LEAD_CHARS)}"
             if reading.order == "oldest":
                 lines += await self._later(page, (lead.date or ""))
+            if event is not None:
+                taken = [
+                    p.line()
+                    for p in from_page(event, 0, True)
+                    if p.kind == "section" and p.heading and decided_heading(p.heading)
+                ][:SECTION_LINES]
+                lines = [*taken, *(x for x in lines if x not in taken)]
         day = lead.date
         return Reply(Line(first, day, (pid,), tag=tag), lines)
 
@@ -468,14 +481,18 @@ class Extractive:
     async def _in_meant_folder(self, reading: Reading, results: list[Hit]) -> list[Hit]:
         """The search's order over the dated folder the question's words mean ("when did
         we last meet Globex and what was decided": the meetings, not the decisions), asked
-        again in that folder when the search ordered another first, or ordered none for a
-        question naming no subject ("which pricing did we settle on most recently": the
-        decisions)."""
+        again in that folder when the search ordered another first or none ("which
+        pricing did we settle on most recently": the decisions), or ordered none of the
+        pages found whose titles say the topic ("our latest roadmap review": the
+        reviews, not the latest meeting)."""
         dated = [f for f in reading.meant if (spec := self.reader.folder(f)) and spec.date_field]
+        if not dated:
+            return results
         first = next((r for r in results if "date_ordered" in r.labels), None)
-        if not dated or (first is None and reading.subjects):
-            return results  # nothing ordered: a subject's own pages were found, not re-asked
-        if first is not None and first.folder == dated[0]:
+        ordered = [r for r in results if "date_ordered" in r.labels and r.folder == dated[0]]
+        titled = [r for r in results if r.folder == dated[0] and _says_topic(reading, r)]
+        ordered_titled = not reading.topic or not titled or any(r in titled for r in ordered)
+        if first is not None and first.folder == dated[0] and ordered_titled:
             return results
         if not self.reader.tools.accepts(QUERY_TOOL, "folders"):
             return results
@@ -483,7 +500,7 @@ class Extractive:
         again = await self.reader.call(
             QUERY_TOOL, {"question": reading.question, "folders": dated[:1], "limit": wide}
         )
-        found = list(Found.parse(again).results)
+        found = [r for r in Found.parse(again).results if r.folder == dated[0]]  # no note
         names = [n for s in reading.subjects for n in self.reader.names(s.id)]
         if names:  # about the subject: its name in the title or the text found
             found = [r for r in found if name_spans(tokens(f"{r.title} {r.snippet}"), names)]
@@ -894,17 +911,29 @@ class Extractive:
 
         return about
 
-    @staticmethod
     def _off(
-        piece: Evidence, reading: Reading, said_of: Callable[[Evidence], bool]
+        self, piece: Evidence, reading: Reading, said_of: Callable[[Evidence], bool]
     ) -> tuple[bool, bool]:
-        """Whether a piece is off the subject asked about, and off the window asked about
-        (False when none is asked)."""
-        off_subject = bool(reading.subjects) and not said_of(piece)
+        """Whether a piece is off the subject asked about (with none asked: on a page of
+        or about a company the question does not name, "the monthly minimum we charge" is
+        ours, not one customer's), and off the window asked about (False when none is)."""
+        off_subject = not said_of(piece) if reading.subjects else self._of_other(piece, reading)
         off_window = reading.window is not None and not (
             piece.date and _in_window(piece.date, reading.window)
         )
         return off_subject, off_window
+
+    def _of_other(self, piece: Evidence, reading: Reading) -> bool:
+        """A piece on a company's page, or on a page linking to a company, that the
+        question does not name."""
+        page = self.reader.pages.get(piece.page)
+        if page is None:
+            return False
+        spec = self.reader.folder(page.folder)
+        if spec is not None and spec.type == "company":
+            asked = {normalize_name(n) for n in self.reader.asked}
+            return not asked & {normalize_name(n) for n in self.reader.names(page.id)}
+        return self.state.about_other(reading, page.folder, page.fields)
 
     @staticmethod
     def _leads(piece: Evidence, reading: Reading, said_of: Callable[[Evidence], bool]) -> bool:
