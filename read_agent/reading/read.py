@@ -548,8 +548,10 @@ def _terms(
             {
                 "frame": lex.frame,
                 "current": lex.current,
-                # a figure's words say a topic ("price", "үнэ"), the others do not
+                # a figure's words say a topic ("price", "үнэ"), the others do not, nor
+                # a phrase asking for a figure ("how large")
                 **{f"answer-{k}": v for k, v in lex.answer.items() if k != "amount"},
+                "asks-amount": [p for p in lex.answer.get("amount", ()) if len(tokens(p)) > 1],
                 **(
                     {k: lex.kinds.get(k, ()) for k in ("as_of", "before_change", "state")}
                     if as_of

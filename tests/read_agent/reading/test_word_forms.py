@@ -74,3 +74,10 @@ def test_a_mongolian_question_word_is_no_topic() -> None:
     # "хэд" (how much, how many) asks for a figure; it names nothing
     reading = read("Пилотын төлбөр хэд вэ?", Context(schema=SCHEMA))
     assert "хэд" not in reading.terms and "төлбөр" in reading.terms
+
+
+def test_a_phrase_asking_for_a_figure_is_no_topic() -> None:
+    reading = read("How large is the monthly minimum?", Context(schema=SCHEMA))
+    assert reading.terms == ("monthly", "minimum")
+    # a figure's own word is the topic
+    assert "price" in read("What is the price?", Context(schema=SCHEMA)).terms
