@@ -748,6 +748,8 @@ class Extractive:
         # dated in the window asked about
         full = [p for p in full if p.kind != "source" or self._leads(p, reading, said_of)]
         if full:
+            if not reading.subjects:
+                await self._read_pages(full[:NEAR_COMPARED])
             # what holds first; then a sentence said of the subject asked about, then one
             # dated in the window asked about (a pilot another customer started in July
             # does not answer when this one's started in September)
@@ -768,6 +770,9 @@ class Extractive:
         # is no answer about this one, however many of the words it holds.
         candidates = [p for (_, c), p in scored if c >= 0.5 and p in answers and p.kind != "source"]
         near = [p for p in candidates if not reading.subjects or said_of(p)]
+        if not reading.subjects:  # ours before one customer's (see _off)
+            await self._read_pages(near[:NEAR_COMPARED])
+            near = [p for p in near if not self._of_other(p, reading)] or near
         if not near and reading.subjects:
             # the closest sentences are said of others, or nothing said of the subject
             # holds half the words: the answer is not there, and all that was found shows
@@ -922,6 +927,12 @@ class Extractive:
             piece.date and _in_window(piece.date, reading.window)
         )
         return off_subject, off_window
+
+    async def _read_pages(self, pieces: Sequence[Evidence]) -> None:
+        """Read the memory's pages the pieces are on (not notes), to see whom they are about."""
+        for piece in pieces:
+            if piece.page and not piece.page.startswith("source/"):
+                await self.reader.page(piece.page)
 
     def _of_other(self, piece: Evidence, reading: Reading) -> bool:
         """A piece on a company's page, or on a page linking to a company, that the

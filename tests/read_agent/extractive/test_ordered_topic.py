@@ -42,3 +42,20 @@ def test_the_first_line_answers_or_says_the_answer_is_not_there(example: IngestS
     first = lines(ask(example, "Which pricing applies to our customers today?"))[0]
     assert not first.startswith("Extractive answer"), first
     assert first.startswith(("Closest: ", "The knowledge base has no sentence")), first
+
+
+def test_a_decision_that_leads_names_the_meeting_it_was_taken_at(example: IngestServer) -> None:
+    answer = ask(example, "Which decision did we take most recently about Globex?").text
+    first = answer.splitlines()[0]
+    assert first.startswith("Latest decision: 2026-11-12 · "), first
+    assert "— decided at: Globex integration review" in first
+    # and everything that meeting decided, not only the one decision
+    assert "SAP TM integration by outbound webhook" in answer
+    assert "$2,000 monthly minimum" in answer
+
+
+def test_with_no_customer_named_our_own_figure_comes_before_a_customer_s(
+    example: IngestServer,
+) -> None:
+    first = lines(ask(example, "What monthly minimum do we charge at the moment?"))[0]
+    assert "$1,500 monthly minimum" in first, first
