@@ -783,7 +783,7 @@ class Extractive:
         if not near and not reading.subjects:
             # the sentences holding half the words are notes' or give no answer of the
             # type asked: of the memory's that do, those holding the most words
-            given = [p for p in best if p in answers and p.kind != "source" and cover[id(p)] > 0]
+            given = [p for (_, c), p in scored if p in answers and p.kind != "source" and c > 0]
             most = max((cover[id(p)] for p in given), default=0.0)
             near = [p for p in given if cover[id(p)] >= most - 1e-9]
         if not near:
