@@ -65,7 +65,7 @@ def an_order(reading: Reading, pages: Pages) -> bool:
 
 def the_current_state(reading: Reading, pages: Pages) -> bool:
     """ "Our current pricing": newer facts first, no day or order asked."""
-    return reading.soft and reading.order is None and reading.as_of is None
+    return (reading.soft or reading.current) and reading.order is None and reading.as_of is None
 
 
 def a_named_page(reading: Reading, pages: Pages) -> bool:

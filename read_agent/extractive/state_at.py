@@ -86,7 +86,11 @@ class StateAt:
         if page is None:
             return None
         own = [p for p in from_page(page, 0, True) if p.kind == "section"]
-        full = [p for p in own if score_piece(p, reading)[1] >= 0.999]
+        # the sentences holding every word asked, else what the page titled by the topic
+        # decided ("our pricing model": the decision, which does not say "model")
+        full = [p for p in own if score_piece(p, reading)[1] >= 0.999] or [
+            p for p in own if p.heading and decided_heading(p.heading)
+        ]
         if not full:
             return None
         # What the event decided, and a figure, before its context ("no public price list")
@@ -100,10 +104,10 @@ class StateAt:
         return Reply(full[0].line(tag=head), later + rest[: EVIDENCE_LINES - len(later)])
 
     async def _events(self, reading: Reading, day: str) -> list[Hit]:
-        """The dated pages (events) on or before ``day`` whose titles say all the
-        question's words."""
+        """The dated pages (events) on or before ``day`` whose titles say the question's
+        topic (:func:`_titled`)."""
         assert self.reader.schema is not None
-        about = " ".join(reading.terms)
+        about = " ".join(reading.topic or reading.terms)
         moment = dt.datetime.combine(dt.date.fromisoformat(day), dt.time(23, 59))
         if self.reader.now is not None and self.reader.now.tzinfo is not None:
             moment = moment.replace(tzinfo=self.reader.now.tzinfo)
@@ -118,9 +122,7 @@ class StateAt:
             for item in found.results:
                 if (item.date or "")[:10] > day:
                     continue
-                titled = "date_ordered" in item.labels
-                title = words(item.title)
-                if titled and matched(reading.terms, title) == set(reading.terms):
+                if "date_ordered" in item.labels and _titled(reading, item.title):
                     events.append(item)
         return events
 
@@ -202,6 +204,14 @@ class StateAt:
         when = (later.effective_date if later is not None else None) or ""
         # not found (the server's view of an earlier day): it was not known then
         return later is not None and (not when or when[:10] <= day)
+
+
+def _titled(reading: Reading, title: str) -> bool:
+    """A title that says at least half the question's topic ("our current price per
+    shipment": "Usage-based pricing replaces per-seat pricing"), and one word of it."""
+    topic = reading.topic or reading.terms
+    said = matched(topic, words(title))
+    return bool(said) and 2 * len(said) >= len(topic)
 
 
 def _proposed(page: Page) -> bool:
