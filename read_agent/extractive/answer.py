@@ -47,6 +47,7 @@ from read_agent.extractive.decided_at import decided_at
 from read_agent.extractive.evidence import (
     Evidence,
     changes,
+    days_said,
     from_page,
     label,
     show,
@@ -921,10 +922,12 @@ class Extractive:
     ) -> tuple[bool, bool]:
         """Whether a piece is off the subject asked about (with none asked: on a page of
         or about a company the question does not name, "the monthly minimum we charge" is
-        ours, not one customer's), and off the window asked about (False when none is)."""
+        ours, not one customer's), and off the window asked about (False when none is):
+        neither dated in it nor saying one of its days."""
         off_subject = not said_of(piece) if reading.subjects else self._of_other(piece, reading)
-        off_window = reading.window is not None and not (
-            piece.date and _in_window(piece.date, reading.window)
+        window = reading.window
+        off_window = window is not None and not any(  # dated in it, or saying a day of it
+            _in_window(day, window) for day in [piece.date or "", *days_said(piece.text)] if day
         )
         return off_subject, off_window
 

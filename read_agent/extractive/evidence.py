@@ -273,8 +273,13 @@ def _own(piece: Evidence, reading: Reading) -> set[str]:
     return matched(reading.terms, said, reading.sense_of)
 
 
+def days_said(text: str) -> set[str]:
+    """The days a text writes out (YYYY-MM-DD)."""
+    return set(_ISO.findall(text))
+
+
 def _only_day(text: str) -> str | None:
-    days = set(_ISO.findall(text))
+    days = days_said(text)
     return days.pop() if len(days) == 1 else None
 
 

@@ -14,3 +14,10 @@ def test_the_subject_s_events_in_a_part_of_a_month(example: IngestServer) -> Non
     listed = [line for line in said if line.startswith("- ")]
     assert listed and all("Initech" in line for line in listed), listed
     assert any("quarterly check-in" in line for line in listed), listed
+
+
+def test_a_sentence_saying_a_day_of_the_window_is_in_it(example: IngestServer) -> None:
+    # the project's line is not dated, but it writes 2026-09-14, inside mid-September:
+    # it leads before the August sentence that only says "starting mid-September"
+    first = lines(ask(example, "When did the Globex pilot start in mid-September 2026?"))[0]
+    assert "Start: 2026-09-14 (pilot)" in first, first
