@@ -87,10 +87,11 @@ class StateAt:
             return None
         own = [p for p in from_page(page, 0, True) if p.kind == "section"]
         # the sentences holding every word asked, else what the page titled by the topic
-        # decided ("our pricing model": the decision, which does not say "model")
-        full = [p for p in own if score_piece(p, reading)[1] >= 0.999] or [
-            p for p in own if p.heading and decided_heading(p.heading)
-        ]
+        # decided ("our pricing model": the decision, which does not say "model"), if it
+        # is not about a company the question does not name
+        full = [p for p in own if score_piece(p, reading)[1] >= 0.999]
+        if not full and not self.about_other(reading, page.folder, page.fields):
+            full = [p for p in own if p.heading and decided_heading(p.heading)]
         if not full:
             return None
         # What the event decided, and a figure, before its context ("no public price list")

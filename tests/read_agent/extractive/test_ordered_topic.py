@@ -38,10 +38,10 @@ def test_a_meeting_asked_about_as_a_whole_shows_what_it_decided(example: IngestS
 
 
 def test_the_first_line_answers_or_says_the_answer_is_not_there(example: IngestServer) -> None:
-    # the sentences holding half the words are a note's: the first line still speaks
+    # no sentence holds every word: the first line still speaks
     first = lines(ask(example, "Which pricing applies to our customers today?"))[0]
     assert not first.startswith("Extractive answer"), first
-    assert first.startswith(("Closest: ", "The knowledge base has no sentence")), first
+    assert "Usage-based pricing" in first or first.startswith(("Closest: ", "The knowledge")), first
 
 
 def test_a_decision_that_leads_names_the_meeting_it_was_taken_at(example: IngestServer) -> None:
