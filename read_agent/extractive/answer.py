@@ -57,7 +57,7 @@ from read_agent.extractive.field_support import belongs, stating
 from read_agent.extractive.line import CLOSEST, LATER, Line, Part
 from read_agent.extractive.listing import listing, valued, window_dates
 from read_agent.extractive.page_reader import PageReader
-from read_agent.extractive.question import Reading, matched, read
+from read_agent.extractive.question import Reading, half_said, matched, read
 from read_agent.extractive.ranking import (
     AMOUNT,
     COUNT,
@@ -1056,7 +1056,7 @@ def _in_window(date: str, window: Mapping[str, Any]) -> bool:
 
 def _says_topic(reading: Reading, item: Hit) -> bool:
     """Whether a page's title says at least half the question's topical words."""
-    return 2 * len(matched(reading.topic, words(item.title))) >= len(reading.topic)
+    return half_said(reading.topic, item.title)
 
 
 def _by_subject(reading: Reading, results: Sequence[Hit]) -> Hit | None:

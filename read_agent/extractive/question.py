@@ -19,7 +19,7 @@ from memserver.kb.abbreviations import spelled_in, spelled_out
 from memserver.kb.glossary import same_meaning
 from memserver.kb.schema import Schema
 from memserver.kb.translit import same_name_across_scripts
-from memserver.kb.words import is_cyrillic, mn_stems
+from memserver.kb.words import is_cyrillic, mn_stems, words
 from read_agent.reading import BEFORE_CHANGE, Context, Reading, Subject
 from read_agent.reading import read as read_question
 from read_agent.reading.fields import Embed
@@ -117,6 +117,12 @@ def matched(
         if term not in found and any(s in pool for s in shorts):
             found.add(term)
     return found
+
+
+def half_said(topic: Sequence[str], title: str) -> bool:
+    """Whether a title says at least half the ``topic`` words ("our current price per
+    shipment": "Usage-based pricing replaces per-seat pricing"); an empty topic, yes."""
+    return 2 * len(matched(topic, words(title))) >= len(topic)
 
 
 @functools.lru_cache(maxsize=256)

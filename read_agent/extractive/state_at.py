@@ -26,7 +26,7 @@ from read_agent.extractive.evidence import Evidence, from_page
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.line import Line
 from read_agent.extractive.page_reader import PageReader
-from read_agent.extractive.question import BEFORE_CHANGE, Reading, matched
+from read_agent.extractive.question import BEFORE_CHANGE, Reading, half_said
 from read_agent.extractive.ranking import AMOUNT, EVIDENCE_LINES, Ranker
 from read_agent.extractive.reply import Reply
 from read_agent.reading.lexicon import decided_heading
@@ -208,11 +208,9 @@ class StateAt:
 
 
 def _titled(reading: Reading, title: str) -> bool:
-    """A title that says at least half the question's topic ("our current price per
-    shipment": "Usage-based pricing replaces per-seat pricing"), and one word of it."""
+    """A title that says at least half the question's topic, one word at least."""
     topic = reading.topic or reading.terms
-    said = matched(topic, words(title))
-    return bool(said) and 2 * len(said) >= len(topic)
+    return bool(topic) and half_said(topic, title)
 
 
 def _proposed(page: Page) -> bool:
