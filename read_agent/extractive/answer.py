@@ -43,7 +43,7 @@ from memserver.kb.lifecycle import DRAFT_VALUES, REVERSAL_VALUES, lifecycle_fiel
 from memserver.kb.schema import FolderSpec
 from memserver.kb.words import STOPWORDS, normalize_name, words
 from read_agent.extractive.company_answer import PAGES_READ, CompanyAnswers, past_day
-from read_agent.extractive.decided_at import decided_at
+from read_agent.extractive.decided_at import decided_at, decided_lines, set_by
 from read_agent.extractive.evidence import (
     Evidence,
     changes,
@@ -455,11 +455,7 @@ class Extractive:
             if reading.order == "oldest":
                 lines += await self._later(page, (lead.date or ""))
             if event is not None:
-                taken = [
-                    p.line()
-                    for p in from_page(event, 0, True)
-                    if p.kind == "section" and p.heading and decided_heading(p.heading)
-                ][:SECTION_LINES]
+                taken = decided_lines(event)
                 lines = [*taken, *(x for x in lines if x not in taken)]
         day = lead.date
         return Reply(Line(first, day, (pid,), tag=tag), lines)
@@ -757,6 +753,10 @@ class Extractive:
             full.sort(key=lambda p: (self._replaced(p.page), *self._off(p, reading, said_of)))
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
+            if reading.wants == Wants.WHEN:  # the decision that set the day: its terms
+                days = days_said(lead.text) or {lead.date or ""}
+                terms = await set_by(self.reader, [s.id for s in reading.subjects], days)
+                rest = [*terms, *(x for x in rest if x not in terms)]
             return Reply(lead.line(), rest + self._dates_of(reading, named))
         # a question of several parts: the best sentence for each part, first among the lines
         parted = self._parts(reading, results, named)

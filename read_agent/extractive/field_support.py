@@ -28,13 +28,15 @@ STATING_LINES = 2  # sentences shown as stating a value at most
 def belongs(schema: Schema, spec: FolderSpec, fields: Mapping[str, Any], asked: str) -> str:
     """``label: value`` of each field linking the page to one page of another folder
     that is not a person's (a person's company, a project's customer; a project's owner
-    is someone, not where it belongs), but the one asked; joined by "; "."""
+    is someone, not where it belongs), or, for a person, to another person (whom they
+    report to places them as their company does), but the one asked; joined by "; "."""
     people = {f.name for f in schema.folders if f.type == "person"}
+    placed_by = (spec.name,) if spec.type == "person" else ()
     parts = [
         f"{label(f.name)}: {show(fields[f.name])}"
         for f in spec.fields
         if f.type == "link"
-        and f.folder not in (None, spec.name, *people)
+        and (f.folder not in (None, spec.name, *people) or f.folder in placed_by)
         and f.name != asked
         and fields.get(f.name) not in (None, "", [])
     ]

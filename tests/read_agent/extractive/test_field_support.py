@@ -37,9 +37,10 @@ def test_the_page_belongs_where_its_single_link_to_another_folder_points() -> No
     schema = parse_schema(SCHEMA)
     people, projects = schema.folders[0], schema.folders[2]
     fields = {"role": "COO", "company": "Globex", "reports_to": "Dana Whitfield"}
-    # a person's manager is a person of the same folder: whom, not where
-    assert belongs(schema, people, fields, "role") == "company: Globex"
-    assert belongs(schema, people, fields, "company") == ""
+    # whom a person reports to places them as their company does
+    assert belongs(schema, people, fields, "role") == "company: Globex; reports to: Dana Whitfield"
+    assert belongs(schema, people, fields, "company") == "reports to: Dana Whitfield"
+    assert belongs(schema, people, fields, "reports_to") == "company: Globex"
     held = {"owner": "Priya Shah", "company": "Globex", "team": ["Priya Shah", "Tom Becker"]}
     assert belongs(schema, projects, held, "owner") == "company: Globex"  # an owner is someone
     assert belongs(schema, people, {"role": "COO"}, "role") == ""
@@ -69,7 +70,10 @@ def test_a_field_answer_names_where_the_page_belongs(example: IngestServer) -> N
 
 def test_a_field_answer_quotes_where_a_note_states_the_value(example: IngestServer) -> None:
     said = lines(ask(example, "What is Alex Novak's role?"))
-    assert said[0] == "Alex Novak — role: Procurement Manager [people/alex-novak]"
+    # no company recorded: whom he reports to places him
+    assert said[0] == (
+        "Alex Novak — role: Procurement Manager; reports to: Joanna Price [people/alex-novak]"
+    )
     assert any("Alex Novak from Initech procurement" in line for line in said[1:])
 
 
