@@ -93,6 +93,7 @@ from read_agent.extractive.routes import (
 from read_agent.extractive.short_names import with_full_names
 from read_agent.extractive.source_evidence import is_source
 from read_agent.extractive.state_at import StateAt
+from read_agent.extractive.which_asked import of_kind
 from read_agent.reading import (
     Context,
     Kind,
@@ -757,7 +758,8 @@ class Extractive:
                 days = days_said(lead.text) or {lead.date or ""}
                 terms = await set_by(self.reader, [s.id for s in reading.subjects], days)
                 rest = [*terms, *(x for x in rest if x not in terms)]
-            return Reply(lead.line(), rest + self._dates_of(reading, named))
+            kind = await of_kind(self.reader, reading.which, lead, best) if reading.which else None
+            return Reply(lead.line(tag=kind or ""), rest + self._dates_of(reading, named))
         # a question of several parts: the best sentence for each part, first among the lines
         parted = self._parts(reading, results, named)
         best = [*parted, *(p for p in best if p not in parted)]

@@ -17,6 +17,7 @@ from memserver.timeparse.parse import UserError, find_windows
 from read_agent.reading.fields import Embed, field_asked, section_asked
 from read_agent.reading.lexicon import (
     Lexicon,
+    Match,
     expanded,
     find,
     lexicon,
@@ -101,6 +102,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         ours=bool(ours) or (not ctx.subjects and says(q, lex.ours.get("own", ()), exact=True)),
         whole=_whole(terms, senses, lex),
         valued=_valued(q, ctx, lex, wants, window is not None, named, terms),
+        which=_which(q, ctx.schema, lex),
         focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex)
         + _asked(terms, lex)
         + tuple(t for t, _ in of_person),
@@ -393,17 +395,33 @@ def _folder_phrases(spec: FolderSpec, lex: Lexicon) -> list[str]:
     return [w for m in meanings_of(own, lex) for w in m.words] + [spec.name, spec.type]
 
 
-def _folder_words(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> set[int]:
-    """Where the question's words name a kind of page: a folder ("meetings") or a value
-    one of its fields takes ("customer": a company's status, a meeting's kind)."""
+def _kinds_named(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> list[Match]:
+    """Where the question's words name a kind of page, keyed by its folder: the folder
+    ("meetings") or a value one of its fields takes ("customer": a company's status, a
+    meeting's kind)."""
     if schema is None:
-        return set()
+        return []
     phrases = {
         spec.name: _folder_phrases(spec, lex)
         + [str(v) for f in spec.fields if f.type == "enum" for v in f.values]
         for spec in schema.folders
     }
-    return {i for m in find(q, phrases) for i in range(m.start, m.end)}
+    return find(q, phrases)
+
+
+def _folder_words(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> set[int]:
+    """Where the question's words name a kind of page (:func:`_kinds_named`)."""
+    return {i for m in _kinds_named(q, schema, lex) for i in range(m.start, m.end)}
+
+
+def _which(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> str | None:
+    """The folder of the page the question asks for by its kind: the kind named right
+    after a word that asks for a thing by its kind ("which customer pays 900₮ per
+    delivery?": companies), or None."""
+    asked = find(q, {"ask": lex.focus.get("ask", ())})
+    if not asked:
+        return None
+    return next((m.key for m in _kinds_named(q, schema, lex) if m.start == asked[0].end), None)
 
 
 def _meant(q: Sequence[str], schema: Schema | None, lex: Lexicon) -> tuple[str, ...]:

@@ -59,3 +59,21 @@ def test_the_kind_asked_for_is_read(
 )
 def test_no_kind_is_read_where_none_is_named(question: str, subjects: tuple[Subject, ...]) -> None:
     assert focus(question, *subjects) == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Which customer pays 900₮ per delivery?", "companies"),  # a value of a field
+        ("What company signed in August?", "companies"),
+        ("Which meeting decided usage-based pricing?", "meetings"),
+        ("Ямар компани сард 4,000 хүргэлт хийдэг вэ?", "companies"),
+        # the kind is not what is asked for: a figure of it, or no kind at all
+        ("What price did the customer agree?", None),
+        ("Which port did the firewall rule block?", None),
+    ],
+)
+def test_the_folder_of_the_page_asked_for_by_its_kind_is_read(
+    question: str, expected: str | None
+) -> None:
+    assert read(question, Context(schema=SCHEMA)).which == expected
