@@ -242,7 +242,11 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     idents = [i.lower() for i in reading.identifiers]
     text = (piece.matches if piece.kind == "source" else piece.matches or piece.text).lower()
     own = _own(piece, reading)
-    head = matched(terms, words(piece.heading), reading.sense_of) - own
+    # what it is said under: its heading, and its page's title when its own words hold
+    # most of the terms (every sentence of "Pricing review" is not about price)
+    titled = 2 * len(own) > len(terms)
+    context = [*words(piece.heading), *(words(piece.title) if titled else ())]
+    head = matched(terms, context, reading.sense_of) - own
     hits = sum(3.0 for i in idents if i in text)
     focus = own & set(reading.focus)
     total = len(terms) + len(reading.focus) + 3.0 * len(idents)

@@ -15,13 +15,21 @@ from tests.read_agent.extractive.conftest import ask, lines
 def test_the_sentence_holding_most_of_the_words_leads_as_the_closest(
     example: IngestServer,
 ) -> None:
-    # "contract" is in no sentence that gives the minimum: the closest one leads
-    first = lines(ask(example, "What is the monthly minimum in the Nomin Trade contract?"))[0]
+    # "agreement" is in no sentence that gives the minimum, nor in its heading or its
+    # page's title: the closest one leads
+    first = lines(ask(example, "What is the monthly minimum in the Nomin Trade agreement?"))[0]
     assert first.startswith("Closest: ") and "3,000,000₮ monthly minimum" in first, first
 
 
+def test_a_sentence_said_under_a_title_holding_the_rest_answers(example: IngestServer) -> None:
+    # "contract" is the title of the meeting whose sentence gives the minimum
+    first = lines(ask(example, "What is the monthly minimum in the Nomin Trade contract?"))[0]
+    assert first.startswith("2026-11-18 · ") and "3,000,000" in first, first
+    assert "[meetings/2026-11-18-" in first
+
+
 def test_the_closest_sentence_is_not_repeated_below(example: IngestServer) -> None:
-    rest = lines(ask(example, "What is the monthly minimum in the Nomin Trade contract?"))[1:]
+    rest = lines(ask(example, "What is the monthly minimum in the Nomin Trade agreement?"))[1:]
     assert not any("3,000,000₮ monthly minimum" in x for x in rest), rest
 
 
@@ -40,7 +48,7 @@ def test_a_sentence_about_someone_else_is_not_the_closest(example: IngestServer)
 def test_of_the_closest_holding_as_many_words_the_embedder_s_nearest_leads(
     example: IngestServer,
 ) -> None:
-    asked = "What is the monthly minimum in the Nomin Trade contract?"
+    asked = "What is the monthly minimum in the Nomin Trade contract talks?"
     compared: list[tuple[str, list[str]]] = []
 
     def embed(query: str, texts: Sequence[str]) -> tuple[np.ndarray, Sequence[np.ndarray]]:
