@@ -12,3 +12,10 @@ def test_the_page_of_the_kind_asked_for_leads_the_answer(example: IngestServer) 
     first = lines(ask(example, "Which customer pays 900₮ per delivery?"))[0]
     assert first.startswith("Номин Трейд: "), first
     assert "900₮ per delivery" in first
+
+
+def test_a_note_s_sentence_is_named_by_the_page_made_from_the_note(
+    example: IngestServer,
+) -> None:
+    first = lines(ask(example, "Which project is due on 2026-11-30?"))[0]
+    assert first.startswith("Mongolian Localization: 2026-11-30"), first
