@@ -42,6 +42,8 @@ async def decided_at(reader: PageReader, decision: Page) -> Page | None:
         spec = reader.folder(row.id.split("/", 1)[0])
         if row.id == decision.id or spec is None or spec.type == decision.type:
             continue
+        if not spec.date_field:  # a person's page changed that day is no event
+            continue
         page = await reader.page(row.id)
         if page is not None and set(page.sources) & set(decision.sources):
             return page

@@ -22,3 +22,14 @@ def test_a_contract_start_day_shows_what_was_decided_with_it(example: IngestServ
     answer = lines(ask(example, "When does the Globex contract start?"))
     assert "2026-12-01" in answer[0], answer[0]
     assert any("Go-live for all eight Globex warehouses on 2026-12-01." in x for x in answer)
+
+
+def test_the_decision_is_taken_at_a_meeting_not_at_a_person_s_page(
+    example: IngestServer,
+) -> None:
+    # a person's page changed the same day from the same note is no event: the
+    # contract's terms are the meeting's decided items (under a bold heading)
+    answer = lines(ask(example, "When does the Nomin Trade contract begin?"))
+    assert "2026-12-01" in answer[0], answer[0]
+    price = next(x for x in answer if "900 төгрөг" in x)
+    assert "[meetings/2026-11-18-" in price, price
