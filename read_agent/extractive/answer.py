@@ -554,13 +554,16 @@ class Extractive:
         if spec is None:
             return None
         field_ = reading.field
-        if field_ is not None and field_.inward and field_.folder != spec.name and field is None:
-            # another folder's link to this page ("who works at Globex?": people's company)
+        if field_ is not None and field_.folder != spec.name and field is None:
+            # another folder's link to this page ("who works at Globex?": people's
+            # company; "which project is Priya the owner of?": projects' owner)
             linking = self.reader.folder(field_.folder)
             link = linking.field(field_.name) if linking is not None else None
-            if linking is None or link is None or link.folder != spec.name:
+            to_page = link is not None and link.is_link and link.folder == spec.name
+            if field_.inward and not to_page:
                 return None
-            return await self._linked_in(page, linking, field_.name)
+            if to_page and linking is not None:
+                return await self._linked_in(page, linking, field_.name, by_field=not field_.inward)
         asked = reading.field if reading.field and reading.field.folder == spec.name else None
         target = field or (asked.name if asked else None) or self._when_field(reading, spec, page)
         if target is None:
@@ -610,10 +613,14 @@ class Extractive:
         side = after if reading.tense == "future" else [n for n in dates if n not in after]
         return side[0] if len(side) == 1 else None
 
-    async def _linked_in(self, page: Page, spec: FolderSpec, target: str) -> Reply | None:
+    async def _linked_in(
+        self, page: Page, spec: FolderSpec, target: str, by_field: bool = False
+    ) -> Reply | None:
         """The pages of ``spec``'s folder whose ``target`` field links to ``page`` ("who
         reports to Alex Kim", "who works at Globex"): the graph's edges into it of the
-        field's verb, else the pages read that hold it."""
+        field's verb, else the pages read that hold it; said by the verb ("Works at
+        Globex: ..."), or ``by_field``, by the field ("Projects whose owner is Priya
+        Shah: ...", when the field, not its verb, was asked)."""
         fspec = spec.field(target)
         verb = (fspec.verb if fspec is not None else None) or target
         title = page.title
@@ -640,6 +647,8 @@ class Extractive:
         listed = sorted(linked, key=Part.render)
         parts = [listed[0], *(replace(p, text=f", {p.text}") for p in listed[1:])]
         said = label(verb).capitalize()  # "Reports to Maria Lopez: ", "Works at Globex: "
+        if by_field:
+            said = f"{label(spec.name).capitalize()} whose {label(target)} is"
         return Reply(Line(f"{said} {title}: ", parts=tuple(parts)), [])
 
     def _section_asked(self, reading: Reading, page: Page) -> Reply | None:

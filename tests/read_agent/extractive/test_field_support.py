@@ -84,3 +84,13 @@ def test_a_relation_whose_field_cannot_say_when_does_not_answer_when(
     first = lines(ask(example, "When did work on the Globex ETA rollout begin?"))[0]
     assert first.startswith("Globex ETA Rollout — start date: 2026-09-14"), first
     assert "team:" not in first
+
+
+def test_another_folder_s_field_linking_to_the_subject_lists_its_pages(
+    example: IngestServer,
+) -> None:
+    # a project's owner asked of a person: the projects whose owner is that person
+    first = lines(ask(example, "Which project is Priya Shah the owner of?"))[0]
+    assert first == (
+        "Projects whose owner is Priya Shah: Globex ETA Rollout [projects/globex-eta-rollout]"
+    )
