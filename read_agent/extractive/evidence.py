@@ -41,6 +41,8 @@ SOURCE_RANK_BONUS = 2.0
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“*(\[]?[A-ZА-ЯЁӨҮ0-9])")
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s+(.+?)|\*\*([^*]+)\*\*:?)\s*$")
+_LABEL = re.compile(r"^\s*[^\s:*#|][^:|]*:\s*$")  # "Action plan:" alone on its line
+LABEL_WORDS = 4  # a longer line ending in a colon introduces what follows, not a label
 _MARKUP = re.compile(r"\*\*|__|`")
 _ISO = re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?!\d)")
 _DATED_LINE = re.compile(r"^(\d{4}-\d{2}-\d{2}): (.+)$")
@@ -193,8 +195,12 @@ def from_result(
 
 
 def pieces(body: str) -> Iterator[tuple[str, str]]:
-    """(heading, piece) for every list item and sentence of a section's markdown."""
+    """(heading, piece) for every list item and sentence of a section's markdown. A short
+    line ending in a colon ("Action plan:", "Шийдвэрүүд:") heads the list that follows
+    it, as a markdown heading heads its section: the items are what it names."""
     heading = ""
+    label = ""  # a label line's words, for the lines after it up to a blank line
+    fed = 0  # the lines read under the label
     block: list[str] = []
 
     def flush() -> Iterator[tuple[str, str]]:
@@ -202,11 +208,12 @@ def pieces(body: str) -> Iterator[tuple[str, str]]:
         block.clear()
         if not text:
             return
+        under = f"{heading} {label}".strip()
         if len(text) <= ITEM_CHARS:
-            yield heading, text
+            yield under, text
         else:
             for sentence in sentences(text):
-                yield heading, sentence[:MAX_TEXT]
+                yield under, sentence[:MAX_TEXT]
 
     for line in body.splitlines():
         if _MAIL_HEADER.match(line):
@@ -214,14 +221,20 @@ def pieces(body: str) -> Iterator[tuple[str, str]]:
         found = _HEADING.match(line)
         if found:
             yield from flush()
-            heading = clean(found.group(1) or found.group(2) or "")
+            heading, label = clean(found.group(1) or found.group(2) or ""), ""
             continue
         if not line.strip():
             yield from flush()
+            label = label if fed == 0 else ""  # what the label heads ends at a blank line
+            continue
+        if _LABEL.match(line) and len(words(line)) <= LABEL_WORDS:
+            yield from flush()
+            label, fed = clean(line.strip().rstrip(":")), 0
             continue
         if _ITEM.match(line):
             yield from flush()
             line = _ITEM.sub("", line)
+        fed += 1
         block.append(line.strip())
     yield from flush()
 
