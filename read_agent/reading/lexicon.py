@@ -41,6 +41,8 @@ class Meaning:
     asked: bool = False
     # words that say it only when said of a person ("paid": a salary; of a company, a price)
     of_person: tuple[str, ...] = ()
+    # words that ask for what the group names without saying it ("why": a cause)
+    asked_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
 
     meanings: dict[str, tuple[list[str], list[str], list[str]]] = {}
     of_person: dict[str, list[str]] = {}
+    asked_by: dict[str, list[str]] = {}
     synonymous: set[str] = set()
     asked: set[str] = set()
     for data in files:
@@ -114,6 +117,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
             inverse.extend(str(w) for w in spec.get("inverse") or ())
             holders.extend(str(w) for w in spec.get("holders") or ())
             of_person.setdefault(str(name), []).extend(str(w) for w in spec.get("of_person") or ())
+            asked_by.setdefault(str(name), []).extend(str(w) for w in spec.get("asked_by") or ())
             if spec.get("synonyms"):
                 synonymous.add(str(name))
             if spec.get("asked"):
@@ -140,6 +144,7 @@ def lexicon(folder: Path = LANG) -> Lexicon:
                 tuple(dict.fromkeys(h)),
                 name in asked,
                 tuple(dict.fromkeys(of_person.get(name, ()))),
+                tuple(dict.fromkeys(asked_by.get(name, ()))),
             )
             for name, (w, i, h) in meanings.items()
         ),

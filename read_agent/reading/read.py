@@ -94,6 +94,8 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     kind_words = {q[i] for i in _folder_words(q, ctx.schema, lex)}
     of_person = _of_person(terms, _person(ctx), lex)  # "paid" of a person: a salary, asked
     senses = _senses(q, terms, lex, wants) + of_person
+    unsaid = _asked_unsaid(q, terms, lex)  # "why ...": a cause, though no word says it
+    terms += unsaid
     return Reading(
         question=question,
         wants=wants,
@@ -107,7 +109,9 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         + _asked(terms, lex)
         + tuple(t for t, _ in of_person),
         parts=_parts(question, terms, lex),
-        topic=tuple(t for t in terms if not any(same(t, w) for w in kind_words)),
+        topic=tuple(
+            t for t in terms if t not in unsaid and not any(same(t, w) for w in kind_words)
+        ),
         kinds=frozenset(kinds),
         subjects=tuple(ctx.subjects),
         field=field,
@@ -363,6 +367,21 @@ def _asked(terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
         t
         for t in terms
         if any(m.asked and " " not in w and same(t, w) for m in lex.meanings for w in m.words)
+    )
+
+
+def _asked_unsaid(q: Sequence[str], terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
+    """A meaning asked for by a word that does not name it ("why did we drop per-seat
+    pricing?": its cause), as the term its first word is: then it is asked as a
+    question saying that word asks it (:func:`_asked`), found by any of its words
+    ("because", "Root cause:", "шалтгаан"). None when a term says it already."""
+    return tuple(
+        m.words[0]
+        for m in lex.meanings
+        if m.asked
+        and m.words
+        and says(q, m.asked_by)
+        and not any(same(t, w) for t in terms for w in m.words)
     )
 
 

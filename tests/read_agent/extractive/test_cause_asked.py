@@ -44,3 +44,21 @@ def test_the_cause_ranks_before_sentences_holding_one_other_word_asked() -> None
     assert ranked.index(CAUSE) < ranked.index(OTHER)
     # without the cause asked, the root cause holds no word of the question
     assert CAUSE not in _ranked("When did the nightly batch upload of shipment files fail?", CAUSE)
+
+
+WHY = Evidence(
+    "Why: shared tablets mean seats say nothing about how crews work.", "c", "", None, "section"
+)
+
+
+def test_a_why_question_asks_for_a_cause_in_either_language() -> None:
+    # "why" says no word of the cause, yet asks for it: the cause is a term and the focus,
+    # found by "because", "Root cause:", "Why:"; it names no topic
+    for question in ("Why did we drop per-seat pricing?", "Яагаад үнийн загвараа өөрчилсөн бэ?"):
+        reading = read(question, Context())
+        assert reading.focus == ("cause",) and "cause" in reading.terms, reading
+        assert "cause" not in reading.topic, reading
+    ranked = _ranked("Why did we drop per-seat pricing?", OTHER, WHY, ASIDE)
+    assert ranked[0] is WHY, ranked
+    # a question naming the cause is read as before
+    assert read("What was the root cause of the outage?", Context()).terms.count("cause") == 1
