@@ -56,6 +56,7 @@ from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.field_support import belongs, stating
 from read_agent.extractive.line import CLOSEST, LATER, Line, Part
 from read_agent.extractive.listing import listing, valued, window_dates
+from read_agent.extractive.other_script import in_other_script
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, half_said, matched, read
 from read_agent.extractive.ranking import (
@@ -772,6 +773,12 @@ class Extractive:
         # a question of several parts: the best sentence for each part, first among the lines
         parted = self._parts(reading, results, named)
         best = [*parted, *(p for p in best if p not in parted)]
+        # the words asked may be said in the other script, where no word of them matches
+        typed = [p for p in best if _gives(p, reading.wants)]
+        across = in_other_script(reading, typed, said_of, self.reader.embed)
+        if across is not None and not any(c >= 0.5 and p.kind != "source" for (_, c), p in scored):
+            rest = [p.line() for p in best if p is not across]
+            return Reply(across.line(tag=CLOSEST), rest + self._dates_of(reading, named))
         if top_cover < 0.5 and not parted:
             return _not_found(reading, best)
         # No sentence holds every word asked: the best of the memory's pages that holds
