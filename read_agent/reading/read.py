@@ -75,6 +75,8 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     if as_of is not None and not as_of.startswith(BEFORE_CHANGE):
         kinds |= {Kind.AS_OF}
     wants = _wants(q, lex)
+    if wants in (Wants.AMOUNT, Wants.COUNT) and _asks_unsaid(q, lex):
+        wants = Wants.WHAT  # "why did they ask for per-shipment pricing?": a cause, no figure
     folders = _folders(ctx, intent)
     when_said = _time_phrases(time, question)
     said_when = _phrase_at(q, when_said)
@@ -368,6 +370,11 @@ def _asked(terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
         for t in terms
         if any(m.asked and " " not in w and same(t, w) for m in lex.meanings for w in m.words)
     )
+
+
+def _asks_unsaid(q: Sequence[str], lex: Lexicon) -> bool:
+    """A word of the question asks for a meaning without saying it ("why")."""
+    return any(m.asked and says(q, m.asked_by) for m in lex.meanings)
 
 
 def _asked_unsaid(q: Sequence[str], terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:

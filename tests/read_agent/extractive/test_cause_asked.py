@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from read_agent.extractive.evidence import Evidence, score
 from read_agent.extractive.ranking import ordered
-from read_agent.reading import Context, read
+from read_agent.reading import Context, Wants, read
 from read_agent.reading.lexicon import lexicon
 
 QUESTION = "What broke the nightly batch upload of shipment files?"
@@ -60,5 +60,8 @@ def test_a_why_question_asks_for_a_cause_in_either_language() -> None:
         assert "cause" not in reading.topic, reading
     ranked = _ranked("Why did we drop per-seat pricing?", OTHER, WHY, ASIDE)
     assert ranked[0] is WHY, ranked
+    # a price it names is its topic, not the answer's type: a cause is asked, no figure
+    assert read("Why did Globex ask for per-shipment pricing?", Context()).wants == Wants.WHAT
+    assert read("What is the per-shipment price?", Context()).wants == Wants.AMOUNT
     # a question naming the cause is read as before
     assert read("What was the root cause of the outage?", Context()).terms.count("cause") == 1
