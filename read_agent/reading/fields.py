@@ -152,7 +152,7 @@ def field_asked(
     ]
     if (
         not profile
-        and wants is not Wants.WHAT
+        and wants not in (Wants.WHAT, Wants.COUNT)  # "how many" names what it counts
         and len(typed) == 1
         and 0 < len(rest) <= UNSAID_WORDS + 1
     ):

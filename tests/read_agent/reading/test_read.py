@@ -62,6 +62,9 @@ def test_the_answer_s_type_alone_picks_the_one_field_that_can_hold_it() -> None:
     assert asked("Until when does Initech's contract run?", INITECH) == ("renewal_date", False)
     reading = read("Until when does Initech's contract run?", Context(SCHEMA, [INITECH]))
     assert reading.wants is Wants.WHEN and reading.field and reading.field.by == "type"
+    # "how many" names what it counts: user accounts are no contract value, though that
+    # is a company's one number field
+    assert asked("How many user accounts does Initech have?", INITECH) == (None, False)
 
 
 @pytest.mark.parametrize(
