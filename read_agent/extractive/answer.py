@@ -755,6 +755,11 @@ class Extractive:
         # a note's sentence leads only when it is said of the subject asked about, and
         # dated in the window asked about
         full = [p for p in full if p.kind != "source" or self._leads(p, reading, said_of)]
+        if full and reading.subjects:
+            # every word asked, said of someone else ("Alice worried about ..." for what
+            # Initech's team is worried about): no answer about this subject
+            await self._read_pages(full[:NEAR_COMPARED])
+            full = full if any(said_of(p) for p in full) else []
         if full:
             if not reading.subjects:
                 await self._read_pages(full[:NEAR_COMPARED])

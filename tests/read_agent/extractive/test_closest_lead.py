@@ -64,3 +64,11 @@ def test_of_the_closest_holding_as_many_words_the_embedder_s_nearest_leads(
     closest = [(q, t) for q, t in compared if any("Contract meeting" in x for x in t)]
     assert closest and all("nomin" not in q.lower() for q, _ in closest), compared
     assert closest and all("monthly minimum" in " ".join(t) for _, t in closest), compared
+
+
+def test_a_sentence_holding_every_word_said_of_someone_else_does_not_lead(
+    example: IngestServer,
+) -> None:
+    # "worried" is said of Alice at the pricing review, not of anyone at Initech
+    said = lines(ask(example, "What is Initech's IT team worried about?"))
+    assert said[0].startswith("The knowledge base has no sentence that answers"), said
