@@ -73,3 +73,9 @@ def test_a_word_said_of_a_person_takes_the_meaning_it_has_for_one() -> None:
         "How much did Globex pay for the pilot?", Context(schema=SCHEMA, subjects=[globex])
     )
     assert "pay" not in priced.sense_of
+
+
+def test_a_worry_is_found_by_the_concerns_a_note_writes() -> None:
+    said = words("IT (not present) has concerns about the cloud-only option")
+    assert matched(["worried"], said) == {"worried"}
+    assert matched(["worried"], words("the counter runs in shadow mode")) == set()
