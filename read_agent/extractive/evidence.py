@@ -265,7 +265,10 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     total = len(terms) + len(reading.focus) + 3.0 * len(idents)
     if total == 0 or (piece.kind == "source" and not own and not hits):
         return 0.0, 0.0  # who said it, or what else they said, is not this sentence
-    value = len(own) + len(focus) + 0.7 * len(head) + hits
+    # a meaning asked without its words ("why": a cause) adds to the score, not the
+    # coverage: the sentence must still hold the words asked
+    unsaid = matched(reading.unsaid, [*words(text), *words(piece.heading)]) if own else set()
+    value = len(own) + len(focus) + 0.7 * len(head) + hits + len(unsaid)
     coverage = (len(own) + len(focus) + len(head) + hits) / total
     bonus = SOURCE_RANK_BONUS if piece.kind == "source" else 0.3
     return value + bonus / (1 + piece.rank), coverage

@@ -76,6 +76,9 @@ class Reading:
     parts: tuple[tuple[str, ...], ...] = ()
     # the terms that name the kind of thing asked for ("what monthly minimum did ...")
     focus: tuple[str, ...] = ()
+    # meanings a word asks for without saying them ("why": a cause), as their first word;
+    # a sentence saying one is preferred, not required
+    unsaid: tuple[str, ...] = ()
     # the folder of the page asked for by its kind ("which customer pays ...": companies)
     which: str | None = None
     # the terms that name no kind of page: "pricing" of "the first decision we settled on

@@ -96,8 +96,6 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     kind_words = {q[i] for i in _folder_words(q, ctx.schema, lex)}
     of_person = _of_person(terms, _person(ctx), lex)  # "paid" of a person: a salary, asked
     senses = _senses(q, terms, lex, wants) + of_person
-    unsaid = _asked_unsaid(q, terms, lex)  # "why ...": a cause, though no word says it
-    terms += unsaid
     return Reading(
         question=question,
         wants=wants,
@@ -110,10 +108,9 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         focus=_focus(q, terms, named | said_when | _folder_words(q, ctx.schema, lex), lex)
         + _asked(terms, lex)
         + tuple(t for t, _ in of_person),
+        unsaid=_asked_unsaid(q, terms, lex),
         parts=_parts(question, terms, lex),
-        topic=tuple(
-            t for t in terms if t not in unsaid and not any(same(t, w) for w in kind_words)
-        ),
+        topic=tuple(t for t in terms if not any(same(t, w) for w in kind_words)),
         kinds=frozenset(kinds),
         subjects=tuple(ctx.subjects),
         field=field,
@@ -379,9 +376,9 @@ def _asks_unsaid(q: Sequence[str], lex: Lexicon) -> bool:
 
 def _asked_unsaid(q: Sequence[str], terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
     """A meaning asked for by a word that does not name it ("why did we drop per-seat
-    pricing?": its cause), as the term its first word is: then it is asked as a
-    question saying that word asks it (:func:`_asked`), found by any of its words
-    ("because", "Root cause:", "шалтгаан"). None when a term says it already."""
+    pricing?": its cause), as its first word: a sentence saying any of its words
+    ("because", "Root cause:", "шалтгаан") is preferred among those holding the words
+    asked, none is required to. None when a term says it already."""
     return tuple(
         m.words[0]
         for m in lex.meanings
