@@ -781,7 +781,9 @@ class Extractive:
         # the words asked may be said in the other script, where no word of them matches
         typed = [p for p in best if _gives(p, reading.wants)]
         across = in_other_script(reading, typed, said_of, self.reader.embed)
-        if across is not None and not any(c >= 0.5 and p.kind != "source" for (_, c), p in scored):
+        if across is not None and not any(
+            c >= 0.5 and p.kind != "source" and p is not across for (_, c), p in scored
+        ):
             rest = [p.line() for p in best if p is not across]
             return Reply(across.line(tag=CLOSEST), rest + self._dates_of(reading, named))
         if top_cover < 0.5 and not parted:

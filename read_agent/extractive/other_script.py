@@ -14,6 +14,7 @@ import numpy as np
 
 from memserver.kb.words import is_cyrillic, words
 from read_agent.extractive.evidence import Evidence, days_said
+from read_agent.extractive.question import matched
 from read_agent.reading import Reading, Wants
 from read_agent.reading.fields import Embed
 
@@ -45,10 +46,18 @@ def in_other_script(
     ][:COMPARED]
     if not shown:
         return None
-    query, vectors = embed(" ".join(reading.terms), [p.text for p in shown])
+    # the words asked that no sentence in the question's own script says: what the
+    # other script must say ("trucks took part", not the "pilot" English lines say too)
+    own_script = [p for p in shown if not _other_script(p, asks_cyrillic)]
+    held = {t for p in own_script for t in matched(reading.terms, words(p.text))}
+    missing = [t for t in reading.terms if t not in held] or list(reading.terms)
+    query, vectors = embed(" ".join(missing), [p.text for p in shown])
     scores = [float(np.dot(query, v)) for v in vectors]
     nearest = shown[max(range(len(shown)), key=lambda i: scores[i])]
-    said = [w for w in words(nearest.text) if w.isalpha()]
-    if not said or any(is_cyrillic(w) == asks_cyrillic for w in said):
-        return None
-    return nearest
+    return nearest if _other_script(nearest, asks_cyrillic) else None
+
+
+def _other_script(piece: Evidence, asks_cyrillic: bool) -> bool:
+    """Whether every word of the piece is written in the script the question is not."""
+    said = [w for w in words(piece.text) if w.isalpha()]
+    return bool(said) and not any(is_cyrillic(w) == asks_cyrillic for w in said)

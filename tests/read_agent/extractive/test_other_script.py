@@ -14,6 +14,8 @@ from read_agent.extractive.evidence import Evidence
 from read_agent.extractive.other_script import in_other_script
 from read_agent.reading import Context, read
 from read_agent.reading.fields import Embed
+from tests.ingest_agent.conftest import IngestServer
+from tests.read_agent.extractive.conftest import ask, lines
 
 QUESTION = "How many drivers took part in the pilot?"
 DRIVERS = Evidence("12 машин, 15 жолооч оролцоно.", "meetings/kickoff", "", None, "section")
@@ -48,3 +50,30 @@ def test_a_note_s_sentence_or_an_untyped_question_is_never_put_forward() -> None
     assert _across(QUESTION, [DELIVERIES, NOTE], near_drivers) is None
     assert _across("Who took part in the pilot?", [DRIVERS], near_drivers) is None
     assert _across(QUESTION, [DRIVERS], None) is None  # no embedder, no meaning
+
+
+def test_the_words_no_sentence_of_the_question_s_script_says_are_compared() -> None:
+    # "pilot" is said by the English line: only "drivers took part" is left to the meaning
+    asked: list[str] = []
+
+    def embed(query: str, texts: Sequence[str]) -> tuple[np.ndarray, Sequence[np.ndarray]]:
+        asked.append(query)
+        return _near(lambda t: "жолооч" in t)(query, texts)
+
+    assert _across(QUESTION, [DELIVERIES, DRIVERS], embed) is DRIVERS
+    assert asked == ["drivers took part"], asked
+
+
+def test_the_other_script_s_sentence_leads_though_its_heading_holds_half_the_words(
+    example: IngestServer,
+) -> None:
+    # "пилотод оролцох 12 машины жагсаалт" is read under its meeting's title ("пилот"):
+    # it holds half the words itself, and no sentence of the question's script does
+    said = lines(
+        ask(
+            example,
+            "How many trucks took part in the Nomin Trade pilot?",
+            embed=_near(lambda t: "машин" in t),
+        )
+    )
+    assert said[0].startswith("Closest: ") and "12 машины" in said[0], said
