@@ -65,6 +65,7 @@ from read_agent.extractive.ranking import (
     DEFAULT_RESULTS,
     EVIDENCE_LINES,
     Ranker,
+    counts,
     newest_first,
 )
 from read_agent.extractive.reply import (
@@ -746,12 +747,12 @@ class Extractive:
             ranked = [p for _, p in priced]
             full = [p for p in ranked if p in full] or ranked[:1] or full
         if reading.wants == Wants.COUNT:
-            # "how many ...": of the full sentences that give a count, the newest (a count
-            # changes; the last one said holds), as for a figure
-            full = (
-                sorted((p for p in full if p in answers), key=lambda p: newest_first(p.date or ""))
-                or full
-            )
+            # "how many ...": of the full sentences that give a count, those giving it next
+            # to what is counted first, then the newest (a count changes; the last one said
+            # holds), as for a figure
+            given = [p for p in full if p in answers]
+            counted = [p for p in given if counts(p.text, reading.focus)]
+            full = sorted(counted or given, key=lambda p: newest_first(p.date or "")) or full
         # a note's sentence leads only when it is said of the subject asked about, and
         # dated in the window asked about
         full = [p for p in full if p.kind != "source" or self._leads(p, reading, said_of)]

@@ -21,7 +21,7 @@ from memserver.timeparse.mentions import mention_reader
 from read_agent.extractive.evidence import Evidence, from_page, from_result, names_focus
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.page_reader import PageReader
-from read_agent.extractive.question import Reading, matched
+from read_agent.extractive.question import Reading, matched, same_word
 from read_agent.extractive.source_evidence import from_source, is_source, unaddressed
 from read_agent.reading.lexicon import lexicon
 from read_agent.reading.roles import heads_whole
@@ -46,6 +46,21 @@ _COUNT_WORDS = sorted(
 # Digits that are no date's or time's part ("2026-10-12", "10:30") nor a year alone.
 _COUNT_DIGITS = r"(?<![\w\-/:.])(?!(?:19|20)\d\d\b)\d[\d,.]*(?![\d\-/:])"
 COUNT = re.compile(_COUNT_DIGITS + r"|\b(?:" + "|".join(_COUNT_WORDS) + r")\b", re.IGNORECASE)
+COUNTED_NEAR = 2  # a count stands at most this many words from the thing it counts
+
+
+def counts(text: str, things: Sequence[str]) -> bool:
+    """Whether ``text`` gives a count next to one of ``things`` (the words naming what a
+    question counts: "6 dispatchers", "Диспетчер 6 хүн"), not only some other count."""
+    said = words(text)
+    at = [i for i, w in enumerate(said) if COUNT.fullmatch(w)]
+    return any(
+        same_word(t, said[j])
+        for i in at
+        for j in range(max(0, i - COUNTED_NEAR), min(len(said), i + COUNTED_NEAR + 1))
+        if j != i
+        for t in things
+    )
 
 
 class Ranker:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from read_agent.extractive.ranking import COUNT
+from read_agent.extractive.ranking import COUNT, counts
 from tests.ingest_agent.conftest import IngestServer
 from tests.read_agent.extractive.conftest import ask, lines
 
@@ -30,3 +30,18 @@ def test_a_count_question_without_a_count_says_so_first(example: IngestServer) -
     # page sentence answers; the one naming "few office users" is no count
     said = lines(ask(example, "How many drivers took part in the Nomin Trade pilot?"))
     assert not said[0].startswith("Closest:"), said[0]
+
+
+def test_a_count_next_to_what_is_counted_is_told_from_another_count() -> None:
+    assert counts("Тэд 6 диспетчертэй ч сард 4,000 орчим хүргэлт", ["диспетчертэй"])
+    assert counts("Диспетчер 6 хүн ажилладаг.", ["диспетчертэй"])
+    # the contract's 35 trucks and its figures say nothing of how many dispatchers
+    assert not counts("Бүх 35 машин. Монгол хэлний хувилбар (диспетчерийн апп)", ["диспетчер"])
+
+
+def test_of_the_sentences_giving_a_count_one_counting_the_thing_asked_leads(
+    example: IngestServer,
+) -> None:
+    # the newer contract meeting names the dispatcher app beside its 35 trucks
+    first = lines(ask(example, "Номин Трейд хэдэн диспетчертэй вэ?"))[0]
+    assert "6 диспетчер" in first or "Диспетчер 6" in first, first
