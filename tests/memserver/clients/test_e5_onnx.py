@@ -170,9 +170,17 @@ def test_a_passage_call_spreads_over_its_workers_at_the_callers_priority(
 
     seen: set[tuple[int, int]] = set()
     encode_ids = onnx_model.encode_ids
+    # each worker's first call waits for the other's: a worker that finished its texts
+    # before the second was submitted would take those too on a loaded machine (the pool
+    # reuses an idle thread), and then one thread would have done it all
+    both = threading.Barrier(2, timeout=60)
 
     def spy(batch: list[list[int]]) -> np.ndarray:
-        seen.add((threading.get_native_id(), os.getpriority(os.PRIO_PROCESS, 0)))
+        me = threading.get_native_id()
+        first = me not in {tid for tid, _ in seen}
+        seen.add((me, os.getpriority(os.PRIO_PROCESS, 0)))
+        if first:
+            both.wait()
         return encode_ids(batch)
 
     monkeypatch.setattr(onnx_model, "encode_ids", spy)
