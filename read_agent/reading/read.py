@@ -18,6 +18,7 @@ from read_agent.reading.fields import Embed, field_asked, section_asked
 from read_agent.reading.lexicon import (
     Lexicon,
     Match,
+    Meaning,
     expanded,
     find,
     lexicon,
@@ -369,9 +370,9 @@ def _asked(terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
     )
 
 
-def _asks_unsaid(q: Sequence[str], lex: Lexicon) -> bool:
-    """A word of the question asks for a meaning without saying it ("why")."""
-    return any(m.asked and says(q, m.asked_by) for m in lex.meanings)
+def _asks_unsaid(q: Sequence[str], lex: Lexicon) -> list[Meaning]:
+    """The meanings a word of the question asks for without saying them ("why")."""
+    return [m for m in lex.meanings if m.asked and m.words and says(q, m.asked_by)]
 
 
 def _asked_unsaid(q: Sequence[str], terms: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
@@ -381,11 +382,8 @@ def _asked_unsaid(q: Sequence[str], terms: Sequence[str], lex: Lexicon) -> tuple
     asked, none is required to. None when a term says it already."""
     return tuple(
         m.words[0]
-        for m in lex.meanings
-        if m.asked
-        and m.words
-        and says(q, m.asked_by)
-        and not any(same(t, w) for t in terms for w in m.words)
+        for m in _asks_unsaid(q, lex)
+        if not any(same(t, w) for t in terms for w in m.words)
     )
 
 
