@@ -6,8 +6,8 @@ facts, each new question of ``example-new.yaml``, ``example-tune-3.yaml``,
 ``example-new-10.yaml``, ``example-new-11.yaml``, ``example-new-12.yaml``,
 ``example-new-13.yaml``, ``example-new-14.yaml``, ``example-new-15.yaml``,
 ``example-new-16.yaml``, ``example-new-17.yaml``, ``example-new-18.yaml``,
-``example-new-19.yaml``, ``example-new-20.yaml``, ``example-new-21.yaml`` and
-``example-new-22.yaml`` with its own, each chat of
+``example-new-19.yaml``, ``example-new-20.yaml``, ``example-new-21.yaml``,
+``example-new-22.yaml`` and ``example-new-23.yaml`` with its own, each chat of
 ``conversations.yaml`` is asked turn by turn through the read agent's
 ``/v1/chat/completions`` (each turn sees the turns before it), and the report gives
 originals and rewordings apart, on each half (``bench.halves``)."""
@@ -62,6 +62,7 @@ NEW = {
     "example-new-20.yaml": "hash",
     "example-new-21.yaml": "hash",
     "example-new-22.yaml": "hash",
+    "example-new-23.yaml": "hash",
 }
 
 
