@@ -95,3 +95,37 @@ def same_name_across_scripts(a: str, b: str) -> bool:
     """Whether two words, one in Cyrillic and one in Latin letters, are one name written
     in two scripts ("Прия" and "Priya", "Глобекстэй" and "Globex")."""
     return is_cyrillic(a) != is_cyrillic(b) and bool(word_keys(a) & word_keys(b))
+
+
+# Latin letters as Mongolian Cyrillic writes them, the longest first; a vowel English
+# writes one way and Mongolian two ("o": о or ө) has both.
+_TO_CYRILLIC = (
+    ("kh", ("х",)), ("sh", ("ш",)), ("ch", ("ч",)), ("ts", ("ц",)), ("ya", ("я",)),
+    ("yu", ("ю",)), ("yo", ("ё",)), ("ye", ("е",)), ("ph", ("ф",)), ("oo", ("оо", "өө")),
+    ("uu", ("уу", "үү")), ("ee", ("ээ",)), ("a", ("а",)), ("b", ("б",)), ("c", ("к", "с")),
+    ("d", ("д",)), ("e", ("э", "е")), ("f", ("ф",)), ("g", ("г",)), ("h", ("х",)),
+    ("i", ("и",)), ("j", ("ж",)), ("k", ("к",)), ("l", ("л",)), ("m", ("м",)), ("n", ("н",)),
+    ("o", ("о", "ө")), ("p", ("п",)), ("q", ("к",)), ("r", ("р",)), ("s", ("с",)),
+    ("t", ("т",)), ("u", ("у", "ү")), ("v", ("в",)), ("w", ("в",)), ("x", ("кс",)),
+    ("y", ("й", "ы")), ("z", ("з",)),
+)  # fmt: skip
+MOST_SPELLINGS = 16  # Cyrillic spellings of one Latin word: a bound on the search's prefixes
+
+
+@functools.lru_cache(maxsize=4096)
+def cyrillic_spellings(word: str) -> tuple[str, ...]:
+    """The ways Mongolian Cyrillic may write a Latin name ("Darkhan" -> ``("дархан",)``,
+    "Erdenet" -> "эрдэнэт", "ердэнэт", ...), at most :data:`MOST_SPELLINGS`, the likeliest
+    first; ``()`` for a word with a letter outside a-z. The other way round of
+    :func:`transliterate`, for a question that writes in Latin letters a name a note
+    writes in Cyrillic (a town, a person)."""
+    low = word.lower()
+    if not low.isascii() or not low.isalpha():
+        return ()
+    spellings = [""]
+    i = 0
+    while i < len(low):
+        latin, cyrillic = next((p, c) for p, c in _TO_CYRILLIC if low.startswith(p, i))
+        spellings = [s + c for s in spellings for c in cyrillic][:MOST_SPELLINGS]
+        i += len(latin)
+    return tuple(spellings)

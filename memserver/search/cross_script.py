@@ -12,8 +12,10 @@ title that is the name as a whole a title hit. Words of three letters or fewer, 
 business words the glossary already carries across (:mod:`memserver.kb.glossary`), are
 left alone: they are not names.
 
-The other way needs nothing here: a page with a Cyrillic title carries its Latin
-spelling as an alias from the ingest ("Номин Трейд", alias "Nomin Trade").
+The other way, a page with a Cyrillic title carries its Latin spelling as an alias from
+the ingest ("Номин Трейд", alias "Nomin Trade"). A name a question writes in Latin letters
+that a note writes in Cyrillic in its text (a town, "Darkhan": "Дархан дахь ...") is
+searched by its Cyrillic spellings too (:func:`cyrillic_names`).
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ from typing import Any
 import psycopg
 
 from memserver.kb.glossary import other_language
-from memserver.kb.translit import name_key, word_keys
+from memserver.kb.translit import cyrillic_spellings, name_key, word_keys
 from memserver.kb.words import is_cyrillic, normalize_name
 from memserver.search.fusion import Hit
 
 Conn = psycopg.Connection[Any]
 
+MIN_NAME_LETTERS = 5  # a shorter Latin name ("Tom") spelled in Cyrillic is often a word
 MOST_CANDIDATES = 2000  # titles compared a question: a bound, far above a real match's
 
 # The Latin letters a key's letter may have been written with (translit._SOUND, reversed).
@@ -102,3 +105,16 @@ def latin_names(
                     words[term][word] = None
     found = {term: tuple(w) for term, w in words.items() if w}
     return found, sorted(hits.values(), key=lambda h: h.id)
+
+
+def cyrillic_names(terms: Sequence[str], names: Collection[str]) -> dict[str, tuple[str, ...]]:
+    """For each term written in Latin letters as a name (``names``: capitalised in the
+    question), the Cyrillic spellings a Mongolian note may give it ("darkhan" ->
+    ``("дархан",)``): more prefixes for the keyword arms."""
+    return {
+        term: spellings
+        for term in terms
+        if term in names
+        and len(term) >= MIN_NAME_LETTERS
+        and (spellings := cyrillic_spellings(term))
+    }

@@ -63,8 +63,9 @@ class Intent:
     relation: Relation | None
     ngrams: tuple[str, ...]
     names: tuple[str, ...] = ()
-    # a term's Latin spellings, when it names in Cyrillic a page titled in Latin letters
-    # ("глобекстэй" -> ("globex",)): search.cross_script
+    # a name's spellings in the other script: Latin when it names in Cyrillic a page
+    # titled in Latin letters ("глобекстэй" -> ("globex",)), Cyrillic when it is a name
+    # written in Latin letters ("darkhan" -> ("дархан",)): search.cross_script
     across: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property

@@ -49,7 +49,7 @@ from memserver.routing.router import Router
 from memserver.search import arms, parts, source_arms
 from memserver.search import fusion as fz
 from memserver.search import model_steps as search_models
-from memserver.search.cross_script import latin_names
+from memserver.search.cross_script import cyrillic_names, latin_names
 from memserver.search.fusion import Candidate, Hit
 from memserver.search.intent import Intent, analyze, plan_graph
 from memserver.search.settings import ARMS
@@ -285,6 +285,7 @@ class Searcher:
             names = arms.title(conn, intent, scope) if wants_names else []
             people = [f.name for f in self.schema.folders if f.type == "person"]
             across, named_across = latin_names(conn, intent.terms, scope, people, intent.words)
+            across = cyrillic_names(intent.terms, intent.names) | across
             if across:
                 intent = replace(intent, across=tuple(across.items()))
                 names += [h for h in named_across if h.id not in {n.id for n in names}]

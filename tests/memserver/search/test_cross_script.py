@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from memserver.search.cross_script import latin_names
+from memserver.kb.translit import MOST_SPELLINGS, cyrillic_spellings
+from memserver.search.cross_script import cyrillic_names, latin_names
 
 DAY = dt.date(2026, 11, 1)
 
@@ -67,3 +68,17 @@ def test_a_first_e_in_cyrillic_is_an_a_in_latin() -> None:
     assert across == {"элис": ("alice",)}
     assert [h.id for h in hits] == ["people/alice-chen"]
     assert {"al:*", "el:*"} <= set(conn.params["starts"].split(" | "))
+
+
+def test_a_latin_name_is_spelled_as_mongolian_cyrillic_writes_it() -> None:
+    assert cyrillic_spellings("Darkhan") == ("дархан",)
+    assert cyrillic_spellings("Batbayar") == ("батбаяр",)
+    assert "тэмүүлэн" in cyrillic_spellings("Temuulen")  # "u" is у or ү, "e" э or е
+    assert "эрдэнэт" in cyrillic_spellings("Erdenet")
+    assert len(cyrillic_spellings("Ouuououeoe")) == MOST_SPELLINGS  # bounded
+    assert cyrillic_spellings("INV-2026") == () and cyrillic_spellings("Zoë") == ()
+
+
+def test_only_names_of_five_letters_or_more_get_cyrillic_spellings() -> None:
+    found = cyrillic_names(["darkhan", "tom", "meeting", "дархан"], {"darkhan", "tom", "дархан"})
+    assert found == {"darkhan": ("дархан",)}  # "meeting" is no name; "tom" too short

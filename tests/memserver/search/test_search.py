@@ -83,6 +83,18 @@ def test_a_latin_name_written_in_cyrillic_finds_its_page_and_the_notes_naming_it
     assert plain.results and all("title" not in r.ranks for r in plain.results)
 
 
+def test_a_name_written_in_latin_letters_finds_the_note_that_writes_it_in_cyrillic(
+    search_world: World,
+) -> None:
+    """ "Ulaanbaatar" is a name the question writes in Latin letters; the page writes
+    "Улаанбаатарын": the keyword arm searches the name's Cyrillic spellings too."""
+    nomin = search_world.id("Номин Трейд")
+    said = ids(ask(search_world, "distributor based in Ulaanbaatar", arms=("keyword",)))
+    assert nomin in said
+    # a short name ("Tom": "том" is a word) is left alone
+    assert nomin not in ids(ask(search_world, "Tom", arms=("keyword",)))
+
+
 def test_first_meeting_with_a_person(search_world: World) -> None:
     response = ask(search_world, "first meeting with Alice")
     assert response.time["order"] == "oldest"
