@@ -66,6 +66,7 @@ from read_agent.extractive.ranking import (
     EVIDENCE_LINES,
     Ranker,
     counts,
+    names_things,
     newest_first,
 )
 from read_agent.extractive.reply import (
@@ -753,6 +754,22 @@ class Extractive:
             given = [p for p in full if p in answers]
             counted = [p for p in given if counts(p.text, reading.focus)]
             full = sorted(counted or given, key=lambda p: newest_first(p.date or "")) or full
+        if reading.wants == Wants.WHAT and reading.focus:
+            # "which warehouses did the pilot cover?": a sentence naming them next to the
+            # kind asked answers, before one holding more of the other words asked
+            asked = [
+                *words(reading.question),
+                *(w for s in reading.subjects for w in words(s.title)),
+            ]
+            listed = [
+                p
+                for (_, c), p in scored
+                if c >= 0.5
+                and names_things(p.text, reading.focus, asked)
+                and (p.kind != "source" or self._leads(p, reading, said_of))
+                and (not reading.subjects or said_of(p))
+            ]
+            full = listed or full
         # a note's sentence leads only when it is said of the subject asked about, and
         # dated in the window asked about
         full = [p for p in full if p.kind != "source" or self._leads(p, reading, said_of)]

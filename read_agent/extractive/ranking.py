@@ -63,6 +63,33 @@ def counts(text: str, things: Sequence[str]) -> bool:
     )
 
 
+NAMED_NEAR = 4  # a thing's name stands at most this many words from the kind it is of
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def names_things(text: str, kinds: Sequence[str], asked: Sequence[str]) -> bool:
+    """Whether ``text`` names two or more things next to a word of ``kinds`` (what a
+    question asks for by its kind: "three warehouses (Denver, Aurora, Pueblo)" for
+    "which warehouses ..."): words written as names, none of them a word ``asked``."""
+    said = [(m.group(0), _opens(text, m.start())) for m in _WORD.finditer(text)]
+    found: set[str] = set()
+    for i, (word, _) in enumerate(said):
+        if not any(same_word(k, word.lower()) for k in kinds):
+            continue
+        for other, opens in said[max(0, i - NAMED_NEAR) : i + NAMED_NEAR + 1]:
+            low = other.lower()
+            if other[0].isupper() and not opens and not any(same_word(a, low) for a in asked):
+                found.add(low)
+    return len(found) >= 2
+
+
+def _opens(text: str, at: int) -> bool:
+    """Whether the word at ``at`` opens a sentence, a line or a heading (capitalised
+    whatever it is)."""
+    before = text[:at].rstrip(' \t*_"“(')
+    return not before or before[-1] in ".!?:#\n•-"
+
+
 class Ranker:
     """The pages read for one answer, and their pieces ranked for a question."""
 
