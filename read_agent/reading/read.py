@@ -32,6 +32,10 @@ from read_agent.reading.model import Kind, Reading, Subject, Wants
 BEFORE_CHANGE = "before-change"
 _WANTS = (Wants.WHEN, Wants.WHO, Wants.AMOUNT, Wants.COUNT, Wants.WHERE)  # the first found decides
 FOCUS_WORDS = 3  # a kind asked for is named in at most this many words
+# Kinds of question that say what form the answer takes (the records that support it,
+# "direct testimony or an inference"; whether the sources agree), never what it is
+# about: no note says "testimony" or "disagree" of its topic.
+FORM_KINDS = (Kind.EVIDENCE, Kind.AGREEMENT)
 
 
 @dataclass(frozen=True)
@@ -596,6 +600,7 @@ def _terms(
                     if as_of
                     else {}
                 ),
+                **{f"kind-{k.value}": lex.kinds.get(k.value, ()) for k in FORM_KINDS},
             },
         )
         for i in range(m.start, m.end)
