@@ -254,7 +254,7 @@ def score(piece: Evidence, reading: Reading) -> tuple[float, float]:
     terms = list(reading.terms)
     idents = [i.lower() for i in reading.identifiers]
     text = (piece.matches if piece.kind == "source" else piece.matches or piece.text).lower()
-    own = _own(piece, reading)
+    own = own_terms(piece, reading)
     # what it is said under: its heading, and its page's title when its own words hold
     # most of the terms (every sentence of "Pricing review" is not about price)
     titled = 2 * len(own) > len(terms)
@@ -280,11 +280,11 @@ def names_focus(piece: Evidence, reading: Reading) -> bool:
     word asked if the question has one: the kind alone may be said of anything."""
     if not reading.focus:  # most questions name no kind: no words to match
         return False
-    own, focus = _own(piece, reading), set(reading.focus)
+    own, focus = own_terms(piece, reading), set(reading.focus)
     return focus <= own and (bool(own - focus) or set(reading.terms) <= focus)
 
 
-def _own(piece: Evidence, reading: Reading) -> set[str]:
+def own_terms(piece: Evidence, reading: Reading) -> set[str]:
     """The question's terms the piece's own words hold (a field line: its label and
     value, not the page title before them; a value's abbreviation says its phrase's own
     words too, :func:`memserver.kb.abbreviations.spoken`: "role: CTO" says "technology")."""

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from memserver.kb.words import normalize_name, words
 from memserver.timeparse import en, mn
 from memserver.timeparse.mentions import mention_reader
-from read_agent.extractive.evidence import Evidence, from_page, from_result, names_focus
+from read_agent.extractive.evidence import Evidence, from_page, from_result, names_focus, own_terms
 from read_agent.extractive.evidence import score as score_piece
 from read_agent.extractive.page_reader import PageReader
 from read_agent.extractive.question import Reading, matched, same_word
@@ -30,6 +30,7 @@ from read_agent.tools.wire import Hit
 DEFAULT_RESULTS = 10
 WHOLE = 0.999  # a piece's coverage that holds every word asked
 EVIDENCE_LINES = 6
+LIST_ITEMS = 6  # the most items of a labelled list shown beside the one that matched
 AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
 # A count: digits, or a number word of either language's time data worth two or more
 # ("eight warehouses", "арван хоног"); "a", "an" and "one" would be found in any sentence,
@@ -165,7 +166,7 @@ class Ranker:
                     reading.whole and not self._heads(p),
                 )
             )
-        return ranked[:EVIDENCE_LINES]
+        return with_lists(ranked[:EVIDENCE_LINES], pool, reading)
 
     def _elsewhere(self, piece: Evidence) -> bool:
         """The piece is a field of the page of a person who works for another
@@ -247,6 +248,33 @@ class Ranker:
 
         kept = [p for p in pieces if not elsewhere(p)]
         return kept or pieces
+
+
+def with_lists(
+    top: Sequence[Evidence], pool: Sequence[Evidence], reading: Reading
+) -> list[Evidence]:
+    """``top``, each item of a list whose label says a word asked that the item itself
+    does not ("Action plan:" for "what did they plan ...") followed by the rest of its
+    list, in the page's order (at most LIST_ITEMS): the label names what is asked, so its
+    items answer together, whichever of them hold the question's other words."""
+    out: list[Evidence] = []
+    for piece in top:
+        if piece in out:
+            continue
+        out.append(piece)
+        if piece.kind != "section" or not piece.heading:
+            continue
+        if not matched(reading.terms, words(piece.heading), reading.sense_of) - own_terms(
+            piece, reading
+        ):
+            continue
+        siblings = [
+            p
+            for p in pool
+            if p.page == piece.page and p.heading == piece.heading and p.kind == "section"
+        ]
+        out += [p for p in siblings if p not in out][:LIST_ITEMS]
+    return out
 
 
 def newest_first(day: str) -> str:
