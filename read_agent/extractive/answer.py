@@ -808,11 +808,14 @@ class Extractive:
             return _not_found(reading, best)
         # No sentence holds every word asked: the best of the memory's pages that holds
         # most of them leads, said to be the closest (for a figure, the best that gives
-        # one). A raw note's sentence never does: what a note says, an untrusted one
-        # too, is quoted below, not put forward as the answer.
+        # one). A raw note's sentence does only where it gives the day a "when" asks
+        # and no page's sentence does; else what a note says, an untrusted one too, is
+        # quoted below.
         # The closest is said of the subject asked about: a sentence on someone else
         # is no answer about this one, however many of the words it holds.
-        candidates = [p for (_, c), p in scored if c >= 0.5 and p in answers and p.kind != "source"]
+        candidates = closest_candidates(
+            reading, scored, answers, lambda p: self._leads(p, reading, said_of)
+        )
         near = [p for p in candidates if not reading.subjects or said_of(p)]
         if not reading.subjects:  # ours before one customer's (see _off)
             await self._read_pages(near[:NEAR_COMPARED])
@@ -1047,6 +1050,27 @@ class Extractive:
 
 
 # --- helpers without state ----------------------------------------------------------
+
+
+def closest_candidates(
+    reading: Reading,
+    scored: Sequence[tuple[tuple[float, float], Evidence]],
+    answers: Sequence[Evidence],
+    leads: Callable[[Evidence], bool],
+) -> list[Evidence]:
+    """The sentences holding half the words asked that may lead as the closest: the
+    memory's pages'; for a "when" that no page's sentence writes a day for, a note's
+    (that ``leads``: on the subject, in the window) that writes one and holds as many of
+    the words asked (see ``Extractive._evidence_answer``)."""
+    halves = [(round(c, 3), p) for (_, c), p in scored if c >= 0.5 and p in answers]
+    pages = [p for _, p in halves if p.kind != "source"]
+    if reading.wants != Wants.WHEN or any(days_said(p.text) for p in pages):
+        return pages
+    most = max((c for c, p in halves if p.kind != "source"), default=0.0)
+    notes = [
+        p for c, p in halves if p.kind == "source" and c >= most and days_said(p.text) and leads(p)
+    ]
+    return notes or pages
 
 
 def _gives(piece: Evidence, wants: Wants) -> bool:
