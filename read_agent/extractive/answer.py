@@ -784,7 +784,13 @@ class Extractive:
             # what holds first; then a sentence said of the subject asked about, then one
             # dated in the window asked about (a pilot another customer started in July
             # does not answer when this one's started in September)
-            full.sort(key=lambda p: (self._replaced(p.page), *self._off(p, reading, said_of)))
+            full.sort(
+                key=lambda p: (
+                    self._replaced(p.page),
+                    *self._off(p, reading, said_of),
+                    not opens_with(p.text, reading),
+                )
+            )
             lead = full[0]
             rest = [p.line() for p in best if p is not lead]
             if reading.wants == Wants.WHEN:  # the decision that set the day: its terms
@@ -1078,6 +1084,18 @@ def closest_candidates(
         p for c, p in halves if p.kind == "source" and c >= most and days_said(p.text) and leads(p)
     ]
     return notes or pages
+
+
+OPENING = 2  # the words a sentence's subject is read from
+
+
+def opens_with(text: str, reading: Reading) -> bool:
+    """Whether the sentence's first words, after stop words, are words asked ("A
+    **tracked shipment** is a shipment that ..." for "what counts as a tracked
+    shipment?"): it is about what the question asks, as its subject, where another
+    sentence holding the words only mentions it."""
+    said = [w for w in words(text) if w not in STOPWORDS][:OPENING]
+    return len(said) == OPENING and len(matched(reading.terms, said, reading.sense_of)) == OPENING
 
 
 def _gives(piece: Evidence, wants: Wants) -> bool:
