@@ -849,21 +849,15 @@ class Extractive:
         self, reading: Reading, near: Sequence[tuple[float, Evidence]]
     ) -> Evidence:
         """Of the sentences that hold the most of the words asked, none all, the one the
-        embedder puts nearest the question without the subject's names (every one of them
-        is about it; the words that say a meeting or a day is asked count too): the words
-        they miss are said in other words, and only the meaning tells which says them."""
+        embedder puts nearest those words and the folders the question means (not the
+        subject's names: every one of them is about it; "the meeting with ...": meetings):
+        the words they miss are said in other words, and only the meaning tells which
+        says them."""
         most = max(c for c, _ in near)  # (coverage, piece), in the ranker's order
         shown = [p for c, p in near if c >= most - 1e-9][:NEAR_COMPARED]
         if len(shown) < 2 or self.reader.embed is None:
             return shown[0]
-        named = {
-            w
-            for s in reading.subjects
-            for n in self.reader.names(s.id) or [s.title]
-            for w in words(n)
-        }
-        asked = " ".join(w for w in words(reading.question) if w not in named)
-        query, vectors = self.reader.embed(asked, [p.text for p in shown])
+        query, vectors = self.reader.embed(compared_words(reading), [p.text for p in shown])
         scores = [float(np.dot(query, v)) for v in vectors]
         return shown[max(range(len(shown)), key=lambda i: scores[i])]
 
@@ -1084,6 +1078,13 @@ def closest_candidates(
         p for c, p in halves if p.kind == "source" and c >= most and days_said(p.text) and leads(p)
     ]
     return notes or pages
+
+
+def compared_words(reading: Reading) -> str:
+    """What the embedder compares sentences with to find the nearest of the closest: the
+    words asked and the folders the question means ("the meeting with the logistics
+    company in Darkhan": logistics, darkhan, meetings), never the subject's names."""
+    return " ".join([*reading.terms, *reading.meant])
 
 
 OPENING = 2  # the words a sentence's subject is read from
