@@ -33,9 +33,10 @@ BEFORE_CHANGE = "before-change"
 _WANTS = (Wants.WHEN, Wants.WHO, Wants.AMOUNT, Wants.COUNT, Wants.WHERE)  # the first found decides
 FOCUS_WORDS = 3  # a kind asked for is named in at most this many words
 # Kinds of question that say what form the answer takes (the records that support it,
-# "direct testimony or an inference"; whether the sources agree), never what it is
-# about: no note says "testimony" or "disagree" of its topic.
-FORM_KINDS = (Kind.EVIDENCE, Kind.AGREEMENT)
+# "direct testimony or an inference"), never what it is about: no note says "testimony"
+# of its topic. (Not whether the sources agree: with its words left out, a rewording
+# of such a question answered fewer of its facts.)
+FORM_KINDS = (Kind.EVIDENCE,)
 
 
 @dataclass(frozen=True)
