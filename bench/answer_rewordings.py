@@ -1,6 +1,6 @@
 """The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
---rewordings``): each rewording of an example question is scored with its original's
-facts, each new question of ``example-new.yaml``, ``example-tune-3.yaml``,
+--rewordings``): each rewording of an example question (``example.yaml``,
+``example-2.yaml``, ``example-3.yaml``) is scored with its original's facts, each new question of ``example-new.yaml``, ``example-tune-3.yaml``,
 ``example-new-4.yaml``, ``example-tune-5.yaml``, ``example-new-6.yaml``,
 ``example-tune-7.yaml``, ``example-new-8.yaml``, ``example-new-9.yaml``,
 ``example-new-10.yaml``, ``example-new-11.yaml``, ``example-new-12.yaml``,
@@ -34,10 +34,11 @@ REWORDINGS = Path(__file__).with_name("rewordings")
 BIN = Path(sys.executable).parent
 
 
-# The sets of rewordings of the example's questions, in the order they were written; a
-# question's rewordings are numbered on through the sets (the first set's are 1-3).
-SETS = ("example.yaml", "example-2.yaml")
-FIRST_SET = 3  # rewordings of each question in the first set
+# The sets of rewordings of the example's questions, in the order they were written, each
+# with how many rewordings of every question it holds; a question's rewordings are
+# numbered on through the sets (the first set's are 1-3, the second's 4-5, ...).
+SETS = {"example.yaml": 3, "example-2.yaml": 2, "example-3.yaml": 2}
+SET_NAMES = ("first set", "second set", "third set")
 # New questions of the same kinds, each with its own facts: file -> how it is halved
 # ("hash": bench.halves.half("new-N"); "tuning": every question is of the tuning half).
 NEW = {
@@ -77,6 +78,8 @@ def reworded(questions: Sequence[Any]) -> list[Any]:
         for n, texts in spec.items():
             if int(n) not in by_number:
                 continue
+            if len(texts) != SETS[name]:
+                raise SystemExit(f"{name} holds {len(texts)} rewordings of {n}, not {SETS[name]}")
             for text in texts:
                 taken[int(n)] = taken.get(int(n), 0) + 1
                 out.append(replace(by_number[int(n)], text=str(text), variant=taken[int(n)]))
@@ -107,8 +110,13 @@ def new_questions(make_question: Any, make_fact: Any, now: str) -> list[Any]:
 
 
 def set_of(variant: int) -> int:
-    """Which set a variant is of: 0 the originals, 1 ``example.yaml``, 2 the second."""
-    return 0 if variant == 0 else 1 if variant <= FIRST_SET else 2
+    """Which set a variant is of: 0 the originals, 1 ``example.yaml``, 2 the second, ..."""
+    last = 0
+    for number, size in enumerate(SETS.values(), start=1):
+        last += size
+        if variant <= last:
+            return number if variant > 0 else 0
+    raise ValueError(f"variant {variant} is past the {last} rewordings of {list(SETS)}")
 
 
 @dataclass
@@ -204,8 +212,10 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
     for name, rows in (
         ("originals", [s for s in scores if s.question.variant == 0]),
         ("rewordings", [s for s in scores if s.question.variant > 0]),
-        ("  first set", [s for s in scores if set_of(s.question.variant) == 1]),
-        ("  second set", [s for s in scores if set_of(s.question.variant) == 2]),
+        *(
+            (f"  {name}", [s for s in scores if set_of(s.question.variant) == number])
+            for number, name in enumerate(SET_NAMES, start=1)
+        ),
     ):
         tune = [s for s in rows if half(s) == TUNING]
         validate = [s for s in rows if half(s) == VALIDATION]
@@ -227,13 +237,9 @@ def report(scores: Sequence[Any], chats: Sequence[Conversation], show: bool) -> 
     def right(rows: Sequence[Any]) -> float:
         return sum(s.verdict == "correct" for s in rows) / len(rows)
 
-    gaps = [
-        (name, [s for s in scores if keep(s.question.variant)])
-        for name, keep in (
-            ("all", lambda v: v > 0),
-            ("first set", lambda v: set_of(v) == 1),
-            ("second set", lambda v: set_of(v) == 2),
-        )
+    gaps = [("all", [s for s in scores if s.question.variant > 0])] + [
+        (name, [s for s in scores if set_of(s.question.variant) == number])
+        for number, name in enumerate(SET_NAMES, start=1)
     ]
     shown = [f"{name} {100 * (right(originals) - right(rows)):.1f}" for name, rows in gaps if rows]
     if originals and shown:
