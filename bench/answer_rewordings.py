@@ -78,11 +78,13 @@ def reworded(questions: Sequence[Any]) -> list[Any]:
         for n, texts in spec.items():
             if int(n) not in by_number:
                 continue
+            if not all(isinstance(text, str) for text in texts):
+                raise SystemExit(f"{name}: a rewording of {n} is not text (quote it): {texts}")
             if len(texts) != SETS[name]:
                 raise SystemExit(f"{name} holds {len(texts)} rewordings of {n}, not {SETS[name]}")
             for text in texts:
                 taken[int(n)] = taken.get(int(n), 0) + 1
-                out.append(replace(by_number[int(n)], text=str(text), variant=taken[int(n)]))
+                out.append(replace(by_number[int(n)], text=text, variant=taken[int(n)]))
     return out
 
 
