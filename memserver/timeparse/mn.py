@@ -83,7 +83,13 @@ RELATIVE_DAYS: tuple[tuple[str, int], ...] = (
 
 # Calendar periods: "өнгөрсөн долоо хоног", "энэ сар", "ирэх жил"; "7 хоног" is a week
 # too, as people write it ("өнгөрсөн 7 хоногт": last week).
-PERIOD_RELATIONS: dict[str, int] = {"өнгөрсөн": -1, "энэ": 0, "ирэх": 1, "дараагийн": 1}
+PERIOD_RELATIONS: dict[str, int] = {
+    "өнгөрсөн": -1,
+    "өмнөх": -1,  # the previous
+    "энэ": 0,
+    "ирэх": 1,
+    "дараагийн": 1,
+}
 PERIOD_UNITS = r"(?:долоо|7)\s+хоног|сар|жил|улирал"
 PERIOD = (
     rf"(?P<rel>{'|'.join(PERIOD_RELATIONS)})\s+(?P<unit>{PERIOD_UNITS})[{LETTERS}]*+"
