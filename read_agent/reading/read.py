@@ -86,9 +86,19 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     folders = _folders(ctx, intent)
     when_said = _time_phrases(time, question)
     said_when = _phrase_at(q, when_said)
+    searched = [str(t) for t in intent["terms"]] if isinstance(intent.get("terms"), list) else None
     field = (
         field_asked(
-            q, spans, wants, folders, ctx.schema, lex, ctx.embed, said_when, Kind.PROFILE in kinds
+            q,
+            spans,
+            wants,
+            folders,
+            ctx.schema,
+            lex,
+            ctx.embed,
+            said_when,
+            Kind.PROFILE in kinds,
+            searched,
         )
         if folders
         else None
@@ -545,8 +555,9 @@ def _senses(
     another meaning ("charge" of "who is in charge of ...": alone, a price), with the
     words of the phrase's meaning and itself: the phrase says its meaning ("owns",
     "leads", "responsible"), not the word's other one. A word that says nothing else
-    alone keeps its own sense ("contract" of "annual contract"). A question asking who
-    (``wants``) finds a term of a meaning with ``holders`` by them too: "who runs
+    alone keeps its own sense ("contract" of "annual contract"), unless the phrase's
+    meaning is one word wherever it is said ("kick" of "kick off": "start", "эхэлсэн"). A
+    question asking who (``wants``) finds a term of a meaning with ``holders`` by them too: "who runs
     procurement?" is answered by a role at the head of it ("Procurement Manager")."""
     phrases = {m.name: [w for w in m.words if " " in w] for m in lex.meanings}
     out: dict[str, tuple[str, ...]] = {}
@@ -566,7 +577,9 @@ def _senses(
             )
             if any(same(term, w) for w in said):
                 said_in.setdefault(term, set()).add(meaning.name)
-                if elsewhere:
+                # a word of a phrase that is one word with its meaning's others ("kick"
+                # of "kick off": "start", "эхэлсэн") is found by them too
+                if elsewhere or (meaning.synonyms and term not in singles):
                     out[term] = tuple(dict.fromkeys([*out.get(term, ()), term, *singles]))
     if wants is Wants.WHO:
         for meaning in (m for m in lex.meanings if m.holders):

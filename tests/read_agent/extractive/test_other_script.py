@@ -69,6 +69,7 @@ def test_the_other_script_s_sentence_leads_though_its_heading_holds_half_the_wor
 ) -> None:
     # "пилотод оролцох 12 машины жагсаалт" is read under its meeting's title ("пилот"):
     # it holds half the words itself, and no sentence of the question's script does
+    # (with "took part" read as one meaning, "оролцох" says it: the sentence answers)
     said = lines(
         ask(
             example,
@@ -76,4 +77,4 @@ def test_the_other_script_s_sentence_leads_though_its_heading_holds_half_the_wor
             embed=_near(lambda t: "машин" in t),
         )
     )
-    assert said[0].startswith("Closest: ") and "12 машины" in said[0], said
+    assert "12 машины" in said[0], said

@@ -28,7 +28,8 @@ def focus(question: str, *subjects: Subject) -> tuple[str, ...]:
         ("What revenue share did we agree with Globex?", (GLOBEX,), ("revenue", "share")),
         ("Which port did the firewall rule block?", (), ("port",)),
         ("How many seats did we quote Globex?", (GLOBEX,), ("seats",)),
-        ("What renewal date does the Initech contract have?", (), ("renewal", "date")),
+        # "date" says the answer's type (when), not the kind
+        ("What renewal date does the Initech contract have?", (), ("renewal",)),
         ("Номин Трейд хэдэн ачааны машинтай вэ?", (NOMIN,), ("ачааны", "машинтай")),
         # a name is the subject, not the kind
         ("Which Globex contract did we sign?", (GLOBEX,), ("contract",)),
