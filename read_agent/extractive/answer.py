@@ -410,11 +410,26 @@ class Extractive:
 
     # -- 2. latest / first / next
 
+    def _date_field_named(self, reading: Reading) -> bool:
+        """The question's own words name a date field of a subject's folder."""
+        asked = reading.field
+        spec = self.reader.folder(asked.folder) if asked is not None else None
+        field = spec.field(asked.name) if spec is not None and asked is not None else None
+        return (
+            field is not None
+            and asked is not None
+            and asked.by == "words"
+            and field.type == "date"
+            and asked.folder in {s.folder for s in reading.subjects}
+        )
+
     async def _ordered(self, reading: Reading, results: list[Hit]) -> Reply | None:
         results = await self._in_meant_folder(reading, results)
         lead = await self._own_first(reading, results)
         if lead is None:
-            if reading.order == "next":
+            # "when does the Initech contract come up for renewal?": no page is dated
+            # after today, but the date field its words name may say the day
+            if reading.order == "next" and not self._date_field_named(reading):
                 return Reply(
                     Line(f"Nothing is dated after {self.reader.today()} for this question.")
                 )
