@@ -91,6 +91,7 @@ from read_agent.extractive.routes import (
     a_window,
     an_order,
     the_current_state,
+    unrecorded,
     who_or_what,
 )
 from read_agent.extractive.short_names import with_full_names
@@ -332,7 +333,8 @@ class Extractive:
         return None
 
     async def _named_profile(self, asked: Asked) -> Reply | None:
-        return self._profile(asked.pages[0])
+        page = asked.pages[0]
+        return self._profile(page, missing=unrecorded(asked.reading, page))
 
     # -- 0. a relation of the page linked to a named one ("who attended the Initech
     # meeting in October?": the attendees of the best meeting that links to Initech)
@@ -687,12 +689,14 @@ class Extractive:
                 return Reply(lead, [p.line() for p in body[:SECTION_LINES]], firm=True)
         return None
 
-    def _profile(self, page: Page) -> Reply:
+    def _profile(self, page: Page, missing: str | None = None) -> Reply:
         """ "Who is X": the page's fields in one line, each with when it last changed and
-        what it was before, then its newest facts."""
+        what it was before, then its newest facts; the field asked that it does not hold
+        (``missing``) first, said to be not recorded."""
         fields = page.fields
         recorded = changes(page)
-        parts = [
+        parts = [f"{label(missing)}: not recorded"] if missing else []
+        parts += [
             f"{label(k)}: {show(v)}{since(recorded.get(k))}"
             for k, v in fields.items()
             if v not in (None, "", [])

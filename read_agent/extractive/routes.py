@@ -75,10 +75,26 @@ def a_named_page(reading: Reading, pages: Pages) -> bool:
 
 def who_or_what(reading: Reading, pages: Pages) -> bool:
     """A named page and nothing else asked of it, or who or what it is asked beside
-    something no field says ("who's Alex Novak, and where does he work?"): its profile."""
+    something no field says ("who's Alex Novak, and where does he work?"), or a field
+    its words name that the page does not hold ("which company employs Alex Novak?",
+    none recorded): its profile, what the page does say."""
     return (
         bool(pages)
-        and (not reading.terms or reading.is_(Kind.PROFILE))
+        and (not reading.terms or reading.is_(Kind.PROFILE) or bool(unrecorded(reading, pages[0])))
         and not reading.identifiers
         and reading.wants not in (Wants.AMOUNT, Wants.COUNT)
     )
+
+
+def unrecorded(reading: Reading, page: Page) -> str | None:
+    """The field the question's words ask of ``page`` when the page holds no value."""
+    asked = reading.field
+    if (
+        asked is not None
+        and asked.by == "words"
+        and not asked.inward
+        and asked.folder == page.folder
+        and page.fields.get(asked.name) in (None, "", [])
+    ):
+        return asked.name
+    return None
