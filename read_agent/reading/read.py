@@ -677,10 +677,18 @@ def _as_of(
 
 
 def _claim(question: str, q: Sequence[str], lex: Lexicon) -> str:
-    """ "What supports X?": X, the question without its evidence and frame words."""
+    """ "What supports X?": X, the question without its evidence and frame words, nor a
+    clause left with stop words only ("..., saying for each whether it is direct
+    testimony or an inference")."""
     frame = find(q, {"evidence": lex.kinds.get("evidence", ()), "frame": lex.frame})
     drop = {q[i] for m in frame for i in range(m.start, m.end)}
-    kept = [w for w in re.findall(r"[^\s?!.]+", question) if tokens(w) and tokens(w)[0] not in drop]
+    kept: list[str] = []
+    for clause in re.split(r"[,;]", question):
+        said = [
+            w for w in re.findall(r"[^\s?!.]+", clause) if tokens(w) and tokens(w)[0] not in drop
+        ]
+        if any(tokens(w)[0] not in STOPWORDS for w in said):
+            kept += said
     while kept and tokens(kept[0])[0] in STOPWORDS:  # "the", "that": no part of the claim
         kept.pop(0)
     return " ".join(kept) or question

@@ -59,3 +59,14 @@ def test_words_the_search_read_as_a_name_leave_the_field_asked() -> None:
     assert reading.field is not None and reading.field.name == "due_date"
     # without the search's reading, three words stay unexplained: no field
     assert read(question, context).field is None
+
+
+def test_a_clause_of_frame_words_is_no_part_of_the_claim() -> None:
+    reading = read(
+        "Walk me through the records of the firewall outage of May 2022, saying for each"
+        " whether it is direct testimony or an inference."
+    )
+    assert reading.claim == "records of the firewall outage of May 2022"
+    # a clause with a topic of its own stays
+    assert read("What supports the switch, and the price of $0.45?").claim is not None
+    assert "$0" in (read("What supports the switch, and the price of $0.45?").claim or "")
