@@ -1,16 +1,10 @@
 """The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
 --rewordings``): each rewording of an example question (``example.yaml``,
-``example-2.yaml``, ``example-3.yaml``) is scored with its original's facts, each new question of ``example-new.yaml``, ``example-tune-3.yaml``,
-``example-new-4.yaml``, ``example-tune-5.yaml``, ``example-new-6.yaml``,
-``example-tune-7.yaml``, ``example-new-8.yaml``, ``example-new-9.yaml``,
-``example-new-10.yaml``, ``example-new-11.yaml``, ``example-new-12.yaml``,
-``example-new-13.yaml``, ``example-new-14.yaml``, ``example-new-15.yaml``,
-``example-new-16.yaml``, ``example-new-17.yaml``, ``example-new-18.yaml``,
-``example-new-19.yaml``, ``example-new-20.yaml``, ``example-new-21.yaml``,
-``example-new-22.yaml`` and ``example-new-23.yaml`` with its own, each chat of
-``conversations.yaml`` is asked turn by turn through the read agent's
-``/v1/chat/completions`` (each turn sees the turns before it), and the report gives
-originals and rewordings apart, on each half (``bench.halves``)."""
+``example-2.yaml``, ``example-3.yaml``) is scored with its original's facts, each new
+question of the files of :data:`NEW` (``example-new.yaml`` to ``example-tune-24.yaml``)
+with its own, each chat of ``conversations.yaml`` is asked turn by turn through the read
+agent's ``/v1/chat/completions`` (each turn sees the turns before it), and the report
+gives originals and rewordings apart, on each half (``bench.halves``)."""
 
 from __future__ import annotations
 
@@ -64,6 +58,7 @@ NEW = {
     "example-new-21.yaml": "hash",
     "example-new-22.yaml": "hash",
     "example-new-23.yaml": "hash",
+    "example-tune-24.yaml": TUNING,
 }
 
 
