@@ -64,6 +64,7 @@ from read_agent.extractive.ranking import (
     COUNT,
     DEFAULT_RESULTS,
     EVIDENCE_LINES,
+    WHOLE,
     Ranker,
     counts,
     names_things,
@@ -309,7 +310,13 @@ class Extractive:
         return quoted
 
     async def _named_field(self, asked: Asked) -> Reply | None:
-        """The named page that has the field asked about: its value."""
+        """The named page that has the field asked about: its value. A field the
+        answer's type alone picked (the one date field of a company) is a guess: a
+        sentence holding every word asked answers instead ("when was Initech's quarterly
+        check-in?": not its renewal date)."""
+        field = asked.reading.field
+        if field is not None and field.by == "type" and self._said_whole(asked):
+            return None
         for page in asked.pages:
             found = await self._field_answer(asked.reading, page)
             if found is not None and found.leads_with(DISPUTED):
@@ -319,6 +326,11 @@ class Extractive:
             if found is not None:
                 return found
         return None
+
+    def _said_whole(self, asked: Asked) -> bool:
+        """A sentence of the results holds every word the question asks."""
+        best = self.ranker.best(asked.reading, results=asked.results, named=asked.named)
+        return any(score_piece(p, asked.reading)[1] >= WHOLE for p in best[:EVIDENCE_LINES])
 
     async def _named_section(self, asked: Asked) -> Reply | None:
         """ "What came out of the pricing review": its Decisions (a company question about
