@@ -20,6 +20,8 @@ from read_agent.extractive.brief_reply import (
     brief_lines,
     interleaved,
     ranked,
+    said_of,
+    topic_words,
 )
 from read_agent.extractive.line import CLOSEST, Line
 from read_agent.extractive.page_reader import PageReader
@@ -77,6 +79,9 @@ class CompanyAnswers:
             return reply
         reply = reply or Reply(None, [])
         if claim:  # the evidence for a claim: direct quotes before the memory's reading
+            # (a quote saying no word of the claim is not evidence for it)
+            asked = topic_words(question)
+            evidence = [x for x in evidence if said_of(asked, replace(x, cited=()).render())]
             return Reply(reply.lead, [*evidence, *reply.lines, *said], reply.window)
 
         # the brief's first line, then its other lines, the answer's lines and the
