@@ -376,6 +376,7 @@ def closest_sentences(
 
 # SQL: ``hit`` (path, ordinal), the sentence each source result matched, found again by
 # its text; parameters from :func:`matched_params`.
+LIST_AFTER = 4  # the items of a list a shown sentence opens that its snippet shows at most
 MATCHED_SENTENCE = (
     "WITH hit AS (SELECT DISTINCT ON (s.path) s.path, s.ordinal FROM source_chunks s"
     " JOIN unnest(%(paths)s::text[], %(texts)s::text[]) AS h(path, text)"
@@ -392,16 +393,40 @@ def matched_params(snippets: Mapping[str, str]) -> dict[str, list[str]]:
 def sentence_context(conn: Conn, snippets: Mapping[str, str]) -> dict[str, str]:
     """For source results (id -> the sentence that matched), that sentence with the one
     before and the one after it in its file: a sentence alone often leans on its
-    neighbours ("He agreed.", "That was Tuesday.")."""
+    neighbours ("He agreed.", "That was Tuesday."). One of them that opens a list ("As
+    Technical Lead, Daniel Kim holds:") brings the list's items too, up to
+    :data:`LIST_AFTER` of them."""
     if not snippets:
         return {}
     rows = conn.execute(
-        f"{MATCHED_SENTENCE} SELECT hit.path, string_agg(c.text, ' ' ORDER BY c.ordinal)"
+        f"{MATCHED_SENTENCE} SELECT hit.path, c.ordinal - hit.ordinal, c.text"
         " FROM hit JOIN source_chunks c ON c.path = hit.path"
-        " AND c.ordinal BETWEEN hit.ordinal - 1 AND hit.ordinal + 1 GROUP BY hit.path",
-        matched_params(snippets),
+        " AND c.ordinal BETWEEN hit.ordinal - 1 AND hit.ordinal + 1 + %(after)s"
+        " ORDER BY hit.path, c.ordinal",
+        {**matched_params(snippets), "after": LIST_AFTER},
     ).fetchall()
-    return {SOURCE_PREFIX + path: text for path, text in rows}
+    around: dict[str, list[tuple[int, str]]] = {}
+    for path, offset, text in rows:
+        around.setdefault(path, []).append((int(offset), str(text)))
+    return {SOURCE_PREFIX + path: " ".join(with_list(units)) for path, units in around.items()}
+
+
+def with_list(units: Sequence[tuple[int, str]]) -> list[str]:
+    """The sentences at offsets -1 to 1 of (offset, text), and after the last of them
+    that ends with a colon the sentences that follow it, up to :data:`LIST_AFTER` and
+    the next that ends with one."""
+    near = [(at, text) for at, text in units if at <= 1]
+    label = max((at for at, text in near if text.rstrip().endswith(":")), default=None)
+    if label is None:
+        return [text for _, text in near]
+    out = [text for at, text in near if at <= label]
+    for at, text in units:
+        if at <= label:
+            continue
+        if at > label + LIST_AFTER or (at > 1 and text.rstrip().endswith(":")):
+            break
+        out.append(text)
+    return out
 
 
 def search_sources(
