@@ -83,9 +83,12 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     wants = _wants(q, lex)
     if wants in (Wants.AMOUNT, Wants.COUNT) and _asks_unsaid(q, lex):
         wants = Wants.WHAT  # "why did they ask for per-shipment pricing?": a cause, no figure
+    typed, typed_at = _typed_alone(q, question, lex)
+    if wants is Wants.WHAT and typed is not None:
+        wants = typed
     folders = _folders(ctx, intent)
     when_said = _time_phrases(time, question)
-    said_when = _phrase_at(q, when_said)
+    said_when = _phrase_at(q, when_said) | typed_at
     searched = [str(t) for t in intent["terms"]] if isinstance(intent.get("terms"), list) else None
     field = (
         field_asked(
@@ -408,21 +411,40 @@ def _parts(question: str, terms: Sequence[str], lex: Lexicon) -> tuple[tuple[str
     role, carry): the question is cut at its commas and joining words, and a stretch that
     holds no asking word belongs to the part before it. A part without terms of its own
     ("since when") asks about the others' subject; one part alone is no parts."""
+    stretches = _stretches(question, lex)
+    parts = [tuple(t for t in terms if any(same(t, w) for w in words)) for words in stretches]
+    parts = [p for p in parts if p]
+    return tuple(parts) if len(parts) > 1 else ()
+
+
+def _pieces(question: str, lex: Lexicon) -> list[list[str]]:
+    """The words of the question cut at its commas and joining words."""
     joins = "|".join(re.escape(w) for w in lex.parts.get("join", ()))
     cut = re.split(rf"[,;]|\s(?:{joins})\s" if joins else r"[,;]", question)
+    return [words for words in (tokens(piece) for piece in cut) if words]
+
+
+def _stretches(question: str, lex: Lexicon) -> list[list[str]]:
+    """The words of each part of the question (:func:`_parts`)."""
     ask = lex.parts.get("ask", ())
     stretches: list[list[str]] = []
-    for piece in cut:
-        words = tokens(piece)
-        if not words:
-            continue
+    for words in _pieces(question, lex):
         if stretches and not says(words, ask):
             stretches[-1] += words
         else:
             stretches.append(words)
-    parts = [tuple(t for t in terms if any(same(t, w) for w in words)) for words in stretches]
-    parts = [p for p in parts if p]
-    return tuple(parts) if len(parts) > 1 else ()
+    return stretches
+
+
+def _typed_alone(q: Sequence[str], question: str, lex: Lexicon) -> tuple[Wants | None, set[int]]:
+    """In a question of one piece (no comma nor joining word), the answer's type a word
+    of ``answer_one_part`` says and where such words stand ("what was the start date
+    ...": when; not "the policy, the date of the switch and the reason")."""
+    if len(_pieces(question, lex)) > 1:
+        return None, set()
+    found = find(q, lex.answer_one_part)
+    wants = next((w for w in _WANTS for m in found if m.key == w.value), None)
+    return wants, {i for m in found for i in range(m.start, m.end)}
 
 
 def _folder_phrases(spec: FolderSpec, lex: Lexicon) -> list[str]:

@@ -1,5 +1,5 @@
 """Words a question says in passing that read as what it asks: "date" and "огноо" ask
-when; "profile" asks who or what its subject is; "ёстой" (must) is its frame; each word
+when in a question of one piece; "profile" asks who or what its subject is; "ёстой" (must) is its frame; each word
 of a phrase whose meaning is one word everywhere ("kick off") is found by that meaning's
 words; and a word the search read as a subject's name is no topic the field leaves
 unexplained."""
@@ -31,6 +31,9 @@ def test_a_date_asked_for_is_a_when_in_either_language() -> None:
     )
     assert mongolian.wants is Wants.WHEN and "огноо" not in mongolian.terms
     assert mongolian.field is not None and mongolian.field.name == "renewal_date"
+    # among several things asked, the date is one of them: a topic, not the answer's type
+    several = read("Walk me through the policy: its predecessor, the date of the switch and why.")
+    assert several.wants is Wants.WHAT and "date" in several.terms
 
 
 def test_a_profile_asks_who_or_what_the_subject_is() -> None:
