@@ -87,10 +87,13 @@ def who_or_what(reading: Reading, pages: Pages) -> bool:
 
 
 def unrecorded(reading: Reading, page: Page) -> str | None:
-    """The field the question's words ask of ``page`` when the page holds no value."""
+    """The field the question's words ask of ``page`` when the page holds no value (not
+    asking who: "who is in charge of the Globex rollout?" is answered by whoever a
+    sentence or a role says holds it, Globex's empty account owner aside)."""
     asked = reading.field
     if (
-        asked is not None
+        reading.wants is not Wants.WHO
+        and asked is not None
         and asked.by == "words"
         and not asked.inward
         and asked.folder == page.folder
