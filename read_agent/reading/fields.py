@@ -103,7 +103,7 @@ def field_asked(
     embed: Embed | None = None,
     skip: Iterable[int] = (),
     profile: bool = False,
-    topical: Sequence[str] | None = None,
+    aside: Iterable[int] = (),
 ) -> FieldAsked | None:
     """The field of ``folders`` (the subjects' first) the question's words ask about;
     ``names``: where the subjects' names stand among the words (never read as a field's
@@ -112,15 +112,11 @@ def field_asked(
     work?"), so its "who" is the subject and asks no field by the answer's type. A field
     named while more than ``UNSAID_WORDS`` other topical words stay unexplained is not
     what the question asks ("which Globex customers asked for SMS notifications?");
-    ``topical``: the words the search read as the topic, when it says (a word it read as
-    a name is none: "Монгол хэлний" of a page the entity index resolved)."""
+    ``aside``: words the search read as a name though no subject's name says them
+    ("Монгол хэлний" of a page the entity index resolved), never unexplained."""
     named = {i for span in names for i in span}
     framed = _framed(question, folders, lex) | set(skip)
-    untopical = (
-        {i for i, w in enumerate(question) if not any(same(w, t) for t in topical)}
-        if topical is not None
-        else set()
-    )
+    untopical = set(aside)
     best: tuple[tuple[int, int, int, int], FieldAsked] | None = None
     linking = _linking(folders[0], wants, schema) if folders and names else []
     for rank, cand in enumerate(candidates([*folders, *linking], lex)):

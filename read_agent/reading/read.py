@@ -89,7 +89,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     folders = _folders(ctx, intent)
     when_said = _time_phrases(time, question)
     said_when = _phrase_at(q, when_said) | typed_at
-    searched = [str(t) for t in intent["terms"]] if isinstance(intent.get("terms"), list) else None
+    searched = _read_as_names(q, question, intent, lex)
     field = (
         field_asked(
             q,
@@ -252,7 +252,7 @@ def _time_phrases(time: Mapping[str, Any], question: str) -> list[str]:
 
 
 def _phrase_at(q: Sequence[str], phrases: Sequence[str]) -> set[int]:
-    """Where the words of the time phrases stand."""
+    """Where the words of the phrases stand."""
     out: set[int] = set()
     for phrase in (tokens(p) for p in phrases):
         out |= {
@@ -415,6 +415,19 @@ def _parts(question: str, terms: Sequence[str], lex: Lexicon) -> tuple[tuple[str
     parts = [tuple(t for t in terms if any(same(t, w) for w in words)) for words in stretches]
     parts = [p for p in parts if p]
     return tuple(parts) if len(parts) > 1 else ()
+
+
+def _read_as_names(
+    q: Sequence[str], question: str, intent: Mapping[str, Any], lex: Lexicon
+) -> set[int]:
+    """Where a stretch that may name a page (:func:`name_candidates`) holds words the
+    search left out of its terms: it read them as a name ("Монгол хэлний локалчлал"
+    -> "локалчлал")."""
+    if not isinstance(intent.get("terms"), list):
+        return set()
+    terms = [str(t) for t in intent["terms"]]
+    stretches = _phrase_at(q, name_candidates(question, lex))
+    return {i for i in stretches if not any(same(q[i], t) for t in terms)}
 
 
 def _pieces(question: str, lex: Lexicon) -> list[list[str]]:
