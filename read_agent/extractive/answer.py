@@ -427,15 +427,12 @@ class Extractive:
     def _date_field_named(self, reading: Reading) -> bool:
         """The question's own words name a date field of a subject's folder."""
         asked = reading.field
-        spec = self.reader.folder(asked.folder) if asked is not None else None
-        field = spec.field(asked.name) if spec is not None and asked is not None else None
-        return (
-            field is not None
-            and asked is not None
-            and asked.by == "words"
-            and field.type == "date"
-            and asked.folder in {s.folder for s in reading.subjects}
-        )
+        if asked is None or asked.by != "words":
+            return False
+        spec = self.reader.folder(asked.folder)
+        field = spec.field(asked.name) if spec is not None else None
+        subjects = {s.folder for s in reading.subjects}
+        return field is not None and field.type == "date" and asked.folder in subjects
 
     async def _ordered(self, reading: Reading, results: list[Hit]) -> Reply | None:
         results = await self._in_meant_folder(reading, results)

@@ -68,9 +68,9 @@ class Lexicon:
     contractions: Mapping[str, str] = field(default_factory=dict)  # "who s" -> "who is"
     # a question of several parts: the words a part asks with, and those joining parts
     parts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # words that say the answer's type only in a question of one part ("what was the
-    # start date of the pilot?"); among several parts one part's topic ("the date of
-    # the switch and the reason")
+    # words that say the answer's type only in a question of one piece, no comma nor
+    # joining word ("what was the start date of the pilot?"); among several things
+    # asked, one of them ("the date of the switch and the reason")
     answer_one_part: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # "what" ... "did": the words that ask for a thing by its kind, and those closing it
     focus: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

@@ -89,7 +89,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
     folders = _folders(ctx, intent)
     when_said = _time_phrases(time, question)
     said_when = _phrase_at(q, when_said) | typed_at
-    searched = _read_as_names(q, question, intent, lex)
+    as_names = _read_as_names(q, question, intent, lex)
     field = (
         field_asked(
             q,
@@ -101,7 +101,7 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
             ctx.embed,
             said_when,
             Kind.PROFILE in kinds,
-            searched,
+            as_names,
         )
         if folders
         else None
@@ -591,9 +591,10 @@ def _senses(
     words of the phrase's meaning and itself: the phrase says its meaning ("owns",
     "leads", "responsible"), not the word's other one. A word that says nothing else
     alone keeps its own sense ("contract" of "annual contract"), unless the phrase's
-    meaning is one word wherever it is said ("kick" of "kick off": "start", "эхэлсэн"). A
-    question asking who (``wants``) finds a term of a meaning with ``holders`` by them too: "who runs
-    procurement?" is answered by a role at the head of it ("Procurement Manager")."""
+    meaning is one word wherever it is said ("kick" of "kick off": "start", "эхэлсэн").
+    A question asking who (``wants``) finds a term of a meaning with ``holders`` by them
+    too: "who runs procurement?" is answered by a role at the head of it ("Procurement
+    Manager")."""
     phrases = {m.name: [w for w in m.words if " " in w] for m in lex.meanings}
     out: dict[str, tuple[str, ...]] = {}
     said_in: dict[str, set[str]] = {}  # term -> the meanings whose phrase says it
