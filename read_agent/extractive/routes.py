@@ -87,12 +87,14 @@ def who_or_what(reading: Reading, pages: Pages) -> bool:
 
 
 def unrecorded(reading: Reading, page: Page) -> str | None:
-    """The field the question's words ask of ``page`` when the page holds no value (not
-    asking who: "who is in charge of the Globex rollout?" is answered by whoever a
-    sentence or a role says holds it, Globex's empty account owner aside)."""
+    """The field the question's words ask of ``page`` when the page holds no value, and
+    the question asks nothing else of the memory: not who ("who is in charge of the
+    Globex rollout?" is answered by whoever a sentence or a role says holds it, Globex's
+    empty account owner aside), nor a decision, a change, an agreement or evidence."""
     asked = reading.field
     if (
         reading.wants is not Wants.WHO
+        and reading.kinds <= {Kind.PROFILE}
         and asked is not None
         and asked.by == "words"
         and not asked.inward
