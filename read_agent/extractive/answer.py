@@ -92,7 +92,6 @@ from read_agent.extractive.routes import (
     a_window,
     an_order,
     the_current_state,
-    unrecorded,
     who_or_what,
 )
 from read_agent.extractive.short_names import with_full_names
@@ -310,12 +309,13 @@ class Extractive:
         return quoted
 
     async def _named_field(self, asked: Asked) -> Reply | None:
-        """The named page that has the field asked about: its value. A field the
-        answer's type alone picked (the one date field of a company) is a guess: a
-        sentence holding every word asked answers instead ("when was Initech's quarterly
-        check-in?": not its renewal date)."""
-        field = asked.reading.field
-        if field is not None and field.by == "type" and self._said_whole(asked):
+        """The named page that has the field asked about: its value. A date field a
+        "when" alone picked (a company's one date field) is a guess: a sentence holding
+        every word asked answers instead ("when was Initech's quarterly check-in?": not
+        its renewal date)."""
+        reading = asked.reading
+        guessed = reading.field is not None and reading.field.by == "type"
+        if guessed and reading.wants is Wants.WHEN and self._said_whole(asked):
             return None
         for page in asked.pages:
             found = await self._field_answer(asked.reading, page)
@@ -345,8 +345,7 @@ class Extractive:
         return None
 
     async def _named_profile(self, asked: Asked) -> Reply | None:
-        page = asked.pages[0]
-        return self._profile(page, missing=unrecorded(asked.reading, page))
+        return self._profile(asked.pages[0])
 
     # -- 0. a relation of the page linked to a named one ("who attended the Initech
     # meeting in October?": the attendees of the best meeting that links to Initech)
@@ -698,14 +697,12 @@ class Extractive:
                 return Reply(lead, [p.line() for p in body[:SECTION_LINES]], firm=True)
         return None
 
-    def _profile(self, page: Page, missing: str | None = None) -> Reply:
+    def _profile(self, page: Page) -> Reply:
         """ "Who is X": the page's fields in one line, each with when it last changed and
-        what it was before, then its newest facts; the field asked that it does not hold
-        (``missing``) first, said to be not recorded."""
+        what it was before, then its newest facts."""
         fields = page.fields
         recorded = changes(page)
-        parts = [f"{label(missing)}: not recorded"] if missing else []
-        parts += [
+        parts = [
             f"{label(k)}: {show(v)}{since(recorded.get(k))}"
             for k, v in fields.items()
             if v not in (None, "", [])

@@ -75,31 +75,10 @@ def a_named_page(reading: Reading, pages: Pages) -> bool:
 
 def who_or_what(reading: Reading, pages: Pages) -> bool:
     """A named page and nothing else asked of it, or who or what it is asked beside
-    something no field says ("who's Alex Novak, and where does he work?"), or a field
-    its words name that the page does not hold ("which company employs Alex Novak?",
-    none recorded): its profile, what the page does say."""
+    something no field says ("who's Alex Novak, and where does he work?"): its profile."""
     return (
         bool(pages)
-        and (not reading.terms or reading.is_(Kind.PROFILE) or bool(unrecorded(reading, pages[0])))
+        and (not reading.terms or reading.is_(Kind.PROFILE))
         and not reading.identifiers
         and reading.wants not in (Wants.AMOUNT, Wants.COUNT)
     )
-
-
-def unrecorded(reading: Reading, page: Page) -> str | None:
-    """The field the question's words ask of ``page`` when the page holds no value, and
-    the question asks nothing else of the memory: not who ("who is in charge of the
-    Globex rollout?" is answered by whoever a sentence or a role says holds it, Globex's
-    empty account owner aside), nor a decision, a change, an agreement or evidence."""
-    asked = reading.field
-    if (
-        reading.wants is not Wants.WHO
-        and reading.kinds <= {Kind.PROFILE}
-        and asked is not None
-        and asked.by == "words"
-        and not asked.inward
-        and asked.folder == page.folder
-        and page.fields.get(asked.name) in (None, "", [])
-    ):
-        return asked.name
-    return None
