@@ -1,6 +1,6 @@
 """The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
 --rewordings``): each rewording of an example question (``example.yaml``,
-``example-2.yaml``, ``example-3.yaml``) is scored with its original's facts, each new
+``example-2.yaml`` to ``example-4.yaml``) is scored with its original's facts, each new
 question of the files of :data:`NEW` (``example-new.yaml`` to ``example-tune-24.yaml``)
 with its own, each chat of ``conversations.yaml`` is asked turn by turn through the read
 agent's ``/v1/chat/completions`` (each turn sees the turns before it), and the report
@@ -31,8 +31,8 @@ BIN = Path(sys.executable).parent
 # The sets of rewordings of the example's questions, in the order they were written, each
 # with how many rewordings of every question it holds; a question's rewordings are
 # numbered on through the sets (the first set's are 1-3, the second's 4-5, ...).
-SETS = {"example.yaml": 3, "example-2.yaml": 2, "example-3.yaml": 2}
-SET_NAMES = ("first set", "second set", "third set")
+SETS = {"example.yaml": 3, "example-2.yaml": 2, "example-3.yaml": 2, "example-4.yaml": 2}
+SET_NAMES = ("first set", "second set", "third set", "fourth set")
 # New questions of the same kinds, each with its own facts: file -> how it is halved
 # ("hash": bench.halves.half("new-N"); "tuning": every question is of the tuning half).
 NEW = {

@@ -79,10 +79,11 @@ def test_each_set_of_rewordings_is_numbered_on_and_reported_apart() -> None:
     reworded = rewordings.reworded(originals)
     assert len(reworded) == len(originals) * sum(rewordings.SETS.values())
     sets = [rewordings.set_of(q.variant) for q in reworded if q.number == originals[0].number]
-    assert sets == [1, 1, 1, 2, 2, 3, 3]
+    assert sets == [1, 1, 1, 2, 2, 3, 3, 4, 4]
     scores = [score(q, "") for q in [*originals, *reworded]]
     text = rewordings.report(scores, [], show=False)
     assert f"  third set: 0/{2 * len(originals)} (0%) correct" in text
     assert "third set 0.0" in text
-    with pytest.raises(ValueError, match="past the 7 rewordings"):
-        rewordings.set_of(8)
+    assert f"  fourth set: 0/{2 * len(originals)} (0%) correct" in text
+    with pytest.raises(ValueError, match="past the 9 rewordings"):
+        rewordings.set_of(10)
