@@ -1,8 +1,8 @@
 """Words a question says in passing that read as what it asks: "date" and "огноо" ask
 when in a question of one piece; "profile" asks who or what its subject is; "ёстой" (must) is its frame; each word
 of a phrase whose meaning is one word everywhere ("kick off") is found by that meaning's
-words; and a word the search read as a subject's name is no topic the field leaves
-unexplained."""
+words; a word the search read as a subject's name is no topic the field leaves
+unexplained; nor is a tense said in several words ("going to")."""
 
 from __future__ import annotations
 
@@ -73,3 +73,14 @@ def test_a_clause_of_frame_words_is_no_part_of_the_claim() -> None:
     # a clause with a topic of its own stays
     assert read("What supports the switch, and the price of $0.45?").claim is not None
     assert "$0" in (read("What supports the switch, and the price of $0.45?").claim or "")
+
+
+def test_a_tense_of_several_words_is_frame() -> None:
+    # "going to" and "used to" say when, not what: no topic word, no word the field leaves
+    ahead = read(
+        "When is the Mongolian Localization going to be ready?",
+        Context(schema=SCHEMA, subjects=[LOCALIZATION], names=NAMES),
+    )
+    assert ahead.terms == ("ready",), ahead.terms
+    assert ahead.field is not None and ahead.field.name == "due_date"
+    assert "used" not in read("Who used to own the Mongolian localization?").terms
