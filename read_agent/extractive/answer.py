@@ -310,11 +310,12 @@ class Extractive:
 
     async def _named_field(self, asked: Asked) -> Reply | None:
         """The named page that has the field asked about: its value. A date field a
-        "when" alone picked (a company's one date field) is a guess: a sentence holding
-        every word asked answers instead ("when was Initech's quarterly check-in?": not
-        its renewal date)."""
+        "when" alone picked (a company's one date field), or the embedder picked among
+        several, is a guess: a sentence holding every word asked answers instead ("when
+        was Initech's quarterly check-in?": not its renewal date; "what's the target date
+        ...?": the sentence saying the new target, not a start date)."""
         reading = asked.reading
-        guessed = reading.field is not None and reading.field.by == "type"
+        guessed = reading.field is not None and reading.field.by in ("type", "embedder")
         if guessed and reading.wants is Wants.WHEN and self._said_whole(asked):
             return None
         for page in asked.pages:
