@@ -8,8 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memserver.kb.words import STOPWORDS, words
 from read_agent.extractive.evidence import Change
 from read_agent.extractive.line import CLOSEST, Line
+from read_agent.reading.lexicon import en_stem
 from read_agent.tools.wire import Found
 
 HEADER = (
@@ -46,7 +48,8 @@ class Reply:
         one quoting another ("Hi Maria, <it>") takes its place, the closest sentence as
         the lead too (a raw note's line never leads: then the page's closest sentence
         does, and the note's line is among the others); a line a quoted lead holds is
-        not said again; ``notes`` end it."""
+        not said again, nor one every word and day of which the lines above it said
+        (:func:`_new_to_the_reader`); ``notes`` end it."""
         first, lines = self.lead, list(self.lines)
         if first is not None and first.tag == CLOSEST and len(first.says()) > MIN_REPEAT:
             holder = next((x for x in lines if first.says() in x.says()), None)
@@ -67,7 +70,7 @@ class Reply:
                 kept = [x for i, x in enumerate(kept) if i not in inside[1:]]
             else:
                 kept.append((said, line))
-        shown = tuple(line for _, line in kept)
+        shown = _new_to_the_reader(first if quoted else None, [line for _, line in kept])
         return Digest(first, shown, self.window, tuple(f"{n}." for n in notes if n))
 
     def text(self, notes: Sequence[str] = ()) -> str:
@@ -76,6 +79,29 @@ class Reply:
     def leads_with(self, words: str) -> bool:
         """Whether the lead, as shown, starts with ``words`` (a disagreement, no sentence)."""
         return self.lead is not None and self.lead.render(bullet=False).startswith(words)
+
+
+def _new_to_the_reader(lead: Line | None, lines: Sequence[Line]) -> tuple[Line, ...]:
+    """``lines`` without those that tell the reader nothing new: every word and day a
+    plain line says (its topical words, its numbers, its date) the quoted lead or a line
+    above it already said, as a decision's "decided on: 2021-04-15" under the decision said
+    with its day, or a reply quoting the mail above it. A line with a tag ("Later") or
+    with pages inside it (a listing) says how things relate: it stays."""
+    said: set[str] = _told(lead) if lead is not None else set()
+    out = []
+    for line in lines:
+        told = _told(line)
+        if told and told <= said and not line.tag and not line.parts:
+            continue
+        said |= told
+        out.append(line)
+    return tuple(out)
+
+
+def _told(line: Line) -> set[str]:
+    """A line's topical words (a light stem of each), numbers and days."""
+    text = " ".join(x for x in (line.date, line.said, line.words()) if x)
+    return {en_stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 2 or w.isdigit())}
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,21 @@ def test_the_same_sentence_on_two_pages_is_said_once_whatever_its_date() -> None
     assert Reply(first, [copied, other]).digest().lines == (other,)
 
 
+def test_a_line_telling_nothing_the_lines_above_did_not_is_left_out() -> None:
+    pivot = ("decisions/pivot",)
+    decided = Line("Pivot to API-first: accepted; decided by Maya Patel", "2021-04-15", pivot)
+    restated = Line("Pivot to API-first — decided on: 2021-04-15", "2021-04-15", pivot)
+    quoted = Line("Maya: we decided to pivot to API-first", "2021-04-15", ("source/m.md",))
+    other_day = Line("Accepted: pivot to API-first", "2022-05-10", pivot)
+    figure = Line("Pivot to API-first with the $2 M seed", "2021-04-15", ("source/m.md",))
+    changed = Line("API-first pivot", "2021-04-15", pivot, tag="Changed later")
+    lines = [decided, restated, quoted, other_day, figure, changed]
+    # a new day, a new number and a tag tell something; the restatement and quote do not
+    kept = (decided, other_day, figure, changed)
+    assert Reply(None, lines).digest().lines == kept
+    assert Reply(replace(decided, label=INFERRED), [restated, quoted]).digest().lines == ()
+
+
 def test_a_line_quoting_a_shorter_one_takes_its_place() -> None:
     said = Line(
         "We settle on forty-nine dollars per user per month for Acme.", "2026-07-15", ("d/a",)
