@@ -25,7 +25,6 @@ def test_a_sentence_saying_every_word_asked_answers_before_a_guessed_field(
     assert guessed.startswith("Initech — renewal date: 2027-01-31"), guessed
 
 
-
 def test_a_sentence_saying_the_word_asked_answers_before_an_embedder_pick(
     example: IngestServer,
 ) -> None:
