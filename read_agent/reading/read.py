@@ -107,6 +107,13 @@ def read(question: str, context: Context | None = None, lex: Lexicon | None = No
         else None
     )
     subject_folders = [f for f in folders if f.name in {s.folder for s in ctx.subjects}]
+    if _fields_of_parts(
+        question, subject_folders, [n for s in ctx.subjects for n in called[s.id]], ctx.schema, lex
+    ):
+        # "which company employs Alex Novak, and in what role?": each part a field of the
+        # page, the page's fields answer (its profile), not one of them
+        kinds |= {Kind.PROFILE}
+        field = None
     section = next(
         (found for f in subject_folders if (found := section_asked(q, spans, f.sections, lex))),
         None,
@@ -415,6 +422,28 @@ def _parts(question: str, terms: Sequence[str], lex: Lexicon) -> tuple[tuple[str
     parts = [tuple(t for t in terms if any(same(t, w) for w in words)) for words in stretches]
     parts = [p for p in parts if p]
     return tuple(parts) if len(parts) > 1 else ()
+
+
+def _fields_of_parts(
+    question: str,
+    folders: Sequence[FolderSpec],
+    names: Sequence[str],
+    schema: Schema | None,
+    lex: Lexicon,
+) -> bool:
+    """Whether the question is of several parts each of which names, by its own words, a
+    field of the subject's page, a different field each (no embedder's guess)."""
+    stretches = _stretches(question, lex)
+    if len(stretches) < 2 or not folders:
+        return False
+    asked = []
+    for words in stretches:
+        spans = name_spans(words, names)
+        found = field_asked(words, spans, _wants(words, lex), folders[:1], schema, lex)
+        if found is None or found.by != "words":
+            return False
+        asked.append(found.name)
+    return len(set(asked)) == len(asked)
 
 
 def _read_as_names(
