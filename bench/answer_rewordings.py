@@ -1,7 +1,7 @@
 """The rewordings of ``bench/rewordings/`` beside the originals (``bench.eval_answers
 --rewordings``): each rewording of an example question (``example.yaml``,
 ``example-2.yaml`` to ``example-4.yaml``) is scored with its original's facts, each new
-question of the files of :data:`NEW` (``example-new.yaml`` to ``example-tune-24.yaml``)
+question of the files of :data:`NEW` (``example-new.yaml`` to ``example-new-25.yaml``)
 with its own, each chat of ``conversations.yaml`` is asked turn by turn through the read
 agent's ``/v1/chat/completions`` (each turn sees the turns before it), and the report
 gives originals and rewordings apart, on each half (``bench.halves``)."""
@@ -59,6 +59,7 @@ NEW = {
     "example-new-22.yaml": "hash",
     "example-new-23.yaml": "hash",
     "example-tune-24.yaml": TUNING,
+    "example-new-25.yaml": "hash",
 }
 
 

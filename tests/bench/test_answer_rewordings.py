@@ -69,6 +69,7 @@ def test_each_score_has_the_half_the_report_counts_it_in() -> None:
         "example-new-21.yaml",
         "example-new-22.yaml",
         "example-new-23.yaml",
+        "example-new-25.yaml",
     ):
         mixed = {half(s) for s in scores if s.question.new == name}
         assert mixed == {"tuning", "validation"}
