@@ -39,7 +39,8 @@ pilot trial | пилот туршилт
 launch go-live | нээлт эхлүүл
 begin began start | эхэл эхл
 deadline due | хугацаа
-invoice | нэхэмжлэх
+invoice | нэхэмжл
+send | илгээ
 discount | хөнгөлөлт
 trucks truck vehicle | машин ачааны
 translation localization localisation | орчуулга

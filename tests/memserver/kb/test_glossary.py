@@ -23,3 +23,10 @@ def test_the_words_of_a_job_title_pair_with_the_other_language() -> None:
     assert same_meaning("director", "захирал") and same_meaning("logistics", "логистикийн")
     assert same_meaning("manager", "менежер") and same_meaning("executive", "гүйцэтгэх")
     assert "дарга" in other_language("boss") and "procurement" in other_language("худалдан")
+
+
+def test_an_invoice_and_sending_it_pair_in_every_form() -> None:
+    # "нэхэмжлэлийг хэн илгээх вэ?": who sends the invoice ("нэхэмжлэх", "нэхэмжлэл")
+    assert same_meaning("нэхэмжлэлийг", "invoice") and same_meaning("invoices", "нэхэмжлэх")
+    assert same_meaning("илгээх", "send") and same_meaning("sending", "илгээсэн")
+    assert "send" in other_language("илгээв") and "нэхэмжл" in other_language("invoice")
