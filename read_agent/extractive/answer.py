@@ -203,6 +203,8 @@ class Extractive:
         if not noted and not self.ranker.holds_all(reading, results):
             results += await self._notes_too(question, query_argument, results)
         reply = await self._composed(reading, results, named, names, asked.claim is not None)
+        if reply is not None and reading.wants is Wants.AMOUNT:
+            reply = self._disputed_figure(reading, reply)
         # decided, by whom, why, as of, disagree (not "the first decision": an order)
         ordered = reading.order is not None and not reading.is_(Kind.LEARNED)
         if (reading.company or past_day(reading.as_of)) and not ordered:
@@ -216,6 +218,24 @@ class Extractive:
             reply = replace(reply, lead=await with_full_names(self.reader, reply.lead, known))
         digest = reply.digest(self._notes(result))
         return digest, self._cited(digest.text(), results)
+
+    def _disputed_figure(self, reading: Reading, reply: Reply) -> Reply:
+        """A figure asked for whose lead gives a value a subject's page records as
+        disputed (its sources disagree on that field): the disagreement leads, the
+        sentence after it ("how much revenue does the Initech account bring in?" quotes
+        $120,000, which Priya's $96,000 contradicts)."""
+        if reply.lead is None or reply.leads_with(DISPUTED):
+            return reply
+        given = _figures(reply.lead.text)
+        for subject in reading.subjects:
+            page = self.reader.pages.get(subject.id)
+            spec = self.reader.folder(subject.folder)
+            for f in spec.fields if spec is not None and page is not None else ():
+                conflict = _open_question(page, f.name) if page is not None else None
+                if conflict is not None and given & _numbers(conflict):
+                    lead = Line(f"{DISPUTED}{page.title} — {label(f.name)}: {conflict}")
+                    return Reply(lead, [replace(reply.lead, tag=""), *reply.lines], reply.window)
+        return reply
 
     async def _composed(
         self, reading: Reading, results: list[Hit], named: list[Hit], names: list[str], claim: bool
@@ -1227,6 +1247,16 @@ def _cut(text: str, limit: int) -> str:
 def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evidence]:
     wanted = {id(p) for p in chosen}
     return [p for p in body if id(p) in wanted]
+
+
+def _figures(text: str) -> set[str]:
+    """The amounts a text gives, as their digits ("$120,000": "120000")."""
+    return {re.sub(r"\D", "", m.group()) for m in AMOUNT.finditer(text)}
+
+
+def _numbers(text: str) -> set[str]:
+    """Every number a text writes, as its digits (a conflict's values: “120000”)."""
+    return {re.sub(r"\D", "", n) for n in re.findall(r"\d[\d,.]*\d|\d", text)}
 
 
 def _open_question(page: Page, field: str) -> str | None:
