@@ -230,8 +230,10 @@ class Extractive:
         for subject in reading.subjects:
             page = self.reader.pages.get(subject.id)
             spec = self.reader.folder(subject.folder)
-            for f in spec.fields if spec is not None and page is not None else ():
-                conflict = _open_question(page, f.name) if page is not None else None
+            if page is None or spec is None:
+                continue
+            for f in spec.fields:
+                conflict = _open_question(page, f.name)
                 if conflict is not None and given & _numbers(conflict):
                     lead = Line(f"{DISPUTED}{page.title} — {label(f.name)}: {conflict}")
                     return Reply(lead, [replace(reply.lead, tag=""), *reply.lines], reply.window)
