@@ -66,6 +66,7 @@ from read_agent.extractive.ranking import (
     EVIDENCE_LINES,
     WHOLE,
     Ranker,
+    amounts_of,
     counts,
     names_things,
     newest_first,
@@ -226,7 +227,7 @@ class Extractive:
         $120,000, which Priya's $96,000 contradicts)."""
         if reply.lead is None or reply.leads_with(DISPUTED):
             return reply
-        given = _figures(reply.lead.text)
+        given = amounts_of(reply.lead.text)
         for subject in reading.subjects:
             page = self.reader.pages.get(subject.id)
             spec = self.reader.folder(subject.folder)
@@ -1249,11 +1250,6 @@ def _cut(text: str, limit: int) -> str:
 def _in_order(body: Sequence[Evidence], chosen: Sequence[Evidence]) -> list[Evidence]:
     wanted = {id(p) for p in chosen}
     return [p for p in body if id(p) in wanted]
-
-
-def _figures(text: str) -> set[str]:
-    """The amounts a text gives, as their digits ("$120,000": "120000")."""
-    return {re.sub(r"\D", "", m.group()) for m in AMOUNT.finditer(text)}
 
 
 def _numbers(text: str) -> set[str]:

@@ -32,6 +32,14 @@ WHOLE = 0.999  # a piece's coverage that holds every word asked
 EVIDENCE_LINES = 6
 LIST_ITEMS = 6  # the most items of a labelled list shown beside the one that matched
 AMOUNT = re.compile(r"[$€£]\s?\d[\d,.]*\d|\d[\d,.]*\d\s?(?:₮|төгрөг|MNT|USD)")
+
+
+def amounts_of(text: str) -> set[str]:
+    """The amounts a text gives, as their digits ("$120,000": "120000"; "900₮" and "900
+    төгрөг" are one)."""
+    return {re.sub(r"\D", "", m.group()) for m in AMOUNT.finditer(text)}
+
+
 # A count: digits, or a number word of either language's time data worth two or more
 # ("eight warehouses", "арван хоног"); "a", "an" and "one" would be found in any sentence,
 # and "few" is no number.

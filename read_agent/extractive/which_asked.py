@@ -8,12 +8,11 @@ such page (the decision that set the 900₮)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from read_agent.extractive.evidence import Evidence
 from read_agent.extractive.page_reader import PageReader
-from read_agent.extractive.ranking import AMOUNT
+from read_agent.extractive.ranking import amounts_of
 from read_agent.tools.raw_notes import SOURCE_PREFIX
 from read_agent.tools.wire import Page
 
@@ -22,8 +21,8 @@ async def of_kind(
     reader: PageReader, folder: str, lead: Evidence, pieces: Sequence[Evidence]
 ) -> str | None:
     """The title of the one page of ``folder`` the lead is said of, or None."""
-    amounts = _amounts(lead.text)
-    sharing = [p for p in pieces if p is not lead and amounts & _amounts(p.text)]
+    amounts = amounts_of(lead.text)
+    sharing = [p for p in pieces if p is not lead and amounts & amounts_of(p.text)]
     for piece in [lead, *sharing]:
         if piece.page.startswith(SOURCE_PREFIX):
             note = piece.page.removeprefix(SOURCE_PREFIX)
@@ -49,8 +48,3 @@ def _named(reader: PageReader, page: Page, folder: str) -> str | None:
         if f.type == "link" and f.folder == folder and page.fields.get(f.name)
     ]
     return linked[0] if len(linked) == 1 else None
-
-
-def _amounts(text: str) -> set[str]:
-    """The amounts a text gives, as their digits ("900₮" and "900 төгрөг" are one)."""
-    return {re.sub(r"\D", "", m.group()) for m in AMOUNT.finditer(text)}
